@@ -1,0 +1,121 @@
+"""The Anthropic Messages API as a `Summarizer`: one attempt per call, errors translated.
+
+The SDK's own retries are off (`max_retries=0`) and the timeout is ours: `RetryingSummarizer`
+is the one retry loop of the service. Every failure leaves this module as a
+`SummarizerError`, classified from the SDK's exception classes and status codes, never
+from message text:
+
+    retryable      timeout, connection error, 408, 409, 429, >= 500 (incl. 529 overloaded)
+    not retryable  other 4xx, a body that is not a Message, empty text,
+                   stop_reason "max_tokens" (a cut-off summary) or "refusal"
+
+Error messages carry the exception class name and the status code only: the response body
+may echo the prompt, and the request holds the API key, so the SDK's exception is not
+chained either.
+"""
+
+from __future__ import annotations
+
+import math
+
+import anthropic
+import httpx
+from anthropic.types import Message, TextBlock
+
+from app.core.errors import SummarizerError
+from app.core.ports import SummaryRequest
+
+_RETRYABLE_4XX = frozenset({408, 409, 429})
+
+
+class AnthropicSummarizer:
+    """Asks a Claude model for the summary in `request.prompt`, under `request.system`."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        model: str,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        max_tokens: int = 4096,
+    ) -> None:
+        self._model = model
+        self._max_tokens = max_tokens
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=httpx.Timeout(timeout),
+            max_retries=0,
+        )
+
+    @property
+    def name(self) -> str:
+        return "anthropic"
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        try:
+            message = await self._client.messages.create(
+                model=self._model,
+                max_tokens=self._max_tokens,
+                system=request.system or anthropic.omit,
+                messages=[{"role": "user", "content": request.prompt}],
+            )
+        except anthropic.APIStatusError as exc:
+            raise _status_error(exc) from None
+        except anthropic.APIConnectionError as exc:  # APITimeoutError included
+            raise SummarizerError(_describe(exc), retryable=True) from None
+        except anthropic.AnthropicError as exc:  # APIResponseValidationError and the rest
+            raise SummarizerError(_describe(exc), retryable=False) from None
+        except ValueError as exc:  # the SDK lets a 200 with invalid JSON through as-is
+            raise SummarizerError(_describe(exc), retryable=False) from None
+        return _summary_text(message)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _summary_text(message: object) -> str:
+    # Without strict validation the SDK returns a 200 with a non-JSON body as a `str`, and
+    # builds a `Message` from any JSON object, missing fields as None: check the shape here.
+    if not isinstance(message, Message) or not isinstance(message.content, list):
+        raise SummarizerError("Anthropic API returned an unexpected response", retryable=False)
+    if message.stop_reason == "max_tokens":
+        raise SummarizerError("summary cut off at max_tokens", retryable=False)
+    if message.stop_reason == "refusal":
+        raise SummarizerError("the model refused to summarize", retryable=False)
+    text = "".join(
+        block.text
+        for block in message.content
+        if isinstance(block, TextBlock) and block.type == "text" and isinstance(block.text, str)
+    ).strip()
+    if not text:
+        raise SummarizerError("empty summary", retryable=False)
+    return text
+
+
+def _status_error(exc: anthropic.APIStatusError) -> SummarizerError:
+    status = exc.status_code
+    if status >= 500 or status in _RETRYABLE_4XX:
+        return SummarizerError(
+            _describe(exc, status),
+            retryable=True,
+            retry_after=_retry_after(exc.response.headers.get("retry-after")),
+        )
+    return SummarizerError(_describe(exc, status), retryable=False)
+
+
+def _describe(exc: Exception, status: int | None = None) -> str:
+    where = f" (HTTP {status})" if status is not None else ""
+    return f"Anthropic API call failed: {type(exc).__name__}{where}"
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a `retry-after` header; None when absent or not a number of seconds."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None

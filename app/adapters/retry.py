@@ -1,0 +1,106 @@
+"""The one retry loop of the service, around any `Summarizer`.
+
+Policy:
+- Only a `SummarizerError` with `retryable=True` is retried; any other error, a
+  non-retryable `SummarizerError` included, propagates at once and unchanged.
+- At most `attempts` calls in total. Before retry n (n = 0, 1, ...) we wait the server's
+  `retry_after` if it gave one, else `base_delay * 2**n` scaled by a jitter factor in
+  [0.5, 1); either way at most `max_delay`.
+- `deadline` seconds, counted from the first call, bound the whole loop: a wait that would
+  end past it is not started, and the last error is raised instead. The deadline does not
+  cut a call short: each call is bounded by the inner summarizer's own timeout.
+- When the loop gives up, the last error is raised, same type, its message ending with
+  how many attempts were made.
+
+The adapters below it make one attempt each (the Anthropic SDK's retries are turned off),
+so the policy is visible and tested here only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+
+from app.core.errors import SummarizerError
+from app.core.ports import Summarizer, SummaryRequest
+
+_log = logging.getLogger(__name__)
+
+
+class RetryingSummarizer:
+    """A `Summarizer` that retries its inner one on retryable errors (see module doc)."""
+
+    def __init__(
+        self,
+        inner: Summarizer,
+        *,
+        attempts: int = 3,
+        base_delay: float = 0.5,
+        max_delay: float = 8.0,
+        deadline: float = 120.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        if attempts < 1:
+            raise ValueError("attempts must be at least 1")
+        self._inner = inner
+        self._attempts = attempts
+        self._base_delay = base_delay
+        self._max_delay = max_delay
+        self._deadline = deadline
+        self._sleep = sleep
+        self._clock = clock
+        self._jitter = jitter
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        ends_at = self._clock() + self._deadline
+        made = 0
+        while True:
+            made += 1
+            try:
+                return await self._inner.summarize(request)
+            except SummarizerError as exc:
+                if not exc.retryable:
+                    raise
+                if made >= self._attempts:
+                    _note_attempts(exc, made, "")
+                    raise
+                wait = self._wait_before_retry(made - 1, exc.retry_after)
+                if self._clock() + wait > ends_at:
+                    _note_attempts(exc, made, f" (retry deadline {self._deadline:g}s)")
+                    raise
+                _log.warning(
+                    "summarizer %s failed (%s); attempt %d of %d in %.2fs",
+                    self.name,
+                    exc,
+                    made + 1,
+                    self._attempts,
+                    wait,
+                )
+                await self._sleep(wait)
+
+    async def aclose(self) -> None:
+        close: Callable[[], Awaitable[None]] | None = getattr(self._inner, "aclose", None)
+        if close is not None:
+            await close()
+
+    def _wait_before_retry(self, retry: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            wait = retry_after
+        else:
+            wait = self._base_delay * 2**retry * (0.5 + self._jitter() / 2)
+        return min(self._max_delay, wait)
+
+
+def _note_attempts(exc: SummarizerError, made: int, why: str) -> None:
+    """Appends to the error's message how many attempts were made; type and fields stay."""
+    noun = "attempt" if made == 1 else "attempts"
+    exc.args = (f"{exc} after {made} {noun}{why}", *exc.args[1:])

@@ -1,0 +1,118 @@
+"""Errors as part of the API: every failure answers `ErrorResponse` JSON, never a bare 500.
+
+Validation errors name the offending field the way a caller writes it
+(`messages[3].content[0].text`), not pydantic's internal location with union branch labels
+(`body.messages.3.content.list[tagged-union[...]].0.text.text`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.api.responses import JsonResponse
+from app.api.schemas import ErrorDetail, ErrorResponse
+
+log = logging.getLogger("context_compact.api")
+
+_TYPE_LABELS = frozenset({"str", "int", "float", "bool", "dict", "list", "none", "json-or-python"})
+
+
+class ApiError(Exception):
+    """An error that carries its own HTTP status and stable code."""
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+def _is_branch_label(item: Any) -> bool:
+    """Pydantic's names for union branches and validators, not fields the caller wrote."""
+    return isinstance(item, str) and ("[" in item or item in _TYPE_LABELS)
+
+
+def format_loc(loc: Sequence[Any]) -> tuple[str, bool]:
+    """`messages[3].role` from pydantic's loc, and whether it ends in a union branch label."""
+    parts: list[str] = []
+    items = list(loc[1:] if loc and loc[0] == "body" else loc)
+    ends_in_branch = bool(items) and _is_branch_label(items[-1])
+    for i, item in enumerate(items):
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+            continue
+        if _is_branch_label(item):
+            continue
+        after_tagged_index = (
+            i >= 2 and isinstance(items[i - 1], int) and "tagged-union" in str(items[i - 2])
+        )
+        if after_tagged_index:
+            continue  # the discriminator tag of a block, e.g. `text` in `[0].text.text`
+        parts.append(f".{item}" if parts else str(item))
+    return "".join(parts) or "body", ends_in_branch
+
+
+def validation_details(errors: Sequence[Any]) -> list[ErrorDetail]:
+    """One detail per real problem: branch mismatches of a union are folded together."""
+    located = [(format_loc(e.get("loc", ())), str(e.get("msg", "invalid"))) for e in errors]
+    specific = {field for (field, branch), _ in located if not branch}
+    details: dict[str, list[str]] = {}
+    for (field, branch), message in located:
+        if branch and any(s == field or s.startswith((f"{field}.", f"{field}[")) for s in specific):
+            continue  # another branch of this union explains the problem better
+        details.setdefault(field, [])
+        if message not in details[field]:
+            details[field].append(message)
+    return [ErrorDetail(field=f, message=" or ".join(ms)) for f, ms in details.items()]
+
+
+def error_response(status: int, body: ErrorResponse, headers: dict[str, str] | None = None) -> Any:
+    return JsonResponse(body.model_dump(mode="json"), status_code=status, headers=headers)
+
+
+async def _on_validation_error(request: Request, exc: Exception) -> Any:
+    assert isinstance(exc, RequestValidationError)
+    details = validation_details(exc.errors())
+    summary = "; ".join(f"{d.field}: {d.message}" for d in details[:5])
+    return error_response(
+        422, ErrorResponse(error="invalid_request", message=summary, details=details)
+    )
+
+
+async def _on_api_error(request: Request, exc: Exception) -> Any:
+    assert isinstance(exc, ApiError)
+    details = [ErrorDetail(field=exc.field, message=exc.message)] if exc.field else []
+    return error_response(
+        exc.status, ErrorResponse(error=exc.code, message=exc.message, details=details)
+    )
+
+
+async def _on_http_error(request: Request, exc: Exception) -> Any:
+    assert isinstance(exc, StarletteHTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return error_response(
+        exc.status_code,
+        ErrorResponse(error=code, message=str(exc.detail)),
+        headers=dict(exc.headers or {}),
+    )
+
+
+async def _on_unexpected(request: Request, exc: Exception) -> Any:
+    log.exception("unhandled error", extra={"path": request.url.path})
+    return error_response(
+        500, ErrorResponse(error="internal_error", message="internal error; see the server log")
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(ApiError, _on_api_error)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(Exception, _on_unexpected)

@@ -1,0 +1,37 @@
+"""`POST /compact`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from app.api.deps import ServiceDep
+from app.api.responses import JsonResponse
+from app.api.schemas import CompactRequestBody, ErrorResponse
+from app.core.compaction import CompactResult, result_json
+from app.service.compaction import CompactRequest
+
+router = APIRouter(tags=["compaction"], responses={422: {"model": ErrorResponse}})
+
+
+@router.post(
+    "/compact",
+    summary="Compact a message list (seed 000: full compression + file restoration)",
+    response_model=CompactResult,
+)
+async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
+    """Archives everything after the system prompt, replaces it with a structured summary,
+    and re-injects the files read most recently. Below the threshold (without `force`),
+    or when archiving or summarizing fails, the messages come back unchanged with
+    `compacted: false` and a `reason`."""
+    result = await service.compact(
+        CompactRequest(
+            messages=body.messages,
+            options=body.options,
+            session_id=body.session_id,
+            force=body.force,
+            instructions=body.instructions,
+        )
+    )
+    return JsonResponse(result_json(result))

@@ -1,0 +1,60 @@
+"""`POST /count` and `POST /should-compact`."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.api.deps import ServiceDep
+from app.api.errors import ApiError
+from app.api.schemas import (
+    CountRequest,
+    CountResponse,
+    ErrorResponse,
+    ShouldCompactRequest,
+    ShouldCompactResponse,
+)
+
+router = APIRouter(tags=["counting"], responses={422: {"model": ErrorResponse}})
+
+
+@router.post("/count", summary="Count the tokens of a message list")
+async def count(body: CountRequest, service: ServiceDep) -> CountResponse:
+    """Exact cl100k_base counts (offline). Each message counts its role and its blocks'
+    text; an empty list counts 0."""
+    total = await service.count(body.messages)
+    return CountResponse(
+        token_count=total,
+        message_count=len(body.messages),
+        tokenizer=service.tokenizer.name,
+        exact=True,
+    )
+
+
+@router.post("/should-compact", summary="Decide whether the context needs compacting")
+async def should_compact(body: ShouldCompactRequest, service: ServiceDep) -> ShouldCompactResponse:
+    """`should_compact` when tokens >= threshold x window and there are at least
+    `min_messages` messages; `overflow` at the overflow threshold."""
+    try:
+        thresholds = service.thresholds(
+            context_window=body.context_window,
+            threshold=body.threshold,
+            overflow_threshold=body.overflow_threshold,
+            min_messages=body.min_messages,
+        )
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc), field="overflow_threshold") from exc
+    usage = body.last_usage.model_dump(exclude_none=True) if body.last_usage else None
+    decision, source = await service.should_compact(
+        body.messages, thresholds, usage, body.pending_input
+    )
+    return ShouldCompactResponse(
+        should_compact=decision.should_compact,
+        overflow=decision.overflow,
+        reason=decision.reason.value,
+        token_count=decision.token_count,
+        token_source=source,
+        threshold_tokens=thresholds.threshold_tokens,
+        overflow_tokens=thresholds.overflow_tokens,
+        context_window=thresholds.context_window,
+        message_count=decision.message_count,
+    )

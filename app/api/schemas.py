@@ -1,0 +1,241 @@
+"""Request and response bodies of the HTTP API, with the descriptions and examples `/docs`
+shows. Shapes the core already defines (messages, compaction options and results) are
+reused as they are, so the API and the pipeline cannot drift apart."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from app.core.compaction import CompactOptions
+from app.core.messages import Message
+
+EXAMPLE_MESSAGES: list[JsonValue] = [
+    {"role": "system", "content": "You are a coding agent."},
+    {"role": "user", "content": "Fix the failing test in tests/test_app.py."},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Let me read the test first."},
+            {
+                "type": "tool_use",
+                "id": "toolu_01",
+                "name": "read_file",
+                "input": {"path": "tests/test_app.py"},
+            },
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_01", "content": "def test_app(): ..."}
+        ],
+    },
+]
+
+_REQUEST = ConfigDict(extra="forbid")
+
+MessagesField = Field(
+    description=(
+        "The agent's message list in the Anthropic Messages shape. Unknown block types and "
+        "extra fields are accepted and passed through untouched."
+    ),
+    max_length=100_000,
+)
+
+SessionIdField = Field(
+    None,
+    pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$",
+    description="Groups archives and records of one agent session (letters, digits, _ . -).",
+    examples=["session-42"],
+)
+
+
+class CountRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"messages": EXAMPLE_MESSAGES}]}
+    )
+    messages: list[Message] = MessagesField
+    tokenizer: Literal["tiktoken"] = Field(
+        "tiktoken", description="`tiktoken`: exact cl100k_base counts, offline."
+    )
+
+
+class CountResponse(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"token_count": 87, "message_count": 4, "tokenizer": "tiktoken", "exact": True}
+            ]
+        }
+    )
+    token_count: int = Field(description="Sum of the messages' token counts (0 for none).")
+    message_count: int
+    tokenizer: str = Field(description="Which tokenizer counted.")
+    exact: bool = Field(description="False when the count is an estimate.")
+
+
+class Usage(BaseModel):
+    """A provider's `usage` block from the last response: Anthropic's or OpenAI's keys."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "examples": [{"input_tokens": 150000, "output_tokens": 2000}],
+        },
+    )
+    input_tokens: int | None = Field(None, ge=0)
+    output_tokens: int | None = Field(None, ge=0)
+    cache_creation_input_tokens: int | None = Field(None, ge=0)
+    cache_read_input_tokens: int | None = Field(None, ge=0)
+    prompt_tokens: int | None = Field(None, ge=0)
+    completion_tokens: int | None = Field(None, ge=0)
+
+
+class ShouldCompactRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"messages": EXAMPLE_MESSAGES},
+                {
+                    "messages": EXAMPLE_MESSAGES,
+                    "last_usage": {"input_tokens": 158000, "output_tokens": 1200},
+                    "pending_input": "Now run the whole test suite.",
+                },
+            ]
+        },
+    )
+    messages: list[Message] = MessagesField
+    last_usage: Usage | None = Field(
+        None,
+        description=(
+            "The provider's usage block of the last response. When given, it replaces "
+            "counting: its tokens plus an estimate of `pending_input` (seed 004 A6)."
+        ),
+    )
+    pending_input: str | None = Field(
+        None, description="Input about to be sent, estimated at len(text) // 3 tokens."
+    )
+    context_window: int | None = Field(None, gt=0, description="Defaults to the server's.")
+    threshold: float | None = Field(None, gt=0, le=1, description="Defaults to the server's.")
+    overflow_threshold: float | None = Field(
+        None, gt=0, le=1, description="Defaults to the server's."
+    )
+    min_messages: int | None = Field(None, ge=0, description="Defaults to the server's.")
+
+
+class ShouldCompactResponse(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "should_compact": True,
+                    "overflow": False,
+                    "reason": "above_threshold",
+                    "token_count": 165000,
+                    "token_source": "last_usage",
+                    "threshold_tokens": 160000,
+                    "overflow_tokens": 180000,
+                    "context_window": 200000,
+                    "message_count": 120,
+                }
+            ]
+        }
+    )
+    should_compact: bool
+    overflow: bool = Field(description="True at or above the overflow threshold.")
+    reason: Literal["below_min_messages", "below_threshold", "above_threshold", "overflow"]
+    token_count: int
+    token_source: Literal["counted", "last_usage"]
+    threshold_tokens: int
+    overflow_tokens: int
+    context_window: int
+    message_count: int
+
+
+class CompactRequestBody(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "messages": EXAMPLE_MESSAGES,
+                    "session_id": "session-42",
+                    "force": True,
+                    "instructions": "Focus on the failing test.",
+                }
+            ]
+        },
+    )
+    messages: list[Message] = MessagesField
+    session_id: str | None = SessionIdField
+    force: bool = Field(False, description="Compact even below the threshold.")
+    instructions: str | None = Field(
+        None, max_length=10_000, description="Focus for the summary (like `/compact <focus>`)."
+    )
+    options: CompactOptions = Field(
+        default_factory=CompactOptions, description="Per-request overrides of the defaults."
+    )
+
+
+class ArchiveResponse(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": "00001763850000000000-a1b2c3d4e5f6",
+                    "session_id": "session-42",
+                    "created_at": "2026-11-22T22:00:00+00:00",
+                    "message_count": 3,
+                    "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                    "messages": EXAMPLE_MESSAGES[1:],
+                }
+            ]
+        }
+    )
+    id: str
+    session_id: str | None
+    created_at: str
+    message_count: int
+    sha256: str = Field(description="sha256 of the canonical JSON of `messages`.")
+    messages: list[dict[str, Any]] = Field(description="The archived messages, as sent.")
+
+
+class HealthResponse(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class ReadyResponse(BaseModel):
+    ready: bool
+    checks: dict[str, bool] = Field(
+        description="tokenizer_loaded, data_dir_writable, workdir_readable"
+    )
+
+
+class ErrorDetail(BaseModel):
+    field: str | None = Field(None, description="The offending field, e.g. `messages[3].role`.")
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "error": "invalid_request",
+                    "message": "messages[3].role: Input should be 'system', 'user' or 'assistant'",
+                    "details": [
+                        {
+                            "field": "messages[3].role",
+                            "message": "Input should be 'system', 'user' or 'assistant'",
+                        }
+                    ],
+                }
+            ]
+        }
+    )
+    error: str = Field(description="A stable machine-readable code.")
+    message: str
+    details: list[ErrorDetail] = Field(default_factory=list)

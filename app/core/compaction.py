@@ -1,0 +1,126 @@
+"""The shapes of a compaction: its options and its result (seed 000 F-009, DESIGN §2).
+
+They are pydantic models because the API serves them as they are; they live in the core
+because the pipeline produces them. Option fields left unset take the server's defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.core.messages import Message, dump_messages
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+NotCompactedReason = Literal[
+    "below_threshold",
+    "below_min_messages",
+    "nothing_to_compact",
+    "archive_failed",
+    "summarization_failed",
+]
+
+
+class CompactOptions(BaseModel):
+    """Per-request overrides of the server's defaults; every field is optional."""
+
+    model_config = _FROZEN
+
+    strategy: Literal["full"] = Field(
+        "full", description="`full` (seed 000): everything after the system prompt is summarized."
+    )
+    context_window: int | None = Field(None, gt=0, description="The model's window in tokens.")
+    threshold: float | None = Field(
+        None, gt=0, le=1, description="Compact at this share of the window."
+    )
+    min_messages: int | None = Field(None, ge=0, description="Never compact shorter lists.")
+    max_restore_files: int | None = Field(
+        None, ge=0, le=100, description="Files re-read after compaction (0 disables restoring)."
+    )
+    max_restore_tokens_per_file: int | None = Field(
+        None, ge=0, description="A file over this many tokens is skipped."
+    )
+    max_restore_tokens_total: int | None = Field(
+        None, ge=0, description="Restoration stops before exceeding this many tokens."
+    )
+    max_summary_words: int | None = Field(
+        None, gt=0, le=20000, description="Word limit given to the summarizer."
+    )
+    read_tools: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="Tool calls that count as file reads, as `tool_name.path_field`.",
+        examples=[["read_file.path", "Read.file_path"]],
+    )
+
+    @model_validator(mode="after")
+    def _read_tools_parse(self) -> CompactOptions:
+        for spec in self.read_tools or ():
+            name, sep, field = spec.rpartition(".")
+            if not (sep and name.strip() and field.strip()):
+                raise ValueError(f"read_tools: expected 'tool_name.path_field', got {spec!r}")
+        return self
+
+
+class RestoredFileInfo(BaseModel):
+    model_config = _FROZEN
+    path: str = Field(description="The path as the agent wrote it.")
+    token_count: int
+
+
+class SkippedFileInfo(BaseModel):
+    model_config = _FROZEN
+    path: str
+    reason: str = Field(
+        description=(
+            "invalid_path | outside_workdir | not_found | not_regular_file | unreadable | "
+            "not_utf8 | too_large | too_many_tokens | total_limit_reached"
+        )
+    )
+
+
+class CompactStats(BaseModel):
+    """Seed 000 F-009."""
+
+    model_config = _FROZEN
+    original_token_count: int
+    compacted_token_count: int
+    compaction_ratio: float = Field(description="compacted_token_count / original_token_count")
+    compacted_message_count: int = Field(description="Messages summarized (the rest).")
+    retained_message_count: int = Field(description="Messages kept verbatim (the head).")
+    restored_file_count: int
+    restored_token_count: int
+
+
+class ArchiveInfo(BaseModel):
+    model_config = _FROZEN
+    id: str
+    session_id: str | None
+    message_count: int
+    sha256: str = Field(description="sha256 of the archived messages' canonical JSON.")
+
+
+class CompactResult(BaseModel):
+    """What a compaction did. When `compacted` is false, `messages` are the input as sent."""
+
+    model_config = _FROZEN
+    compacted: bool
+    reason: NotCompactedReason | None = None
+    messages: list[Message]
+    summary: str | None = None
+    token_count: int = Field(description="Tokens of the input messages.")
+    restored_files: list[RestoredFileInfo] = Field(default_factory=list)
+    skipped_files: list[SkippedFileInfo] = Field(default_factory=list)
+    stats: CompactStats | None = Field(None, description="Null when nothing was compacted.")
+    archive: ArchiveInfo | None = None
+    summarizer: str | None = Field(None, description="Which summarizer produced the summary.")
+    warnings: list[str] = Field(default_factory=list)
+
+
+def result_json(result: CompactResult) -> dict[str, object]:
+    """The result as JSON; messages with exactly the fields they were sent with."""
+    data = result.model_dump(mode="json", exclude={"messages"})
+    data["messages"] = dump_messages(result.messages)
+    return data

@@ -1,0 +1,95 @@
+"""Whether to compact (F-002, seed 002 BR-01/BR-02, seed 004 A6).
+
+Compact when `token_count >= threshold * context_window` and the list has at least
+`min_messages` messages; report an overflow at `overflow_threshold`, whatever the length.
+The token count is either counted from the messages or, when the agent sends the provider's
+`usage` block of its last response, that exact figure plus an estimate of the input it is
+about to add (`len(text) // 3`, seed 004 A6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+PENDING_INPUT_CHARS_PER_TOKEN = 3
+
+# Every key under which Anthropic or OpenAI report tokens that will be in the next prompt:
+# the previous prompt (fresh, cache-written and cache-read parts) and the answer to it.
+_ANTHROPIC_USAGE_KEYS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+)
+_OPENAI_USAGE_KEYS = ("prompt_tokens", "completion_tokens")
+
+
+class DecisionReason(StrEnum):
+    BELOW_MIN_MESSAGES = "below_min_messages"
+    BELOW_THRESHOLD = "below_threshold"
+    ABOVE_THRESHOLD = "above_threshold"
+    OVERFLOW = "overflow"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    context_window: int
+    threshold: float
+    overflow_threshold: float
+    min_messages: int
+
+    @property
+    def threshold_tokens(self) -> int:
+        return _ceil(self.threshold * self.context_window)
+
+    @property
+    def overflow_tokens(self) -> int:
+        return _ceil(self.overflow_threshold * self.context_window)
+
+
+@dataclass(frozen=True)
+class Decision:
+    should_compact: bool
+    overflow: bool
+    reason: DecisionReason
+    token_count: int
+    message_count: int
+
+
+def _ceil(value: float) -> int:
+    whole = int(value)
+    return whole if whole == value else whole + 1
+
+
+def decide(token_count: int, message_count: int, thresholds: Thresholds) -> Decision:
+    """The threshold decision for one context."""
+    overflow = token_count >= thresholds.overflow_tokens
+    if message_count < thresholds.min_messages:
+        reason = DecisionReason.BELOW_MIN_MESSAGES
+    elif overflow:
+        reason = DecisionReason.OVERFLOW
+    elif token_count >= thresholds.threshold_tokens:
+        reason = DecisionReason.ABOVE_THRESHOLD
+    else:
+        reason = DecisionReason.BELOW_THRESHOLD
+    should = reason in (DecisionReason.OVERFLOW, DecisionReason.ABOVE_THRESHOLD)
+    return Decision(should, overflow, reason, token_count, message_count)
+
+
+def usage_tokens(usage: Mapping[str, Any]) -> int:
+    """Tokens the next prompt will carry, read from a provider's `usage` block.
+
+    Anthropic reports prompt tokens in three parts (fresh, cache write, cache read), all of
+    which occupy the window; OpenAI reports `prompt_tokens`. The answer (`output_tokens` /
+    `completion_tokens`) joins the history, so it counts too.
+    """
+    keys = _ANTHROPIC_USAGE_KEYS if "input_tokens" in usage else _OPENAI_USAGE_KEYS
+    return sum(int(usage.get(key) or 0) for key in keys)
+
+
+def estimate_pending_input(text: str) -> int:
+    """Seed 004 A6's estimate of input not yet counted by the provider."""
+    return len(text) // PENDING_INPUT_CHARS_PER_TOKEN

@@ -1,0 +1,360 @@
+"""F-004 without an LLM: a deterministic summary built from the messages' structure.
+
+`extract_facts` reads what the history shows (requests, file operations, tool calls, the
+last step, errors) and `extract_summary` renders it in seed 000's five sections. Nothing is
+invented, and the same messages always give the same text. Over `max_words`, the longest
+list shown loses an item at a time, then the quoted texts shorten; the headings always stay.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from app.core.assemble import RESTORED_PREFIX, SUMMARY_PREFIX
+from app.core.messages import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    is_tool_result_message,
+    tool_result_text,
+    tool_uses,
+)
+from app.core.ports import SummaryRequest
+from app.core.prompt import DIMENSIONS
+from app.core.tokens import compact_json
+
+HEADINGS = tuple(f"## {title}" for title, _ in DIMENSIONS)
+# What a tool does to the file it names. SWE-agent's `create`/`open` name it as the second
+# word of `input.command`; its `edit`/`insert` change the file opened or created last.
+FILE_TOOLS = (
+    dict.fromkeys(("read_file", "Read", "view", "read_text_file", "open"), "read")
+    | dict.fromkeys(("write_file", "Write", "create"), "created")
+    | dict.fromkeys(("edit_file", "Edit", "MultiEdit", "str_replace", "edit", "insert"), "edited")
+)
+EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool"})
+EDITOR_KINDS = {"view": "read", "create": "created", "str_replace": "edited", "insert": "edited"}
+PATH_FIELDS = ("path", "file_path", "filename")
+FILE_KINDS = ("read", "created", "edited", "deleted")
+LINE_CHARS = 120
+# Items shown per list and words per quoted text, before the word limit trims them.
+DEFAULT_LIMITS: Mapping[str, int] = dict.fromkeys(FILE_KINDS, 20) | dict(
+    tools=15, commands=10, errors=10, result=5, request_words=120, text_words=60
+)
+_WORD = re.compile(r"\"([^\"]*)\"|'([^']*)'|(\S+)")
+_SHELL_SEPARATOR = re.compile(r"&&|\|\||[;|]")
+_CARRIED_REQUEST = re.compile(r"^- First request: (.+)$", re.MULTILINE)
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call and its answer (`result` is None when no tool_result answered it)."""
+
+    name: str
+    label: str
+    input_json: str
+    result: str | None
+    is_error: bool
+
+
+@dataclass(frozen=True)
+class ErrorNote:
+    call: str
+    message: str
+    resolved: bool
+
+
+@dataclass(frozen=True)
+class ExtractedFacts:
+    """What the history shows; files are listed once each, in first-seen order."""
+
+    first_request: str | None = None
+    latest_request: str | None = None
+    files_read: tuple[str, ...] = ()
+    files_created: tuple[str, ...] = ()
+    files_edited: tuple[str, ...] = ()
+    files_deleted: tuple[str, ...] = ()
+    tool_counts: tuple[tuple[str, int], ...] = ()
+    commands: tuple[str, ...] = ()
+    last_assistant_text: str | None = None
+    last_call: ToolCall | None = None
+    errors: tuple[ErrorNote, ...] = ()
+
+    def lists(self) -> dict[str, Sequence[Any]]:
+        """Every list the summary shows, by the name of its limit."""
+        result = self.last_call.result if self.last_call else None
+        result_lines = [_one_line(line) for line in (result or "").splitlines() if line.strip()]
+        files = (self.files_read, self.files_created, self.files_edited, self.files_deleted)
+        return dict(zip(FILE_KINDS, files, strict=True)) | {
+            "tools": self.tool_counts,
+            "commands": self.commands,
+            "errors": self.errors,
+            "result": result_lines,
+        }
+
+
+class ExtractiveSummarizer:
+    """The built-in `Summarizer`: offline and deterministic; reads `request.messages`."""
+
+    @property
+    def name(self) -> str:
+        return "extractive"
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        return extract_summary(request.messages, request.max_words, request.instructions)
+
+
+def extract_summary(
+    messages: Sequence[Message], max_words: int, instructions: str | None = None
+) -> str:
+    """The five sections within `max_words`, unless even their barest form exceeds it."""
+    facts = extract_facts(messages)
+    focus = instructions.strip() if instructions else ""
+    limits: dict[str, int] | None = dict(DEFAULT_LIMITS)
+    while limits is not None:
+        text = _render(facts, focus, limits)
+        if len(text.split()) <= max_words:
+            return text
+        limits = _shrink(facts, limits)
+    return "\n\n".join(f"{heading}\n- (trimmed)" for heading in HEADINGS)
+
+
+def extract_facts(messages: Sequence[Message]) -> ExtractedFacts:
+    results = {
+        block.tool_use_id: block
+        for message in messages
+        for block in message.blocks()
+        if isinstance(block, ToolResultBlock)
+    }
+    requests: list[str] = []
+    carried: str | None = None
+    last_text: str | None = None
+    calls: list[ToolCall] = []
+    files = _FileOps()
+    for message in messages:
+        text = "\n".join(b.text for b in message.blocks() if isinstance(b, TextBlock)).strip()
+        if message.role == "assistant":
+            last_text = text or last_text
+            for use in tool_uses(message):
+                calls.append(_tool_call(use, results.get(use.id)))
+                files.record(use)
+        elif message.role == "user" and text and not is_tool_result_message(message):
+            if text.startswith(SUMMARY_PREFIX.strip()):
+                found = _CARRIED_REQUEST.search(text)
+                carried = carried or (found.group(1) if found else None)
+            elif not text.startswith(RESTORED_PREFIX):
+                requests.append(text)
+    first = carried or (requests[0] if requests else None)
+    counts = Counter(call.name for call in calls)
+    return ExtractedFacts(
+        first_request=first,
+        latest_request=requests[-1] if requests and requests[-1] != first else None,
+        files_read=tuple(files.ops["read"]),
+        files_created=tuple(files.ops["created"]),
+        files_edited=tuple(files.ops["edited"]),
+        files_deleted=tuple(files.ops["deleted"]),
+        tool_counts=tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0]))),
+        commands=tuple(files.commands),
+        last_assistant_text=last_text,
+        last_call=calls[-1] if calls else None,
+        errors=_errors(calls),
+    )
+
+
+class _FileOps:
+    """Paths by operation (dicts as ordered sets), command lines, and SWE-agent's open file."""
+
+    def __init__(self) -> None:
+        self.ops: dict[str, dict[str, None]] = {kind: {} for kind in FILE_KINDS}
+        self.commands: list[str] = []
+        self.current: str | None = None
+
+    def record(self, use: ToolUseBlock) -> None:
+        command = use.input.get("command")
+        kind = FILE_TOOLS.get(use.name)
+        if use.name in EDITOR_TOOLS:
+            kind = EDITOR_KINDS.get(command) if isinstance(command, str) else None
+        path = _input_path(use.input)
+        if kind in ("read", "created"):
+            self._add(kind, path or next(iter(_words(command)[1:2]), None))
+        elif kind == "edited":
+            self._add(kind, path or self.current)
+        if isinstance(command, str) and use.name not in EDITOR_TOOLS:
+            self.commands.append(command)
+            for segment in _SHELL_SEPARATOR.split(command.split("\n", 1)[0]):
+                words = _words(segment)
+                if words[:1] == ["rm"]:
+                    for word in words[1:]:
+                        self._add("deleted", None if word.startswith("-") else word)
+
+    def _add(self, kind: str, path: str | None) -> None:
+        if path:
+            self.ops[kind][path] = None
+            if kind != "deleted":
+                self.current = path
+
+
+def _input_path(data: Mapping[str, Any]) -> str | None:
+    for key in PATH_FIELDS:
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _words(command: object) -> list[str]:
+    """Shell-like words: quotes group and are dropped."""
+    if not isinstance(command, str):
+        return []
+    return ["".join(parts) for parts in _WORD.findall(command)]
+
+
+def _tool_call(use: ToolUseBlock, result: ToolResultBlock | None) -> ToolCall:
+    command = use.input.get("command")
+    path = _input_path(use.input) or ""
+    input_json = compact_json(use.input)
+    if use.name in EDITOR_TOOLS:
+        shown = f"{command} {path}".strip()
+    elif isinstance(command, str):
+        shown = _one_line(command)
+    else:
+        shown = path or _one_line(input_json)
+    return ToolCall(
+        name=use.name,
+        label=f"{use.name} `{shown}`" if shown else use.name,
+        input_json=input_json,
+        result=None if result is None else tool_result_text(result),
+        is_error=result is not None and bool(result.is_error),
+    )
+
+
+def _errors(calls: Sequence[ToolCall]) -> tuple[ErrorNote, ...]:
+    """Each distinct error once; resolved when the same call succeeded after its last time."""
+    last_success: dict[tuple[str, str], int] = {}
+    last_error: dict[tuple[str, str], tuple[int, tuple[str, str]]] = {}
+    for index, call in enumerate(calls):
+        same_call = (call.name, call.input_json)
+        if call.result is not None and not call.is_error:
+            last_success[same_call] = index
+        elif call.is_error:
+            lines = [line for line in (call.result or "").splitlines() if line.strip()]
+            message = _one_line(lines[-1]) if lines else "(no error text)"
+            last_error[(call.label, message)] = (index, same_call)
+    return tuple(
+        ErrorNote(label, message, last_success.get(same_call, -1) > index)
+        for (label, message), (index, same_call) in last_error.items()
+    )
+
+
+def _one_line(text: str) -> str:
+    stripped = text.strip()
+    cut = stripped.split("\n", 1)[0][:LINE_CHARS].rstrip()
+    return cut if cut == stripped else f"{cut} …"
+
+
+def _cut_words(text: str, count: int) -> str:
+    words = text.split()
+    return " ".join(words[:count]) + (" …" if len(words) > count else "")
+
+
+def _shown(items: Sequence[_T], limit: int, latest: bool = False) -> tuple[list[_T], str]:
+    """The items within the limit (the first ones, or the latest), and a note of the rest."""
+    kept = list(items[len(items) - limit :] if latest else items[:limit]) if limit > 0 else []
+    hidden = len(items) - len(kept)
+    return kept, f"(+{hidden} {'earlier' if latest else 'more'})" if hidden else ""
+
+
+def _join(*parts: str) -> str:
+    return " ".join(part for part in parts if part)
+
+
+def _render(facts: ExtractedFacts, focus: str, limits: Mapping[str, int]) -> str:
+    sections = (
+        _goals(facts, focus, limits),
+        _file_operations(facts, limits),
+        _tool_calls(facts, limits),
+        _task_status(facts, limits),
+        _error_lines(facts, limits) or ["- None observed."],
+    )
+    return "\n\n".join(
+        "\n".join([heading, *(lines or ["- None."])])
+        for heading, lines in zip(HEADINGS, sections, strict=True)
+    )
+
+
+def _goals(facts: ExtractedFacts, focus: str, limits: Mapping[str, int]) -> list[str]:
+    texts = (
+        ("First request", facts.first_request, limits["request_words"]),
+        ("Latest request", facts.latest_request, limits["request_words"]),
+        ("Focus requested", focus, limits["text_words"]),
+    )
+    return [f"- {label}: {_cut_words(text, words)}" for label, text, words in texts if text]
+
+
+def _file_operations(facts: ExtractedFacts, limits: Mapping[str, int]) -> list[str]:
+    lists = facts.lists()
+    lines = []
+    for kind in FILE_KINDS:
+        if lists[kind]:
+            kept, note = _shown(lists[kind], limits[kind])
+            lines.append(f"- {kind.capitalize()}: {_join(', '.join(kept), note)}")
+    return lines
+
+
+def _tool_calls(facts: ExtractedFacts, limits: Mapping[str, int]) -> list[str]:
+    if not facts.tool_counts:
+        return []
+    total = sum(count for _, count in facts.tool_counts)
+    kept, note = _shown([f"{name} {n}" for name, n in facts.tool_counts], limits["tools"])
+    lines = [f"- Calls per tool ({total} in all): {_join(', '.join(kept), note)}"]
+    if facts.commands:
+        commands, earlier = _shown(facts.commands, limits["commands"], latest=True)
+        lines.append(_join("- Recent commands, oldest first", earlier) + ":" * bool(commands))
+        lines.extend(f"  - `{_one_line(command)}`" for command in commands)
+    return lines
+
+
+def _task_status(facts: ExtractedFacts, limits: Mapping[str, int]) -> list[str]:
+    lines = []
+    if facts.last_assistant_text:
+        text = _cut_words(facts.last_assistant_text, limits["text_words"])
+        lines.append(f"- Last assistant message: {text}")
+    call = facts.last_call
+    if call is not None:
+        outcome = "returned an error" if call.is_error else "succeeded"
+        outcome = "no result yet" if call.result is None else outcome
+        lines.append(f"- Last tool call: {call.label} ({outcome})")
+        kept, note = _shown(facts.lists()["result"], limits["result"])
+        if kept:
+            lines.append(_join("- Its result begins", note) + ":")
+            lines.extend(f"  > {line}" for line in kept)
+    return lines
+
+
+def _error_lines(facts: ExtractedFacts, limits: Mapping[str, int]) -> list[str]:
+    kept, _ = _shown(facts.errors, limits["errors"], latest=True)
+    hidden = len(facts.errors) - len(kept)
+    lines = [f"- ({hidden} earlier errors not shown)"] if hidden else []
+    for error in kept:
+        resolved = " (resolved later)" if error.resolved else ""
+        lines.append(f"- {error.call}: {error.message}{resolved}")
+    return lines
+
+
+def _shrink(facts: ExtractedFacts, limits: dict[str, int]) -> dict[str, int] | None:
+    """One item less of the longest list, or halved texts: lists down to 3 items, texts to
+    15 words, then lists to none and texts to 3 words; None when nothing is left to trim."""
+    shown = {name: min(limits[name], len(items)) for name, items in facts.lists().items()}
+    longest = max(shown, key=shown.__getitem__)
+    texts = ("request_words", "text_words")
+    for list_floor, text_floor in ((3, 15), (0, 4)):
+        if shown[longest] > list_floor:
+            return limits | {longest: shown[longest] - 1}
+        if any(limits[key] > text_floor for key in texts):
+            return limits | {key: max(limits[key] // 2, text_floor) for key in texts}
+    return None

@@ -1,0 +1,113 @@
+"""F-004: the summarization prompt, and the transcript form of the messages it summarizes.
+
+The prompt keeps seed 000's five dimensions, its "MOST RECENT messages" rule verbatim, the
+word limit, and the caller's optional focus (like `/compact <focus>`). Earlier summaries and
+restored files inside the rest are ordinary messages here, so they are summarized again
+(UC-005).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.core.messages import (
+    ContentBlock,
+    ImageBlock,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    tool_result_text,
+)
+from app.core.tokens import compact_json
+
+DEFAULT_MAX_SUMMARY_WORDS = 1200
+
+MOST_RECENT_RULE = (
+    "Pay special attention to the MOST RECENT messages — summarize the current task state, "
+    "what was just done, and what the next logical step should be. This information is "
+    "critical because the original recent messages will NOT be preserved."
+)
+
+SUMMARY_SYSTEM = (
+    "You are a context compaction assistant. You summarize the history of a conversation "
+    "between a user and an AI coding agent so that the agent can continue the work from "
+    "your summary alone. Be precise: keep file paths, identifiers, commands, error "
+    "messages and decisions exactly as they appear."
+)
+
+DIMENSIONS = (
+    (
+        "Goals & Decisions",
+        "The user's goals and requests, and the decisions taken with their reasons.",
+    ),
+    (
+        "File Operations",
+        "Every file read, created, modified or deleted, with its path and what changed.",
+    ),
+    (
+        "Tool Calls",
+        "The important tool calls and commands, with their key results.",
+    ),
+    (
+        "Task Status",
+        "What is done, what is in progress and what remains. Describe in detail the "
+        "operation in progress in the most recent exchange and the planned next step.",
+    ),
+    (
+        "Errors & Resolutions",
+        "Errors met, how each was resolved, and approaches that failed.",
+    ),
+)
+
+
+def build_summary_prompt(
+    transcript: str, max_words: int = DEFAULT_MAX_SUMMARY_WORDS, instructions: str | None = None
+) -> str:
+    """The user prompt of the summarization call."""
+    sections = "\n".join(
+        f"{i}. ## {title}: {what}" for i, (title, what) in enumerate(DIMENSIONS, start=1)
+    )
+    focus = (
+        f"\n\nAdditional instructions from the user for this summary:\n{instructions.strip()}"
+        if instructions and instructions.strip()
+        else ""
+    )
+    return (
+        "Summarize the conversation below. Structure the summary in exactly these five "
+        f"sections, each as a markdown heading:\n{sections}\n\n"
+        f"{MOST_RECENT_RULE}\n\n"
+        f"Keep the summary under {max_words} words. Output only the summary.{focus}\n\n"
+        f"<conversation>\n{transcript}\n</conversation>"
+    )
+
+
+def _block_transcript(block: ContentBlock) -> str:
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ThinkingBlock):
+        return f"[thinking]\n{block.thinking}"
+    if isinstance(block, RedactedThinkingBlock):
+        return "[redacted thinking]"
+    if isinstance(block, ToolUseBlock):
+        return f"[tool call {block.name} id={block.id}] {compact_json(block.input)}"
+    if isinstance(block, ToolResultBlock):
+        status = " (error)" if block.is_error else ""
+        return f"[tool result id={block.tool_use_id}{status}]\n{tool_result_text(block)}"
+    if isinstance(block, ImageBlock):
+        return "[image]"
+    return f"[{block.type} block]"
+
+
+def serialize_for_summary(messages: Sequence[Message]) -> str:
+    """A readable transcript: one `[role]` header per message, blocks in order."""
+    parts: list[str] = []
+    for message in messages:
+        if isinstance(message.content, str):
+            body = message.content
+        else:
+            body = "\n".join(_block_transcript(b) for b in message.content)
+        parts.append(f"[{message.role}]\n{body}")
+    return "\n\n".join(parts)

@@ -1,0 +1,119 @@
+"""The app factory: settings in, a wired FastAPI app out. Nothing is built at import time.
+
+This is the one place that knows which adapter implements which port.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app import __version__
+from app.adapters.anthropic_summarizer import AnthropicSummarizer
+from app.adapters.archive_store import FileArchiveStore
+from app.adapters.retry import RetryingSummarizer
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.adapters.workdir import SandboxedWorkdir
+from app.api.errors import install_error_handlers
+from app.api.limits import BodySizeLimit
+from app.api.routes import archives, compaction, counting, health
+from app.core.decide import Thresholds
+from app.core.extractive import ExtractiveSummarizer
+from app.core.ports import Summarizer, Tokenizer
+from app.core.restore import FileReadTool, RestoreLimits
+from app.service.compaction import CompactionService, Defaults
+from app.settings import Settings
+
+log = logging.getLogger("context_compact")
+
+DESCRIPTION = """\
+Keeps LLM agents alive in very long sessions. POST a message list (Anthropic Messages
+shape): the service counts its tokens, decides whether it is near the window, and compacts
+it — everything after the system prompt becomes a structured summary, the files the agent
+read most recently are re-read from the work directory and re-injected, and the original
+messages are archived so that nothing is ever lost.
+"""
+
+
+def build_summarizer(settings: Settings) -> Summarizer:
+    if settings.summarizer_kind == "extractive":
+        return ExtractiveSummarizer()
+    if settings.anthropic_api_key is None:
+        raise ValueError("COMPACT_SUMMARIZER=anthropic needs ANTHROPIC_API_KEY")
+    client = AnthropicSummarizer(
+        api_key=settings.anthropic_api_key.get_secret_value(),
+        model=settings.summary_model,
+        base_url=settings.anthropic_base_url,
+        timeout=settings.summary_timeout,
+        max_tokens=settings.summary_max_tokens,
+    )
+    return RetryingSummarizer(
+        client, attempts=settings.summary_attempts, deadline=settings.summary_deadline
+    )
+
+
+def build_service(settings: Settings, tokenizer: Tokenizer | None = None) -> CompactionService:
+    summarizer = build_summarizer(settings)
+    fallback = (
+        ExtractiveSummarizer()
+        if settings.summary_fallback == "extractive" and summarizer.name != "extractive"
+        else None
+    )
+    return CompactionService(
+        tokenizer=tokenizer or TiktokenTokenizer(),
+        summarizer=summarizer,
+        fallback=fallback,
+        workdir=SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases),
+        archive=FileArchiveStore(settings.data_dir),
+        defaults=Defaults(
+            thresholds=Thresholds(
+                context_window=settings.context_window,
+                threshold=settings.threshold,
+                overflow_threshold=settings.overflow_threshold,
+                min_messages=settings.min_messages,
+            ),
+            restore=RestoreLimits(
+                max_files=settings.max_restore_files,
+                max_tokens_per_file=settings.max_restore_tokens_per_file,
+                max_tokens_total=settings.max_restore_tokens_total,
+            ),
+            read_tools=tuple(FileReadTool.parse(s) for s in settings.read_tools),
+            max_summary_words=settings.max_summary_words,
+        ),
+    )
+
+
+def create_app(
+    settings: Settings | None = None, *, service: CompactionService | None = None
+) -> FastAPI:
+    """A ready app. The tokenizer loads here, at start-up, never on the first request."""
+    settings = settings or Settings()
+    service = service or build_service(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        log.info(
+            "context compact ready",
+            extra={"summarizer": service.summarizer.name, "workdir": settings.workdir},
+        )
+        yield
+        close = getattr(service.summarizer, "aclose", None)
+        if close is not None:
+            await close()
+
+    app = FastAPI(
+        title="Context Compact",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    app.state.settings = settings
+    install_error_handlers(app)
+    for module in (counting, compaction, archives, health):
+        app.include_router(module.router)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    return app

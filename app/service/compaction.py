@@ -1,0 +1,338 @@
+"""The compaction pipeline (DESIGN §3): count → decide → partition → archive → summarize →
+restore → assemble → stats.
+
+This is the one place that sequences the core's pure steps with the ports' I/O, and the
+one place that decides each failure's outcome: an archive failure or a failed summary
+returns the input unchanged with a reason (never an exception to the caller). Tokenizing
+and file reads run in worker threads so one large request never stalls the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeVar
+
+from anyio import to_thread
+
+from app.core.assemble import assemble_messages
+from app.core.compaction import (
+    ArchiveInfo,
+    CompactOptions,
+    CompactResult,
+    CompactStats,
+    NotCompactedReason,
+    RestoredFileInfo,
+    SkippedFileInfo,
+)
+from app.core.decide import (
+    Decision,
+    Thresholds,
+    decide,
+    estimate_pending_input,
+    usage_tokens,
+)
+from app.core.errors import ArchiveError, SummarizerError
+from app.core.ids import archive_sha256, new_archive_id
+from app.core.messages import Message, dump_messages
+from app.core.partition import partition_messages
+from app.core.ports import (
+    Archive,
+    ArchiveRef,
+    ArchiveStore,
+    FileText,
+    Summarizer,
+    SummaryRequest,
+    Tokenizer,
+    WorkdirReader,
+)
+from app.core.prompt import SUMMARY_SYSTEM, build_summary_prompt, serialize_for_summary
+from app.core.restore import (
+    FileReadTool,
+    RestoreLimits,
+    RestoreSelection,
+    plan_restore,
+    select_restored,
+)
+from app.core.tokens import count_messages
+
+log = logging.getLogger("context_compact.compaction")
+
+_N = TypeVar("_N", int, float)
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """Server-wide defaults that a request's options may override."""
+
+    thresholds: Thresholds
+    restore: RestoreLimits
+    read_tools: tuple[FileReadTool, ...]
+    max_summary_words: int
+
+
+@dataclass(frozen=True)
+class CompactRequest:
+    messages: Sequence[Message]
+    options: CompactOptions = field(default_factory=CompactOptions)
+    session_id: str | None = None
+    force: bool = False
+    instructions: str | None = None
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _new_id() -> str:
+    return new_archive_id(time.time_ns(), secrets.token_hex(6))
+
+
+class CompactionService:
+    """Counts, decides and compacts. Built once at start-up with its ports."""
+
+    def __init__(
+        self,
+        *,
+        tokenizer: Tokenizer,
+        summarizer: Summarizer,
+        workdir: WorkdirReader,
+        archive: ArchiveStore,
+        defaults: Defaults,
+        fallback: Summarizer | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+        new_id: Callable[[], str] = _new_id,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.summarizer = summarizer
+        self.workdir = workdir
+        self.archive = archive
+        self.defaults = defaults
+        self.fallback = fallback
+        self._clock = clock
+        self._new_id = new_id
+
+    async def count(self, messages: Sequence[Message]) -> int:
+        return sum(await self.count_each(messages))
+
+    async def count_each(self, messages: Sequence[Message]) -> list[int]:
+        return await to_thread.run_sync(count_messages, self.tokenizer, messages)
+
+    def thresholds(
+        self,
+        *,
+        context_window: int | None = None,
+        threshold: float | None = None,
+        overflow_threshold: float | None = None,
+        min_messages: int | None = None,
+    ) -> Thresholds:
+        """The server's thresholds with a request's overrides. A raised threshold lifts the
+        default overflow threshold with it; an explicit overflow below it is refused."""
+        base = self.defaults.thresholds
+        share = _pick(threshold, base.threshold)
+        if overflow_threshold is not None and overflow_threshold < share:
+            raise ValueError("overflow_threshold must be >= threshold")
+        return Thresholds(
+            context_window=_pick(context_window, base.context_window),
+            threshold=share,
+            overflow_threshold=_pick(overflow_threshold, max(base.overflow_threshold, share)),
+            min_messages=_pick(min_messages, base.min_messages),
+        )
+
+    async def should_compact(
+        self,
+        messages: Sequence[Message],
+        thresholds: Thresholds,
+        usage: Mapping[str, Any] | None = None,
+        pending_input: str | None = None,
+    ) -> tuple[Decision, Literal["counted", "last_usage"]]:
+        """Decide from the provider's last usage when given (exact and free), else count."""
+        if usage is not None:
+            tokens = usage_tokens(usage) + estimate_pending_input(pending_input or "")
+            return decide(tokens, len(messages), thresholds), "last_usage"
+        tokens = await self.count(messages)
+        if pending_input:
+            tokens += estimate_pending_input(pending_input)
+        return decide(tokens, len(messages), thresholds), "counted"
+
+    async def compact(self, request: CompactRequest) -> CompactResult:
+        messages = request.messages
+        options = request.options
+        token_count = await self.count(messages)
+        thresholds = self.thresholds(
+            context_window=options.context_window,
+            threshold=options.threshold,
+            min_messages=options.min_messages,
+        )
+        decision = decide(token_count, len(messages), thresholds)
+        if not (request.force or decision.should_compact):
+            return _unchanged(messages, token_count, _decision_reason(decision))
+        partition = partition_messages(messages)
+        if not partition.rest:
+            return _unchanged(messages, token_count, "nothing_to_compact")
+
+        try:
+            archive = self._build_archive(partition.rest, request.session_id)
+            await to_thread.run_sync(self.archive.save, archive)
+        except (ArchiveError, ValueError) as exc:
+            log.error("archive failed; not compacting", extra={"error": str(exc)})
+            return _unchanged(messages, token_count, "archive_failed", [f"archive failed: {exc}"])
+
+        warnings: list[str] = []
+        summary_request = self._summary_request(partition.rest, options, request.instructions)
+        summarized = await self._summarize(summary_request, warnings)
+        if summarized is None:
+            return _unchanged(messages, token_count, "summarization_failed", warnings)
+        summary, summarizer_name = summarized
+
+        selection = await self._restore(messages, options)
+        assembled = assemble_messages(partition.head, summary, selection.restored)
+        compacted_tokens = await self.count(assembled)
+        stats = CompactStats(
+            original_token_count=token_count,
+            compacted_token_count=compacted_tokens,
+            compaction_ratio=round(compacted_tokens / token_count, 4) if token_count else 0.0,
+            compacted_message_count=len(partition.rest),
+            retained_message_count=len(partition.head),
+            restored_file_count=len(selection.restored),
+            restored_token_count=selection.token_count,
+        )
+        log.info(
+            "compaction completed",
+            extra={
+                "tokens_before": token_count,
+                "tokens_after": compacted_tokens,
+                "archive_id": archive.ref.id,
+                "summarizer": summarizer_name,
+            },
+        )
+        return CompactResult(
+            compacted=True,
+            messages=assembled,
+            summary=summary,
+            token_count=token_count,
+            restored_files=[
+                RestoredFileInfo(path=f.path, token_count=f.token_count) for f in selection.restored
+            ],
+            skipped_files=[
+                SkippedFileInfo(path=s.path, reason=s.reason.value) for s in selection.skipped
+            ],
+            stats=stats,
+            archive=ArchiveInfo(
+                id=archive.ref.id,
+                session_id=archive.ref.session_id,
+                message_count=archive.ref.message_count,
+                sha256=archive.ref.sha256,
+            ),
+            summarizer=summarizer_name,
+            warnings=warnings,
+        )
+
+    def _build_archive(self, rest: Sequence[Message], session_id: str | None) -> Archive:
+        dumped = dump_messages(rest)
+        ref = ArchiveRef(
+            id=self._new_id(),
+            session_id=session_id,
+            message_count=len(dumped),
+            sha256=archive_sha256(dumped),
+        )
+        return Archive(ref=ref, created_at=self._clock().isoformat(), messages=dumped)
+
+    def _summary_request(
+        self, rest: Sequence[Message], options: CompactOptions, instructions: str | None
+    ) -> SummaryRequest:
+        max_words = options.max_summary_words or self.defaults.max_summary_words
+        prompt = build_summary_prompt(serialize_for_summary(rest), max_words, instructions)
+        return SummaryRequest(
+            messages=tuple(rest),
+            system=SUMMARY_SYSTEM,
+            prompt=prompt,
+            max_words=max_words,
+            instructions=instructions,
+        )
+
+    async def _summarize(
+        self, request: SummaryRequest, warnings: list[str]
+    ) -> tuple[str, str] | None:
+        """The summary and who wrote it; None when every summarizer failed (UC-006)."""
+        try:
+            return await self._summary_text(self.summarizer, request), self.summarizer.name
+        except SummarizerError as exc:
+            log.warning("summarizer failed", extra={"summarizer": self.summarizer.name})
+            warnings.append(f"summarizer {self.summarizer.name} failed: {exc}")
+        if self.fallback is None:
+            return None
+        try:
+            summary = await self._summary_text(self.fallback, request)
+        except SummarizerError as exc:
+            warnings.append(f"fallback summarizer {self.fallback.name} failed: {exc}")
+            return None
+        warnings.append(f"summary written by the fallback summarizer {self.fallback.name}")
+        return summary, self.fallback.name
+
+    @staticmethod
+    async def _summary_text(summarizer: Summarizer, request: SummaryRequest) -> str:
+        text = (await summarizer.summarize(request)).strip()
+        if not text:  # F-004: an empty summary is a failed summary, whoever wrote it
+            raise SummarizerError("empty summary", retryable=False)
+        return text
+
+    async def _restore(
+        self, messages: Sequence[Message], options: CompactOptions
+    ) -> RestoreSelection:
+        base = self.defaults.restore
+        limits = RestoreLimits(
+            max_files=_pick(options.max_restore_files, base.max_files),
+            max_tokens_per_file=_pick(
+                options.max_restore_tokens_per_file, base.max_tokens_per_file
+            ),
+            max_tokens_total=_pick(options.max_restore_tokens_total, base.max_tokens_total),
+        )
+        tools = (
+            tuple(FileReadTool.parse(s) for s in options.read_tools)
+            if options.read_tools
+            else self.defaults.read_tools
+        )
+        paths = plan_restore(messages, tools, limits.max_files)
+        if not paths:
+            return RestoreSelection((), ())
+
+        def read_and_count() -> RestoreSelection:
+            reads = [self.workdir.read_text(p, limits.max_bytes_per_file) for p in paths]
+            texts = [r for r in reads if isinstance(r, FileText)]
+            counts = self.tokenizer.count_batch([t.text for t in texts])
+            return select_restored(
+                reads, {t.path: n for t, n in zip(texts, counts, strict=True)}, limits
+            )
+
+        return await to_thread.run_sync(read_and_count)
+
+    async def load_archive(self, archive_id: str) -> Archive | None:
+        return await to_thread.run_sync(self.archive.load, archive_id)
+
+
+def _pick(value: _N | None, default: _N) -> _N:
+    return default if value is None else value
+
+
+def _decision_reason(decision: Decision) -> NotCompactedReason:
+    return "below_min_messages" if decision.reason == "below_min_messages" else "below_threshold"
+
+
+def _unchanged(
+    messages: Sequence[Message],
+    token_count: int,
+    reason: NotCompactedReason,
+    warnings: Sequence[str] = (),
+) -> CompactResult:
+    return CompactResult(
+        compacted=False,
+        reason=reason,
+        messages=list(messages),
+        token_count=token_count,
+        warnings=list(warnings),
+    )

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from asgi_lifespan import LifespanManager
+
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.main import build_service, create_app
+from app.settings import Settings
+
+AppFactory = Callable[..., Any]
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def settings_for(tmp_path: Path, workdir: Path) -> Callable[..., Settings]:
+    def make(**overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "workdir": str(workdir),
+            "data_dir": str(tmp_path / "data"),
+            "summarizer": "extractive",
+        }
+        values.update(overrides)
+        return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+    return make
+
+
+@pytest.fixture
+async def client_for(
+    settings_for: Callable[..., Settings], tokenizer: TiktokenTokenizer
+) -> AsyncIterator[Callable[..., Any]]:
+    """Builds an in-process client over the real ASGI stack, with lifespan."""
+    managers: list[LifespanManager] = []
+    clients: list[httpx.AsyncClient] = []
+
+    async def make(**overrides: Any) -> httpx.AsyncClient:
+        settings = settings_for(**overrides)
+        app = create_app(settings, service=build_service(settings, tokenizer))
+        manager = LifespanManager(app)
+        await manager.__aenter__()
+        managers.append(manager)
+        client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=manager.app), base_url="http://compact.test"
+        )
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        await client.aclose()
+    for manager in managers:
+        await manager.__aexit__(None, None, None)
+
+
+@pytest.fixture
+async def client(client_for: Callable[..., Any]) -> httpx.AsyncClient:
+    result: httpx.AsyncClient = await client_for()
+    return result

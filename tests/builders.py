@@ -1,0 +1,115 @@
+"""Tiny builders for conversations and plain-callable fakes for the core's ports."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from app.core.errors import ArchiveError
+from app.core.messages import Message
+from app.core.ports import Archive, FileSkip, FileText, SkipReason, SummaryRequest
+
+_ids = itertools.count(1)
+
+
+def system(text: str) -> dict[str, Any]:
+    return {"role": "system", "content": text}
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def assistant(*blocks: dict[str, Any] | str) -> dict[str, Any]:
+    content = [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]
+    return {"role": "assistant", "content": content}
+
+
+def tool_use(name: str, tool_id: str | None = None, **inputs: Any) -> dict[str, Any]:
+    return {
+        "type": "tool_use",
+        "id": tool_id or f"toolu_{next(_ids):04d}",
+        "name": name,
+        "input": inputs,
+    }
+
+
+def tool_result(tool_id: str, content: str, *, is_error: bool = False) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return {"role": "user", "content": [block]}
+
+
+def read_round(path: str, content: str = "...") -> list[dict[str, Any]]:
+    """An assistant `read_file` call and its result."""
+    call = tool_use("read_file", path=path)
+    return [assistant(f"Reading {path}.", call), tool_result(call["id"], content)]
+
+
+def parse(messages: Sequence[dict[str, Any]]) -> list[Message]:
+    return [Message.model_validate(m) for m in messages]
+
+
+class FakeSummarizer:
+    """A summarizer backed by a plain function; records every request it gets."""
+
+    def __init__(
+        self,
+        fn: Callable[[SummaryRequest], Awaitable[str] | str] = lambda r: "SUMMARY",
+        name: str = "fake",
+    ) -> None:
+        self._fn = fn
+        self._name = name
+        self.requests: list[SummaryRequest] = []
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        self.requests.append(request)
+        result = self._fn(request)
+        if isinstance(result, str):
+            return result
+        return await result
+
+
+class DictWorkdir:
+    """A work directory held in a dict; paths not in it are missing."""
+
+    def __init__(self, files: dict[str, str] | None = None, *, readable: bool = True) -> None:
+        self.files = files or {}
+        self._readable = readable
+        self.reads: list[str] = []
+
+    def read_text(self, path: str, max_bytes: int) -> FileText | FileSkip:
+        self.reads.append(path)
+        if path not in self.files:
+            return FileSkip(path, SkipReason.NOT_FOUND)
+        if len(self.files[path].encode()) > max_bytes:
+            return FileSkip(path, SkipReason.TOO_LARGE)
+        return FileText(path, self.files[path])
+
+    def readable(self) -> bool:
+        return self._readable
+
+
+class MemoryArchive:
+    """An archive store in memory; `fail=True` makes every save fail like a full disk."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.saved: dict[str, Archive] = {}
+        self.fail = fail
+
+    def save(self, archive: Archive) -> None:
+        if self.fail:
+            raise ArchiveError("archive write failed: ENOSPC")
+        self.saved[archive.ref.id] = archive
+
+    def load(self, archive_id: str) -> Archive | None:
+        return self.saved.get(archive_id)
+
+    def writable(self) -> bool:
+        return not self.fail

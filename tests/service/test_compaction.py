@@ -1,0 +1,264 @@
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.assemble import SUMMARY_ACK
+from app.core.compaction import CompactOptions, result_json
+from app.core.decide import Thresholds
+from app.core.errors import SummarizerError
+from app.core.messages import dump_messages
+from app.core.ports import SummaryRequest
+from app.core.prompt import MOST_RECENT_RULE
+from app.core.restore import FileReadTool, RestoreLimits
+from app.core.tokens import count_total
+from app.service.compaction import CompactionService, CompactRequest, Defaults
+from tests.builders import (
+    DictWorkdir,
+    FakeSummarizer,
+    MemoryArchive,
+    assistant,
+    parse,
+    read_round,
+    system,
+    user,
+)
+
+pytestmark = pytest.mark.anyio
+
+DEFAULTS = Defaults(
+    thresholds=Thresholds(200_000, 0.8, 0.9, 3),
+    restore=RestoreLimits(5, 5000, 50_000),
+    read_tools=(FileReadTool("read_file", "path"),),
+    max_summary_words=1200,
+)
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+def make_service(
+    tokenizer: TiktokenTokenizer,
+    *,
+    summarizer: FakeSummarizer | None = None,
+    workdir: DictWorkdir | None = None,
+    archive: MemoryArchive | None = None,
+    fallback: FakeSummarizer | None = None,
+) -> CompactionService:
+    return CompactionService(
+        tokenizer=tokenizer,
+        summarizer=summarizer or FakeSummarizer(),
+        fallback=fallback,
+        workdir=workdir or DictWorkdir(),
+        archive=archive or MemoryArchive(),
+        defaults=DEFAULTS,
+        clock=lambda: NOW,
+        new_id=lambda: "arch-1",
+    )
+
+
+CONVERSATION: list[dict[str, Any]] = [
+    system("You are a coding agent."),
+    user("Fix the bug in a.py."),
+    *read_round("a.py", "old a"),
+    *read_round("b.py", "old b"),
+    assistant("Done."),
+]
+
+
+async def test_below_threshold_returns_the_input_unchanged(tokenizer: TiktokenTokenizer) -> None:
+    summarizer = FakeSummarizer()
+    service = make_service(tokenizer, summarizer=summarizer)
+    messages = parse(CONVERSATION)
+    result = await service.compact(CompactRequest(messages=messages))
+    assert result.compacted is False
+    assert result.reason == "below_threshold"
+    assert result.messages == messages
+    assert result.stats is None
+    assert result.token_count == count_total(tokenizer, messages)
+    assert summarizer.requests == []
+
+
+async def test_threshold_crossed_compacts_without_force(tokenizer: TiktokenTokenizer) -> None:
+    service = make_service(tokenizer)
+    options = CompactOptions(context_window=100, threshold=0.5)
+    result = await service.compact(CompactRequest(messages=parse(CONVERSATION), options=options))
+    assert result.compacted is True
+
+
+async def test_too_few_messages_are_not_compacted(tokenizer: TiktokenTokenizer) -> None:
+    service = make_service(tokenizer)
+    options = CompactOptions(context_window=10)
+    result = await service.compact(
+        CompactRequest(messages=parse([system("s"), user("u")]), options=options)
+    )
+    assert (result.compacted, result.reason) == (False, "below_min_messages")
+
+
+async def test_forced_compaction_produces_seed_000_output(tokenizer: TiktokenTokenizer) -> None:
+    workdir = DictWorkdir({"a.py": "new a\n", "b.py": "new b\n"})
+    archive = MemoryArchive()
+    service = make_service(tokenizer, workdir=workdir, archive=archive)
+    messages = parse(CONVERSATION)
+    result = await service.compact(CompactRequest(messages=messages, force=True, session_id="s-1"))
+    out = dump_messages(result.messages)
+    assert out == [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "[Conversation compressed]\n\nSUMMARY"},
+        {"role": "assistant", "content": SUMMARY_ACK},
+        {"role": "user", "content": "[Restored after compact] b.py:\nnew b\n"},
+        {"role": "assistant", "content": "Noted, file content restored."},
+        {"role": "user", "content": "[Restored after compact] a.py:\nnew a\n"},
+        {"role": "assistant", "content": "Noted, file content restored."},
+    ]
+    assert result.summary == "SUMMARY"
+    assert [f.path for f in result.restored_files] == ["b.py", "a.py"]
+    assert result.restored_files[0].token_count == tokenizer.count("new b\n")
+    stats = result.stats
+    assert stats is not None
+    assert stats.original_token_count == count_total(tokenizer, messages)
+    assert stats.compacted_token_count == count_total(tokenizer, result.messages)
+    assert stats.compaction_ratio == round(
+        stats.compacted_token_count / stats.original_token_count, 4
+    )
+    assert (stats.compacted_message_count, stats.retained_message_count) == (6, 1)
+    assert (stats.restored_file_count, stats.restored_token_count) == (
+        2,
+        tokenizer.count("new a\n") + tokenizer.count("new b\n"),
+    )
+    # the archive holds exactly the rest, as sent, before anything was replaced
+    saved = archive.saved["arch-1"]
+    assert saved.messages == dump_messages(messages[1:])
+    assert saved.ref.session_id == "s-1"
+    assert saved.created_at == NOW.isoformat()
+    assert result.archive is not None
+    assert (result.archive.id, result.archive.message_count) == ("arch-1", 6)
+    assert result.archive.sha256 == saved.ref.sha256
+
+
+async def test_request_messages_are_not_mutated(tokenizer: TiktokenTokenizer) -> None:
+    raw = copy.deepcopy(CONVERSATION)
+    messages = parse(raw)
+    before = dump_messages(messages)
+    service = make_service(tokenizer, workdir=DictWorkdir({"a.py": "x"}))
+    await service.compact(CompactRequest(messages=messages, force=True))
+    assert dump_messages(messages) == before
+    assert raw == CONVERSATION
+
+
+async def test_archive_failure_compacts_nothing_and_skips_the_llm(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    summarizer = FakeSummarizer()
+    service = make_service(tokenizer, summarizer=summarizer, archive=MemoryArchive(fail=True))
+    messages = parse(CONVERSATION)
+    result = await service.compact(CompactRequest(messages=messages, force=True))
+    assert (result.compacted, result.reason) == (False, "archive_failed")
+    assert result.messages == messages
+    assert result.warnings == ["archive failed: archive write failed: ENOSPC"]
+    assert summarizer.requests == []
+
+
+def _failing(request: SummaryRequest) -> str:
+    raise SummarizerError("HTTP 500 after 3 attempts", retryable=True)
+
+
+async def test_summarizer_failure_returns_the_original_messages(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    service = make_service(tokenizer, summarizer=FakeSummarizer(_failing, name="anthropic"))
+    messages = parse(CONVERSATION)
+    result = await service.compact(CompactRequest(messages=messages, force=True))
+    assert (result.compacted, result.reason) == (False, "summarization_failed")
+    assert result.messages == messages
+    assert result.warnings == ["summarizer anthropic failed: HTTP 500 after 3 attempts"]
+
+
+async def test_empty_summary_counts_as_a_failure(tokenizer: TiktokenTokenizer) -> None:
+    service = make_service(tokenizer, summarizer=FakeSummarizer(lambda r: "  \n "))
+    result = await service.compact(CompactRequest(messages=parse(CONVERSATION), force=True))
+    assert (result.compacted, result.reason) == (False, "summarization_failed")
+    assert result.warnings == ["summarizer fake failed: empty summary"]
+
+
+async def test_configured_fallback_summarizes_when_the_llm_fails(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    fallback = FakeSummarizer(lambda r: "EXTRACTED", name="extractive")
+    service = make_service(
+        tokenizer, summarizer=FakeSummarizer(_failing, name="anthropic"), fallback=fallback
+    )
+    result = await service.compact(CompactRequest(messages=parse(CONVERSATION), force=True))
+    assert result.compacted is True
+    assert result.summary == "EXTRACTED"
+    assert result.summarizer == "extractive"
+    assert result.warnings == [
+        "summarizer anthropic failed: HTTP 500 after 3 attempts",
+        "summary written by the fallback summarizer extractive",
+    ]
+
+
+async def test_only_system_messages_leave_nothing_to_compact(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    service = make_service(tokenizer)
+    result = await service.compact(CompactRequest(messages=parse([system("s")]), force=True))
+    assert (result.compacted, result.reason) == (False, "nothing_to_compact")
+
+
+async def test_summary_request_carries_the_rest_prompt_and_focus(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    summarizer = FakeSummarizer()
+    service = make_service(tokenizer, summarizer=summarizer)
+    messages = parse(CONVERSATION)
+    await service.compact(
+        CompactRequest(
+            messages=messages,
+            force=True,
+            instructions="Focus on a.py",
+            options=CompactOptions(max_summary_words=300),
+        )
+    )
+    (request,) = summarizer.requests
+    assert request.messages == tuple(messages[1:])
+    assert MOST_RECENT_RULE in request.prompt
+    assert "Keep the summary under 300 words." in request.prompt
+    assert request.prompt.count("Focus on a.py") == 1
+    assert "[tool call read_file id=" in request.prompt
+    assert request.max_words == 300
+
+
+async def test_restore_skips_are_reported_with_reasons(tokenizer: TiktokenTokenizer) -> None:
+    workdir = DictWorkdir({"b.py": "x " * 6000})
+    service = make_service(tokenizer, workdir=workdir)
+    result = await service.compact(CompactRequest(messages=parse(CONVERSATION), force=True))
+    assert [(s.path, s.reason) for s in result.skipped_files] == [
+        ("b.py", "too_many_tokens"),
+        ("a.py", "not_found"),
+    ]
+    assert result.restored_files == []
+
+
+async def test_restore_options_override_defaults(tokenizer: TiktokenTokenizer) -> None:
+    workdir = DictWorkdir({"a.py": "a", "b.py": "b"})
+    service = make_service(tokenizer, workdir=workdir)
+    result = await service.compact(
+        CompactRequest(
+            messages=parse(CONVERSATION), force=True, options=CompactOptions(max_restore_files=1)
+        )
+    )
+    assert [f.path for f in result.restored_files] == ["b.py"]
+    assert workdir.reads == ["b.py"]
+
+
+async def test_result_json_keeps_messages_as_sent(tokenizer: TiktokenTokenizer) -> None:
+    service = make_service(tokenizer)
+    raw = [user("hi"), {"role": "assistant", "content": "x", "id": "m2", "metadata": {"k": 1}}]
+    result = await service.compact(CompactRequest(messages=parse(raw)))
+    data = result_json(result)
+    assert data["messages"] == raw
+    assert data["compacted"] is False
+    assert data["stats"] is None
