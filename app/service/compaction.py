@@ -176,14 +176,17 @@ class CompactionService:
             return _unchanged(messages, token_count, "nothing_to_compact")
 
         try:
-            archive = self._build_archive(partition.rest, request.session_id)
-            await to_thread.run_sync(self.archive.save, archive)
+            archive = await to_thread.run_sync(
+                self._save_archive, partition.rest, request.session_id
+            )
         except (ArchiveError, ValueError) as exc:
             log.error("archive failed; not compacting", extra={"error": str(exc)})
             return _unchanged(messages, token_count, "archive_failed", [f"archive failed: {exc}"])
 
         warnings: list[str] = []
-        summary_request = self._summary_request(partition.rest, options, request.instructions)
+        summary_request = await to_thread.run_sync(
+            self._summary_request, partition.rest, options, request.instructions
+        )
         summarized = await self._summarize(summary_request, warnings)
         if summarized is None:
             return _unchanged(messages, token_count, "summarization_failed", warnings)
@@ -231,6 +234,11 @@ class CompactionService:
             summarizer=summarizer_name,
             warnings=warnings,
         )
+
+    def _save_archive(self, rest: Sequence[Message], session_id: str | None) -> Archive:
+        archive = self._build_archive(rest, session_id)
+        self.archive.save(archive)
+        return archive
 
     def _build_archive(self, rest: Sequence[Message], session_id: str | None) -> Archive:
         dumped = dump_messages(rest)
