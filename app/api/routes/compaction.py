@@ -8,11 +8,14 @@ from fastapi import APIRouter
 
 from app.api.deps import ServiceDep
 from app.api.responses import JsonResponse
+from app.api.routing import FastJsonRoute
 from app.api.schemas import CompactRequestBody, ErrorResponse
 from app.core.compaction import CompactResult, result_json
 from app.service.compaction import CompactRequest
 
-router = APIRouter(tags=["compaction"], responses={422: {"model": ErrorResponse}})
+router = APIRouter(
+    route_class=FastJsonRoute, tags=["compaction"], responses={422: {"model": ErrorResponse}}
+)
 
 
 @router.post(
