@@ -140,15 +140,19 @@ def measure_compact(url: str, messages: list[Msg], cfg: Config, run: Run, label:
     run.values[f"{label}_compact"] = median_time(compacts)
 
 
-def measure_health_under_load(url: str, messages: list[Msg], cfg: Config, run: Run) -> None:
-    """/healthz latencies sampled while cold 200k-token /count requests run back to back."""
-    bodies = [_body(salted(messages, f"[load-{r}]")) for r in range(cfg.repeat)]
+def measure_health_under_load(
+    url: str, messages: list[Msg], cfg: Config, run: Run, path: str = "/count"
+) -> None:
+    """/healthz latencies sampled while cold 200k-token requests to `path` run back to back."""
+    label = path.strip("/").replace("-", "_")
+    extra = {"force": True} if path == "/compact" else {}
+    bodies = [_body(salted(messages, f"[load-{label}-{r}]"), **extra) for r in range(cfg.repeat)]
     done = threading.Event()
 
     def load() -> None:
         with httpx.Client(base_url=url, timeout=120) as client:
             for body in bodies:
-                _post(client, "/count", body)
+                _post(client, path, body)
         done.set()
 
     latencies = []
@@ -163,10 +167,11 @@ def measure_health_under_load(url: str, messages: list[Msg], cfg: Config, run: R
             time.sleep(0.002)
         worker.join()
     latencies.sort()
-    run.values["healthz_p50"] = latencies[len(latencies) // 2]
-    run.values["healthz_p99"] = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-    run.values["healthz_max"] = latencies[-1]
-    run.facts["healthz_samples"] = len(latencies)
+    prefix = "healthz" if path == "/count" else f"healthz_{label}"
+    run.values[f"{prefix}_p50"] = latencies[len(latencies) // 2]
+    run.values[f"{prefix}_p99"] = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    run.values[f"{prefix}_max"] = latencies[-1]
+    run.facts[f"{prefix}_samples"] = len(latencies)
 
 
 def measure_concurrency(url: str, transcript: list[Msg], cfg: Config, run: Run) -> None:
@@ -299,6 +304,7 @@ def one_run(cfg: Config, progress: Callable[[str], None]) -> Run:
             measure_langchain(messages, run)
             measure_compact(url, messages, cfg, run, "extractive")
             measure_health_under_load(url, messages, cfg, run)
+            measure_health_under_load(url, messages, cfg, run, "/compact")
         progress("/compact with a zero-latency fake LLM")
         with running_server(workdir, data_dir, llm_delay=0) as (url, _):
             measure_compact(url, messages, cfg, run, "fake_llm")
@@ -384,6 +390,8 @@ TIMINGS = (
     ("file restoration of 5 files (in-process)", "restore_5_files"),
     ("`/healthz` p50 under load", "healthz_p50"),
     ("`/healthz` max under load", "healthz_max"),
+    ("`/healthz` p99 during 200k `/compact` (extractive)", "healthz_compact_p99"),
+    ("`/healthz` max during 200k `/compact` (extractive)", "healthz_compact_max"),
 )
 
 
