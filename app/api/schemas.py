@@ -53,6 +53,8 @@ SessionIdField = Field(
 
 
 class CountRequest(BaseModel):
+    """A message list to count."""
+
     model_config = ConfigDict(
         extra="forbid", json_schema_extra={"examples": [{"messages": EXAMPLE_MESSAGES}]}
     )
@@ -63,6 +65,8 @@ class CountRequest(BaseModel):
 
 
 class CountResponse(BaseModel):
+    """The token count of a message list."""
+
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
@@ -94,6 +98,8 @@ class Usage(BaseModel):
 
 
 class ShouldCompactRequest(BaseModel):
+    """A context to judge: counted from `messages`, or taken from the last `usage`."""
+
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
@@ -127,6 +133,8 @@ class ShouldCompactRequest(BaseModel):
 
 
 class ShouldCompactResponse(BaseModel):
+    """The threshold decision and the figures behind it."""
+
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
@@ -156,6 +164,8 @@ class ShouldCompactResponse(BaseModel):
 
 
 class CompactRequestBody(BaseModel):
+    """A message list to compact, with optional focus and per-request overrides."""
+
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
@@ -181,6 +191,8 @@ class CompactRequestBody(BaseModel):
 
 
 class ArchiveResponse(BaseModel):
+    """The original messages one compaction replaced, exactly as they were sent."""
+
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
@@ -204,10 +216,29 @@ class ArchiveResponse(BaseModel):
 
 
 class HealthResponse(BaseModel):
+    """The process is alive."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"status": "ok"}]})
     status: Literal["ok"] = "ok"
 
 
 class ReadyResponse(BaseModel):
+    """Whether the service can do its work: 200 when every check passes, else 503."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "ready": True,
+                    "checks": {
+                        "tokenizer_loaded": True,
+                        "data_dir_writable": True,
+                        "workdir_readable": True,
+                    },
+                }
+            ]
+        }
+    )
     ready: bool
     checks: dict[str, bool] = Field(
         description="tokenizer_loaded, data_dir_writable, workdir_readable"
@@ -215,11 +246,15 @@ class ReadyResponse(BaseModel):
 
 
 class ErrorDetail(BaseModel):
+    """One problem with the request."""
+
     field: str | None = Field(None, description="The offending field, e.g. `messages[3].role`.")
     message: str
 
 
 class ErrorResponse(BaseModel):
+    """Every error answer: a stable code, a readable message, and the fields at fault."""
+
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [

@@ -102,10 +102,51 @@ class ArchiveInfo(BaseModel):
     sha256: str = Field(description="sha256 of the archived messages' canonical JSON.")
 
 
+_RESULT_EXAMPLE: dict[str, object] = {
+    "compacted": True,
+    "reason": None,
+    "messages": [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "[Conversation compressed]\n\n## Goals & Decisions\n..."},
+        {
+            "role": "assistant",
+            "content": (
+                "Understood. I have the context from the compressed conversation. Continuing work."
+            ),
+        },
+        {"role": "user", "content": "[Restored after compact] tests/test_app.py:\n..."},
+        {"role": "assistant", "content": "Noted, file content restored."},
+    ],
+    "summary": "## Goals & Decisions\n...",
+    "token_count": 152340,
+    "restored_files": [{"path": "tests/test_app.py", "token_count": 812}],
+    "skipped_files": [{"path": "build/huge.log", "reason": "too_large"}],
+    "stats": {
+        "original_token_count": 152340,
+        "compacted_token_count": 4210,
+        "compaction_ratio": 0.0276,
+        "compacted_message_count": 212,
+        "retained_message_count": 1,
+        "restored_file_count": 1,
+        "restored_token_count": 812,
+    },
+    "archive": {
+        "id": "01795389068102951832-bb8a6efe30a6",
+        "session_id": "session-42",
+        "message_count": 212,
+        "sha256": "df689ec28f0e444d2a0a1a8ccdc78e017f8f229dbef077ac56d039dd664bbd83",
+    },
+    "summarizer": "extractive",
+    "warnings": [],
+}
+
+
 class CompactResult(BaseModel):
     """What a compaction did. When `compacted` is false, `messages` are the input as sent."""
 
-    model_config = _FROZEN
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", json_schema_extra={"examples": [_RESULT_EXAMPLE]}
+    )
     compacted: bool
     reason: NotCompactedReason | None = None
     messages: list[Message]
