@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.config import JsonDict
 
 from app.core.messages import Message, dump_messages
 
@@ -102,7 +103,7 @@ class ArchiveInfo(BaseModel):
     sha256: str = Field(description="sha256 of the archived messages' canonical JSON.")
 
 
-_RESULT_EXAMPLE: dict[str, object] = {
+_RESULT_EXAMPLE: JsonDict = {
     "compacted": True,
     "reason": None,
     "messages": [
