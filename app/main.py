@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app import __version__
+from app.adapters.anthropic_counter import AnthropicCounter
 from app.adapters.anthropic_summarizer import AnthropicSummarizer
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.retry import RetryingSummarizer
@@ -22,7 +23,7 @@ from app.api.limits import BodySizeLimit
 from app.api.routes import archives, compaction, counting, health
 from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
-from app.core.ports import Summarizer, Tokenizer
+from app.core.ports import ProviderCounter, Summarizer, Tokenizer
 from app.core.restore import FileReadTool, RestoreLimits
 from app.service.compaction import CompactionService, Defaults
 from app.settings import Settings
@@ -55,6 +56,17 @@ def build_summarizer(settings: Settings) -> Summarizer:
     )
 
 
+def build_provider_counter(settings: Settings) -> ProviderCounter | None:
+    if settings.anthropic_api_key is None:
+        return None
+    return AnthropicCounter(
+        api_key=settings.anthropic_api_key.get_secret_value(),
+        model=settings.count_model,
+        base_url=settings.anthropic_base_url,
+        timeout=settings.count_timeout,
+    )
+
+
 def build_service(settings: Settings, tokenizer: Tokenizer | None = None) -> CompactionService:
     summarizer = build_summarizer(settings)
     fallback = (
@@ -66,6 +78,7 @@ def build_service(settings: Settings, tokenizer: Tokenizer | None = None) -> Com
         tokenizer=tokenizer or TiktokenTokenizer(),
         summarizer=summarizer,
         fallback=fallback,
+        provider_counter=build_provider_counter(settings),
         workdir=SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases),
         archive=FileArchiveStore(settings.data_dir),
         defaults=Defaults(
@@ -100,9 +113,10 @@ def create_app(
             extra={"summarizer": service.summarizer.name, "workdir": settings.workdir},
         )
         yield
-        close = getattr(service.summarizer, "aclose", None)
-        if close is not None:
-            await close()
+        for port in (service.summarizer, service.provider_counter):
+            close = getattr(port, "aclose", None)
+            if close is not None:
+                await close()
 
     app = FastAPI(
         title="Context Compact",

@@ -66,6 +66,10 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("COMPACT_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL"),
         description="Anthropic-compatible base URL (also read from ANTHROPIC_BASE_URL).",
     )
+    count_model: str = Field(
+        "claude-sonnet-4-5", description="Model named to Anthropic's count_tokens endpoint."
+    )
+    count_timeout: float = Field(10.0, gt=0, description="Seconds for a provider count.")
     max_request_bytes: int = Field(
         32 * 1024 * 1024, gt=0, description="Largest accepted request body (413 above)."
     )

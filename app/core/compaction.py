@@ -10,7 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.core.messages import Message, dump_messages
+from app.core.dialects import Format, dump_as
+from app.core.messages import Message
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -107,6 +108,9 @@ class CompactResult(BaseModel):
 
     model_config = _FROZEN
     compacted: bool
+    format: Format = Field(
+        "anthropic", description="The format of `messages`: the format of the request."
+    )
     reason: NotCompactedReason | None = None
     messages: list[Message]
     summary: str | None = None
@@ -122,5 +126,5 @@ class CompactResult(BaseModel):
 def result_json(result: CompactResult) -> dict[str, object]:
     """The result as JSON; messages with exactly the fields they were sent with."""
     data = result.model_dump(mode="json", exclude={"messages"})
-    data["messages"] = dump_messages(result.messages)
+    data["messages"] = dump_as(result.messages, result.format)
     return data
