@@ -24,7 +24,7 @@ from app.api.routes import archives, compaction, counting, health
 from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
 from app.core.ports import ProviderCounter, Summarizer, Tokenizer
-from app.core.restore import FileReadTool, RestoreLimits
+from app.core.restore import RestoreLimits, read_tools_from
 from app.service.compaction import CompactionService, Defaults
 from app.settings import Settings
 
@@ -93,7 +93,7 @@ def build_service(settings: Settings, tokenizer: Tokenizer | None = None) -> Com
                 max_tokens_per_file=settings.max_restore_tokens_per_file,
                 max_tokens_total=settings.max_restore_tokens_total,
             ),
-            read_tools=tuple(FileReadTool.parse(s) for s in settings.read_tools),
+            read_tools=read_tools_from(settings.read_tools),
             max_summary_words=settings.max_summary_words,
         ),
     )

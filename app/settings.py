@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from app.core.restore import FileReadTool
+from app.core.restore import read_tools_from
 
 
 class Settings(BaseSettings):
@@ -37,7 +37,11 @@ class Settings(BaseSettings):
     max_restore_tokens_total: int = Field(50_000, ge=0, description="Total restored tokens.")
     read_tools: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["read_file.path"],
-        description="Comma-separated `tool_name.path_field` pairs that count as file reads.",
+        description=(
+            "Comma-separated tool calls that count as file reads: `tool_name.path_field`, "
+            "`tool_name.path_field[command=value]`, or preset names (seed000, claude_code, "
+            "swe_agent, openhands, mcp_filesystem, all)."
+        ),
     )
     summarizer: Literal["auto", "extractive", "anthropic"] = Field(
         "auto",
@@ -87,8 +91,7 @@ class Settings(BaseSettings):
     @field_validator("read_tools")
     @classmethod
     def _read_tools_parse(cls, value: list[str]) -> list[str]:
-        for spec in value:
-            FileReadTool.parse(spec)
+        read_tools_from(value)
         return value
 
     @model_validator(mode="after")

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.core.dialects import Format, dump_as
 from app.core.messages import Message
+from app.core.restore import read_tools_from
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -52,16 +53,22 @@ class CompactOptions(BaseModel):
     read_tools: list[str] | None = Field(
         None,
         min_length=1,
-        description="Tool calls that count as file reads, as `tool_name.path_field`.",
-        examples=[["read_file.path", "Read.file_path"]],
+        description=(
+            "Tool calls that count as file reads: `tool_name.path_field`, "
+            "`tool_name.path_field[command=value]`, or presets: seed000 (read_file.path), "
+            "claude_code (Read.file_path), swe_agent and openhands "
+            "(str_replace_editor.path[command=view]), mcp_filesystem (read_text_file.path, "
+            "read_file.path), all."
+        ),
+        examples=[["claude_code"], ["read_file.path", "Read.file_path"]],
     )
 
     @model_validator(mode="after")
     def _read_tools_parse(self) -> CompactOptions:
-        for spec in self.read_tools or ():
-            name, sep, field = spec.rpartition(".")
-            if not (sep and name.strip() and field.strip()):
-                raise ValueError(f"read_tools: expected 'tool_name.path_field', got {spec!r}")
+        try:
+            read_tools_from(self.read_tools or ())
+        except ValueError as exc:
+            raise ValueError(f"read_tools: {exc}") from None
         return self
 
 

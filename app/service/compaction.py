@@ -58,6 +58,7 @@ from app.core.restore import (
     RestoreLimits,
     RestoreSelection,
     plan_restore,
+    read_tools_from,
     select_restored,
 )
 from app.core.tokens import count_messages
@@ -348,9 +349,7 @@ class CompactionService:
             max_tokens_total=_pick(options.max_restore_tokens_total, base.max_tokens_total),
         )
         tools = (
-            tuple(FileReadTool.parse(s) for s in options.read_tools)
-            if options.read_tools
-            else self.defaults.read_tools
+            read_tools_from(options.read_tools) if options.read_tools else self.defaults.read_tools
         )
         paths = plan_restore(messages, tools, limits.max_files)
         if not paths:
