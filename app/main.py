@@ -15,6 +15,7 @@ from app import __version__
 from app.adapters.anthropic_counter import AnthropicCounter
 from app.adapters.anthropic_summarizer import AnthropicSummarizer
 from app.adapters.archive_store import FileArchiveStore
+from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
 from app.adapters.retry import RetryingSummarizer
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
@@ -40,17 +41,29 @@ messages are archived so that nothing is ever lost.
 
 
 def build_summarizer(settings: Settings) -> Summarizer:
-    if settings.summarizer_kind == "extractive":
+    kind = settings.summarizer_kind
+    if kind == "extractive":
         return ExtractiveSummarizer()
-    if settings.anthropic_api_key is None:
-        raise ValueError("COMPACT_SUMMARIZER=anthropic needs ANTHROPIC_API_KEY")
-    client = AnthropicSummarizer(
-        api_key=settings.anthropic_api_key.get_secret_value(),
-        model=settings.summary_model,
-        base_url=settings.anthropic_base_url,
-        timeout=settings.summary_timeout,
-        max_tokens=settings.summary_max_tokens,
-    )
+    client: Summarizer
+    if kind == "openai":
+        key = settings.openai_api_key
+        client = OpenAICompatibleSummarizer(
+            base_url=settings.openai_base_url,
+            model=settings.summary_model,
+            api_key=key.get_secret_value() if key else None,
+            timeout=settings.summary_timeout,
+            max_tokens=settings.summary_max_tokens,
+        )
+    else:
+        if settings.anthropic_api_key is None:
+            raise ValueError("COMPACT_SUMMARIZER=anthropic needs ANTHROPIC_API_KEY")
+        client = AnthropicSummarizer(
+            api_key=settings.anthropic_api_key.get_secret_value(),
+            model=settings.summary_model,
+            base_url=settings.anthropic_base_url,
+            timeout=settings.summary_timeout,
+            max_tokens=settings.summary_max_tokens,
+        )
     return RetryingSummarizer(
         client, attempts=settings.summary_attempts, deadline=settings.summary_deadline
     )

@@ -3,7 +3,8 @@
 Every option has a working default, so zero configuration runs: the extractive summarizer,
 the current directory as work directory and `./data` for archives. The container image sets
 `COMPACT_WORKDIR=/workspace` and `COMPACT_DATA_DIR=/data`. The Anthropic key and base URL
-are also read from the SDK's own names (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
+are also read from the SDK's own names (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`), and the
+OpenAI-compatible server's from `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
 """
 
 from __future__ import annotations
@@ -43,9 +44,12 @@ class Settings(BaseSettings):
             "swe_agent, openhands, mcp_filesystem, all)."
         ),
     )
-    summarizer: Literal["auto", "extractive", "anthropic"] = Field(
+    summarizer: Literal["auto", "extractive", "anthropic", "openai"] = Field(
         "auto",
-        description="`auto`: anthropic when an API key is set, else the built-in extractive.",
+        description=(
+            "`auto`: anthropic when an Anthropic API key is set, else the built-in "
+            "extractive. `openai`: any OpenAI-compatible /chat/completions server."
+        ),
     )
     summary_fallback: Literal["none", "extractive"] = Field(
         "none",
@@ -69,6 +73,19 @@ class Settings(BaseSettings):
         None,
         validation_alias=AliasChoices("COMPACT_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL"),
         description="Anthropic-compatible base URL (also read from ANTHROPIC_BASE_URL).",
+    )
+    openai_base_url: str = Field(
+        "http://127.0.0.1:11434/v1",
+        validation_alias=AliasChoices("COMPACT_OPENAI_BASE_URL", "OPENAI_BASE_URL"),
+        description=(
+            "Base URL of the OpenAI-compatible server, up to `/v1` (default: a local Ollama; "
+            "also read from OPENAI_BASE_URL)."
+        ),
+    )
+    openai_api_key: SecretStr | None = Field(
+        None,
+        validation_alias=AliasChoices("COMPACT_OPENAI_API_KEY", "OPENAI_API_KEY"),
+        description="Bearer key of that server, if it needs one (also OPENAI_API_KEY).",
     )
     count_model: str = Field(
         "claude-sonnet-4-5", description="Model named to Anthropic's count_tokens endpoint."
@@ -101,7 +118,7 @@ class Settings(BaseSettings):
         return self
 
     @property
-    def summarizer_kind(self) -> Literal["extractive", "anthropic"]:
+    def summarizer_kind(self) -> Literal["extractive", "anthropic", "openai"]:
         if self.summarizer == "auto":
             return "anthropic" if self.anthropic_api_key else "extractive"
         return self.summarizer
