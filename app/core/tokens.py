@@ -23,6 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from app.core.dialects import BOOKKEEPING
 from app.core.messages import (
     ContentBlock,
     DocumentBlock,
@@ -76,7 +77,9 @@ def _block_count_text(block: ContentBlock) -> tuple[str, int]:
         return MEDIA_PLACEHOLDER, MEDIA_TOKEN_ESTIMATE
     if block.type in MEDIA_PART_TYPES:
         return MEDIA_PLACEHOLDER, MEDIA_TOKEN_ESTIMATE
-    return compact_json(block.model_dump(mode="json", exclude_unset=True)), 0
+    data = block.model_dump(mode="json", exclude_unset=True)
+    data.pop(BOOKKEEPING, None)
+    return compact_json(data), 0
 
 
 def count_text(message: Message) -> tuple[str, int]:

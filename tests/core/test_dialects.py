@@ -166,6 +166,7 @@ _parts = st.lists(
     st.one_of(
         st.builds(lambda t: {"type": "text", "text": t}, _text),
         st.builds(lambda u: {"type": "image_url", "image_url": {"url": u}}, _text),
+        st.builds(lambda d: {"type": "input_audio", "input_audio": {"data": d}}, _text),
     ),
     min_size=1,
     max_size=3,
