@@ -34,6 +34,23 @@ EXAMPLE_MESSAGES: list[JsonValue] = [
     },
 ]
 
+EXAMPLE_OPENAI_MESSAGES: list[JsonValue] = [
+    {"role": "system", "content": "You are a coding agent."},
+    {"role": "user", "content": "Fix the failing test in tests/test_app.py."},
+    {
+        "role": "assistant",
+        "content": "Let me read the test first.",
+        "tool_calls": [
+            {
+                "id": "call_01",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "tests/test_app.py"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_01", "content": "def test_app(): ..."},
+]
+
 _REQUEST = ConfigDict(extra="forbid")
 
 MessagesField = Field(
@@ -64,7 +81,13 @@ SessionIdField = Field(
 
 class CountRequest(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"messages": EXAMPLE_MESSAGES}]}
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"messages": EXAMPLE_MESSAGES},
+                {"messages": EXAMPLE_OPENAI_MESSAGES, "tokenizer": "anthropic"},
+            ]
+        },
     )
     messages: Messages = MessagesField
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
@@ -197,7 +220,8 @@ class CompactRequestBody(BaseModel):
                     "session_id": "session-42",
                     "force": True,
                     "instructions": "Focus on the failing test.",
-                }
+                },
+                {"messages": EXAMPLE_OPENAI_MESSAGES, "format": "openai", "force": True},
             ]
         },
     )

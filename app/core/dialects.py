@@ -39,7 +39,9 @@ Format = Literal["anthropic", "openai"]
 BOOKKEEPING = "x-openai"
 OPENAI_ONLY_ROLES = frozenset({"tool", "developer"})
 OPENAI_ONLY_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call"})
-OPENAI_ONLY_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
+OPENAI_ONLY_PARTS = frozenset(
+    {"image_url", "input_audio", "file", "refusal", "input_text", "input_image"}
+)
 _BASE_KEYS = frozenset({"role", "content"})
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -12,6 +14,7 @@ from tests.builders import assistant, system, tool_result, tool_use, user
 pytestmark = pytest.mark.anyio
 
 ANTHROPIC_URL = "http://anthropic.test"
+OPENAI_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "compact-request.openai.json"
 
 
 def call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -154,3 +157,12 @@ async def test_anthropic_tokenizer_without_a_key_counts_locally(
     body = {"messages": ANTHROPIC, "tokenizer": "anthropic"}
     data = (await client.post("/count", json=body)).json()
     assert (data["exact"], data["warnings"]) == (False, ["no Anthropic API key: counted locally"])
+
+
+async def test_the_openai_example_request_compacts_in_its_shape(
+    client: httpx.AsyncClient,
+) -> None:
+    body = json.loads(OPENAI_EXAMPLE.read_text(encoding="utf-8"))
+    data = (await client.post("/compact", json=body)).json()
+    assert (data["compacted"], data["format"]) == (True, "openai")
+    assert data["skipped_files"] == [{"path": "tests/missing_colon.py", "reason": "not_found"}]
