@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from app.api.dialect import RequestFormat
 from app.core.compaction import CompactOptions
-from app.core.messages import Message
 
 EXAMPLE_MESSAGES: list[JsonValue] = [
     {"role": "system", "content": "You are a coding agent."},
@@ -34,15 +34,42 @@ EXAMPLE_MESSAGES: list[JsonValue] = [
     },
 ]
 
+EXAMPLE_OPENAI_MESSAGES: list[JsonValue] = [
+    {"role": "system", "content": "You are a coding agent."},
+    {"role": "user", "content": "Fix the failing test in tests/test_app.py."},
+    {
+        "role": "assistant",
+        "content": "Let me read the test first.",
+        "tool_calls": [
+            {
+                "id": "call_01",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "tests/test_app.py"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_01", "content": "def test_app(): ..."},
+]
+
 _REQUEST = ConfigDict(extra="forbid")
 
 MessagesField = Field(
     description=(
-        "The agent's message list in the Anthropic Messages shape. Unknown block types and "
-        "extra fields are accepted and passed through untouched."
+        "The agent's message list, in the Anthropic Messages shape (`role` system, user or "
+        "assistant; `content` a string or blocks) or the OpenAI Chat Completions shape "
+        "(roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). "
+        "Unknown block types and extra fields are accepted and passed through untouched."
     ),
     max_length=100_000,
 )
+
+FORMAT_DESCRIPTION = (
+    "`auto` detects the shape (OpenAI when any message uses a tool/developer role, "
+    "`tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses "
+    "the request's format."
+)
+
+Messages = list[dict[str, Any]]
 
 SessionIdField = Field(
     None,
@@ -56,11 +83,23 @@ class CountRequest(BaseModel):
     """A message list to count."""
 
     model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"messages": EXAMPLE_MESSAGES}]}
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"messages": EXAMPLE_MESSAGES},
+                {"messages": EXAMPLE_OPENAI_MESSAGES, "tokenizer": "anthropic"},
+            ]
+        },
     )
-    messages: list[Message] = MessagesField
-    tokenizer: Literal["tiktoken"] = Field(
-        "tiktoken", description="`tiktoken`: exact cl100k_base counts, offline."
+    messages: Messages = MessagesField
+    format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
+    tokenizer: Literal["tiktoken", "anthropic"] = Field(
+        "tiktoken",
+        description=(
+            "`tiktoken`: exact cl100k_base counts, offline. `anthropic`: the provider's "
+            "count_tokens endpoint (needs an API key); on any failure the local count with "
+            "`exact: false` and a warning."
+        ),
     )
 
 
@@ -70,14 +109,23 @@ class CountResponse(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
-                {"token_count": 87, "message_count": 4, "tokenizer": "tiktoken", "exact": True}
+                {
+                    "token_count": 87,
+                    "message_count": 4,
+                    "tokenizer": "tiktoken",
+                    "exact": True,
+                    "format": "anthropic",
+                    "warnings": [],
+                }
             ]
         }
     )
     token_count: int = Field(description="Sum of the messages' token counts (0 for none).")
-    message_count: int
+    message_count: int = Field(description="Messages as sent (OpenAI tool messages each).")
     tokenizer: str = Field(description="Which tokenizer counted.")
     exact: bool = Field(description="False when the count is an estimate.")
+    format: Literal["anthropic", "openai"] = Field(description="The format of the request.")
+    warnings: list[str] = Field(default_factory=list)
 
 
 class Usage(BaseModel):
@@ -113,7 +161,11 @@ class ShouldCompactRequest(BaseModel):
             ]
         },
     )
-    messages: list[Message] = MessagesField
+    messages: Messages = MessagesField
+    format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
+    tokenizer: Literal["tiktoken", "anthropic"] = Field(
+        "tiktoken", description="As for `/count`; unused when `last_usage` is given."
+    )
     last_usage: Usage | None = Field(
         None,
         description=(
@@ -161,6 +213,9 @@ class ShouldCompactResponse(BaseModel):
     overflow_tokens: int
     context_window: int
     message_count: int
+    format: Literal["anthropic", "openai"] = Field(description="The format of the request.")
+    exact: bool = Field(True, description="False when the count is an estimate.")
+    warnings: list[str] = Field(default_factory=list)
 
 
 class CompactRequestBody(BaseModel):
@@ -175,11 +230,13 @@ class CompactRequestBody(BaseModel):
                     "session_id": "session-42",
                     "force": True,
                     "instructions": "Focus on the failing test.",
-                }
+                },
+                {"messages": EXAMPLE_OPENAI_MESSAGES, "format": "openai", "force": True},
             ]
         },
     )
-    messages: list[Message] = MessagesField
+    messages: Messages = MessagesField
+    format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
     session_id: str | None = SessionIdField
     force: bool = Field(False, description="Compact even below the threshold.")
     instructions: str | None = Field(

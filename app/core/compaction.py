@@ -11,7 +11,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.config import JsonDict
 
-from app.core.messages import Message, dump_messages
+from app.core.dialects import Format, dump_as
+from app.core.messages import Message
+from app.core.restore import read_tools_from
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -52,16 +54,22 @@ class CompactOptions(BaseModel):
     read_tools: list[str] | None = Field(
         None,
         min_length=1,
-        description="Tool calls that count as file reads, as `tool_name.path_field`.",
-        examples=[["read_file.path", "Read.file_path"]],
+        description=(
+            "Tool calls that count as file reads: `tool_name.path_field`, "
+            "`tool_name.path_field[command=value]`, or presets: seed000 (read_file.path), "
+            "claude_code (Read.file_path), swe_agent and openhands "
+            "(str_replace_editor.path[command=view]), mcp_filesystem (read_text_file.path, "
+            "read_file.path), all."
+        ),
+        examples=[["claude_code"], ["read_file.path", "Read.file_path"]],
     )
 
     @model_validator(mode="after")
     def _read_tools_parse(self) -> CompactOptions:
-        for spec in self.read_tools or ():
-            name, sep, field = spec.rpartition(".")
-            if not (sep and name.strip() and field.strip()):
-                raise ValueError(f"read_tools: expected 'tool_name.path_field', got {spec!r}")
+        try:
+            read_tools_from(self.read_tools or ())
+        except ValueError as exc:
+            raise ValueError(f"read_tools: {exc}") from None
         return self
 
 
@@ -149,6 +157,9 @@ class CompactResult(BaseModel):
         frozen=True, extra="forbid", json_schema_extra={"examples": [_RESULT_EXAMPLE]}
     )
     compacted: bool
+    format: Format = Field(
+        "anthropic", description="The format of `messages`: the format of the request."
+    )
     reason: NotCompactedReason | None = None
     messages: list[Message]
     summary: str | None = None
@@ -164,5 +175,5 @@ class CompactResult(BaseModel):
 def result_json(result: CompactResult) -> dict[str, object]:
     """The result as JSON; messages with exactly the fields they were sent with."""
     data = result.model_dump(mode="json", exclude={"messages"})
-    data["messages"] = dump_messages(result.messages)
+    data["messages"] = dump_as(result.messages, result.format)
     return data
