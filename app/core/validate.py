@@ -15,6 +15,11 @@ OpenAI (Chat Completions, checked on its own JSON so indexes are the caller's):
                            message before its run
 
 Each violation names its rule and the index of the offending message.
+
+With `pending_tail_ok`, tool calls of the last assistant message that are not answered yet
+(nothing follows them but their own partial answers) are not violations: an agent may ask
+us between the model's tool call and its execution, and the agent will answer them before
+its next request. Compacted output is always checked without it.
 """
 
 from __future__ import annotations
@@ -43,7 +48,9 @@ def _results(message: Message) -> list[ToolResultBlock]:
     return [b for b in message.content if isinstance(b, ToolResultBlock)]
 
 
-def anthropic_violations(messages: Sequence[Message]) -> list[Violation]:
+def anthropic_violations(
+    messages: Sequence[Message], *, pending_tail_ok: bool = False
+) -> list[Violation]:
     found: list[Violation] = []
     start = 0
     while start < len(messages) and messages[start].role == "system":
@@ -66,15 +73,18 @@ def anthropic_violations(messages: Sequence[Message]) -> list[Violation]:
         answered = (
             {b.tool_use_id for b in _results(messages[i + 1])} if i + 1 < len(messages) else set()
         )
+        pending = pending_tail_ok and i == len(messages) - 1
         for call in tool_uses(message):
-            if call.id not in answered:
+            if call.id not in answered and not pending:
                 detail = f"tool_use {call.id} has no tool_result in the next message"
                 found.append(Violation("tool_use_unanswered", i, detail))
         previous = message
     return found
 
 
-def openai_violations(raw: Sequence[dict[str, Any]]) -> list[Violation]:
+def openai_violations(
+    raw: Sequence[dict[str, Any]], *, pending_tail_ok: bool = False
+) -> list[Violation]:
     found: list[Violation] = []
     for i, message in enumerate(raw):
         if message.get("role") == "assistant":
@@ -83,8 +93,9 @@ def openai_violations(raw: Sequence[dict[str, Any]]) -> list[Violation]:
             while j < len(raw) and raw[j].get("role") == "tool":
                 answered.add(raw[j].get("tool_call_id"))
                 j += 1
+            pending = pending_tail_ok and j == len(raw)
             for call in message.get("tool_calls") or ():
-                if call.get("id") not in answered:
+                if call.get("id") not in answered and not pending:
                     detail = f"tool call {call.get('id')} is not answered by a tool message"
                     found.append(Violation("tool_call_unanswered", i, detail))
         elif message.get("role") == "tool":
@@ -102,8 +113,10 @@ def openai_violations(raw: Sequence[dict[str, Any]]) -> list[Violation]:
     return found
 
 
-def violations(messages: Sequence[Message], fmt: Format) -> list[Violation]:
+def violations(
+    messages: Sequence[Message], fmt: Format, *, pending_tail_ok: bool = False
+) -> list[Violation]:
     """The rules of the provider whose format the messages came in, broken where."""
     if fmt == "openai":
-        return openai_violations(to_openai(messages))
-    return anthropic_violations(messages)
+        return openai_violations(to_openai(messages), pending_tail_ok=pending_tail_ok)
+    return anthropic_violations(messages, pending_tail_ok=pending_tail_ok)

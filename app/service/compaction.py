@@ -206,7 +206,7 @@ class CompactionService:
         messages = request.messages
         options = request.options
         fmt = request.format
-        broken = violations(messages, fmt)
+        broken = violations(messages, fmt, pending_tail_ok=True)
         token_count = await self.count(messages)
         thresholds = self.thresholds(
             context_window=options.context_window,

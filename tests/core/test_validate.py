@@ -72,3 +72,25 @@ def test_openai_allows_what_anthropic_forbids() -> None:
 def test_violation_reads_as_rule_and_detail() -> None:
     (violation,) = anthropic_violations(parse([user("a"), user("b")]))
     assert str(violation) == "roles_alternate: two user messages in a row"
+
+
+def test_a_pending_tool_call_at_the_end_is_allowed_only_when_asked() -> None:
+    messages = parse([user("a"), assistant(tool_use("x", "t1"), tool_use("y", "t2"))])
+    assert [v.rule for v in anthropic_violations(messages)] == ["tool_use_unanswered"] * 2
+    assert anthropic_violations(messages, pending_tail_ok=True) == []
+
+
+def test_a_pending_tool_call_is_still_refused_when_anything_follows() -> None:
+    messages = parse([user("a"), assistant(tool_use("x", "t1")), user("b")])
+    broken = anthropic_violations(messages, pending_tail_ok=True)
+    assert [(v.rule, v.index) for v in broken] == [("tool_use_unanswered", 1)]
+
+
+def test_openai_partially_answered_calls_at_the_end_are_pending() -> None:
+    raw = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("a"), _call("b")]},
+        {"role": "tool", "tool_call_id": "a", "content": "x"},
+    ]
+    assert [v.rule for v in openai_violations(raw)] == ["tool_call_unanswered"]
+    assert openai_violations(raw, pending_tail_ok=True) == []

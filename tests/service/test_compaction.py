@@ -279,3 +279,10 @@ async def test_a_break_in_the_summarized_part_is_compacted(tokenizer: TiktokenTo
     messages = parse([system("s"), user("a"), assistant(tool_use("x", "t1")), user("b")])
     result = await make_service(tokenizer).compact(CompactRequest(messages=messages, force=True))
     assert result.compacted is True
+
+
+async def test_an_agent_mid_tool_call_gets_its_messages_back(tokenizer: TiktokenTokenizer) -> None:
+    messages = parse([system("s"), user("a"), assistant(tool_use("bash", "t1", command="ls"))])
+    result = await make_service(tokenizer).compact(CompactRequest(messages=messages))
+    assert (result.compacted, result.reason) == (False, "below_threshold")
+    assert result.messages == messages
