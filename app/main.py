@@ -12,8 +12,10 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app import __version__
+from app.adapters.anthropic_counter import AnthropicCounter
 from app.adapters.anthropic_summarizer import AnthropicSummarizer
 from app.adapters.archive_store import FileArchiveStore
+from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
 from app.adapters.retry import RetryingSummarizer
 from app.adapters.token_cache import CachingTokenizer
 from app.adapters.tokenizer import TiktokenTokenizer
@@ -23,8 +25,8 @@ from app.api.limits import BodySizeLimit
 from app.api.routes import archives, compaction, counting, health
 from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
-from app.core.ports import Summarizer, Tokenizer
-from app.core.restore import FileReadTool, RestoreLimits
+from app.core.ports import ProviderCounter, Summarizer, Tokenizer
+from app.core.restore import RestoreLimits, read_tools_from
 from app.service.compaction import CompactionService, Defaults
 from app.settings import Settings
 
@@ -40,19 +42,42 @@ messages are archived so that nothing is ever lost.
 
 
 def build_summarizer(settings: Settings) -> Summarizer:
-    if settings.summarizer_kind == "extractive":
+    kind = settings.summarizer_kind
+    if kind == "extractive":
         return ExtractiveSummarizer()
-    if settings.anthropic_api_key is None:
-        raise ValueError("COMPACT_SUMMARIZER=anthropic needs ANTHROPIC_API_KEY")
-    client = AnthropicSummarizer(
-        api_key=settings.anthropic_api_key.get_secret_value(),
-        model=settings.summary_model,
-        base_url=settings.anthropic_base_url,
-        timeout=settings.summary_timeout,
-        max_tokens=settings.summary_max_tokens,
-    )
+    client: Summarizer
+    if kind == "openai":
+        key = settings.openai_api_key
+        client = OpenAICompatibleSummarizer(
+            base_url=settings.openai_base_url,
+            model=settings.summary_model,
+            api_key=key.get_secret_value() if key else None,
+            timeout=settings.summary_timeout,
+            max_tokens=settings.summary_max_tokens,
+        )
+    else:
+        if settings.anthropic_api_key is None:
+            raise ValueError("COMPACT_SUMMARIZER=anthropic needs ANTHROPIC_API_KEY")
+        client = AnthropicSummarizer(
+            api_key=settings.anthropic_api_key.get_secret_value(),
+            model=settings.summary_model,
+            base_url=settings.anthropic_base_url,
+            timeout=settings.summary_timeout,
+            max_tokens=settings.summary_max_tokens,
+        )
     return RetryingSummarizer(
         client, attempts=settings.summary_attempts, deadline=settings.summary_deadline
+    )
+
+
+def build_provider_counter(settings: Settings) -> ProviderCounter | None:
+    if settings.anthropic_api_key is None:
+        return None
+    return AnthropicCounter(
+        api_key=settings.anthropic_api_key.get_secret_value(),
+        model=settings.count_model,
+        base_url=settings.anthropic_base_url,
+        timeout=settings.count_timeout,
     )
 
 
@@ -79,6 +104,7 @@ def build_service(
         tokenizer=build_tokenizer(settings, tokenizer),
         summarizer=summarizer,
         fallback=fallback,
+        provider_counter=build_provider_counter(settings),
         workdir=SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases),
         archive=FileArchiveStore(settings.data_dir),
         defaults=Defaults(
@@ -93,7 +119,7 @@ def build_service(
                 max_tokens_per_file=settings.max_restore_tokens_per_file,
                 max_tokens_total=settings.max_restore_tokens_total,
             ),
-            read_tools=tuple(FileReadTool.parse(s) for s in settings.read_tools),
+            read_tools=read_tools_from(settings.read_tools),
             max_summary_words=settings.max_summary_words,
         ),
     )
@@ -113,9 +139,10 @@ def create_app(
             extra={"summarizer": service.summarizer.name, "workdir": settings.workdir},
         )
         yield
-        close = getattr(service.summarizer, "aclose", None)
-        if close is not None:
-            await close()
+        for port in (service.summarizer, service.provider_counter):
+            close = getattr(port, "aclose", None)
+            if close is not None:
+                await close()
 
     app = FastAPI(
         title="Context Compact",

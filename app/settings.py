@@ -3,7 +3,8 @@
 Every option has a working default, so zero configuration runs: the extractive summarizer,
 the current directory as work directory and `./data` for archives. The container image sets
 `COMPACT_WORKDIR=/workspace` and `COMPACT_DATA_DIR=/data`. The Anthropic key and base URL
-are also read from the SDK's own names (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
+are also read from the SDK's own names (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`), and the
+OpenAI-compatible server's from `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from app.core.restore import FileReadTool
+from app.core.restore import read_tools_from
 
 
 class Settings(BaseSettings):
@@ -37,11 +38,18 @@ class Settings(BaseSettings):
     max_restore_tokens_total: int = Field(50_000, ge=0, description="Total restored tokens.")
     read_tools: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["read_file.path"],
-        description="Comma-separated `tool_name.path_field` pairs that count as file reads.",
+        description=(
+            "Comma-separated tool calls that count as file reads: `tool_name.path_field`, "
+            "`tool_name.path_field[command=value]`, or preset names (seed000, claude_code, "
+            "swe_agent, openhands, mcp_filesystem, all)."
+        ),
     )
-    summarizer: Literal["auto", "extractive", "anthropic"] = Field(
+    summarizer: Literal["auto", "extractive", "anthropic", "openai"] = Field(
         "auto",
-        description="`auto`: anthropic when an API key is set, else the built-in extractive.",
+        description=(
+            "`auto`: anthropic when an Anthropic API key is set, else the built-in "
+            "extractive. `openai`: any OpenAI-compatible /chat/completions server."
+        ),
     )
     summary_fallback: Literal["none", "extractive"] = Field(
         "none",
@@ -66,6 +74,23 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("COMPACT_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL"),
         description="Anthropic-compatible base URL (also read from ANTHROPIC_BASE_URL).",
     )
+    openai_base_url: str = Field(
+        "http://127.0.0.1:11434/v1",
+        validation_alias=AliasChoices("COMPACT_OPENAI_BASE_URL", "OPENAI_BASE_URL"),
+        description=(
+            "Base URL of the OpenAI-compatible server, up to `/v1` (default: a local Ollama; "
+            "also read from OPENAI_BASE_URL)."
+        ),
+    )
+    openai_api_key: SecretStr | None = Field(
+        None,
+        validation_alias=AliasChoices("COMPACT_OPENAI_API_KEY", "OPENAI_API_KEY"),
+        description="Bearer key of that server, if it needs one (also OPENAI_API_KEY).",
+    )
+    count_model: str = Field(
+        "claude-sonnet-4-5", description="Model named to Anthropic's count_tokens endpoint."
+    )
+    count_timeout: float = Field(10.0, gt=0, description="Seconds for a provider count.")
     max_request_bytes: int = Field(
         32 * 1024 * 1024, gt=0, description="Largest accepted request body (413 above)."
     )
@@ -88,8 +113,7 @@ class Settings(BaseSettings):
     @field_validator("read_tools")
     @classmethod
     def _read_tools_parse(cls, value: list[str]) -> list[str]:
-        for spec in value:
-            FileReadTool.parse(spec)
+        read_tools_from(value)
         return value
 
     @model_validator(mode="after")
@@ -99,7 +123,7 @@ class Settings(BaseSettings):
         return self
 
     @property
-    def summarizer_kind(self) -> Literal["extractive", "anthropic"]:
+    def summarizer_kind(self) -> Literal["extractive", "anthropic", "openai"]:
         if self.summarizer == "auto":
             return "anthropic" if self.anthropic_api_key else "extractive"
         return self.summarizer

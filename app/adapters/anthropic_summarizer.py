@@ -16,16 +16,13 @@ chained either.
 
 from __future__ import annotations
 
-import math
-
 import anthropic
 import httpx
 from anthropic.types import Message, TextBlock
 
+from app.adapters.retry import RETRYABLE_4XX, parse_retry_after
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
-
-_RETRYABLE_4XX = frozenset({408, 409, 429})
 
 
 class AnthropicSummarizer:
@@ -96,11 +93,11 @@ def _summary_text(message: object) -> str:
 
 def _status_error(exc: anthropic.APIStatusError) -> SummarizerError:
     status = exc.status_code
-    if status >= 500 or status in _RETRYABLE_4XX:
+    if status >= 500 or status in RETRYABLE_4XX:
         return SummarizerError(
             _describe(exc, status),
             retryable=True,
-            retry_after=_retry_after(exc.response.headers.get("retry-after")),
+            retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
         )
     return SummarizerError(_describe(exc, status), retryable=False)
 
@@ -108,14 +105,3 @@ def _status_error(exc: anthropic.APIStatusError) -> SummarizerError:
 def _describe(exc: Exception, status: int | None = None) -> str:
     where = f" (HTTP {status})" if status is not None else ""
     return f"Anthropic API call failed: {type(exc).__name__}{where}"
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a `retry-after` header; None when absent or not a number of seconds."""
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None

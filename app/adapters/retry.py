@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -28,6 +29,9 @@ from app.core.errors import SummarizerError
 from app.core.ports import Summarizer, SummaryRequest
 
 _log = logging.getLogger(__name__)
+
+# Statuses below 500 that a later attempt may get past (timeout, conflict, rate limit).
+RETRYABLE_4XX = frozenset({408, 409, 429})
 
 
 class RetryingSummarizer:
@@ -104,3 +108,14 @@ def _note_attempts(exc: SummarizerError, made: int, why: str) -> None:
     """Appends to the error's message how many attempts were made; type and fields stay."""
     noun = "attempt" if made == 1 else "attempts"
     exc.args = (f"{exc} after {made} {noun}{why}", *exc.args[1:])
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a `retry-after` header; None when absent or not a number of seconds."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None

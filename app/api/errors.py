@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.api.responses import JsonResponse
 from app.api.schemas import ErrorDetail, ErrorResponse
+from app.core.errors import InvalidConversationError
 
 log = logging.getLogger("context_compact.api")
 
@@ -26,12 +27,27 @@ _TYPE_LABELS = frozenset({"str", "int", "float", "bool", "dict", "list", "none",
 class ApiError(Exception):
     """An error that carries its own HTTP status and stable code."""
 
-    def __init__(self, status: int, code: str, message: str, field: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        field: str | None = None,
+        details: Sequence[ErrorDetail] = (),
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.field = field
+        self.details = list(details)
+
+
+def invalid_conversation(exc: InvalidConversationError) -> ApiError:
+    """422 `invalid_conversation`: one detail per broken rule, at `messages[i]`."""
+    details = [ErrorDetail(field=f"messages[{v.index}]", message=str(v)) for v in exc.violations]
+    summary = "; ".join(f"{d.field}: {d.message}" for d in details[:5])
+    return ApiError(422, "invalid_conversation", summary, details=details)
 
 
 def _is_branch_label(item: Any) -> bool:
@@ -88,7 +104,9 @@ async def _on_validation_error(request: Request, exc: Exception) -> Any:
 
 async def _on_api_error(request: Request, exc: Exception) -> Any:
     assert isinstance(exc, ApiError)
-    details = [ErrorDetail(field=exc.field, message=exc.message)] if exc.field else []
+    details = exc.details or (
+        [ErrorDetail(field=exc.field, message=exc.message)] if exc.field else []
+    )
     return error_response(
         exc.status, ErrorResponse(error=exc.code, message=exc.message, details=details)
     )

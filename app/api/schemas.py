@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from app.api.dialect import RequestFormat
 from app.core.compaction import CompactOptions
-from app.core.messages import Message
 
 EXAMPLE_MESSAGES: list[JsonValue] = [
     {"role": "system", "content": "You are a coding agent."},
@@ -34,15 +34,42 @@ EXAMPLE_MESSAGES: list[JsonValue] = [
     },
 ]
 
+EXAMPLE_OPENAI_MESSAGES: list[JsonValue] = [
+    {"role": "system", "content": "You are a coding agent."},
+    {"role": "user", "content": "Fix the failing test in tests/test_app.py."},
+    {
+        "role": "assistant",
+        "content": "Let me read the test first.",
+        "tool_calls": [
+            {
+                "id": "call_01",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "tests/test_app.py"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_01", "content": "def test_app(): ..."},
+]
+
 _REQUEST = ConfigDict(extra="forbid")
 
 MessagesField = Field(
     description=(
-        "The agent's message list in the Anthropic Messages shape. Unknown block types and "
-        "extra fields are accepted and passed through untouched."
+        "The agent's message list, in the Anthropic Messages shape (`role` system, user or "
+        "assistant; `content` a string or blocks) or the OpenAI Chat Completions shape "
+        "(roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). "
+        "Unknown block types and extra fields are accepted and passed through untouched."
     ),
     max_length=100_000,
 )
+
+FORMAT_DESCRIPTION = (
+    "`auto` detects the shape (OpenAI when any message uses a tool/developer role, "
+    "`tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses "
+    "the request's format."
+)
+
+Messages = list[dict[str, Any]]
 
 SessionIdField = Field(
     None,
@@ -53,27 +80,52 @@ SessionIdField = Field(
 
 
 class CountRequest(BaseModel):
+    """A message list to count."""
+
     model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"messages": EXAMPLE_MESSAGES}]}
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"messages": EXAMPLE_MESSAGES},
+                {"messages": EXAMPLE_OPENAI_MESSAGES, "tokenizer": "anthropic"},
+            ]
+        },
     )
-    messages: list[Message] = MessagesField
-    tokenizer: Literal["tiktoken"] = Field(
-        "tiktoken", description="`tiktoken`: exact cl100k_base counts, offline."
+    messages: Messages = MessagesField
+    format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
+    tokenizer: Literal["tiktoken", "anthropic"] = Field(
+        "tiktoken",
+        description=(
+            "`tiktoken`: exact cl100k_base counts, offline. `anthropic`: the provider's "
+            "count_tokens endpoint (needs an API key); on any failure the local count with "
+            "`exact: false` and a warning."
+        ),
     )
 
 
 class CountResponse(BaseModel):
+    """The token count of a message list."""
+
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
-                {"token_count": 87, "message_count": 4, "tokenizer": "tiktoken", "exact": True}
+                {
+                    "token_count": 87,
+                    "message_count": 4,
+                    "tokenizer": "tiktoken",
+                    "exact": True,
+                    "format": "anthropic",
+                    "warnings": [],
+                }
             ]
         }
     )
     token_count: int = Field(description="Sum of the messages' token counts (0 for none).")
-    message_count: int
+    message_count: int = Field(description="Messages as sent (OpenAI tool messages each).")
     tokenizer: str = Field(description="Which tokenizer counted.")
     exact: bool = Field(description="False when the count is an estimate.")
+    format: Literal["anthropic", "openai"] = Field(description="The format of the request.")
+    warnings: list[str] = Field(default_factory=list)
 
 
 class Usage(BaseModel):
@@ -94,6 +146,8 @@ class Usage(BaseModel):
 
 
 class ShouldCompactRequest(BaseModel):
+    """A context to judge: counted from `messages`, or taken from the last `usage`."""
+
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
@@ -107,7 +161,11 @@ class ShouldCompactRequest(BaseModel):
             ]
         },
     )
-    messages: list[Message] = MessagesField
+    messages: Messages = MessagesField
+    format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
+    tokenizer: Literal["tiktoken", "anthropic"] = Field(
+        "tiktoken", description="As for `/count`; unused when `last_usage` is given."
+    )
     last_usage: Usage | None = Field(
         None,
         description=(
@@ -127,6 +185,8 @@ class ShouldCompactRequest(BaseModel):
 
 
 class ShouldCompactResponse(BaseModel):
+    """The threshold decision and the figures behind it."""
+
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
@@ -153,9 +213,14 @@ class ShouldCompactResponse(BaseModel):
     overflow_tokens: int
     context_window: int
     message_count: int
+    format: Literal["anthropic", "openai"] = Field(description="The format of the request.")
+    exact: bool = Field(True, description="False when the count is an estimate.")
+    warnings: list[str] = Field(default_factory=list)
 
 
 class CompactRequestBody(BaseModel):
+    """A message list to compact, with optional focus and per-request overrides."""
+
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
@@ -165,11 +230,13 @@ class CompactRequestBody(BaseModel):
                     "session_id": "session-42",
                     "force": True,
                     "instructions": "Focus on the failing test.",
-                }
+                },
+                {"messages": EXAMPLE_OPENAI_MESSAGES, "format": "openai", "force": True},
             ]
         },
     )
-    messages: list[Message] = MessagesField
+    messages: Messages = MessagesField
+    format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
     session_id: str | None = SessionIdField
     force: bool = Field(False, description="Compact even below the threshold.")
     instructions: str | None = Field(
@@ -181,6 +248,8 @@ class CompactRequestBody(BaseModel):
 
 
 class ArchiveResponse(BaseModel):
+    """The original messages one compaction replaced, exactly as they were sent."""
+
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
@@ -204,10 +273,29 @@ class ArchiveResponse(BaseModel):
 
 
 class HealthResponse(BaseModel):
+    """The process is alive."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"status": "ok"}]})
     status: Literal["ok"] = "ok"
 
 
 class ReadyResponse(BaseModel):
+    """Whether the service can do its work: 200 when every check passes, else 503."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "ready": True,
+                    "checks": {
+                        "tokenizer_loaded": True,
+                        "data_dir_writable": True,
+                        "workdir_readable": True,
+                    },
+                }
+            ]
+        }
+    )
     ready: bool
     checks: dict[str, bool] = Field(
         description="tokenizer_loaded, data_dir_writable, workdir_readable"
@@ -215,11 +303,15 @@ class ReadyResponse(BaseModel):
 
 
 class ErrorDetail(BaseModel):
+    """One problem with the request."""
+
     field: str | None = Field(None, description="The offending field, e.g. `messages[3].role`.")
     message: str
 
 
 class ErrorResponse(BaseModel):
+    """Every error answer: a stable code, a readable message, and the fields at fault."""
+
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [

@@ -9,8 +9,11 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.config import JsonDict
 
-from app.core.messages import Message, dump_messages
+from app.core.dialects import Format, dump_as
+from app.core.messages import Message
+from app.core.restore import read_tools_from
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -51,16 +54,22 @@ class CompactOptions(BaseModel):
     read_tools: list[str] | None = Field(
         None,
         min_length=1,
-        description="Tool calls that count as file reads, as `tool_name.path_field`.",
-        examples=[["read_file.path", "Read.file_path"]],
+        description=(
+            "Tool calls that count as file reads: `tool_name.path_field`, "
+            "`tool_name.path_field[command=value]`, or presets: seed000 (read_file.path), "
+            "claude_code (Read.file_path), swe_agent and openhands "
+            "(str_replace_editor.path[command=view]), mcp_filesystem (read_text_file.path, "
+            "read_file.path), all."
+        ),
+        examples=[["claude_code"], ["read_file.path", "Read.file_path"]],
     )
 
     @model_validator(mode="after")
     def _read_tools_parse(self) -> CompactOptions:
-        for spec in self.read_tools or ():
-            name, sep, field = spec.rpartition(".")
-            if not (sep and name.strip() and field.strip()):
-                raise ValueError(f"read_tools: expected 'tool_name.path_field', got {spec!r}")
+        try:
+            read_tools_from(self.read_tools or ())
+        except ValueError as exc:
+            raise ValueError(f"read_tools: {exc}") from None
         return self
 
 
@@ -102,11 +111,55 @@ class ArchiveInfo(BaseModel):
     sha256: str = Field(description="sha256 of the archived messages' canonical JSON.")
 
 
+_RESULT_EXAMPLE: JsonDict = {
+    "compacted": True,
+    "reason": None,
+    "messages": [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "[Conversation compressed]\n\n## Goals & Decisions\n..."},
+        {
+            "role": "assistant",
+            "content": (
+                "Understood. I have the context from the compressed conversation. Continuing work."
+            ),
+        },
+        {"role": "user", "content": "[Restored after compact] tests/test_app.py:\n..."},
+        {"role": "assistant", "content": "Noted, file content restored."},
+    ],
+    "summary": "## Goals & Decisions\n...",
+    "token_count": 152340,
+    "restored_files": [{"path": "tests/test_app.py", "token_count": 812}],
+    "skipped_files": [{"path": "build/huge.log", "reason": "too_large"}],
+    "stats": {
+        "original_token_count": 152340,
+        "compacted_token_count": 4210,
+        "compaction_ratio": 0.0276,
+        "compacted_message_count": 212,
+        "retained_message_count": 1,
+        "restored_file_count": 1,
+        "restored_token_count": 812,
+    },
+    "archive": {
+        "id": "01795389068102951832-bb8a6efe30a6",
+        "session_id": "session-42",
+        "message_count": 212,
+        "sha256": "df689ec28f0e444d2a0a1a8ccdc78e017f8f229dbef077ac56d039dd664bbd83",
+    },
+    "summarizer": "extractive",
+    "warnings": [],
+}
+
+
 class CompactResult(BaseModel):
     """What a compaction did. When `compacted` is false, `messages` are the input as sent."""
 
-    model_config = _FROZEN
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", json_schema_extra={"examples": [_RESULT_EXAMPLE]}
+    )
     compacted: bool
+    format: Format = Field(
+        "anthropic", description="The format of `messages`: the format of the request."
+    )
     reason: NotCompactedReason | None = None
     messages: list[Message]
     summary: str | None = None
@@ -122,5 +175,5 @@ class CompactResult(BaseModel):
 def result_json(result: CompactResult) -> dict[str, object]:
     """The result as JSON; messages with exactly the fields they were sent with."""
     data = result.model_dump(mode="json", exclude={"messages"})
-    data["messages"] = dump_messages(result.messages)
+    data["messages"] = dump_as(result.messages, result.format)
     return data

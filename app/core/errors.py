@@ -2,13 +2,21 @@
 
     CompactError
     ├── SummarizerError      a summary could not be produced (retryable or not)
-    └── ArchiveError         the archive could not be written or read
+    ├── ArchiveError         the archive could not be written or read
+    ├── InvalidConversationError  the input breaks a provider rule in a part we would return
+    └── CountError           the provider could not count (callers fall back to local)
 
 Adapters translate library errors (anthropic, httpx, OSError) into these at the boundary,
 so the service decides outcomes from our own types, never from a library's message text.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.validate import Violation
 
 
 class CompactError(Exception):
@@ -27,3 +35,16 @@ class SummarizerError(CompactError):
 
 class ArchiveError(CompactError):
     """The archive store failed; nothing may be compacted without an archive."""
+
+
+class InvalidConversationError(CompactError):
+    """The conversation breaks a provider rule (`app.core.validate`) in a part of it that
+    would be returned as it is; `violations` name each rule and message index."""
+
+    def __init__(self, violations: Sequence[Violation]) -> None:
+        super().__init__("; ".join(f"messages[{v.index}] {v}" for v in violations))
+        self.violations = tuple(violations)
+
+
+class CountError(CompactError):
+    """A provider's token counting failed (no key, network, status, unexpected body)."""

@@ -114,3 +114,13 @@ class ArchiveStore(Protocol):
     def load(self, archive_id: str) -> Archive | None: ...
 
     def writable(self) -> bool: ...
+
+
+class ProviderCounter(Protocol):
+    """A provider's own token count of a conversation (its system prompt included).
+    Raises `CountError` on any failure; the caller then counts locally."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def count_tokens(self, messages: Sequence[Message]) -> int: ...

@@ -1,15 +1,18 @@
 """F-005: which files to re-inject after a compaction, and which of them fit.
 
-Planning is pure: scan the assistants' tool calls for file reads, most recent access first,
-de-duplicated, the first `max_files` of them. Reading happens at the edge (the work
-directory adapter); `select_restored` then applies the token limits to what was read:
-a file over the per-file limit is skipped, and the first file that would push the total
-over the total limit stops restoration (it and every later file are skipped). Every skip
-carries its reason; nothing here raises.
+Which tool calls read a file is configuration: `tool.path_field` specs (with an optional
+`[command=value]` for multi-command editors) or the presets of known agents
+(`READ_TOOL_PRESETS`). Planning is pure: scan the assistants' tool calls for file reads,
+most recent access first, de-duplicated, the first `max_files` of them. Reading happens at
+the edge (the work directory adapter); `select_restored` then applies the token limits to
+what was read: a file over the per-file limit is skipped, and the first file that would
+push the total over the total limit stops restoration (it and every later file are
+skipped). Every skip carries its reason; nothing here raises.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -23,26 +26,67 @@ from app.core.ports import FileSkip, FileText, SkipReason
 BYTES_PER_TOKEN_CEILING = 32
 
 
+_SPEC = re.compile(
+    r"^(?P<name>[^\[\]]+)\.(?P<field>[^.\[\]]+)(?:\[command=(?P<command>[^\]]+)\])?$"
+)
+
+
 @dataclass(frozen=True)
 class FileReadTool:
-    """A tool call that reads a file: its tool name and the input field holding the path."""
+    """A tool call that reads a file: its tool name, the input field holding the path, and,
+    for multi-command tools, the `command` input value that makes the call a read."""
 
     name: str
     path_field: str
+    command: str | None = None
 
     @classmethod
     def parse(cls, spec: str) -> FileReadTool:
-        """`"read_file.path"` → FileReadTool("read_file", "path")."""
-        name, sep, field = spec.strip().rpartition(".")
-        if not sep or not name or not field:
-            raise ValueError(f"expected 'tool_name.path_field', got {spec!r}")
-        return cls(name, field)
+        """`"read_file.path"` → FileReadTool("read_file", "path");
+        `"str_replace_editor.path[command=view]"` adds the command."""
+        match = _SPEC.match(spec.strip())
+        if match is None or not match["name"].strip():
+            raise ValueError(
+                "expected 'tool_name.path_field', 'tool_name.path_field[command=value]' or a "
+                f"preset ({', '.join(READ_TOOL_PRESETS)}), got {spec!r}"
+            )
+        return cls(match["name"], match["field"], match["command"])
+
+    def reads(self, call_input: Mapping[str, object]) -> str | None:
+        """The path this call reads, or None when it is not a read by this tool."""
+        if self.command is not None and call_input.get("command") != self.command:
+            return None
+        path = call_input.get(self.path_field)
+        return path if isinstance(path, str) else None
 
     def __str__(self) -> str:
-        return f"{self.name}.{self.path_field}"
+        command = f"[command={self.command}]" if self.command else ""
+        return f"{self.name}.{self.path_field}{command}"
 
 
 SEED_000_READ_TOOLS = (FileReadTool("read_file", "path"),)
+_EDITOR_VIEW = FileReadTool("str_replace_editor", "path", "view")
+
+READ_TOOL_PRESETS: dict[str, tuple[FileReadTool, ...]] = {
+    "seed000": SEED_000_READ_TOOLS,
+    "claude_code": (FileReadTool("Read", "file_path"),),
+    "swe_agent": (_EDITOR_VIEW,),
+    "openhands": (_EDITOR_VIEW,),
+    "mcp_filesystem": (FileReadTool("read_text_file", "path"), FileReadTool("read_file", "path")),
+}
+READ_TOOL_PRESETS["all"] = tuple(
+    dict.fromkeys(tool for tools in READ_TOOL_PRESETS.values() for tool in tools)
+)
+
+
+def read_tools_from(specs: Iterable[str]) -> tuple[FileReadTool, ...]:
+    """Preset names and `tool.field[command=...]` specs → the tools, in order, each once.
+    Raises ValueError naming a spec that is neither."""
+    tools: list[FileReadTool] = []
+    for spec in specs:
+        preset = READ_TOOL_PRESETS.get(spec.strip())
+        tools.extend(preset if preset is not None else (FileReadTool.parse(spec),))
+    return tuple(dict.fromkeys(tools))
 
 
 @dataclass(frozen=True)
@@ -70,14 +114,16 @@ def plan_restore(
     messages: Sequence[Message], tools: Iterable[FileReadTool], max_files: int
 ) -> list[str]:
     """Paths read by the history, most recently read first, each once, at most max_files."""
-    fields = {tool.name: tool.path_field for tool in tools}
+    by_name: dict[str, list[FileReadTool]] = {}
+    for tool in tools:
+        by_name.setdefault(tool.name, []).append(tool)
     last_seen: dict[str, int] = {}
     order = 0
     for message in messages:
         for call in tool_uses(message):
-            field = fields.get(call.name)
-            path = call.input.get(field) if field is not None else None
-            if isinstance(path, str):
+            paths = (tool.reads(call.input) for tool in by_name.get(call.name, ()))
+            path = next((p for p in paths if p is not None), None)
+            if path is not None:
                 last_seen[path] = order
                 order += 1
     ranked = sorted(last_seen, key=last_seen.__getitem__, reverse=True)

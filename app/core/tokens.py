@@ -11,7 +11,10 @@ What each block contributes:
 - tool_result: its content, recursively;
 - image: a fixed estimate (the provider sizes images by pixels, not by their base64);
 - document: its text when the source is text, otherwise the same fixed estimate;
-- any unknown block: its compact, key-sorted JSON.
+- OpenAI image parts (image_url): the image estimate;
+- any other unknown block: its compact, key-sorted JSON.
+
+Fields a dialect keeps for its round trip (`x-openai`) are never read here.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from app.core.dialects import BOOKKEEPING
 from app.core.messages import (
     ContentBlock,
     DocumentBlock,
@@ -38,6 +42,8 @@ from app.core.ports import Tokenizer
 # screenshot to hundreds of thousands of tokens.
 MEDIA_TOKEN_ESTIMATE = 1600
 MEDIA_PLACEHOLDER = "[media]"
+# OpenAI's image parts, kept as unknown blocks, cost what an image block costs.
+MEDIA_PART_TYPES = frozenset({"image_url", "input_image"})
 
 
 def compact_json(value: Any) -> str:
@@ -69,7 +75,11 @@ def _block_count_text(block: ContentBlock) -> tuple[str, int]:
         if source.get("type") == "text" and isinstance(source.get("data"), str):
             return source["data"], 0
         return MEDIA_PLACEHOLDER, MEDIA_TOKEN_ESTIMATE
-    return compact_json(block.model_dump(mode="json", exclude_unset=True)), 0
+    if block.type in MEDIA_PART_TYPES:
+        return MEDIA_PLACEHOLDER, MEDIA_TOKEN_ESTIMATE
+    data = block.model_dump(mode="json", exclude_unset=True)
+    data.pop(BOOKKEEPING, None)
+    return compact_json(data), 0
 
 
 def count_text(message: Message) -> tuple[str, int]:

@@ -36,15 +36,17 @@ from app.core.decide import (
     estimate_pending_input,
     usage_tokens,
 )
-from app.core.errors import ArchiveError, SummarizerError
+from app.core.dialects import Format, dump_as
+from app.core.errors import ArchiveError, CountError, InvalidConversationError, SummarizerError
 from app.core.ids import archive_sha256, new_archive_id
-from app.core.messages import Message, dump_messages
+from app.core.messages import Message
 from app.core.partition import partition_messages
 from app.core.ports import (
     Archive,
     ArchiveRef,
     ArchiveStore,
     FileText,
+    ProviderCounter,
     Summarizer,
     SummaryRequest,
     Tokenizer,
@@ -56,9 +58,11 @@ from app.core.restore import (
     RestoreLimits,
     RestoreSelection,
     plan_restore,
+    read_tools_from,
     select_restored,
 )
 from app.core.tokens import count_messages
+from app.core.validate import Violation, violations
 
 log = logging.getLogger("context_compact.compaction")
 
@@ -75,6 +79,19 @@ class Defaults:
     max_summary_words: int
 
 
+TokenizerChoice = Literal["tiktoken", "anthropic"]
+
+
+@dataclass(frozen=True)
+class Count:
+    """A token count, who made it, and whether it is exact."""
+
+    token_count: int
+    tokenizer: str
+    exact: bool = True
+    warnings: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class CompactRequest:
     messages: Sequence[Message]
@@ -82,6 +99,7 @@ class CompactRequest:
     session_id: str | None = None
     force: bool = False
     instructions: str | None = None
+    format: Format = "anthropic"
 
 
 def _utc_now() -> datetime:
@@ -104,6 +122,7 @@ class CompactionService:
         archive: ArchiveStore,
         defaults: Defaults,
         fallback: Summarizer | None = None,
+        provider_counter: ProviderCounter | None = None,
         clock: Callable[[], datetime] = _utc_now,
         new_id: Callable[[], str] = _new_id,
     ) -> None:
@@ -113,11 +132,30 @@ class CompactionService:
         self.archive = archive
         self.defaults = defaults
         self.fallback = fallback
+        self.provider_counter = provider_counter
         self._clock = clock
         self._new_id = new_id
 
     async def count(self, messages: Sequence[Message]) -> int:
         return sum(await self.count_each(messages))
+
+    async def count_with(self, messages: Sequence[Message], tokenizer: TokenizerChoice) -> Count:
+        """The provider's count when asked for and available; else the local one, marked
+        inexact with a warning when the provider's was asked for."""
+        if tokenizer == "anthropic":
+            if self.provider_counter is None:
+                warning = "no Anthropic API key: counted locally"
+            else:
+                try:
+                    total = await self.provider_counter.count_tokens(messages)
+                except CountError as exc:
+                    log.warning("provider count failed", extra={"error": str(exc)})
+                    warning = f"{exc}: counted locally"
+                else:
+                    return Count(total, self.provider_counter.name)
+            local = await self.count(messages)
+            return Count(local, self.tokenizer.name, exact=False, warnings=(warning,))
+        return Count(await self.count(messages), self.tokenizer.name)
 
     async def count_each(self, messages: Sequence[Message]) -> list[int]:
         return await to_thread.run_sync(count_messages, self.tokenizer, messages)
@@ -149,19 +187,26 @@ class CompactionService:
         thresholds: Thresholds,
         usage: Mapping[str, Any] | None = None,
         pending_input: str | None = None,
-    ) -> tuple[Decision, Literal["counted", "last_usage"]]:
+        tokenizer: TokenizerChoice = "tiktoken",
+    ) -> tuple[Decision, Literal["counted", "last_usage"], Count | None]:
         """Decide from the provider's last usage when given (exact and free), else count."""
         if usage is not None:
             tokens = usage_tokens(usage) + estimate_pending_input(pending_input or "")
-            return decide(tokens, len(messages), thresholds), "last_usage"
-        tokens = await self.count(messages)
+            return decide(tokens, len(messages), thresholds), "last_usage", None
+        counted = await self.count_with(messages, tokenizer)
+        tokens = counted.token_count
         if pending_input:
             tokens += estimate_pending_input(pending_input)
-        return decide(tokens, len(messages), thresholds), "counted"
+        return decide(tokens, len(messages), thresholds), "counted", counted
 
     async def compact(self, request: CompactRequest) -> CompactResult:
+        """Raises `InvalidConversationError` when the input breaks a provider rule in a part that
+        would come back as sent: the head always, the whole list when nothing is compacted.
+        A break in the summarized part is summarized away."""
         messages = request.messages
         options = request.options
+        fmt = request.format
+        broken = violations(messages, fmt, pending_tail_ok=True)
         token_count = await self.count(messages)
         thresholds = self.thresholds(
             context_window=options.context_window,
@@ -170,18 +215,23 @@ class CompactionService:
         )
         decision = decide(token_count, len(messages), thresholds)
         if not (request.force or decision.should_compact):
-            return _unchanged(messages, token_count, _decision_reason(decision))
+            _refuse(broken)
+            return _unchanged(messages, token_count, _decision_reason(decision), fmt=fmt)
         partition = partition_messages(messages)
         if not partition.rest:
-            return _unchanged(messages, token_count, "nothing_to_compact")
+            _refuse(broken)
+            return _unchanged(messages, token_count, "nothing_to_compact", fmt=fmt)
+        _refuse([v for v in broken if v.index < len(partition.head)])
 
         try:
             archive = await to_thread.run_sync(
-                self._save_archive, partition.rest, request.session_id
+                self._save_archive, partition.rest, request.session_id, fmt
             )
         except (ArchiveError, ValueError) as exc:
             log.error("archive failed; not compacting", extra={"error": str(exc)})
-            return _unchanged(messages, token_count, "archive_failed", [f"archive failed: {exc}"])
+            return _unchanged(
+                messages, token_count, "archive_failed", [f"archive failed: {exc}"], fmt=fmt
+            )
 
         warnings: list[str] = []
         summary_request = await to_thread.run_sync(
@@ -189,11 +239,14 @@ class CompactionService:
         )
         summarized = await self._summarize(summary_request, warnings)
         if summarized is None:
-            return _unchanged(messages, token_count, "summarization_failed", warnings)
+            return _unchanged(messages, token_count, "summarization_failed", warnings, fmt=fmt)
         summary, summarizer_name = summarized
 
         selection = await self._restore(messages, options)
         assembled = assemble_messages(partition.head, summary, selection.restored)
+        invalid = violations(assembled, fmt)
+        if invalid:  # the assembler's output is valid by construction: this is a bug
+            raise AssertionError(f"compacted output breaks a provider rule: {invalid}")
         compacted_tokens = await self.count(assembled)
         stats = CompactStats(
             original_token_count=token_count,
@@ -215,6 +268,7 @@ class CompactionService:
         )
         return CompactResult(
             compacted=True,
+            format=fmt,
             messages=assembled,
             summary=summary,
             token_count=token_count,
@@ -235,13 +289,17 @@ class CompactionService:
             warnings=warnings,
         )
 
-    def _save_archive(self, rest: Sequence[Message], session_id: str | None) -> Archive:
-        archive = self._build_archive(rest, session_id)
+    def _save_archive(
+        self, rest: Sequence[Message], session_id: str | None, fmt: Format
+    ) -> Archive:
+        archive = self._build_archive(rest, session_id, fmt)
         self.archive.save(archive)
         return archive
 
-    def _build_archive(self, rest: Sequence[Message], session_id: str | None) -> Archive:
-        dumped = dump_messages(rest)
+    def _build_archive(
+        self, rest: Sequence[Message], session_id: str | None, fmt: Format
+    ) -> Archive:
+        dumped = dump_as(rest, fmt)
         ref = ArchiveRef(
             id=self._new_id(),
             session_id=session_id,
@@ -301,9 +359,7 @@ class CompactionService:
             max_tokens_total=_pick(options.max_restore_tokens_total, base.max_tokens_total),
         )
         tools = (
-            tuple(FileReadTool.parse(s) for s in options.read_tools)
-            if options.read_tools
-            else self.defaults.read_tools
+            read_tools_from(options.read_tools) if options.read_tools else self.defaults.read_tools
         )
         paths = plan_restore(messages, tools, limits.max_files)
         if not paths:
@@ -331,14 +387,22 @@ def _decision_reason(decision: Decision) -> NotCompactedReason:
     return "below_min_messages" if decision.reason == "below_min_messages" else "below_threshold"
 
 
+def _refuse(broken: Sequence[Violation]) -> None:
+    if broken:
+        raise InvalidConversationError(broken)
+
+
 def _unchanged(
     messages: Sequence[Message],
     token_count: int,
     reason: NotCompactedReason,
     warnings: Sequence[str] = (),
+    *,
+    fmt: Format = "anthropic",
 ) -> CompactResult:
     return CompactResult(
         compacted=False,
+        format=fmt,
         reason=reason,
         messages=list(messages),
         token_count=token_count,

@@ -174,3 +174,41 @@ async def test_every_corpus_transcript_compacts(client: httpx.AsyncClient, path:
     assert roles == ["user", "assistant"] * (len(roles) // 2)
     archived = (await client.get(f"/archives/{data['archive']['id']}")).json()
     assert archived["messages"] == messages[1:]
+
+
+async def test_read_tool_preset_is_selectable_per_request(
+    client: httpx.AsyncClient, workdir: Path
+) -> None:
+    (workdir / "a.py").write_text("A = 1\n")
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a.py"}}
+    messages = [
+        user("go"),
+        assistant(call),
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "A"}]},
+        assistant("done"),
+    ]
+    body = {"messages": messages, "force": True, "options": {"read_tools": ["claude_code"]}}
+    data = (await client.post("/compact", json=body)).json()
+    assert [f["path"] for f in data["restored_files"]] == ["a.py"]
+    default = (await client.post("/compact", json={"messages": messages, "force": True})).json()
+    assert default["restored_files"] == []
+
+
+async def test_read_tool_preset_is_selectable_as_the_server_default(
+    client_for: Any, workdir: Path
+) -> None:
+    (workdir / "a.py").write_text("A = 1\n")
+    client = await client_for(read_tools="swe_agent")
+    call = {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "str_replace_editor",
+        "input": {"command": "view", "path": "a.py"},
+    }
+    messages = [
+        user("go"),
+        assistant(call),
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "A"}]},
+    ]
+    data = (await client.post("/compact", json={"messages": messages, "force": True})).json()
+    assert [f["path"] for f in data["restored_files"]] == ["a.py"]

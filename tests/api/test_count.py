@@ -24,6 +24,8 @@ async def test_count_matches_the_core_count(
         "message_count": 5,
         "tokenizer": "tiktoken",
         "exact": True,
+        "format": "anthropic",
+        "warnings": [],
     }
 
 
@@ -132,6 +134,9 @@ async def test_should_compact_counts_when_no_usage_is_given(
         "overflow_tokens": -(-tokens * 9 // 10),
         "context_window": tokens,
         "message_count": 5,
+        "format": "anthropic",
+        "exact": True,
+        "warnings": [],
     }
 
 

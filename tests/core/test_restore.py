@@ -3,9 +3,11 @@ import pytest
 from app.core.assemble import RestoredFile
 from app.core.ports import FileSkip, FileText, SkipReason
 from app.core.restore import (
+    READ_TOOL_PRESETS,
     FileReadTool,
     RestoreLimits,
     plan_restore,
+    read_tools_from,
     select_restored,
 )
 from tests.builders import assistant, parse, read_round, tool_use, user
@@ -64,7 +66,44 @@ def test_plan_follows_a_configured_vocabulary() -> None:
     assert plan_restore(messages, tools, 5) == ["b.py", "/w/a.py"]
 
 
-@pytest.mark.parametrize("spec", ["read_file", ".path", "read_file.", ""])
+def test_editor_view_counts_only_with_the_view_command() -> None:
+    tools = read_tools_from(["swe_agent"])
+    messages = parse(
+        [
+            assistant(tool_use("str_replace_editor", command="view", path="/repo/a.py")),
+            assistant(tool_use("str_replace_editor", command="create", path="/repo/new.py")),
+            assistant(tool_use("str_replace_editor", command="str_replace", path="/repo/b.py")),
+        ]
+    )
+    assert plan_restore(messages, tools, 5) == ["/repo/a.py"]
+
+
+@pytest.mark.parametrize(
+    ("preset", "call", "path"),
+    [
+        ("seed000", tool_use("read_file", path="a.py"), "a.py"),
+        ("claude_code", tool_use("Read", file_path="/w/a.py"), "/w/a.py"),
+        ("swe_agent", tool_use("str_replace_editor", command="view", path="a.py"), "a.py"),
+        ("openhands", tool_use("str_replace_editor", command="view", path="a.py"), "a.py"),
+        ("mcp_filesystem", tool_use("read_text_file", path="/p/a.md"), "/p/a.md"),
+        ("mcp_filesystem", tool_use("read_file", path="/p/b.md"), "/p/b.md"),
+        ("all", tool_use("Read", file_path="c.py"), "c.py"),
+    ],
+)
+def test_each_preset_recognizes_its_agents_reads(
+    preset: str, call: dict[str, object], path: str
+) -> None:
+    assert plan_restore(parse([assistant(call)]), read_tools_from([preset]), 5) == [path]
+
+
+def test_presets_and_specs_mix_without_duplicates() -> None:
+    tools = read_tools_from(["seed000", "read_file.path", "view.path[command=show]"])
+    assert tools == (FileReadTool("read_file", "path"), FileReadTool("view", "path", "show"))
+    assert str(tools[1]) == "view.path[command=show]"
+    assert set(READ_TOOL_PRESETS["all"]) >= set(READ_TOOL_PRESETS["claude_code"])
+
+
+@pytest.mark.parametrize("spec", ["read_file", ".path", "read_file.", "", "a.b[cmd=x]"])
 def test_read_tool_spec_must_name_tool_and_field(spec: str) -> None:
     with pytest.raises(ValueError, match=r"tool_name\.path_field"):
         FileReadTool.parse(spec)

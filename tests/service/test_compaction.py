@@ -10,7 +10,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import SUMMARY_ACK
 from app.core.compaction import CompactOptions, result_json
 from app.core.decide import Thresholds
-from app.core.errors import SummarizerError
+from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import MOST_RECENT_RULE
@@ -25,6 +25,7 @@ from tests.builders import (
     parse,
     read_round,
     system,
+    tool_use,
     user,
 )
 
@@ -262,3 +263,26 @@ async def test_result_json_keeps_messages_as_sent(tokenizer: TiktokenTokenizer) 
     assert data["messages"] == raw
     assert data["compacted"] is False
     assert data["stats"] is None
+
+
+async def test_a_broken_conversation_that_would_come_back_unchanged_is_refused(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    messages = parse([system("s"), user("a"), assistant(tool_use("x", "t1")), user("b")])
+    with pytest.raises(InvalidConversationError) as caught:
+        await make_service(tokenizer).compact(CompactRequest(messages=messages))
+    [violation] = caught.value.violations
+    assert (violation.rule, violation.index) == ("tool_use_unanswered", 2)
+
+
+async def test_a_break_in_the_summarized_part_is_compacted(tokenizer: TiktokenTokenizer) -> None:
+    messages = parse([system("s"), user("a"), assistant(tool_use("x", "t1")), user("b")])
+    result = await make_service(tokenizer).compact(CompactRequest(messages=messages, force=True))
+    assert result.compacted is True
+
+
+async def test_an_agent_mid_tool_call_gets_its_messages_back(tokenizer: TiktokenTokenizer) -> None:
+    messages = parse([system("s"), user("a"), assistant(tool_use("bash", "t1", command="ls"))])
+    result = await make_service(tokenizer).compact(CompactRequest(messages=messages))
+    assert (result.compacted, result.reason) == (False, "below_threshold")
+    assert result.messages == messages

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.deps import ServiceDep
+from app.api.dialect import read_messages
 from app.api.errors import ApiError
 from app.api.routing import FastJsonRoute
 from app.api.schemas import (
@@ -22,14 +23,18 @@ router = APIRouter(
 
 @router.post("/count", summary="Count the tokens of a message list")
 async def count(body: CountRequest, service: ServiceDep) -> CountResponse:
-    """Exact cl100k_base counts (offline). Each message counts its role and its blocks'
-    text; an empty list counts 0."""
-    total = await service.count(body.messages)
+    """Exact cl100k_base counts (offline), or Anthropic's own with `tokenizer: anthropic`.
+    Each message counts its role and its blocks' text; an empty list counts 0; the same
+    conversation counts the same in either format."""
+    messages, fmt = read_messages(body.messages, body.format)
+    counted = await service.count_with(messages, body.tokenizer)
     return CountResponse(
-        token_count=total,
+        token_count=counted.token_count,
         message_count=len(body.messages),
-        tokenizer=service.tokenizer.name,
-        exact=True,
+        tokenizer=counted.tokenizer,
+        exact=counted.exact,
+        format=fmt,
+        warnings=list(counted.warnings),
     )
 
 
@@ -37,6 +42,7 @@ async def count(body: CountRequest, service: ServiceDep) -> CountResponse:
 async def should_compact(body: ShouldCompactRequest, service: ServiceDep) -> ShouldCompactResponse:
     """`should_compact` when tokens >= threshold x window and there are at least
     `min_messages` messages; `overflow` at the overflow threshold."""
+    messages, fmt = read_messages(body.messages, body.format)
     try:
         thresholds = service.thresholds(
             context_window=body.context_window,
@@ -47,8 +53,8 @@ async def should_compact(body: ShouldCompactRequest, service: ServiceDep) -> Sho
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc), field="overflow_threshold") from exc
     usage = body.last_usage.model_dump(exclude_none=True) if body.last_usage else None
-    decision, source = await service.should_compact(
-        body.messages, thresholds, usage, body.pending_input
+    decision, source, counted = await service.should_compact(
+        messages, thresholds, usage, body.pending_input, body.tokenizer
     )
     return ShouldCompactResponse(
         should_compact=decision.should_compact,
@@ -60,4 +66,7 @@ async def should_compact(body: ShouldCompactRequest, service: ServiceDep) -> Sho
         overflow_tokens=thresholds.overflow_tokens,
         context_window=thresholds.context_window,
         message_count=decision.message_count,
+        format=fmt,
+        exact=counted.exact if counted else True,
+        warnings=list(counted.warnings) if counted else [],
     )

@@ -1,0 +1,113 @@
+"""Any OpenAI-compatible `/chat/completions` server as a `Summarizer` (vLLM, Ollama,
+llama.cpp, OpenAI), over httpx: one attempt per call, errors translated.
+
+Same rules as the Anthropic adapter; `RetryingSummarizer` owns the retries:
+
+    retryable      timeout, connection error, 408, 409, 429, >= 500 (with `retry-after`)
+    not retryable  other 4xx, a body that is not a chat completion (not JSON, no choices,
+                   no message), empty text, finish_reason "length" (a cut-off summary)
+                   or "content_filter"
+
+The key is optional (local servers need none) and sent as a Bearer token. Error messages
+carry the exception class name and the status code only, never a body or the key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from app.adapters.retry import RETRYABLE_4XX, parse_retry_after
+from app.core.errors import SummarizerError
+from app.core.ports import SummaryRequest
+
+
+class OpenAICompatibleSummarizer:
+    """POSTs `request.prompt` under `request.system` to `{base_url}/chat/completions`."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_tokens: int = 4096,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._model = model
+        self._max_tokens = max_tokens
+        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.AsyncClient(
+            base_url=base_url.rstrip("/"),
+            headers=headers,
+            timeout=httpx.Timeout(timeout),
+            transport=transport,
+        )
+
+    @property
+    def name(self) -> str:
+        return "openai"
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        messages = [{"role": "user", "content": request.prompt}]
+        if request.system:
+            messages.insert(0, {"role": "system", "content": request.system})
+        body = {"model": self._model, "max_tokens": self._max_tokens, "messages": messages}
+        try:
+            response = await self._client.post("/chat/completions", json=body)
+        except httpx.TransportError as exc:  # timeouts and connection errors
+            raise SummarizerError(_describe(exc), retryable=True) from None
+        except httpx.HTTPError as exc:
+            raise SummarizerError(_describe(exc), retryable=False) from None
+        status = response.status_code
+        if status >= 500 or status in RETRYABLE_4XX:
+            raise SummarizerError(
+                _describe_status(status),
+                retryable=True,
+                retry_after=parse_retry_after(response.headers.get("retry-after")),
+            )
+        if status >= 400:
+            raise SummarizerError(_describe_status(status), retryable=False)
+        try:
+            payload = response.json()
+        except ValueError:
+            raise SummarizerError(
+                "chat completion API returned a body that is not JSON", retryable=False
+            ) from None
+        return _summary_text(payload)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def _summary_text(payload: Any) -> str:
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise SummarizerError(
+            "chat completion API returned an unexpected response", retryable=False
+        )
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    if finish == "length":
+        raise SummarizerError("summary cut off at max_tokens", retryable=False)
+    if finish == "content_filter":
+        raise SummarizerError("the summary was filtered by the server", retryable=False)
+    content = message.get("content")
+    if isinstance(content, list):  # some servers answer with content parts
+        texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        content = "".join(t for t in texts if isinstance(t, str))
+    text = content.strip() if isinstance(content, str) else ""
+    if not text:
+        raise SummarizerError("empty summary", retryable=False)
+    return text
+
+
+def _describe(exc: Exception) -> str:
+    return f"chat completion API call failed: {type(exc).__name__}"
+
+
+def _describe_status(status: int) -> str:
+    return f"chat completion API call failed: HTTP {status}"

@@ -1,0 +1,38 @@
+"""Reading a request's messages in either format, with 422s that name the caller's fields.
+
+`messages` arrive as JSON objects; `format` (`auto` by default) picks the shape they are
+validated as. Validation errors are re-raised as request validation errors located under
+`messages`, so they read `messages[3].role` whichever shape failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from fastapi.exceptions import RequestValidationError
+from pydantic import TypeAdapter, ValidationError
+
+from app.core.dialects import Format, OpenAIMessage, detect_format, from_openai
+from app.core.messages import Message
+
+RequestFormat = Literal["auto", "anthropic", "openai"]
+
+_ANTHROPIC = TypeAdapter(list[Message])
+_OPENAI = TypeAdapter(list[OpenAIMessage])
+
+
+def read_messages(
+    raw: Sequence[dict[str, Any]], requested: RequestFormat
+) -> tuple[list[Message], Format]:
+    """Canonical messages and the format they came in."""
+    fmt: Format = detect_format(raw) if requested == "auto" else requested
+    try:
+        if fmt == "openai":
+            _OPENAI.validate_python(raw)
+            return from_openai(raw), fmt
+        return _ANTHROPIC.validate_python(raw), fmt
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", "messages", *e["loc"])} for e in exc.errors()]
+        ) from None

@@ -1,0 +1,231 @@
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
+from app.adapters.retry import RetryingSummarizer
+from app.core.errors import SummarizerError
+from app.core.ports import SummaryRequest
+from tests.fakes.fake_llm_server import openai_completion, reply, start_fake_llm
+
+pytestmark = pytest.mark.anyio
+
+BASE_URL = "http://llm.test/v1"
+API_KEY = "sk-secret-openai-key"
+REQUEST = SummaryRequest(
+    messages=(), system="You summarize.", prompt="Summarize this history.", max_words=100
+)
+
+
+@pytest.fixture
+async def summarizer() -> AsyncIterator[OpenAICompatibleSummarizer]:
+    summarizer = OpenAICompatibleSummarizer(
+        base_url=BASE_URL, model="llama-test", api_key=API_KEY, timeout=5.0, max_tokens=321
+    )
+    yield summarizer
+    await summarizer.aclose()
+
+
+@pytest.fixture
+def api() -> Iterator[respx.MockRouter]:
+    with respx.mock(base_url=BASE_URL) as router:
+        yield router
+
+
+async def failure(summarizer: Any) -> SummarizerError:
+    with pytest.raises(SummarizerError) as caught:
+        await summarizer.summarize(REQUEST)
+    assert API_KEY not in str(caught.value)
+    assert caught.value.__cause__ is None
+    return caught.value
+
+
+def recording_sleep() -> tuple[list[float], Any]:
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    return sleeps, sleep
+
+
+async def test_success_sends_system_and_prompt_and_returns_the_stripped_text(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter
+) -> None:
+    route = api.post("/chat/completions").respond(200, json=openai_completion(" summary \n"))
+
+    assert await summarizer.summarize(REQUEST) == "summary"
+
+    request = route.calls.last.request
+    assert request.headers["authorization"] == f"Bearer {API_KEY}"
+    assert json.loads(request.content) == {
+        "model": "llama-test",
+        "max_tokens": 321,
+        "messages": [
+            {"role": "system", "content": "You summarize."},
+            {"role": "user", "content": "Summarize this history."},
+        ],
+    }
+
+
+async def test_no_key_sends_no_authorization(api: respx.MockRouter) -> None:
+    route = api.post("/chat/completions").respond(200, json=openai_completion("ok"))
+    summarizer = OpenAICompatibleSummarizer(base_url=BASE_URL + "/", model="m")
+    try:
+        assert await summarizer.summarize(REQUEST) == "ok"
+    finally:
+        await summarizer.aclose()
+    assert "authorization" not in route.calls.last.request.headers
+
+
+async def test_retry_then_success(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter
+) -> None:
+    route = api.post("/chat/completions")
+    route.side_effect = [
+        httpx.Response(429, headers={"retry-after": "2"}, json={"error": {}}),
+        httpx.Response(503, json={"error": {}}),
+        httpx.Response(200, json=openai_completion("third time")),
+    ]
+    sleeps, sleep = recording_sleep()
+    retrying = RetryingSummarizer(summarizer, base_delay=0.5, sleep=sleep, jitter=lambda: 1.0)
+
+    assert await retrying.summarize(REQUEST) == "third time"
+    assert route.call_count == 3
+    assert sleeps == [2.0, 1.0]
+
+
+async def test_all_attempts_failing_raise_the_last_error(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter
+) -> None:
+    route = api.post("/chat/completions").respond(500, json={"error": {"message": "echo"}})
+    sleeps, sleep = recording_sleep()
+    retrying = RetryingSummarizer(summarizer, attempts=3, sleep=sleep, jitter=lambda: 1.0)
+
+    error = await failure(retrying)
+
+    assert route.call_count == 3
+    assert len(sleeps) == 2
+    assert error.retryable is True
+    assert str(error) == "chat completion API call failed: HTTP 500 after 3 attempts"
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504])
+async def test_server_errors_are_retryable(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter, status: int
+) -> None:
+    api.post("/chat/completions").respond(status, json={"error": {"message": "echo: prompt"}})
+    error = await failure(summarizer)
+    assert (error.retryable, error.retry_after) == (True, None)
+    assert "echo" not in str(error)
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+async def test_client_errors_are_not_retried(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter, status: int
+) -> None:
+    route = api.post("/chat/completions").respond(status, json={"error": {}})
+    retrying = RetryingSummarizer(summarizer, attempts=3)
+    error = await failure(retrying)
+    assert error.retryable is False
+    assert route.call_count == 1
+
+
+async def test_timeouts_and_connection_errors_are_retryable(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter
+) -> None:
+    route = api.post("/chat/completions")
+    for exc in (httpx.ReadTimeout("slow"), httpx.ConnectError("refused")):
+        route.side_effect = exc
+        error = await failure(summarizer)
+        assert error.retryable is True
+        assert type(exc).__name__ in str(error)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        openai_completion(""),
+        openai_completion("   \n"),
+        {
+            **openai_completion("x"),
+            "choices": [{"message": {"role": "assistant", "content": None}}],
+        },
+    ],
+)
+async def test_an_empty_answer_is_a_failure(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter, body: dict[str, Any]
+) -> None:
+    api.post("/chat/completions").respond(200, json=body)
+    error = await failure(summarizer)
+    assert (error.retryable, str(error)) == (False, "empty summary")
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        httpx.Response(200, content=b"<html>gateway</html>"),
+        httpx.Response(200, json={"choices": []}),
+        httpx.Response(200, json={"object": "error"}),
+        httpx.Response(200, json=[1, 2]),
+        httpx.Response(200, json={"choices": [{"text": "legacy completion"}]}),
+    ],
+)
+async def test_a_malformed_body_is_a_non_retryable_failure(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter, response: httpx.Response
+) -> None:
+    api.post("/chat/completions").mock(return_value=response)
+    error = await failure(summarizer)
+    assert error.retryable is False
+
+
+@pytest.mark.parametrize("reason", ["length", "content_filter"])
+async def test_a_cut_off_or_filtered_summary_is_a_failure(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter, reason: str
+) -> None:
+    api.post("/chat/completions").respond(
+        200, json=openai_completion("half a summ", finish_reason=reason)
+    )
+    error = await failure(summarizer)
+    assert error.retryable is False
+
+
+async def test_content_parts_are_joined(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter
+) -> None:
+    body = openai_completion("x")
+    body["choices"][0]["message"]["content"] = [
+        {"type": "text", "text": "a "},
+        {"type": "text", "text": "b"},
+    ]
+    api.post("/chat/completions").respond(200, json=body)
+    assert await summarizer.summarize(REQUEST) == "a b"
+
+
+async def test_the_fake_server_on_localhost_answers_after_a_retry() -> None:
+    script = [reply(502, {"error": {"message": "x"}}), reply(200, openai_completion(" local "))]
+    sleeps, sleep = recording_sleep()
+    with start_fake_llm(script) as fake:
+        summarizer = RetryingSummarizer(
+            OpenAICompatibleSummarizer(base_url=fake.url + "/v1", model="m"),
+            sleep=sleep,
+            jitter=lambda: 1.0,
+        )
+        try:
+            assert await summarizer.summarize(REQUEST) == "local"
+        finally:
+            await summarizer.aclose()
+        requests = fake.requests
+    assert [r.path for r in requests] == ["/v1/chat/completions"] * 2
+    assert sleeps == [0.5]
+    assert requests[-1].body["model"] == "m"
+    assert requests[-1].body["messages"][-1] == {
+        "role": "user",
+        "content": "Summarize this history.",
+    }

@@ -1,0 +1,69 @@
+"""Every real transcript in ../shared/corpus compacts in its format and passes the validator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.core.dialects import OpenAIMessage, from_openai, to_openai
+from app.core.messages import Message
+from app.core.validate import anthropic_violations, openai_violations
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+FILES = sorted(CORPUS.glob("*.json"))
+OPENAI_FILES = [f for f in FILES if f.name.endswith(".openai.json")]
+
+pytestmark = pytest.mark.skipif(not FILES, reason=f"no corpus at {CORPUS}")
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["messages"]
+    return messages
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+async def test_transcript_compacts_and_its_output_passes_the_validator(
+    path: Path, client: httpx.AsyncClient
+) -> None:
+    messages = load(path)
+    response = await client.post("/compact", json={"messages": messages, "force": True})
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert data["compacted"] is True
+    expected = "openai" if path.name.endswith(".openai.json") else "anthropic"
+    assert data["format"] == expected
+    out = data["messages"]
+    assert out[0] == messages[0]
+    if expected == "openai":
+        for message in out:
+            OpenAIMessage.model_validate(message)
+        assert openai_violations(out) == []
+        assert anthropic_violations(from_openai(out)) == []
+    else:
+        assert anthropic_violations([Message.model_validate(m) for m in out]) == []
+    archive = (await client.get(f"/archives/{data['archive']['id']}")).json()
+    assert archive["messages"] == messages[1:]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", OPENAI_FILES, ids=lambda p: p.name)
+async def test_both_formats_of_a_transcript_count_the_same(
+    path: Path, client: httpx.AsyncClient
+) -> None:
+    twin = path.with_name(path.name.replace(".openai.json", ".anthropic.json"))
+    counts = [
+        (await client.post("/count", json={"messages": load(p)})).json()["token_count"]
+        for p in (path, twin)
+    ]
+    assert counts[0] == counts[1]
+
+
+@pytest.mark.parametrize("path", OPENAI_FILES, ids=lambda p: p.name)
+def test_openai_transcript_round_trips_exactly(path: Path) -> None:
+    messages = load(path)
+    assert to_openai(from_openai(messages)) == messages
