@@ -17,6 +17,7 @@ from app.adapters.anthropic_summarizer import AnthropicSummarizer
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
 from app.adapters.retry import RetryingSummarizer
+from app.adapters.token_cache import CachingTokenizer
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
 from app.api.errors import install_error_handlers
@@ -80,15 +81,27 @@ def build_provider_counter(settings: Settings) -> ProviderCounter | None:
     )
 
 
-def build_service(settings: Settings, tokenizer: Tokenizer | None = None) -> CompactionService:
-    summarizer = build_summarizer(settings)
+def build_tokenizer(settings: Settings, tokenizer: Tokenizer | None = None) -> Tokenizer:
+    """The exact tokenizer, behind the per-message count cache unless it is disabled."""
+    base = tokenizer or TiktokenTokenizer()
+    if settings.token_cache_entries == 0:
+        return base
+    return CachingTokenizer(base, settings.token_cache_entries)
+
+
+def build_service(
+    settings: Settings,
+    tokenizer: Tokenizer | None = None,
+    summarizer: Summarizer | None = None,
+) -> CompactionService:
+    summarizer = summarizer or build_summarizer(settings)
     fallback = (
         ExtractiveSummarizer()
         if settings.summary_fallback == "extractive" and summarizer.name != "extractive"
         else None
     )
     return CompactionService(
-        tokenizer=tokenizer or TiktokenTokenizer(),
+        tokenizer=build_tokenizer(settings, tokenizer),
         summarizer=summarizer,
         fallback=fallback,
         provider_counter=build_provider_counter(settings),

@@ -94,6 +94,11 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         32 * 1024 * 1024, gt=0, description="Largest accepted request body (413 above)."
     )
+    token_cache_entries: int = Field(
+        50_000,
+        ge=0,
+        description="Token counts of recent messages kept (LRU, ~200 bytes each); 0 disables.",
+    )
     host: str = Field("127.0.0.1", description="`python -m app serve` binds here.")
     port: int = Field(8080, gt=0, lt=65536, description="`python -m app serve` listens here.")
     log_level: Literal["debug", "info", "warning", "error"] = Field("info")

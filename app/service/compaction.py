@@ -224,8 +224,9 @@ class CompactionService:
         _refuse([v for v in broken if v.index < len(partition.head)])
 
         try:
-            archive = self._build_archive(partition.rest, request.session_id, fmt)
-            await to_thread.run_sync(self.archive.save, archive)
+            archive = await to_thread.run_sync(
+                self._save_archive, partition.rest, request.session_id, fmt
+            )
         except (ArchiveError, ValueError) as exc:
             log.error("archive failed; not compacting", extra={"error": str(exc)})
             return _unchanged(
@@ -233,7 +234,9 @@ class CompactionService:
             )
 
         warnings: list[str] = []
-        summary_request = self._summary_request(partition.rest, options, request.instructions)
+        summary_request = await to_thread.run_sync(
+            self._summary_request, partition.rest, options, request.instructions
+        )
         summarized = await self._summarize(summary_request, warnings)
         if summarized is None:
             return _unchanged(messages, token_count, "summarization_failed", warnings, fmt=fmt)
@@ -285,6 +288,13 @@ class CompactionService:
             summarizer=summarizer_name,
             warnings=warnings,
         )
+
+    def _save_archive(
+        self, rest: Sequence[Message], session_id: str | None, fmt: Format
+    ) -> Archive:
+        archive = self._build_archive(rest, session_id, fmt)
+        self.archive.save(archive)
+        return archive
 
     def _build_archive(
         self, rest: Sequence[Message], session_id: str | None, fmt: Format

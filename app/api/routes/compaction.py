@@ -10,12 +10,15 @@ from app.api.deps import ServiceDep
 from app.api.dialect import read_messages
 from app.api.errors import invalid_conversation
 from app.api.responses import JsonResponse
+from app.api.routing import FastJsonRoute
 from app.api.schemas import CompactRequestBody, ErrorResponse
 from app.core.compaction import CompactResult, result_json
 from app.core.errors import InvalidConversationError
 from app.service.compaction import CompactRequest
 
-router = APIRouter(tags=["compaction"], responses={422: {"model": ErrorResponse}})
+router = APIRouter(
+    route_class=FastJsonRoute, tags=["compaction"], responses={422: {"model": ErrorResponse}}
+)
 
 
 @router.post(

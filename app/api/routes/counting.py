@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from app.api.deps import ServiceDep
 from app.api.dialect import read_messages
 from app.api.errors import ApiError
+from app.api.routing import FastJsonRoute
 from app.api.schemas import (
     CountRequest,
     CountResponse,
@@ -15,7 +16,9 @@ from app.api.schemas import (
     ShouldCompactResponse,
 )
 
-router = APIRouter(tags=["counting"], responses={422: {"model": ErrorResponse}})
+router = APIRouter(
+    route_class=FastJsonRoute, tags=["counting"], responses={422: {"model": ErrorResponse}}
+)
 
 
 @router.post("/count", summary="Count the tokens of a message list")
