@@ -121,6 +121,7 @@ def build_service(
             ),
             read_tools=read_tools_from(settings.read_tools),
             max_summary_words=settings.max_summary_words,
+            ledger_budget=settings.ledger_budget,
         ),
     )
 

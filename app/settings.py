@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     )
     summary_model: str = Field("claude-sonnet-4-5", description="Model for LLM summaries.")
     max_summary_words: int = Field(1200, gt=0, description="Word limit of a summary.")
+    ledger_budget: int = Field(
+        1500, ge=0, description="Token budget of the fact ledger appended to every summary."
+    )
     summary_max_tokens: int = Field(4096, gt=0, description="max_tokens of the summary call.")
     summary_timeout: float = Field(60.0, gt=0, description="Seconds per summarizer attempt.")
     summary_attempts: int = Field(3, ge=1, le=10, description="Summarizer attempts in all.")

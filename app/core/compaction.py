@@ -21,6 +21,7 @@ NotCompactedReason = Literal[
     "below_threshold",
     "below_min_messages",
     "nothing_to_compact",
+    "pending_tool_calls",
     "archive_failed",
     "summarization_failed",
 ]
@@ -47,6 +48,12 @@ class CompactOptions(BaseModel):
     )
     max_restore_tokens_total: int | None = Field(
         None, ge=0, description="Restoration stops before exceeding this many tokens."
+    )
+    ledger_budget: int | None = Field(
+        None,
+        ge=0,
+        le=100_000,
+        description="Token budget of the fact ledger appended to the summary (0 disables it).",
     )
     max_summary_words: int | None = Field(
         None, gt=0, le=20000, description="Word limit given to the summarizer."
@@ -88,6 +95,20 @@ class SkippedFileInfo(BaseModel):
             "not_utf8 | too_large | too_many_tokens | total_limit_reached"
         )
     )
+
+
+class LedgerFactInfo(BaseModel):
+    """One fact of the ledger, and whether the summarizer's own text already stated it."""
+
+    model_config = _FROZEN
+    kind: str = Field(
+        description=(
+            "instruction | error | failed_approach | file_changed | goal | latest_request | "
+            "todo | command | file_read | identifier"
+        )
+    )
+    text: str
+    in_summary: bool
 
 
 class CompactStats(BaseModel):
@@ -146,6 +167,11 @@ _RESULT_EXAMPLE: JsonDict = {
         "sha256": "df689ec28f0e444d2a0a1a8ccdc78e017f8f229dbef077ac56d039dd664bbd83",
     },
     "summarizer": "extractive",
+    "ledger": [
+        {"kind": "instruction", "text": "Never edit the generated files.", "in_summary": False},
+        {"kind": "file_changed", "text": "src/app.py (edited)", "in_summary": True},
+    ],
+    "ledger_dropped": 0,
     "warnings": [],
 }
 
@@ -169,6 +195,11 @@ class CompactResult(BaseModel):
     stats: CompactStats | None = Field(None, description="Null when nothing was compacted.")
     archive: ArchiveInfo | None = None
     summarizer: str | None = Field(None, description="Which summarizer produced the summary.")
+    ledger: list[LedgerFactInfo] = Field(
+        default_factory=list,
+        description="The facts of the ledger appended to the summary (seed 003 §7.1).",
+    )
+    ledger_dropped: int = Field(0, description="Facts left out of the ledger by its budget.")
     warnings: list[str] = Field(default_factory=list)
 
 

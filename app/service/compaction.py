@@ -25,6 +25,7 @@ from app.core.compaction import (
     CompactOptions,
     CompactResult,
     CompactStats,
+    LedgerFactInfo,
     NotCompactedReason,
     RestoredFileInfo,
     SkippedFileInfo,
@@ -39,7 +40,8 @@ from app.core.decide import (
 from app.core.dialects import Format, dump_as
 from app.core.errors import ArchiveError, CountError, InvalidConversationError, SummarizerError
 from app.core.ids import archive_sha256, new_archive_id
-from app.core.messages import Message
+from app.core.ledger import DEFAULT_LEDGER_BUDGET, guard_summary
+from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
 from app.core.ports import (
     Archive,
@@ -77,6 +79,7 @@ class Defaults:
     restore: RestoreLimits
     read_tools: tuple[FileReadTool, ...]
     max_summary_words: int
+    ledger_budget: int = DEFAULT_LEDGER_BUDGET
 
 
 TokenizerChoice = Literal["tiktoken", "anthropic"]
@@ -222,6 +225,16 @@ class CompactionService:
             _refuse(broken)
             return _unchanged(messages, token_count, "nothing_to_compact", fmt=fmt)
         _refuse([v for v in broken if v.index < len(partition.head)])
+        if any(tool_uses(messages[-1])):
+            # Summarizing an unanswered tool call would orphan the results the agent is
+            # about to append: compact after they are in.
+            return _unchanged(
+                messages,
+                token_count,
+                "pending_tool_calls",
+                ["the last assistant message has tool calls that are not answered yet"],
+                fmt=fmt,
+            )
 
         try:
             archive = await to_thread.run_sync(
@@ -241,6 +254,14 @@ class CompactionService:
         if summarized is None:
             return _unchanged(messages, token_count, "summarization_failed", warnings, fmt=fmt)
         summary, summarizer_name = summarized
+        ledger = await to_thread.run_sync(
+            guard_summary,
+            summary,
+            partition.rest,
+            _pick(options.ledger_budget, self.defaults.ledger_budget),
+            self.tokenizer.count,
+        )
+        summary = ledger.text
 
         selection = await self._restore(messages, options)
         assembled = assemble_messages(partition.head, summary, selection.restored)
@@ -286,6 +307,11 @@ class CompactionService:
                 sha256=archive.ref.sha256,
             ),
             summarizer=summarizer_name,
+            ledger=[
+                LedgerFactInfo(kind=fact.kind, text=fact.text, in_summary=stated)
+                for fact, stated in ledger.facts
+            ],
+            ledger_dropped=ledger.dropped,
             warnings=warnings,
         )
 

@@ -39,8 +39,11 @@ async def test_llm_summary_is_used_and_the_key_leaks_nowhere(
     data = response.json()
     assert data["compacted"] is True
     assert data["summarizer"] == "anthropic"
-    assert data["summary"] == "## Goals\nLLM SUMMARY"
-    assert data["messages"][1]["content"] == "[Conversation compressed]\n\n## Goals\nLLM SUMMARY"
+    assert data["summary"] == (
+        "## Goals\nLLM SUMMARY\n\n## Ledger\n- [goal] Fix the bug.\n- [file_read] a.py"
+    )
+    assert data["messages"][1]["content"] == f"[Conversation compressed]\n\n{data['summary']}"
+    assert {"kind": "file_read", "text": "a.py", "in_summary": False} in data["ledger"]
     assert len(received) == 2  # one 500, retried once
     assert received[-1].headers["x-api-key"] == SECRET
     assert received[-1].body["model"] == "claude-test"

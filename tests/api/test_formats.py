@@ -104,10 +104,26 @@ async def test_unanswered_tool_call_in_a_returned_conversation_is_a_422(
 async def test_a_break_in_the_summarized_part_is_compacted_away(
     client: httpx.AsyncClient,
 ) -> None:
-    messages = [system("s"), user("a"), user("b"), assistant(tool_use("x", "t1"))]
+    messages = [
+        system("s"),
+        user("a"),
+        user("b"),
+        assistant(tool_use("x", "t1")),
+        user("never answered"),
+        assistant("ok"),
+    ]
     data = (await client.post("/compact", json={"messages": messages, "force": True})).json()
     assert data["compacted"] is True
     assert [m["role"] for m in data["messages"]] == ["system", "user", "assistant"]
+
+
+async def test_an_unanswered_tool_call_at_the_end_is_not_compacted(
+    client: httpx.AsyncClient,
+) -> None:
+    messages = [system("s"), user("a"), assistant(tool_use("x", "t1"))]
+    data = (await client.post("/compact", json={"messages": messages, "force": True})).json()
+    assert (data["compacted"], data["reason"]) == (False, "pending_tool_calls")
+    assert data["messages"] == messages
 
 
 @respx.mock(base_url=ANTHROPIC_URL)

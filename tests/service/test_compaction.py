@@ -36,6 +36,7 @@ DEFAULTS = Defaults(
     restore=RestoreLimits(5, 5000, 50_000),
     read_tools=(FileReadTool("read_file", "path"),),
     max_summary_words=1200,
+    ledger_budget=0,  # seed 000's exact output; the ledger has its own tests
 )
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -286,3 +287,31 @@ async def test_an_agent_mid_tool_call_gets_its_messages_back(tokenizer: Tiktoken
     result = await make_service(tokenizer).compact(CompactRequest(messages=messages))
     assert (result.compacted, result.reason) == (False, "below_threshold")
     assert result.messages == messages
+
+
+async def test_pending_tool_calls_are_not_summarized_away(tokenizer: TiktokenTokenizer) -> None:
+    summarizer = FakeSummarizer()
+    service = make_service(tokenizer, summarizer=summarizer)
+    messages = parse([system("s"), user("a"), assistant(tool_use("bash", "t1", command="ls"))])
+    result = await service.compact(CompactRequest(messages=messages, force=True))
+    assert (result.compacted, result.reason) == (False, "pending_tool_calls")
+    assert result.messages == messages
+    assert result.warnings == [
+        "the last assistant message has tool calls that are not answered yet"
+    ]
+    assert summarizer.requests == []
+
+
+async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokenizer) -> None:
+    service = make_service(tokenizer)
+    service.defaults = Defaults(**{**DEFAULTS.__dict__, "ledger_budget": 1500})
+    messages = parse([system("s"), user("Never use tabs."), assistant("ok")])
+    result = await service.compact(CompactRequest(messages=messages, force=True))
+    assert result.summary == (
+        "SUMMARY\n\n## Ledger\n- [instruction] Never use tabs.\n- [goal] Never use tabs."
+    )
+    assert [(f.kind, f.in_summary) for f in result.ledger] == [
+        ("instruction", False),
+        ("goal", False),
+    ]
+    assert result.ledger_dropped == 0

@@ -1,0 +1,194 @@
+"""Summary fidelity: which ground-truth facts survive compaction (issue 9).
+
+Usage: python -m bench.fidelity          (prints the table and updates bench/RESULTS.md)
+
+Ground truth, per transcript of shared/corpus/*.anthropic.json:
+- files: every path the agent read, created, edited or deleted (the same extraction the
+  extractive summarizer uses: file-tool calls, SWE-agent's `create`/`edit`, shell `rm`);
+- commands: the first line of every tool call's `input.command`;
+- errors: for every tool result marked `is_error`, its last non-empty line, cut to 120
+  characters (errors are identified by that line, as the ledger and summary show them).
+A fact is present when its text occurs verbatim in the compacted messages' text.
+
+Cases: (a) the extractive summarizer, no ledger; (b) a lossy LLM that answers one generic
+sentence, no ledger; (c) the lossy LLM with the ledger; then three successive compactions
+(the rest split in three, each compaction's output carried into the next) with (d) the
+lossy LLM and the ledger, (e) the extractive summarizer and the ledger, (f) the lossy LLM
+without the ledger. With the ledger the share must be 100% everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import platform
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from app.core.extractive import ExtractiveSummarizer, extract_facts
+from app.core.messages import Message, message_text, tool_result_text, tool_uses
+from app.core.ports import Summarizer, SummaryRequest
+from app.main import build_service
+from app.service.compaction import CompactionService, CompactRequest
+from app.settings import Settings
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+SECTION = "## Summary fidelity"
+ERROR_CHARS = 120
+
+
+class LossySummarizer:
+    """A deliberately lossy LLM: one generic sentence, whatever it is given."""
+
+    @property
+    def name(self) -> str:
+        return "lossy"
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        return "The agent worked on the task and made some progress."
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str
+    summarizer: Summarizer
+    ledger: bool
+    rounds: int
+
+
+CASES = (
+    Case("(a) extractive, no ledger", ExtractiveSummarizer(), False, 1),
+    Case("(b) lossy LLM, no ledger", LossySummarizer(), False, 1),
+    Case("(c) lossy LLM + ledger", LossySummarizer(), True, 1),
+    Case("(d) lossy LLM + ledger, 3 compactions", LossySummarizer(), True, 3),
+    Case("(e) extractive + ledger, 3 compactions", ExtractiveSummarizer(), True, 3),
+    Case("(f) lossy LLM, no ledger, 3 compactions", LossySummarizer(), False, 3),
+)
+
+
+def ground_truth(messages: list[Message]) -> set[str]:
+    found = extract_facts(messages)
+    facts = {
+        *found.files_read,
+        *found.files_created,
+        *found.files_edited,
+        *found.files_deleted,
+    }
+    results = {}
+    for message in messages:
+        for block in message.blocks():
+            if getattr(block, "type", None) == "tool_result":
+                results[block.tool_use_id] = block  # type: ignore[union-attr]
+        for call in tool_uses(message):
+            command = call.input.get("command")
+            if isinstance(command, str) and command.strip():
+                facts.add(command.strip().split("\n", 1)[0])
+    for block in results.values():
+        if block.is_error:
+            lines = [line for line in tool_result_text(block).splitlines() if line.strip()]
+            if lines:
+                facts.add(lines[-1].strip()[:ERROR_CHARS].rstrip())
+    return facts
+
+
+def present(facts: set[str], messages: list[Message]) -> set[str]:
+    text = "\n".join(message_text(m) for m in messages)
+    flat = " ".join(text.split())
+    return {fact for fact in facts if fact in text or " ".join(fact.split()) in flat}
+
+
+def _chunks(rest: list[Message], rounds: int) -> list[list[Message]]:
+    """`rounds` parts of about equal length, each ending after a user message, so no part
+    ends on a tool call whose result is in the next one (agents compact between turns)."""
+    cuts = [i + 1 for i, m in enumerate(rest) if m.role == "user"]
+    ends = sorted(
+        {min(cuts, key=lambda c: abs(c - len(rest) * k // rounds)) for k in range(1, rounds)}
+    )
+    bounds = [0, *(e for e in ends if 0 < e < len(rest)), len(rest)]
+    return [rest[a:b] for a, b in pairwise(bounds) if b > a]
+
+
+async def compact_rounds(
+    service: CompactionService, messages: list[Message], rounds: int
+) -> list[Message]:
+    head, rest = messages[:1], messages[1:]
+    context = list(head)
+    for chunk in _chunks(rest, rounds):
+        context = [*context, *chunk]
+        result = await service.compact(CompactRequest(messages=context, force=True))
+        assert result.compacted, result.reason
+        context = list(result.messages)
+    return context
+
+
+async def measure() -> list[tuple[str, dict[str, float]]]:
+    paths = sorted(CORPUS.glob("*.anthropic.json"))
+    if not paths:
+        raise SystemExit(f"no transcripts under {CORPUS}")
+    table: list[tuple[str, dict[str, float]]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(_env_file=None, workdir=tmp, data_dir=f"{tmp}/data")  # type: ignore[call-arg]
+        base = build_service(settings)
+        for case in CASES:
+            base.summarizer = case.summarizer
+            base.defaults = replace(base.defaults, ledger_budget=1500 if case.ledger else 0)
+            shares: dict[str, float] = {}
+            for path in paths:
+                raw: list[dict[str, Any]] = json.loads(path.read_text())["messages"]
+                messages = [Message.model_validate(m) for m in raw]
+                truth = ground_truth(messages)
+                out = await compact_rounds(base, messages, case.rounds)
+                shares[path.name.removesuffix(".anthropic.json")] = (
+                    len(present(truth, out)) / len(truth) if truth else 1.0
+                )
+            table.append((case.label, shares))
+    return table
+
+
+def render(table: list[tuple[str, dict[str, float]]]) -> str:
+    names = list(table[0][1])
+    lines = [
+        SECTION,
+        "",
+        f"`python -m bench.fidelity` on {datetime.now(UTC):%Y-%m-%d}, Python "
+        f"{platform.python_version()}, {platform.machine()}. Share of ground-truth facts (file "
+        "paths touched, commands run, error lines) present in the compacted context; see the "
+        "module docstring for the definitions.",
+        "",
+        "| case | min | mean | " + " | ".join(n.removeprefix("swe-") for n in names) + " |",
+        "|---|---|---|" + "---|" * len(names),
+    ]
+    for label, shares in table:
+        values = [shares[n] for n in names]
+        cells = " | ".join(f"{v:.0%}" for v in values)
+        lines.append(f"| {label} | {min(values):.0%} | {sum(values) / len(values):.0%} | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_results(section: str) -> None:
+    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
+    if SECTION in text:
+        before, _, after = text.partition(SECTION)
+        following = after.find("\n## ")
+        text = before + section + (after[following + 1 :] if following >= 0 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    RESULTS.write_text(text, encoding="utf-8")
+
+
+def main() -> int:
+    table = asyncio.run(measure())
+    section = render(table)
+    print(section)
+    write_results(section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

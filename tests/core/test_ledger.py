@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+from app.core.assemble import summary_message
+from app.core.ledger import (
+    Fact,
+    extract_ledger,
+    fit_budget,
+    guard_summary,
+    merge,
+    parse_ledger,
+    render_ledger,
+)
+from tests.builders import assistant, parse, tool_result, tool_use, user
+
+
+def words(text: str) -> int:
+    """A stand-in token counter: one token a word."""
+    return len(text.split())
+
+
+def test_each_fact_kind_is_extracted_in_order() -> None:
+    bash = tool_use("bash", "t1", command="sed -i 's/a/b/' src/app.py && python -m pytest")
+    failing = tool_use("bash", "t2", command="python run.py > out.log")
+    todo = tool_use(
+        "TodoWrite",
+        "t3",
+        todos=[
+            {"content": "write tests", "status": "pending"},
+            {"content": "read docs", "status": "completed"},
+        ],
+    )
+    messages = parse(
+        [
+            user("Fix `parse_date` in src/dates.py. Never touch the vendored code."),
+            assistant("Editing.", bash),
+            tool_result("t1", "2 passed"),
+            assistant("Patching didn't work, using a regex instead.", failing),
+            tool_result("t2", "Traceback:\nValueError: bad date", is_error=True),
+            assistant("Next steps:\n- [ ] handle time zones", todo),
+            tool_result("t3", "ok"),
+            user("Now also update the changelog."),
+        ]
+    )
+    assert extract_ledger(messages) == [
+        Fact("goal", "Fix `parse_date` in src/dates.py. Never touch the vendored code."),
+        Fact("instruction", "Never touch the vendored code."),
+        Fact("identifier", "parse_date"),
+        Fact("identifier", "src/dates.py"),
+        Fact("command", "sed -i 's/a/b/' src/app.py && python -m pytest"),
+        Fact("file_changed", "src/app.py (edited)"),
+        Fact("failed_approach", "Patching didn't work, using a regex instead."),
+        Fact("command", "python run.py > out.log"),
+        Fact("file_changed", "out.log (written)"),
+        Fact("todo", "handle time zones"),
+        Fact("todo", "write tests"),
+        Fact("error", "bash `python run.py > out.log`: ValueError: bad date"),
+        Fact("latest_request", "Now also update the changelog."),
+    ]
+
+
+def test_shell_reads_moves_and_deletes_are_files() -> None:
+    call = tool_use("bash", "t1", command="cat a.txt; mv old.py new.py; rm -f junk.tmp")
+    facts = extract_ledger(parse([user("go"), assistant(call), tool_result("t1", "")]))
+    files = [f for f in facts if f.kind.startswith("file")]
+    assert files == [
+        Fact("file_read", "a.txt"),
+        Fact("file_changed", "old.py (moved to new.py)"),
+        Fact("file_changed", "new.py (created)"),
+        Fact("file_changed", "junk.tmp (deleted)"),
+    ]
+
+
+def test_render_and_parse_round_trip() -> None:
+    facts = [Fact("instruction", "Never push."), Fact("file_read", "a.py")]
+    text = render_ledger(facts, dropped=2)
+    assert text == (
+        "## Ledger\n- [instruction] Never push.\n- [file_read] a.py\n"
+        "- (2 more facts did not fit the ledger budget)"
+    )
+    assert parse_ledger(f"## Goals\nsummary\n\n{text}") == facts
+
+
+def test_merge_keeps_earlier_facts_first_and_each_once() -> None:
+    old = [Fact("command", "make"), Fact("file_read", "a.py")]
+    new = [Fact("file_read", "a.py"), Fact("error", "boom")]
+    assert merge(old, new) == [*old, Fact("error", "boom")]
+
+
+def test_budget_takes_priority_then_recency_and_counts_the_rest() -> None:
+    facts = [
+        Fact("identifier", "x"),
+        Fact("command", "old command"),
+        Fact("instruction", "always lint"),
+        Fact("command", "new command"),
+    ]
+    # heading (2) + dropped line (10) + "- [instruction] always lint" (4) + 1 = 17;
+    # each command line costs 4 + 1: room for one more, the newest.
+    kept, dropped = fit_budget(facts, 22, words)
+    assert kept == [Fact("instruction", "always lint"), Fact("command", "new command")]
+    assert dropped == 2
+
+
+def test_guard_appends_the_ledger_and_reports_what_the_summary_stated() -> None:
+    messages = parse(
+        [user("Use uv instead of pip."), assistant(tool_use("read_file", path="a.py"))]
+    )
+    report = guard_summary("We read a.py.", messages, 1500, words)
+    assert report.text == (
+        "We read a.py.\n\n## Ledger\n- [instruction] Use uv instead of pip.\n"
+        "- [goal] Use uv instead of pip.\n- [file_read] a.py"
+    )
+    assert [(f.kind, stated) for f, stated in report.facts] == [
+        ("instruction", False),
+        ("goal", False),
+        ("file_read", True),
+    ]
+    assert report.dropped == 0
+
+
+def test_a_zero_budget_disables_the_ledger() -> None:
+    report = guard_summary("S", parse([user("never stop")]), 0, words)
+    assert (report.text, report.facts, report.dropped) == ("S", (), 0)
+
+
+def test_facts_survive_successive_compactions_with_a_lossy_summarizer() -> None:
+    first = parse([user("Never use tabs."), assistant(tool_use("bash", command="make test"))])
+    summary = guard_summary("Generic summary.", first, 1500, words).text
+    second = [summary_message(summary), *parse([user("next"), assistant("ok")])]
+    summary = guard_summary("Shorter.", second, 1500, words).text
+    third = [summary_message(summary), *parse([user("more")])]
+    final = guard_summary("Nothing useful.", third, 1500, words)
+    kept = {fact for fact, _ in final.facts}
+    assert {
+        Fact("instruction", "Never use tabs."),
+        Fact("command", "make test"),
+        Fact("goal", "Never use tabs."),
+    } <= kept
+
+
+def test_a_ledger_the_llm_copied_is_replaced_not_doubled() -> None:
+    messages = parse([user("never stop")])
+    report = guard_summary("S\n## Ledger\n- [goal] stale", messages, 1500, words)
+    assert report.text.count("## Ledger") == 1
+    assert "stale" not in report.text
