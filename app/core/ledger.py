@@ -96,8 +96,14 @@ def extract_ledger(messages: Sequence[Message]) -> list[Fact]:
     found = extract_facts(messages)
     if found.first_request:
         facts.append(Fact("goal", _cut(found.first_request)))
+    failed = {
+        block.tool_use_id
+        for message in messages
+        for block in message.blocks()
+        if isinstance(block, ToolResultBlock) and block.is_error
+    }
     for message in messages:
-        facts.extend(_message_facts(message))
+        facts.extend(_message_facts(message, failed))
     facts.extend(Fact("file_changed", f"{p} (created)") for p in found.files_created)
     facts.extend(Fact("file_changed", f"{p} (edited)") for p in found.files_edited)
     facts.extend(Fact("file_changed", f"{p} (deleted)") for p in found.files_deleted)
@@ -110,7 +116,7 @@ def extract_ledger(messages: Sequence[Message]) -> list[Fact]:
     return _unique(facts)
 
 
-def _message_facts(message: Message) -> Iterable[Fact]:
+def _message_facts(message: Message, failed: set[str]) -> Iterable[Fact]:
     if message.role == "user" and not is_tool_result_message(message):
         text = _text(message)
         if text.startswith((SUMMARY_PREFIX.strip(), RESTORED_PREFIX)):
@@ -130,7 +136,8 @@ def _message_facts(message: Message) -> Iterable[Fact]:
             command = call.input.get("command")
             if isinstance(command, str) and command.strip():
                 line = command.strip().split("\n", 1)[0]
-                yield Fact("command", _cut(line))
+                outcome = " (failed)" if call.id in failed else ""
+                yield Fact("command", _cut(line) + outcome)
                 yield from _shell_file_facts(line)
             todos = call.input.get("todos")
             if isinstance(todos, list):

@@ -49,7 +49,7 @@ def test_each_fact_kind_is_extracted_in_order() -> None:
         Fact("command", "sed -i 's/a/b/' src/app.py && python -m pytest"),
         Fact("file_changed", "src/app.py (edited)"),
         Fact("failed_approach", "Patching didn't work, using a regex instead."),
-        Fact("command", "python run.py > out.log"),
+        Fact("command", "python run.py > out.log (failed)"),
         Fact("file_changed", "out.log (written)"),
         Fact("todo", "handle time zones"),
         Fact("todo", "write tests"),
