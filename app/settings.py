@@ -94,6 +94,13 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         32 * 1024 * 1024, gt=0, description="Largest accepted request body (413 above)."
     )
+    job_workers: int = Field(4, ge=1, description="Background compactions run at once.")
+    job_queue_limit: int = Field(
+        64, ge=0, description="Background compactions waiting for a worker (503 above)."
+    )
+    job_ttl_seconds: float = Field(
+        3600.0, gt=0, description="Seconds a finished background compaction is kept."
+    )
     host: str = Field("127.0.0.1", description="`python -m app serve` binds here.")
     port: int = Field(8080, gt=0, lt=65536, description="`python -m app serve` listens here.")
     log_level: Literal["debug", "info", "warning", "error"] = Field("info")
