@@ -16,14 +16,20 @@ from typing import Any, Literal, Protocol, get_args
 
 import orjson
 
-from app.core.dialects import Format
+from app.core.dialects import Format, from_openai
 from app.core.errors import CompactError
+from app.core.messages import Message
+from app.core.validate import Violation, violations
 
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 IN_FLIGHT: frozenset[JobState] = frozenset({"queued", "running"})
 FINISHED: frozenset[JobState] = frozenset({"done", "failed", "cancelled"})
 
 JsonDict = dict[str, Any]
+
+# Put between the compacted messages (which end with an assistant turn) and a kept
+# assistant message, so that user and assistant still alternate.
+SEAM_USER_MESSAGE: JsonDict = {"role": "user", "content": "Continue."}
 
 
 class JobStoreError(CompactError):
@@ -104,14 +110,28 @@ def first_difference(sent: Sequence[str], current: Sequence[JsonDict]) -> int | 
 
 
 def swap_prefix(job: Job, current: Sequence[JsonDict]) -> list[JsonDict]:
-    """The job's compacted messages followed by every message sent after the job was.
+    """The job's compacted messages followed by every message sent after the job was; a
+    kept list that starts with an assistant message gets `SEAM_USER_MESSAGE` before it.
     The caller has checked the prefix with `first_difference`."""
     if job.result is None:
         raise ValueError("job has no result")
     if not job.result.get("compacted"):
         return list(current)
     compacted: list[JsonDict] = list(job.result["messages"])
-    return compacted + list(current[job.sent_count :])
+    kept = list(current[job.sent_count :])
+    bridge = [dict(SEAM_USER_MESSAGE)] if kept and kept[0].get("role") == "assistant" else []
+    return [*compacted, *bridge, *kept]
+
+
+def seam_violations(messages: Sequence[JsonDict], fmt: Format) -> list[Violation]:
+    """The provider rules an applied list breaks (e.g. a kept tool result whose call was
+    summarized away). The last message's unanswered tool calls are fine."""
+    parsed = from_openai(messages) if fmt == "openai" else _parse(messages)
+    return violations(parsed, fmt, pending_tail_ok=True)
+
+
+def _parse(messages: Sequence[JsonDict]) -> list[Message]:
+    return [Message.model_validate(m) for m in messages]
 
 
 def is_expired(job: Job, now: datetime, ttl: timedelta) -> bool:

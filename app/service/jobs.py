@@ -36,8 +36,10 @@ from app.core.jobs import (
     job_from_json,
     job_to_json,
     message_hashes,
+    seam_violations,
     swap_prefix,
 )
+from app.core.validate import Violation
 from app.service.compaction import CompactionService, CompactRequest
 
 log = logging.getLogger("context_compact.jobs")
@@ -71,6 +73,15 @@ class PrefixMismatchError(JobError):
         what = "is missing" if index >= current_length else "differs from the one sent"
         super().__init__(f"messages[{index}] {what}")
         self.index = index
+
+
+class SeamError(JobError):
+    """The kept messages do not fit after the compacted ones (the job was sent between a
+    tool call and its result): applying would break a provider rule."""
+
+    def __init__(self, broken: list[Violation]) -> None:
+        super().__init__("; ".join(f"messages[{v.index}] {v}" for v in broken))
+        self.violations = broken
 
 
 @dataclass(frozen=True)
@@ -205,7 +216,8 @@ class JobManager:
 
     async def apply(self, job_id: str, current: list[JsonDict]) -> Applied | None:
         """The agent's `current` list (JSON in the job's format) with the sent prefix
-        swapped for the result. Raises `JobNotDoneError` or `PrefixMismatchError`; None
+        swapped for the result. Raises `JobNotDoneError`, `PrefixMismatchError` or
+        `SeamError`; None
         when there is no such job. Nothing is changed on the server."""
         job = await self.get(job_id)
         if job is None:
@@ -215,9 +227,14 @@ class JobManager:
         index = await to_thread.run_sync(first_difference, job.sent_hashes, current)
         if index is not None:
             raise PrefixMismatchError(index, len(current))
+        messages = swap_prefix(job, current)
+        if job.replaces_message_count:
+            broken = await to_thread.run_sync(seam_violations, messages, job.format)
+            if broken:
+                raise SeamError(broken)
         return Applied(
             job=job,
-            messages=swap_prefix(job, current),
+            messages=messages,
             replaced_message_count=job.replaces_message_count or 0,
             kept_message_count=len(current) - job.sent_count,
         )

@@ -13,7 +13,15 @@ from app.core.ids import archive_sha256
 from app.core.ports import SummaryRequest
 from app.main import build_service, create_app
 from app.settings import Settings
-from tests.builders import FakeSummarizer, assistant, read_round, system, tool_use, user
+from tests.builders import (
+    FakeSummarizer,
+    assistant,
+    read_round,
+    system,
+    tool_result,
+    tool_use,
+    user,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -241,3 +249,17 @@ async def test_a_restart_mid_job_marks_it_interrupted_and_keeps_done_results(
     failed = (await after.get(f"/compactions/{interrupted['id']}")).json()
     assert failed["state"] == "failed"
     assert failed["reason"] == "interrupted"
+
+
+async def test_apply_of_a_job_sent_between_a_tool_call_and_its_result_is_409(
+    app_for: Callable[..., Any],
+) -> None:
+    client = await app_for()
+    call = tool_use("read_file", path="b.py")
+    sent = [*CONVERSATION, user("And b.py?"), assistant(call)]
+    job = (await client.post("/compactions", json={"messages": sent, "force": True})).json()
+    await wait_for(client, job["id"], "done")
+    current = [*sent, tool_result(call["id"], "b")]
+    response = await client.post(f"/compactions/{job['id']}/apply", json={"messages": current})
+    assert response.status_code == 409
+    assert response.json()["error"] == "invalid_seam"

@@ -12,7 +12,7 @@ from app.adapters.job_store import FileJobStore
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.dialects import dump_as
 from app.core.ids import archive_sha256
-from app.core.jobs import Job, JobState
+from app.core.jobs import SEAM_USER_MESSAGE, Job, JobState
 from app.core.ports import SummaryRequest
 from app.service.compaction import CompactRequest
 from app.service.jobs import (
@@ -20,9 +20,19 @@ from app.service.jobs import (
     JobNotDoneError,
     PrefixMismatchError,
     QueueFullError,
+    SeamError,
     SessionBusyError,
 )
-from tests.builders import FakeSummarizer, assistant, parse, read_round, system, user
+from tests.builders import (
+    FakeSummarizer,
+    assistant,
+    parse,
+    read_round,
+    system,
+    tool_result,
+    tool_use,
+    user,
+)
 from tests.service.test_compaction import make_service
 
 pytestmark = pytest.mark.anyio
@@ -345,3 +355,31 @@ async def test_apply_refuses_a_job_that_is_not_done(manager_for: ManagerFactory)
         await manager.apply(job.id, CONVERSATION)
     assert not_done.value.state in ("queued", "running")
     assert await manager.apply("job-unknown", CONVERSATION) is None
+
+
+async def test_apply_puts_a_user_turn_before_a_kept_assistant_message(
+    manager_for: ManagerFactory,
+) -> None:
+    manager = await manager_for(lambda r: "SUMMARY")
+    sent = [*CONVERSATION, user("And b.py?")]  # sent right before the next model call
+    job = await manager.submit(*request(sent))
+    done = await wait_for(manager, job.id, "done")
+    reply = assistant("Reading b.py.", tool_use("read_file", path="b.py"))
+    applied = await manager.apply(job.id, [*sent, reply])
+    assert applied is not None
+    assert done.result is not None
+    assert applied.messages == [*done.result["messages"], SEAM_USER_MESSAGE, reply]
+    assert applied.kept_message_count == 1
+
+
+async def test_apply_refuses_a_kept_tool_result_whose_call_was_summarized(
+    manager_for: ManagerFactory,
+) -> None:
+    manager = await manager_for(lambda r: "SUMMARY")
+    call = tool_use("read_file", path="b.py")
+    sent = [*CONVERSATION, user("And b.py?"), assistant(call)]  # sent before the tool ran
+    job = await manager.submit(*request(sent))
+    await wait_for(manager, job.id, "done")
+    with pytest.raises(SeamError) as seam:
+        await manager.apply(job.id, [*sent, tool_result(call["id"], "b")])
+    assert seam.value.violations[0].rule == "tool_result_orphaned"

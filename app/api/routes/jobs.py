@@ -21,6 +21,7 @@ from app.service.jobs import (
     JobNotDoneError,
     PrefixMismatchError,
     QueueFullError,
+    SeamError,
     SessionBusyError,
 )
 
@@ -127,7 +128,11 @@ async def apply_compaction(job_id: str, body: ApplyRequest, jobs: JobsDep) -> An
     """Send the current list (what was sent, then what was appended since; in the job's
     format). The answer is the compacted messages followed by every newer message. If the
     list does not start with exactly the sent messages: 409 `prefix_mismatch` naming the
-    first index that differs; a job not `done`: 409 `job_not_done`."""
+    first index that differs; a job not `done`: 409 `job_not_done`. A kept list that
+    starts with an assistant message gets a user `Continue.` before it; one that would
+    break a provider rule after the compacted messages (a tool result whose call was
+    summarized: the job was sent between a tool call and its result) is 409
+    `invalid_seam`, indexes in the applied list. Nothing is changed on the server."""
     _check_id(job_id)
     job: Job | None = await jobs.get(job_id)
     if job is None:
@@ -140,6 +145,11 @@ async def apply_compaction(job_id: str, body: ApplyRequest, jobs: JobsDep) -> An
     except PrefixMismatchError as exc:
         detail = ErrorDetail(field=f"messages[{exc.index}]", message=str(exc))
         raise ApiError(409, "prefix_mismatch", str(exc), details=[detail]) from None
+    except SeamError as exc:
+        details = [
+            ErrorDetail(field=f"messages[{v.index}]", message=str(v)) for v in exc.violations
+        ]
+        raise ApiError(409, "invalid_seam", str(exc), details=details) from None
     if applied is None:
         raise _not_found(job_id)
     return JsonResponse(
