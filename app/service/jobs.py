@@ -117,6 +117,7 @@ class JobManager:
     ) -> None:
         self._service = service
         self._store = store
+        self._workers = workers
         self._queue_limit = queue_limit
         self._ttl = ttl
         self._sweep_interval = sweep_interval or min(60.0, ttl.total_seconds())
@@ -171,7 +172,8 @@ class JobManager:
             for other in self._jobs.values():
                 if other.session_id == session and other.state in IN_FLIGHT:
                     raise SessionBusyError(other.id)
-        if sum(1 for j in self._jobs.values() if j.state == "queued") >= self._queue_limit:
+        in_flight = sum(1 for j in self._jobs.values() if j.state in IN_FLIGHT)
+        if in_flight >= self._workers + self._queue_limit:  # this one would have to wait
             raise QueueFullError(self._queue_limit)
         job = Job(
             id=self._new_id(),

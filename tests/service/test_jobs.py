@@ -383,3 +383,16 @@ async def test_apply_refuses_a_kept_tool_result_whose_call_was_summarized(
     with pytest.raises(SeamError) as seam:
         await manager.apply(job.id, [*sent, tool_result(call["id"], "b")])
     assert seam.value.violations[0].rule == "tool_result_orphaned"
+
+
+async def test_a_queue_limit_of_zero_still_runs_jobs_on_free_workers(
+    manager_for: ManagerFactory,
+) -> None:
+    gate = Gate()
+    manager = await manager_for(gate, workers=1, queue_limit=0)
+    job = await submit(manager)
+    with pytest.raises(QueueFullError):
+        await submit(manager)
+    gate.opened.set()
+    await wait_for(manager, job.id, "done")
+    await submit(manager)
