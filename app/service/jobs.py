@@ -45,6 +45,7 @@ from app.service.compaction import CompactionService, CompactRequest
 log = logging.getLogger("context_compact.jobs")
 
 JsonDict = dict[str, Any]
+INTERRUPTED_MESSAGE = "the service stopped while the job was queued or running"
 
 
 class JobError(Exception):
@@ -147,7 +148,9 @@ class JobManager:
                 continue
             self._jobs[job.id] = job
             if job.state in IN_FLIGHT:
-                self._jobs[job.id] = job.finish("failed", now, reason="interrupted")
+                self._jobs[job.id] = job.finish(
+                    "failed", now, reason="interrupted", message=INTERRUPTED_MESSAGE
+                )
                 await self._persist_quietly(job.id)
         await self.sweep()
         self._sweeper = asyncio.create_task(self._sweep_forever())
