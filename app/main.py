@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 from fastapi import FastAPI
 
@@ -15,6 +16,7 @@ from app import __version__
 from app.adapters.anthropic_counter import AnthropicCounter
 from app.adapters.anthropic_summarizer import AnthropicSummarizer
 from app.adapters.archive_store import FileArchiveStore
+from app.adapters.job_store import FileJobStore
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
 from app.adapters.retry import RetryingSummarizer
 from app.adapters.token_cache import CachingTokenizer
@@ -22,12 +24,13 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
 from app.api.errors import install_error_handlers
 from app.api.limits import BodySizeLimit
-from app.api.routes import archives, compaction, counting, health
+from app.api.routes import archives, compaction, counting, health, jobs
 from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
 from app.core.ports import ProviderCounter, Summarizer, Tokenizer
 from app.core.restore import RestoreLimits, read_tools_from
 from app.service.compaction import CompactionService, Defaults
+from app.service.jobs import JobManager
 from app.settings import Settings
 
 log = logging.getLogger("context_compact")
@@ -132,14 +135,23 @@ def create_app(
     """A ready app. The tokenizer loads here, at start-up, never on the first request."""
     settings = settings or Settings()
     service = service or build_service(settings)
+    job_manager = JobManager(
+        service,
+        FileJobStore(settings.data_dir),
+        workers=settings.job_workers,
+        queue_limit=settings.job_queue_limit,
+        ttl=timedelta(seconds=settings.job_ttl_seconds),
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await job_manager.start()
         log.info(
             "context compact ready",
             extra={"summarizer": service.summarizer.name, "workdir": settings.workdir},
         )
         yield
+        await job_manager.close()
         for port in (service.summarizer, service.provider_counter):
             close = getattr(port, "aclose", None)
             if close is not None:
@@ -153,8 +165,9 @@ def create_app(
     )
     app.state.service = service
     app.state.settings = settings
+    app.state.jobs = job_manager
     install_error_handlers(app)
-    for module in (counting, compaction, archives, health):
+    for module in (counting, compaction, jobs, archives, health):
         app.include_router(module.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     return app

@@ -102,6 +102,13 @@ class Settings(BaseSettings):
         ge=0,
         description="Token counts of recent messages kept (LRU, ~200 bytes each); 0 disables.",
     )
+    job_workers: int = Field(4, ge=1, description="Background compactions run at once.")
+    job_queue_limit: int = Field(
+        64, ge=0, description="Background compactions waiting for a worker (503 above)."
+    )
+    job_ttl_seconds: float = Field(
+        3600.0, gt=0, description="Seconds a finished background compaction is kept."
+    )
     host: str = Field("127.0.0.1", description="`python -m app serve` binds here.")
     port: int = Field(8080, gt=0, lt=65536, description="`python -m app serve` listens here.")
     log_level: Literal["debug", "info", "warning", "error"] = Field("info")

@@ -9,60 +9,29 @@ write the whole archive again. Archives are immutable: an existing id is never r
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
-import secrets
-import stat
 import threading
 from typing import Any
 
 import orjson
 
+from app.adapters.files import (
+    FILE_MODE,
+    WRITE_FLAGS,
+    ensure_dir,
+    errno_name,
+    fsync_dir,
+    read_regular,
+    temp_path,
+    unlink_quietly,
+    write_temp,
+)
 from app.core.errors import ArchiveError
 from app.core.ids import is_valid_id
 from app.core.ports import Archive, ArchiveRef
 
 ARCHIVES_DIRNAME = "archives"
 _SUFFIX = ".json"
-_DIR_MODE = 0o700
-_FILE_MODE = 0o600
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
-_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
-_DIR_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECTORY
-
-
-def _errno_name(exc: OSError) -> str:
-    if exc.errno is None:
-        return type(exc).__name__
-    return errno.errorcode.get(exc.errno, f"errno {exc.errno}")
-
-
-def _close_quietly(fd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.close(fd)
-
-
-def _unlink_quietly(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
-
-
-def _fsync_dir(path: str) -> None:
-    fd = os.open(path, _DIR_FLAGS)
-    try:
-        os.fsync(fd)
-    finally:
-        _close_quietly(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(errno.EIO, "short write")
-        view = view[written:]
 
 
 class FileArchiveStore:
@@ -82,48 +51,48 @@ class FileArchiveStore:
             raise ArchiveError("invalid session id")
         data = self._encode(archive)
         final = self._path(ref.id)
-        temp = os.path.join(self._dir, f".{ref.id}.{secrets.token_hex(8)}.tmp")
+        temp = temp_path(self._dir, ref.id)
         published = False
         try:
             self._ensure_dir()
-            self._write_temp(temp, data)
+            write_temp(temp, data)
             with self._publish_lock:
                 if self._exists(final):
                     raise ArchiveError("archive already exists")
                 os.replace(temp, final)
             published = True
-            _fsync_dir(self._dir)
+            fsync_dir(self._dir)
         except OSError as exc:
             if published:
                 # The name may not survive a crash: withdraw it, so the caller writes the
                 # whole archive again instead of trusting it.
-                _unlink_quietly(final)
-            raise ArchiveError(f"archive write failed: {_errno_name(exc)}") from exc
+                unlink_quietly(final)
+            raise ArchiveError(f"archive write failed: {errno_name(exc)}") from exc
         finally:
             if not published:
-                _unlink_quietly(temp)
+                unlink_quietly(temp)
 
     def load(self, archive_id: str) -> Archive | None:
         if not is_valid_id(archive_id):
             return None
         try:
-            data = self._read(self._path(archive_id))
+            data = read_regular(self._path(archive_id))
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise ArchiveError(f"archive read failed: {_errno_name(exc)}") from exc
+            raise ArchiveError(f"archive read failed: {errno_name(exc)}") from exc
         if data is None:
             raise ArchiveError("archive is not a regular file")
         return _decode(archive_id, data)
 
     def writable(self) -> bool:
-        probe = os.path.join(self._dir, f".probe.{secrets.token_hex(8)}.tmp")
+        probe = temp_path(self._dir, "probe")
         try:
             self._ensure_dir()
-            os.close(os.open(probe, _WRITE_FLAGS, _FILE_MODE))
+            os.close(os.open(probe, WRITE_FLAGS, FILE_MODE))
             os.unlink(probe)
         except OSError:
-            _unlink_quietly(probe)
+            unlink_quietly(probe)
             return False
         return True
 
@@ -131,10 +100,7 @@ class FileArchiveStore:
         return os.path.join(self._dir, archive_id + _SUFFIX)
 
     def _ensure_dir(self) -> None:
-        if os.path.isdir(self._dir):
-            return
-        os.makedirs(self._dir, mode=_DIR_MODE, exist_ok=True)
-        _fsync_dir(self._data_dir)
+        ensure_dir(self._dir, self._data_dir)
 
     @staticmethod
     def _exists(path: str) -> bool:
@@ -159,31 +125,6 @@ class FileArchiveStore:
             return orjson.dumps(document)
         except orjson.JSONEncodeError as exc:
             raise ArchiveError("archive is not serializable as JSON") from exc
-
-    @staticmethod
-    def _write_temp(path: str, data: bytes) -> None:
-        fd = os.open(path, _WRITE_FLAGS, _FILE_MODE)
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        except OSError:
-            _close_quietly(fd)
-            raise
-        os.close(fd)
-
-    @staticmethod
-    def _read(path: str) -> bytes | None:
-        """The file's bytes, or None when it is not a regular file (FIFO, device, dir)."""
-        fd = os.open(path, _READ_FLAGS)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            chunks = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            return b"".join(chunks)
-        finally:
-            _close_quietly(fd)
 
 
 def _decode(archive_id: str, data: bytes) -> Archive:

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from app.service.compaction import CompactionService
+from app.service.jobs import JobManager
 
 
 def get_service(request: Request) -> CompactionService:
@@ -15,3 +16,11 @@ def get_service(request: Request) -> CompactionService:
 
 
 ServiceDep = Annotated[CompactionService, Depends(get_service)]
+
+
+def get_jobs(request: Request) -> JobManager:
+    jobs: JobManager = request.app.state.jobs
+    return jobs
+
+
+JobsDep = Annotated[JobManager, Depends(get_jobs)]

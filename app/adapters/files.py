@@ -1,0 +1,100 @@
+"""Durable file writes and careful reads, shared by the archive and job stores.
+
+A write is atomic and durable before it returns: a unique temp file in the same directory,
+fsync it, `os.replace` it onto the final name, fsync the directory. A failed fsync is never
+retried (the page cache may already have dropped the data): the caller writes again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
+_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+_DIR_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECTORY
+
+
+def errno_name(exc: OSError) -> str:
+    if exc.errno is None:
+        return type(exc).__name__
+    return errno.errorcode.get(exc.errno, f"errno {exc.errno}")
+
+
+def close_quietly(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def unlink_quietly(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def fsync_dir(path: str) -> None:
+    fd = os.open(path, _DIR_FLAGS)
+    try:
+        os.fsync(fd)
+    finally:
+        close_quietly(fd)
+
+
+def ensure_dir(path: str, parent: str) -> None:
+    """Creates `path` (mode 0700) and makes its entry in `parent` durable."""
+    if os.path.isdir(path):
+        return
+    os.makedirs(path, mode=DIR_MODE, exist_ok=True)
+    fsync_dir(parent)
+
+
+def temp_path(directory: str, name: str) -> str:
+    return os.path.join(directory, f".{name}.{secrets.token_hex(8)}.tmp")
+
+
+def write_temp(path: str, data: bytes) -> None:
+    """Writes a new file (never an existing one) and fsyncs it."""
+    fd = os.open(path, WRITE_FLAGS, FILE_MODE)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError(errno.EIO, "short write")
+            view = view[written:]
+        os.fsync(fd)
+    except OSError:
+        close_quietly(fd)
+        raise
+    os.close(fd)
+
+
+def replace_durably(directory: str, name: str, data: bytes) -> None:
+    """Writes `directory/name` atomically, replacing any previous version. Raises OSError
+    with the temp file removed."""
+    temp = temp_path(directory, name)
+    try:
+        write_temp(temp, data)
+        os.replace(temp, os.path.join(directory, name))
+    except OSError:
+        unlink_quietly(temp)
+        raise
+    fsync_dir(directory)
+
+
+def read_regular(path: str) -> bytes | None:
+    """The file's bytes, or None when it is not a regular file (FIFO, device, dir)."""
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        close_quietly(fd)

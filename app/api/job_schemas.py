@@ -1,0 +1,118 @@
+"""Bodies of the background compaction routes (`/compactions`)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.schemas import EXAMPLE_MESSAGES, Messages, MessagesField
+from app.core.compaction import CompactResult
+from app.core.dialects import Format
+from app.core.jobs import Job, JobState
+
+
+class JobResponse(BaseModel):
+    """A background compaction. `result` (the answer `/compact` would have given) is set
+    once the job is `done`."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": "00001763850000000000-a1b2c3d4e5f6",
+                    "session_id": "session-42",
+                    "state": "running",
+                    "reason": None,
+                    "message": None,
+                    "format": "anthropic",
+                    "created_at": "2026-11-22T22:00:00+00:00",
+                    "finished_at": None,
+                    "sent_count": 212,
+                    "sent_sha256": (
+                        "df689ec28f0e444d2a0a1a8ccdc78e017f8f229dbef077ac56d039dd664bbd83"
+                    ),
+                    "replaces_message_count": None,
+                    "result": None,
+                }
+            ]
+        }
+    )
+    id: str
+    session_id: str | None
+    state: JobState = Field(
+        description="queued | running | done | failed | cancelled (`reason` says why)."
+    )
+    reason: str | None = Field(
+        None,
+        description=(
+            "Why the job failed or stopped: invalid_conversation, error, interrupted (the "
+            "service stopped while it ran), cancelled."
+        ),
+    )
+    message: str | None = Field(None, description="Details of the failure, for people.")
+    format: Format = Field(description="The format of the sent messages and of the result.")
+    created_at: str
+    finished_at: str | None
+    sent_count: int = Field(description="How many messages were sent (in the request's format).")
+    sent_sha256: str = Field(description="sha256 of the sent messages' canonical JSON.")
+    replaces_message_count: int | None = Field(
+        None,
+        description=(
+            "When done: how many of the sent messages the result replaces: `sent_count` "
+            "when compacted, 0 when not (apply then returns the list unchanged)."
+        ),
+    )
+    result: CompactResult | None = Field(None, description="The compaction result, when done.")
+
+
+def job_json(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "session_id": job.session_id,
+        "state": job.state,
+        "reason": job.reason,
+        "message": job.message,
+        "format": job.format,
+        "created_at": job.created_at.isoformat(),
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        "sent_count": job.sent_count,
+        "sent_sha256": job.sent_sha256,
+        "replaces_message_count": job.replaces_message_count,
+        "result": job.result,
+    }
+
+
+class ApplyRequest(BaseModel):
+    """The agent's current message list: what was sent, then anything appended since."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"messages": EXAMPLE_MESSAGES}]},
+    )
+    messages: Messages = MessagesField
+
+
+class ApplyResponse(BaseModel):
+    """The agent's list with the sent prefix swapped for the compacted messages."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "job_id": "00001763850000000000-a1b2c3d4e5f6",
+                    "compacted": True,
+                    "format": "anthropic",
+                    "replaced_message_count": 4,
+                    "kept_message_count": 1,
+                    "messages": EXAMPLE_MESSAGES[:1],
+                }
+            ]
+        }
+    )
+    job_id: str
+    compacted: bool = Field(description="False when the job's compaction compacted nothing.")
+    format: Literal["anthropic", "openai"]
+    replaced_message_count: int = Field(description="Sent messages replaced by the result.")
+    kept_message_count: int = Field(description="Messages appended since, kept after it.")
+    messages: list[dict[str, Any]]

@@ -1,0 +1,164 @@
+"""Background compaction: `POST /compactions`, `GET|DELETE /compactions/{id}`,
+`POST /compactions/{id}/apply`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from app.api.deps import JobsDep
+from app.api.dialect import read_messages
+from app.api.errors import ApiError, error_response
+from app.api.job_schemas import ApplyRequest, ApplyResponse, JobResponse, job_json
+from app.api.responses import JsonResponse
+from app.api.schemas import CompactRequestBody, ErrorDetail, ErrorResponse
+from app.core.dialects import dump_as
+from app.core.ids import is_valid_id
+from app.core.jobs import Job, JobStoreError
+from app.service.compaction import CompactRequest
+from app.service.jobs import (
+    JobNotDoneError,
+    PrefixMismatchError,
+    QueueFullError,
+    SeamError,
+    SessionBusyError,
+)
+
+RETRY_AFTER_SECONDS = 5
+
+router = APIRouter(
+    tags=["background compaction"],
+    responses={404: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
+)
+
+
+def _check_id(job_id: str) -> None:
+    if not is_valid_id(job_id):
+        raise ApiError(422, "invalid_request", "not a valid job id", field="job_id")
+
+
+def _not_found(job_id: str) -> ApiError:
+    return ApiError(404, "not_found", f"no job {job_id} (unknown or expired)", field="job_id")
+
+
+def _store_failed(exc: JobStoreError) -> ApiError:
+    return ApiError(503, "job_store_failed", str(exc))
+
+
+@router.post(
+    "/compactions",
+    summary="Start a compaction in the background",
+    status_code=202,
+    response_model=JobResponse,
+    responses={409: {"model": ErrorResponse}, 503: {"model": ErrorResponse}},
+)
+async def start_compaction(body: CompactRequestBody, jobs: JobsDep) -> Any:
+    """Takes the body of `/compact` and answers 202 at once with the job; poll
+    `GET /compactions/{id}`. A session with a job queued or running gets 409
+    `session_busy`; when too many jobs wait for a worker, 503 `queue_full` with
+    `Retry-After`. An input that `/compact` would refuse fails the job with reason
+    `invalid_conversation`."""
+    messages, fmt = read_messages(body.messages, body.format)
+    request = CompactRequest(
+        messages=messages,
+        options=body.options,
+        session_id=body.session_id,
+        force=body.force,
+        instructions=body.instructions,
+        format=fmt,
+    )
+    try:
+        job = await jobs.submit(request, dump_as(messages, fmt))
+    except SessionBusyError as exc:
+        raise ApiError(409, "session_busy", str(exc), field="session_id") from None
+    except QueueFullError as exc:
+        return error_response(
+            503,
+            ErrorResponse(error="queue_full", message=str(exc)),
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+    except JobStoreError as exc:
+        raise _store_failed(exc) from None
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc), field="messages") from None
+    return JsonResponse(
+        job_json(job), status_code=202, headers={"Location": f"/compactions/{job.id}"}
+    )
+
+
+@router.get(
+    "/compactions/{job_id}",
+    summary="The state of a background compaction",
+    response_model=JobResponse,
+)
+async def get_compaction(job_id: str, jobs: JobsDep) -> Any:
+    """Its state; when `done`, the result, how many sent messages it replaces and their
+    sha256. Unknown and expired jobs are 404."""
+    _check_id(job_id)
+    job = await jobs.get(job_id)
+    if job is None:
+        raise _not_found(job_id)
+    return JsonResponse(job_json(job))
+
+
+@router.delete(
+    "/compactions/{job_id}", summary="Cancel a background compaction", response_model=JobResponse
+)
+async def cancel_compaction(job_id: str, jobs: JobsDep) -> Any:
+    """A queued or running job becomes `cancelled`; a finished job is forgotten (a later
+    GET is 404). Answers the job as it is now (or was)."""
+    _check_id(job_id)
+    try:
+        job = await jobs.cancel(job_id)
+    except JobStoreError as exc:
+        raise _store_failed(exc) from None
+    if job is None:
+        raise _not_found(job_id)
+    return JsonResponse(job_json(job))
+
+
+@router.post(
+    "/compactions/{job_id}/apply",
+    summary="Swap a finished compaction into the agent's current message list",
+    response_model=ApplyResponse,
+    responses={409: {"model": ErrorResponse}},
+)
+async def apply_compaction(job_id: str, body: ApplyRequest, jobs: JobsDep) -> Any:
+    """Send the current list (what was sent, then what was appended since; in the job's
+    format). The answer is the compacted messages followed by every newer message. If the
+    list does not start with exactly the sent messages: 409 `prefix_mismatch` naming the
+    first index that differs; a job not `done`: 409 `job_not_done`. A kept list that
+    starts with an assistant message gets a user `Continue.` before it; one that would
+    break a provider rule after the compacted messages (a tool result whose call was
+    summarized: the job was sent between a tool call and its result) is 409
+    `invalid_seam`, indexes in the applied list. Nothing is changed on the server."""
+    _check_id(job_id)
+    job: Job | None = await jobs.get(job_id)
+    if job is None:
+        raise _not_found(job_id)
+    messages, fmt = read_messages(body.messages, job.format)
+    try:
+        applied = await jobs.apply(job_id, dump_as(messages, fmt))
+    except JobNotDoneError as exc:
+        raise ApiError(409, "job_not_done", str(exc), field="job_id") from None
+    except PrefixMismatchError as exc:
+        detail = ErrorDetail(field=f"messages[{exc.index}]", message=str(exc))
+        raise ApiError(409, "prefix_mismatch", str(exc), details=[detail]) from None
+    except SeamError as exc:
+        details = [
+            ErrorDetail(field=f"messages[{v.index}]", message=str(v)) for v in exc.violations
+        ]
+        raise ApiError(409, "invalid_seam", str(exc), details=details) from None
+    if applied is None:
+        raise _not_found(job_id)
+    return JsonResponse(
+        {
+            "job_id": job_id,
+            "compacted": bool(applied.replaced_message_count),
+            "format": fmt,
+            "replaced_message_count": applied.replaced_message_count,
+            "kept_message_count": applied.kept_message_count,
+            "messages": applied.messages,
+        }
+    )

@@ -1,0 +1,187 @@
+"""Background compaction jobs (issue 10): their record, expiry, and the prefix swap.
+
+A job remembers what the agent sent as one sha256 per message (in the request's format),
+so `apply` can name the first message of the agent's current list that differs without
+keeping a second copy of the messages. Everything here is pure: times come in as
+arguments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, Literal, Protocol, get_args
+
+import orjson
+
+from app.core.dialects import Format, from_openai
+from app.core.errors import CompactError
+from app.core.messages import Message
+from app.core.validate import Violation, violations
+
+JobState = Literal["queued", "running", "done", "failed", "cancelled"]
+IN_FLIGHT: frozenset[JobState] = frozenset({"queued", "running"})
+FINISHED: frozenset[JobState] = frozenset({"done", "failed", "cancelled"})
+
+JsonDict = dict[str, Any]
+
+# Put between the compacted messages (which end with an assistant turn) and a kept
+# assistant message, so that user and assistant still alternate.
+SEAM_USER_MESSAGE: JsonDict = {"role": "user", "content": "Continue."}
+
+
+class JobStoreError(CompactError):
+    """A job record could not be written, read or deleted."""
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    session_id: str | None
+    state: JobState
+    format: Format
+    created_at: datetime
+    sent_count: int
+    sent_sha256: str
+    sent_hashes: tuple[str, ...]
+    reason: str | None = None
+    message: str | None = None
+    finished_at: datetime | None = None
+    result: JsonDict | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED
+
+    @property
+    def replaces_message_count(self) -> int | None:
+        """How many of the sent messages the result replaces: all of them when compacted,
+        none when the compaction answered `compacted: false`; null until done."""
+        if self.state != "done" or self.result is None:
+            return None
+        return self.sent_count if self.result.get("compacted") else 0
+
+    def finish(
+        self,
+        state: JobState,
+        now: datetime,
+        *,
+        reason: str | None = None,
+        message: str | None = None,
+        result: JsonDict | None = None,
+    ) -> Job:
+        return replace(
+            self, state=state, finished_at=now, reason=reason, message=message, result=result
+        )
+
+
+class JobStore(Protocol):
+    """Where job records live, so a restart keeps finished results."""
+
+    def save(self, job: JsonDict) -> None: ...
+
+    def load_all(self) -> list[JsonDict]: ...
+
+    def delete(self, job_id: str) -> None: ...
+
+
+def message_sha256(message: JsonDict) -> str:
+    """sha256 of one message's canonical JSON (sorted keys, compact)."""
+    try:
+        canonical = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError as exc:
+        raise ValueError(f"message is not serializable as JSON: {exc}") from exc
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def message_hashes(messages: Sequence[JsonDict]) -> tuple[str, ...]:
+    return tuple(message_sha256(m) for m in messages)
+
+
+def first_difference(sent: Sequence[str], current: Sequence[JsonDict]) -> int | None:
+    """The first index where `current` does not start with the sent messages, or None.
+    A current list shorter than what was sent differs at its own length."""
+    for index, expected in enumerate(sent):
+        if index >= len(current) or message_sha256(current[index]) != expected:
+            return index
+    return None
+
+
+def swap_prefix(job: Job, current: Sequence[JsonDict]) -> list[JsonDict]:
+    """The job's compacted messages followed by every message sent after the job was; a
+    kept list that starts with an assistant message gets `SEAM_USER_MESSAGE` before it.
+    The caller has checked the prefix with `first_difference`."""
+    if job.result is None:
+        raise ValueError("job has no result")
+    if not job.result.get("compacted"):
+        return list(current)
+    compacted: list[JsonDict] = list(job.result["messages"])
+    kept = list(current[job.sent_count :])
+    bridge = [dict(SEAM_USER_MESSAGE)] if kept and kept[0].get("role") == "assistant" else []
+    return [*compacted, *bridge, *kept]
+
+
+def seam_violations(messages: Sequence[JsonDict], fmt: Format) -> list[Violation]:
+    """The provider rules an applied list breaks (e.g. a kept tool result whose call was
+    summarized away). The last message's unanswered tool calls are fine."""
+    parsed = from_openai(messages) if fmt == "openai" else _parse(messages)
+    return violations(parsed, fmt, pending_tail_ok=True)
+
+
+def _parse(messages: Sequence[JsonDict]) -> list[Message]:
+    return [Message.model_validate(m) for m in messages]
+
+
+def is_expired(job: Job, now: datetime, ttl: timedelta) -> bool:
+    return job.finished_at is not None and now - job.finished_at >= ttl
+
+
+def job_to_json(job: Job) -> JsonDict:
+    return {
+        "id": job.id,
+        "session_id": job.session_id,
+        "state": job.state,
+        "format": job.format,
+        "reason": job.reason,
+        "message": job.message,
+        "created_at": job.created_at.isoformat(),
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        "sent_count": job.sent_count,
+        "sent_sha256": job.sent_sha256,
+        "sent_hashes": list(job.sent_hashes),
+        "result": job.result,
+    }
+
+
+def job_from_json(data: JsonDict) -> Job:
+    """Raises `ValueError` for a record that is not a job."""
+    try:
+        state = data["state"]
+        fmt = data["format"]
+        if state not in get_args(JobState) or fmt not in get_args(Format):
+            raise ValueError("unknown state or format")
+        finished_at = data.get("finished_at")
+        result = data.get("result")
+        hashes = data["sent_hashes"]
+        if not isinstance(hashes, list) or not all(isinstance(h, str) for h in hashes):
+            raise ValueError("sent_hashes is not a list of strings")
+        if result is not None and not isinstance(result, dict):
+            raise ValueError("result is not an object")
+        return Job(
+            id=str(data["id"]),
+            session_id=data.get("session_id"),
+            state=state,
+            format=fmt,
+            reason=data.get("reason"),
+            message=data.get("message"),
+            created_at=datetime.fromisoformat(data["created_at"]),
+            finished_at=datetime.fromisoformat(finished_at) if finished_at else None,
+            sent_count=int(data["sent_count"]),
+            sent_sha256=str(data["sent_sha256"]),
+            sent_hashes=tuple(hashes),
+            result=result,
+        )
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a job record: {exc}") from exc

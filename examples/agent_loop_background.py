@@ -1,0 +1,91 @@
+"""An agent loop that never waits for a summary (issue 10: background compaction).
+
+Each turn it asks `/should-compact`; at 70% of the window it starts a background job
+(`POST /compactions`) and keeps working; once the job is `done` it swaps the compacted
+prefix into its current list (`POST /compactions/{id}/apply`), keeping every message
+appended meanwhile. `call_model` and `run_tool` stand in for your LLM client and tools.
+
+    python examples/agent_loop_background.py   # needs the service on 127.0.0.1:8080
+
+The job is started right before a model call, when the list ends with a user message or
+tool results: never between a tool call and its result (apply would answer 409
+invalid_seam, since the call is summarized away while its result is kept).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+SERVICE = "http://127.0.0.1:8080"
+CONTEXT_WINDOW = 200_000
+START_AT = 0.7  # start compacting in the background at 70% of the window
+SESSION_ID = "example-session"
+
+Message = dict[str, Any]
+
+
+def call_model(messages: list[Message]) -> Message:
+    """Your LLM call. This stand-in always answers with a short text."""
+    return {"role": "assistant", "content": f"(reply to {len(messages)} messages)"}
+
+
+def next_user_message(turn: int) -> Message:
+    return {"role": "user", "content": f"Step {turn}: keep going."}
+
+
+class BackgroundCompactor:
+    """Starts at most one job at a time and applies it as soon as it is done."""
+
+    def __init__(self, client: httpx.Client) -> None:
+        self.client = client
+        self.job_id: str | None = None
+
+    def maybe_start(self, messages: list[Message]) -> None:
+        if self.job_id is not None:
+            return
+        decision = self.client.post(
+            "/should-compact",
+            json={"messages": messages, "context_window": CONTEXT_WINDOW},
+        ).json()
+        if decision["token_count"] < START_AT * CONTEXT_WINDOW:
+            return
+        response = self.client.post(
+            "/compactions",
+            json={"messages": messages, "session_id": SESSION_ID, "force": True},
+        )
+        if response.status_code == 202:
+            self.job_id = response.json()["id"]
+        # 409 session_busy or 503 queue_full: try again on a later turn.
+
+    def maybe_apply(self, messages: list[Message]) -> list[Message]:
+        if self.job_id is None:
+            return messages
+        job = self.client.get(f"/compactions/{self.job_id}").json()
+        if job.get("state") in ("queued", "running"):
+            return messages  # not yet: keep working with the full list
+        job_id, self.job_id = self.job_id, None
+        if job.get("state") != "done":
+            return messages  # failed, cancelled or expired: a later turn starts another
+        applied = self.client.post(f"/compactions/{job_id}/apply", json={"messages": messages})
+        if applied.status_code != 200:  # 409: the list was edited since, or a bad seam
+            return messages
+        compacted: list[Message] = applied.json()["messages"]
+        return compacted
+
+
+def run(turns: int = 20) -> list[Message]:
+    messages: list[Message] = [{"role": "system", "content": "You are a coding agent."}]
+    with httpx.Client(base_url=SERVICE, timeout=30) as client:
+        compactor = BackgroundCompactor(client)
+        for turn in range(turns):
+            messages.append(next_user_message(turn))
+            messages = compactor.maybe_apply(messages)
+            compactor.maybe_start(messages)  # right before the model call
+            messages.append(call_model(messages))
+    return messages
+
+
+if __name__ == "__main__":
+    print(f"{len(run())} messages at the end")
