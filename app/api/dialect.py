@@ -8,13 +8,17 @@ validated as. Validation errors are re-raised as request validation errors locat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter, ValidationError
 
 from app.core.dialects import Format, OpenAIMessage, detect_format, from_openai
 from app.core.messages import Message
+from app.service.compaction import CompactRequest
+
+if TYPE_CHECKING:  # schemas imports RequestFormat from here
+    from app.api.schemas import CompactRequestBody
 
 RequestFormat = Literal["auto", "anthropic", "openai"]
 
@@ -36,3 +40,16 @@ def read_messages(
         raise RequestValidationError(
             [{**e, "loc": ("body", "messages", *e["loc"])} for e in exc.errors()]
         ) from None
+
+
+def compact_request(body: CompactRequestBody) -> CompactRequest:
+    """The service's request for a `/compact` or `/compactions` body (one mapping for both)."""
+    messages, fmt = read_messages(body.messages, body.format)
+    return CompactRequest(
+        messages=messages,
+        options=body.options,
+        session_id=body.session_id,
+        force=body.force,
+        instructions=body.instructions,
+        format=fmt,
+    )

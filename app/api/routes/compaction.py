@@ -7,14 +7,13 @@ from typing import Any
 from fastapi import APIRouter
 
 from app.api.deps import ServiceDep
-from app.api.dialect import read_messages
+from app.api.dialect import compact_request
 from app.api.errors import invalid_conversation
 from app.api.responses import JsonResponse
 from app.api.routing import FastJsonRoute
 from app.api.schemas import CompactRequestBody, ErrorResponse
 from app.core.compaction import CompactResult, result_json
 from app.core.errors import InvalidConversationError
-from app.service.compaction import CompactRequest
 
 router = APIRouter(
     route_class=FastJsonRoute, tags=["compaction"], responses={422: {"model": ErrorResponse}}
@@ -33,18 +32,8 @@ async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
     `compacted: false` and a `reason`. Messages come back in the request's format; an
     input that breaks a provider rule in a part that would come back as sent gets a 422
     `invalid_conversation` naming the rule and the message index."""
-    messages, fmt = read_messages(body.messages, body.format)
     try:
-        result = await service.compact(
-            CompactRequest(
-                messages=messages,
-                options=body.options,
-                session_id=body.session_id,
-                force=body.force,
-                instructions=body.instructions,
-                format=fmt,
-            )
-        )
+        result = await service.compact(compact_request(body))
     except InvalidConversationError as exc:
         raise invalid_conversation(exc) from None
     return JsonResponse(result_json(result))

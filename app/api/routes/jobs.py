@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from app.api.deps import JobsDep
-from app.api.dialect import read_messages
+from app.api.dialect import compact_request, read_messages
 from app.api.errors import ApiError, error_response
 from app.api.job_schemas import ApplyRequest, ApplyResponse, JobResponse, job_json
 from app.api.responses import JsonResponse
@@ -16,7 +16,6 @@ from app.api.schemas import CompactRequestBody, ErrorDetail, ErrorResponse
 from app.core.dialects import dump_as
 from app.core.ids import is_valid_id
 from app.core.jobs import Job, JobStoreError
-from app.service.compaction import CompactRequest
 from app.service.jobs import (
     JobNotDoneError,
     PrefixMismatchError,
@@ -59,17 +58,9 @@ async def start_compaction(body: CompactRequestBody, jobs: JobsDep) -> Any:
     `session_busy`; when too many jobs wait for a worker, 503 `queue_full` with
     `Retry-After`. An input that `/compact` would refuse fails the job with reason
     `invalid_conversation`."""
-    messages, fmt = read_messages(body.messages, body.format)
-    request = CompactRequest(
-        messages=messages,
-        options=body.options,
-        session_id=body.session_id,
-        force=body.force,
-        instructions=body.instructions,
-        format=fmt,
-    )
+    request = compact_request(body)
     try:
-        job = await jobs.submit(request, dump_as(messages, fmt))
+        job = await jobs.submit(request, dump_as(request.messages, request.format))
     except SessionBusyError as exc:
         raise ApiError(409, "session_busy", str(exc), field="session_id") from None
     except QueueFullError as exc:
