@@ -39,6 +39,7 @@ from app.core.decide import (
 )
 from app.core.dialects import Format, dump_as
 from app.core.errors import ArchiveError, CountError, InvalidConversationError, SummarizerError
+from app.core.extractive import ExtractiveSummarizer
 from app.core.ids import archive_sha256, new_archive_id
 from app.core.ledger import DEFAULT_LEDGER_BUDGET, guard_summary
 from app.core.messages import Message, tool_uses
@@ -283,7 +284,7 @@ class CompactionService:
             extra={
                 "tokens_before": token_count,
                 "tokens_after": compacted_tokens,
-                "archive_id": archive.ref.id,
+                "archive_id": archive.id,
                 "summarizer": summarizer_name,
             },
         )
@@ -301,10 +302,10 @@ class CompactionService:
             ],
             stats=stats,
             archive=ArchiveInfo(
-                id=archive.ref.id,
-                session_id=archive.ref.session_id,
-                message_count=archive.ref.message_count,
-                sha256=archive.ref.sha256,
+                id=archive.id,
+                session_id=archive.session_id,
+                message_count=archive.message_count,
+                sha256=archive.sha256,
             ),
             summarizer=summarizer_name,
             ledger=[
@@ -317,10 +318,12 @@ class CompactionService:
 
     def _save_archive(
         self, rest: Sequence[Message], session_id: str | None, fmt: Format
-    ) -> Archive:
+    ) -> ArchiveRef:
+        """Only the reference outlives the save: the dumped messages (~0.7x the request body
+        for 200k tokens) are freed before summarizing."""
         archive = self._build_archive(rest, session_id, fmt)
         self.archive.save(archive)
-        return archive
+        return archive.ref
 
     def _build_archive(
         self, rest: Sequence[Message], session_id: str | None, fmt: Format
@@ -338,13 +341,26 @@ class CompactionService:
         self, rest: Sequence[Message], options: CompactOptions, instructions: str | None
     ) -> SummaryRequest:
         max_words = options.max_summary_words or self.defaults.max_summary_words
-        prompt = build_summary_prompt(serialize_for_summary(rest), max_words, instructions)
+        prompt = (
+            build_summary_prompt(serialize_for_summary(rest), max_words, instructions)
+            if self._prompt_is_read()
+            else ""
+        )
         return SummaryRequest(
             messages=tuple(rest),
             system=SUMMARY_SYSTEM,
             prompt=prompt,
             max_words=max_words,
             instructions=instructions,
+        )
+
+    def _prompt_is_read(self) -> bool:
+        """Only LLM summarizers read the prompt; the extractive one reads the messages. For
+        200k tokens the prompt is ~2x the request body, so it is built only when read."""
+        return any(
+            not isinstance(s, ExtractiveSummarizer)
+            for s in (self.summarizer, self.fallback)
+            if s is not None
         )
 
     async def _summarize(
