@@ -1,9 +1,15 @@
 """A bounded cache of token counts in front of any `Tokenizer`.
 
 Agents send the whole history before every LLM call, and the history only grows: a count
-of the same list plus one message should cost that message only. Counts are keyed by a
-16-byte blake2b digest of the text (never the text itself, so memory stays ~200 bytes an
-entry whatever the message size) and evicted least recently used beyond `max_entries`.
+of the same list plus one message should cost that message only. Counts are keyed by a hash
+of the text (never the text itself, so memory stays ~150 bytes an entry whatever the message
+size) and evicted least recently used beyond `max_entries`.
+
+The hash is Python's own `hash(str)`: SipHash-1-3 under a random per-process key, 64 bits.
+On a repeated 200k-token history the keys are most of what is left to do, and it computes
+them ~5x faster than a 16-byte blake2b (0.2 ms against 1.0 ms per 790k characters). A false
+hit needs two texts with one key: ~3e-15 per lookup with 50,000 entries, and not something a
+caller can aim for while the key stays secret (do not set PYTHONHASHSEED in production).
 
 Counting runs in worker threads, so the cache is guarded by a lock; the tokenizer itself
 runs outside it.
@@ -14,7 +20,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from hashlib import blake2b
 
 from app.core.ports import Tokenizer
 
@@ -22,8 +27,8 @@ from app.core.ports import Tokenizer
 MIN_CACHED_CHARS = 64
 
 
-def text_key(text: str) -> bytes:
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+def text_key(text: str) -> int:
+    return hash(text)
 
 
 class CachingTokenizer:
@@ -34,7 +39,7 @@ class CachingTokenizer:
             raise ValueError("max_entries must be positive (disable the cache by not using it)")
         self._inner = inner
         self.max_entries = max_entries
-        self._counts: OrderedDict[bytes, int] = OrderedDict()
+        self._counts: OrderedDict[int, int] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
