@@ -44,7 +44,7 @@ def is_json_content(request: Request) -> bool:
     )
 
 
-def loads(body: bytes) -> Any:
+def parse_json(body: bytes) -> Any:
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -52,8 +52,9 @@ def loads(body: bytes) -> Any:
 
 
 class FastJsonRequest(Request):
-    """A request whose JSON body is parsed by orjson and, given the route's body model
-    (`validate`: the parsed document in, the model or None out), validated on parsing."""
+    """A request whose JSON body is parsed by orjson and, given `validate` (the parsed
+    document in; the route's body model out, or None to let FastAPI validate and report
+    it), validated on parsing."""
 
     def __init__(
         self,
@@ -64,22 +65,25 @@ class FastJsonRequest(Request):
         super().__init__(scope, receive)
         self._validate = validate
         self._unparsed: bytes | None = None
+        self._stand_in: bytes | None = None
 
     async def body(self) -> bytes:
-        if self._validate is None or hasattr(self, "_json") or not is_json_content(self):
+        if self._validate is None or not is_json_content(self):
             return await super().body()
-        if self._unparsed is None:
+        if self._stand_in is None:
             # Read without Starlette's cache (`_body`), which would live as long as we do.
             self._unparsed = b"".join([chunk async for chunk in self.stream()])
-        return _READ if self._unparsed else b""
+            self._stand_in = _READ if self._unparsed else b""
+        return self._stand_in
 
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            if self._unparsed is not None:
-                body, self._unparsed = self._unparsed, None
+            if self._validate is not None and is_json_content(self):
+                await self.body()
+                body, self._unparsed = self._unparsed or b"", None
             else:
                 body = await super().body()
-            document = loads(body)
+            document = parse_json(body)
             del body
             validated = self._validate(document) if self._validate is not None else None
             self._json = document if validated is None else validated
@@ -93,14 +97,14 @@ class FastJsonRoute(APIRoute):
         handler = super().get_route_handler()
         field = self.body_field
 
-        def validate(document: Any) -> Any:
+        def body_model(document: Any) -> Any:
             assert field is not None
             value, errors = field.validate(document, {}, loc=("body",))
             return None if errors else value
 
-        checker = validate if field is not None else None
+        validate = body_model if field is not None else None
 
         async def fast_json_handler(request: Request) -> Response:
-            return await handler(FastJsonRequest(request.scope, request.receive, checker))
+            return await handler(FastJsonRequest(request.scope, request.receive, validate))
 
         return fast_json_handler

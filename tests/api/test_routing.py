@@ -144,4 +144,6 @@ async def test_fast_json_request_gives_the_validated_model_and_a_stand_in_body()
     request = FastJsonRequest(scope, receive, validate=lambda document: ("model", document))
     assert await request.body() == b"\x00"
     assert await request.json() == ("model", {"a": 1})
-    assert not hasattr(request, "_body")
+    assert await request.body() == b"\x00"
+    assert await request.json() == ("model", {"a": 1})
+    assert (getattr(request, "_body", None), request._unparsed) == (None, None)
