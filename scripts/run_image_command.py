@@ -8,6 +8,7 @@ environment, after mapping what differs between the image and this machine:
 |-------------------------------------|--------------------------------------------------|
 | `/opt/venv` (the build stage's venv) | this interpreter's venv (`sys.prefix`, `.venv`) |
 | `$PATH` of the python:3.11-slim base | this machine's `PATH`, after the venv's `bin`   |
+| `LANG=C.UTF-8` of that base         | the same                                          |
 | `COMPACT_WORKDIR=/workspace`        | a temporary directory                             |
 | `COMPACT_DATA_DIR=/data`            | a temporary directory                             |
 | `COMPACT_HOST=0.0.0.0`, `COMPACT_PORT=8080` | `127.0.0.1` and a free port               |
@@ -49,6 +50,8 @@ from scripts.check_container import (
 ROOT = Path(__file__).resolve().parent.parent
 IMAGE_VENV = "/opt/venv"
 CLOSED_PORT_PROXY = "http://127.0.0.1:9"
+# What the python:3.11-slim base image sets that matters to a Python process.
+BASE_IMAGE_ENV = {"LANG": "C.UTF-8"}
 _PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")
 
 
@@ -112,7 +115,8 @@ def run(dockerfile_path: Path, timeout: float) -> list[str]:
     final = parse_dockerfile(dockerfile_path.read_text(encoding="utf-8"))[-1]
     argv = image_command(final)
     health = healthcheck_command(final)
-    image_env = stage_env(final, {"PATH": os.environ.get("PATH", os.defpath)})
+    base_env = BASE_IMAGE_ENV | {"PATH": os.environ.get("PATH", os.defpath)}
+    image_env = stage_env(final, base_env)
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="image-run-") as scratch:
         for name in ("workspace", "data", "cwd"):
