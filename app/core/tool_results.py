@@ -35,6 +35,7 @@ MARKERS = ("truncated", "applied", "fallback")
 PATH_FIELDS = ("file_path", "path", "filename", "file", "target_file", "absolute_path")
 _NUMBERED = re.compile(r"^\s*(\d+)(?:\t|→)")
 _GREP_LINE = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+)[:-](?P<text>.*)$")
+_MAX_PREAMBLE = 3
 _NOTHING_FOUND = re.compile(r"^no (files|matches|results) found", re.IGNORECASE)
 _FOUND_HEADER = re.compile(r"^found \d+ (files?|matches?|results?)", re.IGNORECASE)
 
@@ -86,7 +87,15 @@ def _key(name: str) -> str:
 
 _ALIASES: dict[Rule, tuple[str, ...]] = {
     "ls": ("ls", "list", "list_dir", "list_directory", "listdir", "list_files", "dir"),
-    "glob": ("glob", "find_files", "file_search", "glob_search", "find", "find_by_name"),
+    "glob": (
+        "glob",
+        "find_files",
+        "find_file",
+        "file_search",
+        "glob_search",
+        "find",
+        "find_by_name",
+    ),
     "grep": (
         "grep",
         "rg",
@@ -289,10 +298,13 @@ def _lines(text: str) -> list[str]:
 def compress_ls(args: Mapping[str, Any], body: Body, limits: ToolResultLimits) -> dict[str, Any]:
     """LS: directory + counts + the first N entries."""
     entries = _entries(body, "entries", "files", "items", "children")
+    directory = _arg(args, "path", "dir", "directory", "dir_path", "target_directory") or "."
+    if entries and entries[0].rstrip("/") == directory.rstrip("/"):
+        entries = entries[1:]  # a tree listing's first line is the directory itself
     directories = sum(1 for entry in entries if entry.endswith("/"))
     keep = limits.ls_entries
     return {
-        "directory": _arg(args, "path", "dir", "directory", "dir_path", "target_directory") or ".",
+        "directory": directory,
         "count": len(entries),
         "directories": directories,
         "files": len(entries) - directories,
@@ -371,11 +383,23 @@ def _read_start(args: Mapping[str, Any], body: Body) -> int:
     return max(_int_arg(args, "offset", "start_line", "line", "from") or 1, 1)
 
 
+def _numbered_from(lines: Sequence[str]) -> int | None:
+    """Where the tool's own numbered lines start (after at most `_MAX_PREAMBLE` lines like
+    "Here's the result of running `cat -n` on a.py:"), or None when the text is plain."""
+    for start in range(min(len(lines), _MAX_PREAMBLE + 1)):
+        if _NUMBERED.match(lines[start]):
+            rest = lines[start:]
+            return start if all(_NUMBERED.match(x) for x in rest if x.strip()) else None
+    return None
+
+
 def compress_read(args: Mapping[str, Any], body: Body, limits: ToolResultLimits) -> dict[str, Any]:
     """Read: the range that was read, with line numbers, at most N lines."""
     lines = _lines(_text_of(body, "content", "text", "file"))
+    preamble = _numbered_from(lines)
+    numbered = preamble is not None
+    lines = lines[preamble or 0 :]
     keep = lines[: limits.read_lines]
-    numbered = bool(keep) and all(_NUMBERED.match(line) for line in keep if line.strip())
     data: dict[str, Any] = {"file": _arg(args, *PATH_FIELDS)}
     if numbered:
         numbers = [int(m[1]) for m in map(_NUMBERED.match, keep) if m is not None]

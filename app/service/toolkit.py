@@ -26,6 +26,7 @@ from app.core.tool_results import (
     CompressedResult,
     ToolResultLimits,
     compress_tool_result,
+    parse_output,
     rule_for,
 )
 from app.core.validate import violations
@@ -119,13 +120,15 @@ class ToolkitService:
         session_id: str | None = None,
         limits: Mapping[str, int] | None = None,
     ) -> Compressed:
-        """The history form of one result; a Read in a session gets A8's note when the
-        file changed since the session's previous read of it."""
+        """The history form of one result; a successful Read in a session gets A8's note
+        when the file changed since the session's previous read of it. The file's time is
+        taken from the work directory now (the agent's Read does not send one)."""
         merged = self.defaults.limits.model_copy(update=dict(limits or {}))
         note: str | None = None
         warnings: list[str] = []
         path = _read_path(tool, args)
-        if session_id is not None and path is not None:
+        failed = parse_output(result, is_error=is_error).status == "error"
+        if session_id is not None and path is not None and not failed:
             note, warning = await to_thread.run_sync(self._freshness, session_id, path)
             warnings.extend(w for w in (warning,) if w)
         compressed = compress_tool_result(tool, args, result, merged, is_error=is_error, note=note)

@@ -398,3 +398,24 @@ async def test_a_read_result_seen_by_compress_counts_for_the_next_restore(
     assert data["messages"][2]["content"] == (
         "[Restored after compact] b.py:\nb = 1\n\nNote: b.py was modified externally."
     )
+
+
+async def test_a_failed_read_is_not_recorded_as_seen(
+    client: httpx.AsyncClient, workdir: Path
+) -> None:
+    path = workdir / "c.py"
+    path.write_text("c = 1\n")
+    touch(path, T0)
+    body: dict[str, Any] = {
+        "tool": "Read",
+        "input": {"file_path": "c.py"},
+        "result": "permission denied",
+        "is_error": True,
+        "session_id": "s",
+    }
+    failed = (await client.post("/compress-tool-result", json=body)).json()
+    assert failed["result"] == {"status": "error", "error": {"message": "permission denied"}}
+    touch(path, T0 + 1)
+    body.update(result="c = 1", is_error=False)
+    first = (await client.post("/compress-tool-result", json=body)).json()
+    assert "note" not in first["result"]["data"]

@@ -19,10 +19,10 @@ def test_ls_keeps_directory_counts_and_first_n_entries() -> None:
         "status": "success",
         "data": {
             "directory": "/repo/src",
-            "count": 27,
-            "directories": 2,
+            "count": 26,
+            "directories": 1,
             "files": 25,
-            "entries": ["/repo/src/", *(f"m{i}.py" for i in range(19))],
+            "entries": [f"m{i}.py" for i in range(20)],
             "truncated": True,
         },
     }
@@ -401,3 +401,23 @@ def test_inputs_are_not_mutated() -> None:
     before = json.dumps([args, result])
     compress("TodoWrite", args, result)
     assert json.dumps([args, result]) == before
+
+
+def test_read_drops_the_tools_preamble_before_its_numbered_lines() -> None:
+    result = (
+        "Here's the result of running `cat -n` on /repo/a.py:\n"
+        "     7\tdef f():\n     8\t\n     9\t    return 1\n"
+    )
+    args = {"command": "view", "path": "/repo/a.py", "view_range": [7, 9]}
+    assert compress("str_replace_editor", args, result)["data"] == {
+        "file": "/repo/a.py",
+        "start_line": 7,
+        "end_line": 9,
+        "content": "     7\tdef f():\n     8\t\n     9\t    return 1",
+        "truncated": False,
+    }
+
+
+def test_a_plain_file_with_a_numbered_looking_line_is_numbered_whole() -> None:
+    data = compress("Read", {"file_path": "t"}, "title\n  2\tnot a number column\nend")["data"]
+    assert data["content"] == "     1\ttitle\n     2\t  2\tnot a number column\n     3\tend"
