@@ -33,11 +33,11 @@ _RESOLVE_BENEATH = 0x08
 _FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 # O_PATH: passing through a directory needs only search permission, as for openat2.
 _DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
-# openat2 may report EAGAIN when a concurrent rename makes `..` unverifiable.
 # stat: O_PATH opens without reading (no FIFO wait, no device side effects);
 # names: a directory descriptor that getdents can read.
 _STAT_FLAGS = os.O_PATH | os.O_CLOEXEC
 _LIST_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+# openat2 may report EAGAIN when a concurrent rename makes `..` unverifiable.
 _OPENAT2_TRIES = 3
 _READ_CHUNK = 1 << 20
 
@@ -68,7 +68,8 @@ class SandboxedWorkdir:
     """Reads text files beneath `root`, for paths as the agent wrote them.
 
     `aliases` are the absolute directories under which the agent sees the same tree (its
-    container may mount the project elsewhere than we do).
+    container may mount the project elsewhere than we do). `stat` and `names` resolve a
+    path exactly as `read_text` does, only with other flags on the last component.
     """
 
     def __init__(self, root: str, aliases: Sequence[str] = (), *, force_walk: bool = False) -> None:

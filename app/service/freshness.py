@@ -83,7 +83,7 @@ class Freshness:
 
 
 def _warn(warnings: list[str] | None, warning: str | None) -> None:
-    if warnings is not None and warning is not None:
+    if warnings is not None and warning is not None and warning not in warnings:
         warnings.append(warning)
 
 

@@ -122,17 +122,23 @@ class ToolkitService:
     ) -> Compressed:
         """The history form of one result; a successful Read in a session gets A8's note
         when the file changed since the session's previous read of it. The file's time is
-        taken from the work directory now (the agent's Read does not send one)."""
+        taken from the work directory now (the agent's Read does not send one). Runs in a
+        worker thread: a result may be megabytes of text."""
         merged = self.defaults.limits.model_copy(update=dict(limits or {}))
-        note: str | None = None
-        warnings: list[str] = []
-        path = _read_path(tool, args)
-        failed = parse_output(result, is_error=is_error).status == "error"
-        if session_id is not None and path is not None and not failed:
-            note, warning = await to_thread.run_sync(self._freshness, session_id, path)
-            warnings.extend(w for w in (warning,) if w)
-        compressed = compress_tool_result(tool, args, result, merged, is_error=is_error, note=note)
-        return Compressed(compressed, tuple(warnings))
+
+        def run() -> Compressed:
+            note: str | None = None
+            warning: str | None = None
+            path = _read_path(tool, args)
+            failed = parse_output(result, is_error=is_error).status == "error"
+            if session_id is not None and path is not None and not failed:
+                note, warning = self._freshness(session_id, path)
+            compressed = compress_tool_result(
+                tool, args, result, merged, is_error=is_error, note=note
+            )
+            return Compressed(compressed, (warning,) if warning else ())
+
+        return await to_thread.run_sync(run)
 
     def _freshness(self, session_id: str, path: str) -> tuple[str | None, str | None]:
         info = self.inspector.stat(path)
@@ -145,6 +151,10 @@ class ToolkitService:
         self, text: str, *, check_exists: bool = True, limit: int | None = None
     ) -> Preprocessed:
         """C3: the input with a reminder per mentioned file that exists (A7)."""
+        shown = _pick(limit, self.defaults.mention_limit)
+        return await to_thread.run_sync(self._preprocess, text, check_exists, shown)
+
+    def _preprocess(self, text: str, check_exists: bool, shown: int) -> Preprocessed:
         mentions = find_mentions(text)
         warnings: list[str] = []
         if len(mentions) > MAX_CHECKED_MENTIONS:
@@ -152,11 +162,10 @@ class ToolkitService:
             mentions = mentions[:MAX_CHECKED_MENTIONS]
         missing: list[MissingMention] = []
         if check_exists:
-            found = await to_thread.run_sync(lambda: [self.inspector.stat(p) for p in mentions])
+            found = [self.inspector.stat(path) for path in mentions]
             missing = [m for m in map(_missing, found) if m is not None]
         absent = {m.path for m in missing}
         existing = [path for path in mentions if path not in absent]
-        shown = _pick(limit, self.defaults.mention_limit)
         return Preprocessed(
             text=append_reminders(text, existing, shown),
             mentions=tuple(mentions),

@@ -419,3 +419,14 @@ async def test_a_failed_read_is_not_recorded_as_seen(
     body.update(result="c = 1", is_error=False)
     first = (await client.post("/compress-tool-result", json=body)).json()
     assert "note" not in first["result"]["data"]
+
+
+async def test_preprocess_input_checks_at_most_a_thousand_mentions(
+    client: httpx.AsyncClient,
+) -> None:
+    text = " ".join(f"@m{i}.py" for i in range(1001))
+    data = (await client.post("/preprocess-input", json={"text": text})).json()
+    assert len(data["mentions"]) == 1000
+    assert len(data["missing"]) == 1000
+    assert data["text"] == text
+    assert data["warnings"] == ["only the first 1000 mentions were considered"]

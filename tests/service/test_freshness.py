@@ -1,7 +1,16 @@
+from typing import Any
+
+import pytest
+
+from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import RestoredFile
+from app.core.decide import Thresholds
 from app.core.errors import SeenStoreError
 from app.core.ports import FileSkip, FileText, SkipReason
+from app.core.restore import FileReadTool, RestoreLimits
+from app.service.compaction import CompactionService, CompactRequest, Defaults
 from app.service.freshness import Freshness, FreshnessCheck
+from tests.builders import FakeSummarizer, MemoryArchive, assistant, parse, read_round, user
 
 NOTE = "Note: a.py was modified externally."
 
@@ -76,3 +85,69 @@ def test_restored_reads_get_the_note_and_only_restored_files_count_as_seen() -> 
     fresh.record_reads("s", texts, [RestoredFile("a.py", "x", 1)], warnings)
     assert store.times == {("s", "a.py"): 2, ("s", "b.py"): 1}
     assert warnings == []
+
+
+class TimedWorkdir:
+    """A work directory whose files carry a modification time, as the sandbox reports."""
+
+    def __init__(self, files: dict[str, tuple[str, int]]) -> None:
+        self.files = files
+
+    def read_text(self, path: str, max_bytes: int) -> FileText | FileSkip:
+        location = path.removeprefix("./")
+        if location not in self.files:
+            return FileSkip(path, SkipReason.NOT_FOUND)
+        text, mtime = self.files[location]
+        return FileText(path, text, mtime_ns=mtime, location=location)
+
+    def readable(self) -> bool:
+        return True
+
+
+def compaction(workdir: TimedWorkdir, store: MemorySeen, tokenizer: TiktokenTokenizer) -> Any:
+    return CompactionService(
+        tokenizer=tokenizer,
+        summarizer=FakeSummarizer(),
+        workdir=workdir,
+        archive=MemoryArchive(),
+        freshness=Freshness(store),
+        defaults=Defaults(
+            thresholds=Thresholds(200_000, 0.8, 0.9, 3),
+            restore=RestoreLimits(5, 30, 50_000),
+            read_tools=(FileReadTool("read_file", "path"),),
+            max_summary_words=100,
+            ledger_budget=0,
+        ),
+    )
+
+
+MESSAGES = parse([user("go"), *read_round("big.py"), *read_round("./a.py"), assistant("ok")])
+
+
+@pytest.mark.anyio
+async def test_compact_notes_changed_files_and_records_only_restored_ones(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    store = MemorySeen()
+    store.times[("s", "a.py")] = 1
+    store.times[("s", "big.py")] = 1
+    workdir = TimedWorkdir({"a.py": ("a = 1\n", 2), "big.py": ("word " * 50, 2)})
+    service = compaction(workdir, store, tokenizer)
+    result = await service.compact(CompactRequest(MESSAGES, force=True, session_id="s"))
+    assert [m.content for m in result.messages[2:3]] == [
+        "[Restored after compact] ./a.py:\na = 1\n\nNote: ./a.py was modified externally."
+    ]
+    assert [(s.path, s.reason) for s in result.skipped_files] == [("big.py", "too_many_tokens")]
+    assert store.times == {("s", "a.py"): 2, ("s", "big.py"): 1}
+    assert result.warnings == []
+
+
+@pytest.mark.anyio
+async def test_compact_with_a_failing_store_restores_without_the_note_and_warns(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    workdir = TimedWorkdir({"a.py": ("a = 1\n", 2)})
+    service = compaction(workdir, MemorySeen(fail_read=True), tokenizer)
+    result = await service.compact(CompactRequest(MESSAGES, force=True, session_id="s"))
+    assert result.messages[2].content == "[Restored after compact] ./a.py:\na = 1\n"
+    assert result.warnings == ["freshness of ./a.py not tracked: seen time unreadable: EIO"]
