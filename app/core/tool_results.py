@@ -372,9 +372,17 @@ def compress_grep(args: Mapping[str, Any], body: Body, limits: ToolResultLimits)
     }
 
 
+def _read_meta(body: Body) -> Mapping[str, Any]:
+    """Where a structured Read keeps its numbers: top level, or Claude Code's `file`."""
+    if not isinstance(body, dict):
+        return {}
+    nested = body.get("file")
+    return nested if isinstance(nested, dict) else body
+
+
 def _read_start(args: Mapping[str, Any], body: Body) -> int:
     if isinstance(body, dict):
-        start = _int_arg(body, "start_line", "startLine")
+        start = _int_arg(_read_meta(body), "start_line", "startLine")
         if start is not None:
             return start
     view_range = args.get("view_range")
@@ -413,7 +421,7 @@ def compress_read(args: Mapping[str, Any], body: Body, limits: ToolResultLimits)
         data["start_line"] = first
         data["end_line"] = last
     if isinstance(body, dict):
-        total = _int_arg(body, "total_lines", "totalLines")
+        total = _int_arg(_read_meta(body), "total_lines", "totalLines")
         if total is not None:
             data["total_lines"] = total
     data["content"] = "\n".join(content)

@@ -2,8 +2,10 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from app.core.tool_results import ToolResultLimits, compress_tool_result, rule_for
+from app.core.tool_results import ALIASES, ToolResultLimits, compress_tool_result, rule_for
 
 LIMITS = ToolResultLimits()
 
@@ -421,3 +423,42 @@ def test_read_drops_the_tools_preamble_before_its_numbered_lines() -> None:
 def test_a_plain_file_with_a_numbered_looking_line_is_numbered_whole() -> None:
     data = compress("Read", {"file_path": "t"}, "title\n  2\tnot a number column\nend")["data"]
     assert data["content"] == "     1\ttitle\n     2\t  2\tnot a number column\n     3\tend"
+
+
+def test_a_claude_code_structured_read_keeps_its_start_and_total() -> None:
+    data = {"type": "text", "file": {"content": "a\nb", "startLine": 20, "totalLines": 90}}
+    assert compress("Read", {"file_path": "x.py"}, {"data": data})["data"] == {
+        "file": "x.py",
+        "start_line": 20,
+        "end_line": 21,
+        "total_lines": 90,
+        "content": "    20\ta\n    21\tb",
+        "truncated": False,
+    }
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+NAMES = st.sampled_from([*ALIASES, "str_replace_editor", "unknown_tool"]) | st.text(max_size=12)
+FIELDS = st.sampled_from(
+    ["status", "data", "error", "text", "stats", "context", "path", "command", "todos", "edits"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    tool=NAMES,
+    args=st.dictionaries(FIELDS, JSON, max_size=4),
+    result=st.text(max_size=200) | st.dictionaries(FIELDS, JSON, max_size=5),
+    is_error=st.booleans(),
+)
+def test_any_result_of_any_tool_compresses_to_its_own_json(
+    tool: str, args: dict[str, Any], result: Any, is_error: bool
+) -> None:
+    out = compress_tool_result(tool, args, result, LIMITS, is_error=is_error)
+    assert json.loads(out.content) == out.result
+    assert set(out.result) <= {"status", "data", "error"}
+    assert out.result["status"] in ("success", "error") or isinstance(result, dict)
