@@ -17,7 +17,7 @@ from anyio import to_thread
 
 from app.core.dialects import Format
 from app.core.errors import InvalidConversationError
-from app.core.layers import ContextLayers, Layer, assemble_layers, pick_rules_file
+from app.core.layers import RULES_FILE, ContextLayers, Layer, assemble_layers, pick_rules_file
 from app.core.mentions import append_reminders, find_mentions
 from app.core.messages import Message
 from app.core.ports import FileInfo, FileSkip, WorkdirInspector, WorkdirReader
@@ -201,11 +201,11 @@ class ToolkitService:
             raise InvalidConversationError(broken)
         warnings: list[str] = []
         if request.rules is not None:
-            rules = ProjectRules(path="CODE_LAW.md", content=request.rules)
-            source: Literal["workdir", "request", "none"] = "request"
+            rules = ProjectRules(path=RULES_FILE, content=request.rules)
+            source: Literal["workdir", "request"] = "request"
         else:
             rules = await self.project_rules()
-            source = "workdir" if rules.content is not None else "none"
+            source = "workdir"
             if rules.skipped is not None:
                 warnings.append(f"project rules not read: {rules.path or '.'} {rules.skipped}")
         preprocessed = None
@@ -218,7 +218,7 @@ class ToolkitService:
                 system=request.system,
                 tools=request.tools,
                 rules=rules.content or "",
-                rules_path=rules.path or "CODE_LAW.md",
+                rules_path=rules.path or RULES_FILE,
                 history=request.history,
                 current_input=current,
                 todo_recap=request.todo_recap,

@@ -430,3 +430,17 @@ async def test_preprocess_input_checks_at_most_a_thousand_mentions(
     assert len(data["missing"]) == 1000
     assert data["text"] == text
     assert data["warnings"] == ["only the first 1000 mentions were considered"]
+
+
+async def test_assemble_warns_when_the_rules_file_cannot_be_injected(
+    client_for: Callable[..., Any], workdir: Path
+) -> None:
+    client = await client_for(project_rules_max_bytes=4)
+    (workdir / "Code_Law.md").write_text("far too long")
+    data = (await client.post("/assemble", json={"system": "S", "input": "go"})).json()
+    assert data["messages"] == [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": "go"},
+    ]
+    assert (data["rules_source"], data["rules_path"]) == ("none", None)
+    assert data["warnings"] == ["project rules not read: Code_Law.md too_large"]
