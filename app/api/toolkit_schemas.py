@@ -68,10 +68,11 @@ class CompressToolResultRequest(BaseModel):
         default_factory=dict,
         description="The tool call's input (arguments): paths, patterns, edits, todos.",
     )
-    result: str | dict[str, Any] = Field(
+    result: str | dict[str, Any] | list[dict[str, Any]] = Field(
         description=(
-            "The full result: the text the agent got back, or a structured object "
-            "`{status, data, error, text, stats, context}`."
+            "The full result: the text the agent got back, a list of content blocks (an "
+            "Anthropic `tool_result`'s content: its text blocks are read), or a structured "
+            "object `{status, data, error, text, stats, context}`."
         )
     )
     is_error: bool = Field(False, description="A string result is an error (status `error`).")

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Rule = Literal["ls", "glob", "grep", "read", "edit", "write", "bash", "todo", "fallback"]
 Body = str | list[Any] | dict[str, Any] | int | float | bool | None
+ToolResult = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
 MARKERS = ("truncated", "applied", "fallback")
 PATH_FIELDS = ("file_path", "path", "filename", "file", "target_file", "absolute_path")
@@ -178,13 +179,16 @@ def parse_output(result: str | Mapping[str, Any], *, is_error: bool = False) -> 
 def compress_tool_result(
     tool: str,
     args: Mapping[str, Any],
-    result: str | Mapping[str, Any],
+    result: ToolResult,
     limits: ToolResultLimits,
     *,
     is_error: bool = False,
     note: str | None = None,
 ) -> CompressedResult:
-    """C1's compressed form of one result. `note` (a freshness note) goes into `data`."""
+    """C1's compressed form of one result. `note` (a freshness note) goes into `data`.
+    A list of content blocks (an Anthropic `tool_result`'s content) reads as its text."""
+    if not isinstance(result, str | Mapping):
+        result = blocks_text(result)
     rule = rule_for(tool, args)
     output = parse_output(result, is_error=is_error)
     compressed: dict[str, Any] = {"status": output.status}
@@ -205,6 +209,13 @@ def compress_tool_result(
         result=compressed,
         content=to_content(compressed),
         original_chars=len(result) if isinstance(result, str) else len(to_content(result)),
+    )
+
+
+def blocks_text(blocks: Sequence[Mapping[str, Any]]) -> str:
+    """The text blocks' text, one per line (images and other blocks carry none)."""
+    return "\n".join(
+        str(b["text"]) for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
     )
 
 

@@ -24,6 +24,7 @@ from app.core.ports import FileInfo, FileSkip, WorkdirInspector, WorkdirReader
 from app.core.tool_results import (
     PATH_FIELDS,
     CompressedResult,
+    ToolResult,
     ToolResultLimits,
     compress_tool_result,
     parse_output,
@@ -114,7 +115,7 @@ class ToolkitService:
         self,
         tool: str,
         args: Mapping[str, Any],
-        result: str | Mapping[str, Any],
+        result: ToolResult,
         *,
         is_error: bool = False,
         session_id: str | None = None,
@@ -130,7 +131,9 @@ class ToolkitService:
             note: str | None = None
             warning: str | None = None
             path = _read_path(tool, args)
-            failed = parse_output(result, is_error=is_error).status == "error"
+            failed = is_error or (
+                isinstance(result, Mapping) and parse_output(result).status == "error"
+            )
             if session_id is not None and path is not None and not failed:
                 note, warning = self._freshness(session_id, path)
             compressed = compress_tool_result(

@@ -462,3 +462,16 @@ def test_any_result_of_any_tool_compresses_to_its_own_json(
     assert json.loads(out.content) == out.result
     assert set(out.result) <= {"status", "data", "error"}
     assert out.result["status"] in ("success", "error") or isinstance(result, dict)
+
+
+def test_a_list_of_content_blocks_reads_as_its_text() -> None:
+    blocks = [
+        {"type": "text", "text": "a.py"},
+        {"type": "image", "source": {}},
+        {"type": "text", "text": "b.py"},
+    ]
+    assert compress("Glob", {"pattern": "*.py"}, blocks)["data"]["matches"] == ["a.py", "b.py"]
+    assert compress("Glob", {}, blocks, is_error=True) == {
+        "status": "error",
+        "error": {"message": "a.py\nb.py"},
+    }
