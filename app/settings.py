@@ -122,6 +122,36 @@ class Settings(BaseSettings):
     job_ttl_seconds: float = Field(
         3600.0, gt=0, description="a finished background compaction is kept this long, then deleted"
     )
+    # Seed 004 toolkit (/compress-tool-result, /preprocess-input, /project-rules, /assemble)
+    tool_result_read_lines: int = Field(
+        500, ge=1, description="`Read` results: lines kept in history"
+    )
+    tool_result_grep_matches: int = Field(5, ge=1, description="`Grep` results: matches kept")
+    tool_result_glob_hits: int = Field(10, ge=1, description="`Glob` results: paths kept")
+    tool_result_ls_entries: int = Field(20, ge=1, description="`LS` results: entries kept")
+    tool_result_edit_lines: int = Field(20, ge=1, description="`Edit`/`MultiEdit`: new lines kept")
+    tool_result_write_lines: int = Field(50, ge=1, description="`Write`: first lines kept")
+    tool_result_bash_stdout_head: int = Field(
+        3, ge=0, description="`Bash`: first stdout lines kept"
+    )
+    tool_result_bash_stdout_tail: int = Field(5, ge=0, description="`Bash`: last stdout lines kept")
+    tool_result_bash_stderr_lines: int = Field(
+        20, ge=0, description="`Bash`: last stderr lines kept"
+    )
+    tool_result_todo_items: int = Field(
+        3, ge=0, description="`TodoWrite`: in-progress items named in the recap"
+    )
+    tool_result_fallback_chars: int = Field(
+        2000, ge=1, description="other tools: longer results are cut to this many characters"
+    )
+    mention_limit: int = Field(
+        5, ge=0, description='`@file` mentions named in reminders, then "(and N more…)"'
+    )
+    project_rules_max_bytes: int = Field(
+        256 * 1024,
+        gt=0,
+        description="a larger `CODE_LAW.md` is not injected (`skipped: too_large`)",
+    )
     host: str = Field("127.0.0.1", description="where `python -m app serve` listens")
     port: int = Field(8080, gt=0, lt=65536, description="port of `python -m app serve`")
     log_level: Literal["debug", "info", "warning", "error"] = Field(
