@@ -20,18 +20,22 @@ from app.adapters.archive_store import FileArchiveStore
 from app.adapters.job_store import FileJobStore
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
 from app.adapters.retry import RetryingSummarizer
+from app.adapters.seen_store import FileSeenStore
 from app.adapters.token_cache import CachingTokenizer
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
 from app.api.errors import install_error_handlers
 from app.api.limits import BodySizeLimit
-from app.api.routes import archives, compaction, counting, health, jobs
+from app.api.routes import archives, compaction, counting, health, jobs, toolkit
 from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
 from app.core.ports import ProviderCounter, Summarizer, Tokenizer
 from app.core.restore import RestoreLimits, read_tools_from
+from app.core.tool_results import ToolResultLimits
 from app.service.compaction import CompactionService, Defaults
+from app.service.freshness import Freshness
 from app.service.jobs import JobManager
+from app.service.toolkit import ToolkitDefaults, ToolkitService
 from app.settings import Settings
 
 log = logging.getLogger("context_compact")
@@ -111,6 +115,7 @@ def build_service(
         provider_counter=build_provider_counter(settings),
         workdir=SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases),
         archive=FileArchiveStore(settings.data_dir),
+        freshness=Freshness(FileSeenStore(settings.data_dir)),
         defaults=Defaults(
             thresholds=Thresholds(
                 context_window=settings.context_window,
@@ -126,6 +131,27 @@ def build_service(
             read_tools=read_tools_from(settings.read_tools),
             max_summary_words=settings.max_summary_words,
             ledger_budget=settings.ledger_budget,
+        ),
+    )
+
+
+def build_toolkit(settings: Settings) -> ToolkitService:
+    """Seed 004's toolkit: the same sandbox and data directory as the compaction."""
+    workdir = SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases)
+    prefix = "tool_result_"
+    limits = {
+        name.removeprefix(prefix): value
+        for name, value in settings.model_dump().items()
+        if name.startswith(prefix)
+    }
+    return ToolkitService(
+        reader=workdir,
+        inspector=workdir,
+        freshness=Freshness(FileSeenStore(settings.data_dir)),
+        defaults=ToolkitDefaults(
+            limits=ToolResultLimits(**limits),
+            mention_limit=settings.mention_limit,
+            rules_max_bytes=settings.project_rules_max_bytes,
         ),
     )
 
@@ -172,8 +198,9 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.jobs = job_manager
+    app.state.toolkit = build_toolkit(settings)
     install_error_handlers(app)
-    for module in (counting, compaction, jobs, archives, health):
+    for module in (counting, compaction, jobs, archives, toolkit, health):
         app.include_router(module.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     return app

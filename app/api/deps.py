@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
+from app.service.toolkit import ToolkitService
 
 
 def get_service(request: Request) -> CompactionService:
@@ -24,3 +25,11 @@ def get_jobs(request: Request) -> JobManager:
 
 
 JobsDep = Annotated[JobManager, Depends(get_jobs)]
+
+
+def get_toolkit(request: Request) -> ToolkitService:
+    toolkit: ToolkitService = request.app.state.toolkit
+    return toolkit
+
+
+ToolkitDep = Annotated[ToolkitService, Depends(get_toolkit)]

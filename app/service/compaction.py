@@ -66,6 +66,7 @@ from app.core.restore import (
 )
 from app.core.tokens import count_messages
 from app.core.validate import Violation, violations
+from app.service.freshness import Freshness
 
 log = logging.getLogger("context_compact.compaction")
 
@@ -127,6 +128,7 @@ class CompactionService:
         defaults: Defaults,
         fallback: Summarizer | None = None,
         provider_counter: ProviderCounter | None = None,
+        freshness: Freshness | None = None,
         clock: Callable[[], datetime] = _utc_now,
         new_id: Callable[[], str] = _new_id,
     ) -> None:
@@ -137,6 +139,7 @@ class CompactionService:
         self.defaults = defaults
         self.fallback = fallback
         self.provider_counter = provider_counter
+        self.freshness = freshness
         self._clock = clock
         self._new_id = new_id
 
@@ -264,7 +267,7 @@ class CompactionService:
         )
         summary = ledger.text
 
-        selection = await self._restore(messages, options)
+        selection = await self._restore(messages, options, request.session_id, warnings)
         assembled = assemble_messages(partition.head, summary, selection.restored)
         invalid = violations(assembled, fmt)
         if invalid:  # the assembler's output is valid by construction: this is a bug
@@ -390,7 +393,11 @@ class CompactionService:
         return text
 
     async def _restore(
-        self, messages: Sequence[Message], options: CompactOptions
+        self,
+        messages: Sequence[Message],
+        options: CompactOptions,
+        session_id: str | None = None,
+        warnings: list[str] | None = None,
     ) -> RestoreSelection:
         base = self.defaults.restore
         limits = RestoreLimits(
@@ -409,11 +416,17 @@ class CompactionService:
 
         def read_and_count() -> RestoreSelection:
             reads = [self.workdir.read_text(p, limits.max_bytes_per_file) for p in paths]
+            fresh = self.freshness if session_id is not None else None
+            if fresh is not None and session_id is not None:
+                reads = fresh.note_reads(session_id, reads, warnings)
             texts = [r for r in reads if isinstance(r, FileText)]
             counts = self.tokenizer.count_batch([t.text for t in texts])
-            return select_restored(
+            selection = select_restored(
                 reads, {t.path: n for t, n in zip(texts, counts, strict=True)}, limits
             )
+            if fresh is not None and session_id is not None:
+                fresh.record_reads(session_id, texts, selection.restored, warnings)
+            return selection
 
         return await to_thread.run_sync(read_and_count)
 
