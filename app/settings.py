@@ -112,6 +112,13 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="`python -m app serve` binds here.")
     port: int = Field(8080, gt=0, lt=65536, description="`python -m app serve` listens here.")
     log_level: Literal["debug", "info", "warning", "error"] = Field("info")
+    log_format: Literal["json", "text"] = Field(
+        "json",
+        description=(
+            "`json`: one JSON object a line (time, level, logger, message, request_id, "
+            "fields); `text`: one readable line. Never message contents either way."
+        ),
+    )
 
     @field_validator("workdir_aliases", "read_tools", mode="before")
     @classmethod

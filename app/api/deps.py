@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
+from app.service.metrics import Metrics
 
 
 def get_service(request: Request) -> CompactionService:
@@ -24,3 +25,11 @@ def get_jobs(request: Request) -> JobManager:
 
 
 JobsDep = Annotated[JobManager, Depends(get_jobs)]
+
+
+def get_metrics(request: Request) -> Metrics:
+    metrics: Metrics = request.app.state.metrics
+    return metrics
+
+
+MetricsDep = Annotated[Metrics, Depends(get_metrics)]
