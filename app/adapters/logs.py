@@ -16,9 +16,11 @@ from typing import Any, Literal, TextIO
 
 from app.core.request_context import REQUEST_ID
 
-# The attributes every LogRecord has; anything else on a record came from `extra`.
+# The attributes every LogRecord has; anything else on a record came from `extra`
+# (except uvicorn's `color_message`, the same message with terminal colours).
 _RECORD_FIELDS = frozenset(
-    vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys() | {"message", "asctime"}
+    vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()
+    | {"message", "asctime", "color_message"}
 )
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 

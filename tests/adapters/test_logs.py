@@ -20,7 +20,8 @@ def record(**extra: object) -> logging.LogRecord:
 
 
 def test_a_json_line_has_the_fixed_fields_then_the_extra_ones() -> None:
-    line = json.loads(JsonFormatter().format(record(request_id="r-1", tokens_before=10)))
+    made = record(request_id="r-1", tokens_before=10, color_message="\x1b[36ma b\x1b[0m")
+    line = json.loads(JsonFormatter().format(made))
     assert line == {
         "time": "2025-11-23T00:00:00.250+00:00",
         "level": "warning",
