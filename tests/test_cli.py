@@ -185,3 +185,14 @@ def test_a_missing_file_exits_2(env: dict[str, str], capsys: pytest.CaptureFixtu
     assert err == (
         "error: cannot read no/such.json: [Errno 2] No such file or directory: 'no/such.json'\n"
     )
+
+
+def test_an_unwritable_output_exits_2(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "missing-dir" / "out.json"
+    code, answer, err = run_in_process(capsys, "count", str(REQUEST_FILE), "-o", str(target))
+    assert (code, answer) == (2, None)
+    assert err == (
+        f"error: cannot write {target}: [Errno 2] No such file or directory: '{target}'\n"
+    )

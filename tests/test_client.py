@@ -22,9 +22,10 @@ from app.client import (
     ContextCompactError,
 )
 from app.core.compaction import CompactOptions
+from app.core.ports import Summarizer, SummaryRequest
 from app.main import build_service, create_app
 from app.settings import Settings
-from tests.builders import assistant, read_round, system, user
+from tests.builders import FakeSummarizer, assistant, read_round, system, user
 from tests.live_server import serve_in_thread
 
 CONVERSATION = [
@@ -54,7 +55,7 @@ OPENAI_CONVERSATION = [
 
 @pytest.fixture
 def app_for(tmp_path: Path, tokenizer: TiktokenTokenizer) -> Callable[..., FastAPI]:
-    def make(**overrides: Any) -> FastAPI:
+    def make(summarizer: Summarizer | None = None, **overrides: Any) -> FastAPI:
         workdir = tmp_path / "workspace"
         (workdir / "src").mkdir(parents=True, exist_ok=True)
         (workdir / "src" / "app.py").write_text("def f():\n    return 1\n")
@@ -65,7 +66,7 @@ def app_for(tmp_path: Path, tokenizer: TiktokenTokenizer) -> Callable[..., FastA
             **overrides,
         }
         settings = Settings(_env_file=None, **values)  # type: ignore[call-arg]
-        return create_app(settings, service=build_service(settings, tokenizer))
+        return create_app(settings, service=build_service(settings, tokenizer, summarizer))
 
     return make
 
@@ -174,6 +175,30 @@ async def test_a_background_compaction_is_started_polled_and_applied(
     applied = await aclient.apply_compaction(job.id, later)
     assert applied.messages == [*job.result.messages, user("And now the tests.")]
     assert (applied.replaced_message_count, applied.kept_message_count) == (5, 1)
+
+
+@pytest.mark.anyio
+async def test_a_second_job_of_a_busy_session_is_refused_and_the_first_can_be_cancelled(
+    app_for: Callable[..., FastAPI],
+) -> None:
+    never = anyio.Event()
+
+    async def blocked(request: SummaryRequest) -> str:
+        await never.wait()
+        return "unreachable"
+
+    app = app_for(summarizer=FakeSummarizer(blocked))
+    async with LifespanManager(app) as manager:
+        transport = httpx.ASGITransport(app=manager.app)
+        async with AsyncContextCompactClient("http://t", transport=transport) as client:
+            first = await client.start_compaction(CONVERSATION, force=True, session_id="s-3")
+            with pytest.raises(ContextCompactError) as busy:
+                await client.start_compaction(CONVERSATION, force=True, session_id="s-3")
+            cancelled = await client.cancel_compaction(first.id)
+            again = await client.get_compaction(first.id)
+    assert (busy.value.status, busy.value.code) == (409, "session_busy")
+    assert busy.value.details == [ErrorDetail(field="session_id", message=busy.value.message)]
+    assert (cancelled.id, cancelled.state, again.state) == (first.id, "cancelled", "cancelled")
 
 
 def test_sync_client_against_a_real_server(sync_client: ContextCompactClient) -> None:

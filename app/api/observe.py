@@ -34,6 +34,8 @@ log = logging.getLogger("context_compact.http")
 _HEADER = b"x-request-id"
 _VALID_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics"})
+# Any other method is labelled `other`: clients choose methods, series must stay few.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 def request_id_from(headers: list[tuple[bytes, bytes]]) -> str:
@@ -86,7 +88,7 @@ class ObserveRequests:
         request_id = request_id_from(scope.get("headers") or [])
         token = REQUEST_ID.set(request_id)
         started = time.perf_counter()
-        status = 500
+        status = 500  # until the response starts
 
         async def send_with_id(message: Message) -> None:
             nonlocal status
@@ -98,19 +100,26 @@ class ObserveRequests:
 
         try:
             await self.app(scope, receive, send_with_id)
-        finally:
-            seconds = time.perf_counter() - started
-            route = route_template(scope)
-            method = scope["method"]
-            self.metrics.observe_request(method, route, status, seconds)
-            log.log(
-                logging.DEBUG if route in QUIET_ROUTES else logging.INFO,
-                "request",
-                extra={
-                    "method": method,
-                    "route": route,
-                    "status": status,
-                    "duration_ms": round(seconds * 1000, 1),
-                },
-            )
-            REQUEST_ID.reset(token)
+        except Exception:
+            # Starlette's outer error middleware answers the 500: the id stays set for its
+            # log line and its header (uvicorn serves each request in a context of its own).
+            self._observe(scope, 500, started)
+            raise
+        self._observe(scope, status, started)
+        REQUEST_ID.reset(token)
+
+    def _observe(self, scope: Scope, status: int, started: float) -> None:
+        seconds = time.perf_counter() - started
+        route = route_template(scope)
+        method = scope["method"] if scope["method"] in METHODS else "other"
+        self.metrics.observe_request(method, route, status, seconds)
+        log.log(
+            logging.DEBUG if route in QUIET_ROUTES else logging.INFO,
+            "request",
+            extra={
+                "method": method,
+                "route": route,
+                "status": status,
+                "duration_ms": round(seconds * 1000, 1),
+            },
+        )

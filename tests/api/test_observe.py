@@ -11,7 +11,9 @@ import httpx
 import pytest
 
 from app.adapters.logs import build_handler
-from tests.builders import assistant, read_round, system, user
+from app.core.ports import SummaryRequest
+from app.main import build_service, create_app
+from tests.builders import FakeSummarizer, assistant, read_round, system, user
 
 pytestmark = pytest.mark.anyio
 
@@ -101,3 +103,42 @@ async def test_probes_log_at_debug_and_requests_at_info(
     await client.post("/count", json={"messages": [user("hi")]})
     levels = [(line["route"], line["level"]) for line in lines_of(json_log) if "route" in line]
     assert levels == [("/healthz", "debug"), ("/count", "info")]
+
+
+async def test_an_unexpected_error_is_a_500_with_its_request_id_logged_and_counted(
+    settings_for: Any, tokenizer: Any, json_log: io.StringIO
+) -> None:
+    def broken(request: SummaryRequest) -> str:
+        raise RuntimeError("a bug")
+
+    settings = settings_for()
+    app = create_app(
+        settings, service=build_service(settings, tokenizer, summarizer=FakeSummarizer(broken))
+    )
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://compact.test") as client:
+        response = await client.post(
+            "/compact",
+            json={"messages": CONVERSATION, "force": True},
+            headers={"X-Request-ID": "req-500"},
+        )
+        metrics = (await client.get("/metrics")).text
+    assert (response.status_code, response.json()["error"]) == (500, "internal_error")
+    assert response.headers["x-request-id"] == "req-500"
+    logged = [(line["message"], line["request_id"]) for line in lines_of(json_log)]
+    assert ("unhandled error", "req-500") in logged
+    assert ("request", "req-500") in logged
+    assert (
+        'context_compact_http_requests_total{method="POST",route="/compact",status="500"} 1.0'
+        in metrics.splitlines()
+    )
+    assert MARKER not in json_log.getvalue()
+
+
+async def test_an_unknown_method_is_labelled_other(client: httpx.AsyncClient) -> None:
+    await client.request("BREW", "/count")
+    metrics = (await client.get("/metrics")).text
+    assert (
+        'context_compact_http_requests_total{method="other",route="/count",status="405"} 1.0'
+        in metrics.splitlines()
+    )
