@@ -26,7 +26,7 @@ from app.api.routes.counting import count_response
 from app.api.schemas import CompactRequestBody, CountRequest
 from app.core.compaction import result_json
 from app.core.errors import InvalidConversationError
-from app.main import build_service
+from app.main import build_service, close_ports
 from app.service.compaction import CompactionService
 from app.settings import Settings
 
@@ -135,9 +135,6 @@ def _with_service(settings: Settings, run: Callable[[CompactionService], Awaitab
         except RequestValidationError as exc:  # a message failed its format's schema
             raise _input_error(exc.errors()) from None
         finally:
-            for port in (service.summarizer, service.provider_counter):
-                close = getattr(port, "aclose", None)
-                if close is not None:
-                    await close()
+            await close_ports(service)
 
     return asyncio.run(main())

@@ -139,6 +139,14 @@ def build_service(
     )
 
 
+async def close_ports(service: CompactionService) -> None:
+    """Closes the HTTP clients of the LLM ports (when the app or a command ends)."""
+    for port in (service.summarizer, service.provider_counter):
+        close = getattr(port, "aclose", None)
+        if close is not None:
+            await close()
+
+
 def create_app(
     settings: Settings | None = None, *, service: CompactionService | None = None
 ) -> FastAPI:
@@ -164,10 +172,7 @@ def create_app(
         )
         yield
         await job_manager.close()
-        for port in (service.summarizer, service.provider_counter):
-            close = getattr(port, "aclose", None)
-            if close is not None:
-                await close()
+        await close_ports(service)
 
     app = FastAPI(
         title="Context Compact",

@@ -31,6 +31,9 @@ class MeteredCompactionService(CompactionService):
         except InvalidConversationError:
             self.metrics.observe_compaction(requested, "invalid_conversation", 0, None)
             raise
+        except Exception:
+            self.metrics.observe_compaction(requested, "error", 0, None)
+            raise
         # `CompactResult.strategy` (the strategy that ran, once strategies can choose) wins
         # over the requested one when present.
         strategy = str(getattr(result, "strategy", None) or requested)

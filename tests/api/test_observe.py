@@ -132,6 +132,10 @@ async def test_an_unexpected_error_is_a_500_with_its_request_id_logged_and_count
         'context_compact_http_requests_total{method="POST",route="/compact",status="500"} 1.0'
         in metrics.splitlines()
     )
+    assert (
+        'context_compact_compactions_total{outcome="error",strategy="full"} 1.0'
+        in metrics.splitlines()
+    )
     assert MARKER not in json_log.getvalue()
 
 
