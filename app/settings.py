@@ -157,6 +157,13 @@ class Settings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info", description="`debug`, `info`, `warning`, `error`"
     )
+    log_format: Literal["json", "text"] = Field(
+        "json",
+        description=(
+            "`json`: one JSON object a line (time, level, logger, message, request_id, "
+            "fields); `text`: one readable line; never message contents either way"
+        ),
+    )
 
     @field_validator("workdir_aliases", "read_tools", mode="before")
     @classmethod
