@@ -109,6 +109,55 @@ class Settings(BaseSettings):
     job_ttl_seconds: float = Field(
         3600.0, gt=0, description="Seconds a finished background compaction is kept."
     )
+    # Hardening (issue 5): request limits, a deadline, a bound on summaries, optional auth.
+    max_messages: int = Field(
+        10_000, gt=0, description="Most messages in one request (422 `too_many_messages` above)."
+    )
+    max_blocks: int = Field(
+        50_000,
+        gt=0,
+        description=(
+            "Most content blocks and tool calls in one request, all messages together "
+            "(422 `too_many_blocks` above)."
+        ),
+    )
+    max_depth: int = Field(
+        64,
+        ge=4,
+        le=512,
+        description="Deepest JSON nesting of a request body (422 `too_deep` above).",
+    )
+    request_timeout: float = Field(
+        300.0,
+        gt=0,
+        description=(
+            "Seconds a counting or compaction request may take, body upload included "
+            "(504 `deadline_exceeded` after)."
+        ),
+    )
+    max_concurrent_summaries: int = Field(
+        8,
+        ge=1,
+        description=(
+            "Compactions summarizing at once, /compact and background jobs together; a "
+            "/compact that finds all busy gets 503 `busy` with Retry-After."
+        ),
+    )
+    summary_slot_wait: float = Field(
+        1.0,
+        ge=0,
+        description=(
+            "Seconds a /compact waits for a free summary slot before the 503 (0: answer at "
+            "once). Background jobs wait as long as it takes."
+        ),
+    )
+    api_token: SecretStr | None = Field(
+        None,
+        description=(
+            "When set, every route but /healthz, /readyz and /metrics needs "
+            "`Authorization: Bearer <token>` (401 otherwise). Never logged."
+        ),
+    )
     host: str = Field("127.0.0.1", description="`python -m app serve` binds here.")
     port: int = Field(8080, gt=0, lt=65536, description="`python -m app serve` listens here.")
     log_level: Literal["debug", "info", "warning", "error"] = Field("info")
