@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -12,6 +13,7 @@ SECURITY = ROOT / "docs" / "security.md"
 REFERENCE = re.compile(r"`(tests/[\w/]+\.py)::(test_\w+)`")
 
 
+@cache
 def defined_tests(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return {

@@ -513,8 +513,8 @@ def test_dangling_symlink_pointing_out_is_refused(reader: SandboxedWorkdir, root
 def test_a_file_growing_while_read_never_yields_more_than_the_limit(
     reader: SandboxedWorkdir, root: Path
 ) -> None:
-    """A real writer appends while we read: each read is the text of at most the limit
-    (an earlier, smaller state) or TOO_LARGE, never more bytes than the limit."""
+    """A real writer appends while we read until a read says TOO_LARGE: every read before
+    it is the text of an earlier state, never more bytes than the limit."""
     target = root / "log.txt"
     target.write_text("")
     stop = threading.Event()
@@ -527,15 +527,18 @@ def test_a_file_growing_while_read_never_yields_more_than_the_limit(
 
     writer = threading.Thread(target=grow)
     writer.start()
+    results: list[FileText | FileSkip] = []
     try:
-        results = [reader.read_text("log.txt", 4096) for _ in range(300)]
+        while len(results) < 100_000:
+            results.append(reader.read_text("log.txt", 4096))
+            if isinstance(results[-1], FileSkip):
+                break
     finally:
         stop.set()
         writer.join()
-    for result in results:
-        assert isinstance(result, FileSkip) or len(result.text.encode()) <= 4096
-        assert isinstance(result, FileText) or result.reason == SkipReason.TOO_LARGE
-    assert any(isinstance(r, FileSkip) for r in results)
+    *texts, last = results
+    assert last == skip("log.txt", SkipReason.TOO_LARGE)
+    assert all(isinstance(r, FileText) and len(r.text.encode()) <= 4096 for r in texts)
 
 
 def test_racing_swaps_of_file_and_directory_for_symlinks_never_read_outside(
@@ -566,15 +569,18 @@ def test_racing_swaps_of_file_and_directory_for_symlinks_never_read_outside(
     ]
     for thread in swappers:
         thread.start()
+    texts: list[str] = []
+    seen: set[tuple[str, bool]] = set()  # (path, read?): the race ran through both states
+    paths = ("flip", "dir/secret.txt")
     try:
-        results = [
-            reader.read_text(p, MAX) for _ in range(1500) for p in ("flip", "dir/secret.txt")
-        ]
+        while len(texts) < 3000 or (len(seen) < 4 and len(texts) < 200_000):
+            for path in paths:
+                result = reader.read_text(path, MAX)
+                texts.append(result.text if isinstance(result, FileText) else "")
+                seen.add((path, isinstance(result, FileText)))
     finally:
         stop.set()
         for thread in swappers:
             thread.join()
-    texts = [r.text for r in results if isinstance(r, FileText)]
     assert SECRET not in texts
-    assert "inside" in texts  # the race did run through both states
-    assert any(isinstance(r, FileSkip) for r in results)
+    assert seen == {(path, read) for path in paths for read in (True, False)}

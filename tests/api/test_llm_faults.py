@@ -67,6 +67,7 @@ class Fault:
     script: Callable[[Adapter], list[Reply]]
     attempts: int  # calls the fake server sees
     errors: dict[str, str]  # adapter name -> the summarizer's error message
+    timeout: float = 10.0  # COMPACT_SUMMARY_TIMEOUT: short only where the fault is a timeout
 
 
 FAULTS = [
@@ -105,6 +106,7 @@ FAULTS = [
             "anthropic": "Anthropic API call failed: APITimeoutError",
             "openai": "chat completion API call failed: ReadTimeout",
         },
+        timeout=0.15,
     ),
     Fault(
         "a 200 whose body is not JSON",
@@ -149,12 +151,7 @@ def failed(fault_error: str, attempts: int, retried: bool) -> str:
 
 
 def fault_settings(adapter: Adapter, url: str, **extra: Any) -> dict[str, Any]:
-    return {
-        **adapter.settings(url),
-        "summary_attempts": ATTEMPTS,
-        "summary_timeout": 0.15,
-        **extra,
-    }
+    return {**adapter.settings(url), "summary_attempts": ATTEMPTS, **extra}
 
 
 @pytest.mark.parametrize("fault", FAULT_PARAMS)
@@ -163,7 +160,9 @@ async def test_a_fault_returns_the_messages_unchanged_after_the_defined_attempts
     client_for: Any, adapter: Adapter, fault: Fault
 ) -> None:
     with start_fake_llm(fault.script(adapter)) as fake:
-        client = await client_for(**fault_settings(adapter, fake.url))
+        client = await client_for(
+            **fault_settings(adapter, fake.url, summary_timeout=fault.timeout)
+        )
         response = await client.post("/compact", json={"messages": CONVERSATION, "force": True})
         attempts = len(fake.requests)
     assert response.status_code == 200
@@ -182,7 +181,9 @@ async def test_a_fault_with_the_extractive_fallback_still_compacts(
 ) -> None:
     with start_fake_llm(fault.script(adapter)) as fake:
         client = await client_for(
-            **fault_settings(adapter, fake.url, summary_fallback="extractive")
+            **fault_settings(
+                adapter, fake.url, summary_fallback="extractive", summary_timeout=fault.timeout
+            )
         )
         response = await client.post("/compact", json={"messages": CONVERSATION, "force": True})
         attempts = len(fake.requests)
