@@ -123,7 +123,7 @@ class Settings(BaseSettings):
     )
     max_depth: int = Field(
         64,
-        ge=4,
+        ge=8,  # a content block already sits at level 5: body, messages, message, content
         le=512,
         description="Deepest JSON nesting of a request body (422 `too_deep` above).",
     )

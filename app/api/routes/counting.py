@@ -17,7 +17,9 @@ from app.api.schemas import (
 )
 
 router = APIRouter(
-    route_class=FastJsonRoute, tags=["counting"], responses={422: {"model": ErrorResponse}}
+    route_class=FastJsonRoute,
+    tags=["counting"],
+    responses={422: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
 )
 
 
