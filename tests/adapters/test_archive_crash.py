@@ -20,6 +20,7 @@ from app.adapters.archive_store import FileArchiveStore
 from app.adapters.files import is_temp_name
 from app.core.ids import archive_sha256, new_archive_id
 from app.core.ports import Archive, ArchiveRef
+from tests.forking import fork
 
 KILLS = 30
 SEED = 20251123
@@ -58,7 +59,7 @@ def _archive_forever(data_dir: str, ready_fd: int) -> None:
 
 def run_and_kill(data_dir: str, delay: float) -> None:
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    pid = fork()
     if pid == 0:  # pragma: no cover - the child is killed, never reports coverage
         try:
             os.close(read_end)

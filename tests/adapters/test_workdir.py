@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from app.adapters.workdir import SandboxedWorkdir
 from app.core.ports import FileSkip, FileText, SkipReason
+from tests.forking import fork
 
 ALIAS = "/home/me/proj"
 MAX = 1000
@@ -398,7 +399,7 @@ def test_no_path_string_raises_or_reads_outside(
 def _as_nobody(action: Callable[[], object]) -> object:
     """`action()` run in a forked child whose effective uid and gid are `nobody`'s."""
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    pid = fork()
     if pid == 0:  # pragma: no cover - the child reports through the pipe
         try:
             os.close(read_end)
