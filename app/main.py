@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
+from anyio import to_thread
 from fastapi import FastAPI
 
 from app import __version__
@@ -25,8 +26,10 @@ from app.adapters.seen_store import FileSeenStore
 from app.adapters.token_cache import CachingTokenizer
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
+from app.api.auth import BearerAuth, document_bearer_auth
+from app.api.deadline import RequestDeadline
 from app.api.errors import install_error_handlers
-from app.api.limits import BodySizeLimit
+from app.api.limits import BodySizeLimit, ShapeLimits
 from app.api.observe import ObserveRequests
 from app.api.routes import archives, compaction, counting, health, jobs, metrics, toolkit
 from app.core.decide import Thresholds
@@ -39,6 +42,7 @@ from app.service.freshness import Freshness
 from app.service.jobs import JobManager
 from app.service.metered import MeteredCompactionService, TimedSummarizer
 from app.service.metrics import Metrics
+from app.service.slots import SummarySlots
 from app.service.toolkit import ToolkitDefaults, ToolkitService
 from app.settings import Settings
 
@@ -141,6 +145,7 @@ def build_service(
             max_summary_words=settings.max_summary_words,
             ledger_budget=settings.ledger_budget,
         ),
+        slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
     )
 
 
@@ -191,6 +196,9 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        sweep = getattr(service.archive, "remove_stale_temps", None)
+        if sweep is not None:  # debris of a process killed mid-write
+            await to_thread.run_sync(sweep)
         await job_manager.start()
         log.info(
             "context compact ready",
@@ -214,7 +222,18 @@ def create_app(
     install_error_handlers(app)
     for module in (counting, compaction, jobs, archives, toolkit, health, metrics):
         app.include_router(module.router)
+    app.state.shape_limits = ShapeLimits(
+        max_messages=settings.max_messages,
+        max_blocks=settings.max_blocks,
+        max_depth=settings.max_depth,
+    )
+    # Added last runs first: observe (request id, metrics), authenticate, start the clock,
+    # then count the body.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(RequestDeadline, seconds=settings.request_timeout)
+    if settings.api_token is not None:
+        app.add_middleware(BearerAuth, token=settings.api_token.get_secret_value())
+    document_bearer_auth(app)
     app.add_middleware(ObserveRequests, metrics=recorder)  # last added: outermost
     return app
 

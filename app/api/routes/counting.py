@@ -18,7 +18,9 @@ from app.api.schemas import (
 from app.service.compaction import CompactionService
 
 router = APIRouter(
-    route_class=FastJsonRoute, tags=["counting"], responses={422: {"model": ErrorResponse}}
+    route_class=FastJsonRoute,
+    tags=["counting"],
+    responses={422: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
 )
 
 
