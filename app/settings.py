@@ -152,10 +152,63 @@ class Settings(BaseSettings):
         gt=0,
         description="a larger `CODE_LAW.md` is not injected (`skipped: too_large`)",
     )
+    # Hardening (issue 5): request limits, a deadline, a bound on summaries, optional auth.
+    max_messages: int = Field(
+        10_000, gt=0, description="more messages in one request get 422 `too_many_messages`"
+    )
+    max_blocks: int = Field(
+        50_000,
+        gt=0,
+        description=(
+            "more content blocks and tool calls in one request, all messages together, "
+            "get 422 `too_many_blocks`"
+        ),
+    )
+    max_depth: int = Field(
+        64,
+        ge=8,  # a content block already sits at level 5: body, messages, message, content
+        le=512,
+        description="deeper JSON nesting gets 422 `too_deep`",
+    )
+    request_timeout: float = Field(
+        300.0,
+        gt=0,
+        description=(
+            "seconds a request may take, upload included (504 `deadline_exceeded` after); "
+            "not `/healthz`, `/readyz`, `/metrics`"
+        ),
+    )
+    max_concurrent_summaries: int = Field(
+        8,
+        ge=1,
+        description="compactions summarizing at once, `/compact` and background jobs together",
+    )
+    summary_slot_wait: float = Field(
+        1.0,
+        ge=0,
+        description=(
+            "seconds a `/compact` waits for a free slot before 503 `busy` with `Retry-After` "
+            "(`0`: at once); jobs wait as long as it takes"
+        ),
+    )
+    api_token: SecretStr | None = Field(
+        None,
+        description=(
+            "when set, every route but `/healthz`, `/readyz`, `/metrics` needs "
+            "`Authorization: Bearer <token>` (401 otherwise); never logged"
+        ),
+    )
     host: str = Field("127.0.0.1", description="where `python -m app serve` listens")
     port: int = Field(8080, gt=0, lt=65536, description="port of `python -m app serve`")
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info", description="`debug`, `info`, `warning`, `error`"
+    )
+    log_format: Literal["json", "text"] = Field(
+        "json",
+        description=(
+            "`json`: one JSON object a line (time, level, logger, message, request_id, "
+            "fields); `text`: one readable line; never message contents either way"
+        ),
     )
 
     @field_validator("workdir_aliases", "read_tools", mode="before")

@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
+from app.service.metrics import Metrics
 from app.service.toolkit import ToolkitService
 
 
@@ -33,3 +34,11 @@ def get_toolkit(request: Request) -> ToolkitService:
 
 
 ToolkitDep = Annotated[ToolkitService, Depends(get_toolkit)]
+
+
+def get_metrics(request: Request) -> Metrics:
+    metrics: Metrics = request.app.state.metrics
+    return metrics
+
+
+MetricsDep = Annotated[Metrics, Depends(get_metrics)]

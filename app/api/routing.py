@@ -1,9 +1,11 @@
-"""Request JSON parsed by orjson and validated as soon as it is parsed.
+"""Request JSON parsed by orjson, checked against the request limits before any model is
+built, then validated as soon as it is parsed.
 
 orjson is ~3x faster than `json` on the large message lists agents send, and on the event
 loop it is pure latency for every other request. It refuses a few documents that `json`
 accepts (integers beyond 64 bits, `NaN`, lone surrogate escapes); those fall back to
-`json`, so what is accepted and every error message stay exactly as before.
+`json`, so what is accepted and every error message stay exactly as before. Nesting past
+either parser's recursion limit is a 422 `too_deep`, never a `RecursionError`.
 
 Memory: FastAPI keeps whatever `Request.body()` and `Request.json()` return alive until the
 response is sent. For a JSON body, `FastJsonRequest` hands FastAPI a one-byte stand-in for
@@ -26,7 +28,10 @@ from fastapi import Request, Response
 from fastapi.routing import APIRoute
 from starlette.types import Receive, Scope
 
-# What FastAPI sees as the body once the real bytes are held for `json()` only: it only
+from app.api.errors import ApiError
+from app.api.limits import ShapeLimits, check_shape, too_deep
+
+# What FastAPI sees as the body once the real bytes are held for parsing only: it only
 # asks whether the body is empty before calling `json()`.
 _READ = b"\x00"
 
@@ -42,13 +47,6 @@ def is_json_content(request: Request) -> bool:
     return message.get_content_maintype() == "application" and (
         subtype == "json" or subtype.endswith("+json")
     )
-
-
-def parse_json(body: bytes) -> Any:
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return json.loads(body)  # accepts what orjson refuses, or raises json's own error
 
 
 class FastJsonRequest(Request):
@@ -67,8 +65,11 @@ class FastJsonRequest(Request):
         self._unparsed: bytes | None = None
         self._stand_in: bytes | None = None
 
+    def _holds_body(self) -> bool:
+        return self._validate is not None and is_json_content(self)
+
     async def body(self) -> bytes:
-        if self._validate is None or not is_json_content(self):
+        if not self._holds_body():
             return await super().body()
         if self._stand_in is None:
             # Read without Starlette's cache (`_body`), which would live as long as we do.
@@ -78,20 +79,63 @@ class FastJsonRequest(Request):
 
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            if self._validate is not None and is_json_content(self):
-                await self.body()
-                body, self._unparsed = self._unparsed or b"", None
-            else:
-                body = await super().body()
-            document = parse_json(body)
-            del body
-            validated = self._validate(document) if self._validate is not None else None
-            self._json = document if validated is None else validated
+            self._json = self._validated(await self._parse())
         return self._json
+
+    async def _parse(self) -> Any:
+        """The body's JSON document; held bytes are released once it parses."""
+        if not self._holds_body():
+            return _loads(await super().body(), self._max_depth())
+        await self.body()
+        document = _loads(self._unparsed or b"", self._max_depth())
+        self._unparsed = None
+        return document
+
+    def _validated(self, document: Any) -> Any:
+        validated = self._validate(document) if self._validate is not None else None
+        return document if validated is None else validated
+
+    def _limits(self) -> ShapeLimits | None:
+        app = self.scope.get("app")
+        return getattr(app.state, "shape_limits", None) if app is not None else None
+
+    def _max_depth(self) -> int:
+        limits = self._limits()
+        return limits.max_depth if limits else 1024
+
+    async def check_limits(self) -> None:
+        """Parses a JSON body early and applies the request limits (422 `ApiError`); a body
+        that does not parse is left for the route to report as it always has."""
+        limits = self._limits()
+        if limits is None or self.method not in ("POST", "PUT", "PATCH"):
+            return
+        if hasattr(self, "_json") or not await self.body():
+            return
+        try:
+            document = await self._parse()
+        except ApiError:
+            raise
+        except Exception:  # malformed JSON: FastAPI's own 422 names the position
+            return
+        check_shape(document, limits)
+        self._json = self._validated(document)
+
+
+def _loads(body: bytes, max_depth: int) -> Any:
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        if "recursion" in str(exc).lower():
+            raise too_deep(max_depth) from None
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise too_deep(max_depth) from None
 
 
 class FastJsonRoute(APIRoute):
-    """An `APIRoute` whose handler sees a `FastJsonRequest` validating its body model."""
+    """An `APIRoute` whose handler sees a `FastJsonRequest`, limits already checked, that
+    validates the route's body model on parsing."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -105,6 +149,8 @@ class FastJsonRoute(APIRoute):
         validate = body_model if field is not None else None
 
         async def fast_json_handler(request: Request) -> Response:
-            return await handler(FastJsonRequest(request.scope, request.receive, validate))
+            fast = FastJsonRequest(request.scope, request.receive, validate)
+            await fast.check_limits()
+            return await handler(fast)
 
         return fast_json_handler

@@ -13,6 +13,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
@@ -67,6 +68,7 @@ from app.core.restore import (
 from app.core.tokens import count_messages
 from app.core.validate import Violation, violations
 from app.service.freshness import Freshness
+from app.service.slots import SummarySlots
 
 log = logging.getLogger("context_compact.compaction")
 
@@ -105,6 +107,7 @@ class CompactRequest:
     force: bool = False
     instructions: str | None = None
     format: Format = "anthropic"
+    background: bool = False  # waits for a summary slot instead of `BusyError`
 
 
 def _utc_now() -> datetime:
@@ -131,6 +134,7 @@ class CompactionService:
         freshness: Freshness | None = None,
         clock: Callable[[], datetime] = _utc_now,
         new_id: Callable[[], str] = _new_id,
+        slots: SummarySlots | None = None,
     ) -> None:
         self.tokenizer = tokenizer
         self.summarizer = summarizer
@@ -142,6 +146,7 @@ class CompactionService:
         self.freshness = freshness
         self._clock = clock
         self._new_id = new_id
+        self.slots = slots
 
     async def count(self, messages: Sequence[Message]) -> int:
         return sum(await self.count_each(messages))
@@ -240,24 +245,14 @@ class CompactionService:
                 fmt=fmt,
             )
 
-        try:
-            archive = await to_thread.run_sync(
-                self._save_archive, partition.rest, request.session_id, fmt
-            )
-        except (ArchiveError, ValueError) as exc:
-            log.error("archive failed; not compacting", extra={"error": str(exc)})
-            return _unchanged(
-                messages, token_count, "archive_failed", [f"archive failed: {exc}"], fmt=fmt
-            )
-
-        warnings: list[str] = []
-        summary_request = await to_thread.run_sync(
-            self._summary_request, partition.rest, options, request.instructions
+        slot: AbstractAsyncContextManager[None] = (
+            self.slots.hold(background=request.background) if self.slots else nullcontext()
         )
-        summarized = await self._summarize(summary_request, warnings)
-        if summarized is None:
-            return _unchanged(messages, token_count, "summarization_failed", warnings, fmt=fmt)
-        summary, summarizer_name = summarized
+        async with slot:  # raises BusyError before anything is written
+            outcome = await self._archive_and_summarize(request, partition.rest, token_count)
+        if isinstance(outcome, CompactResult):
+            return outcome
+        archive, summary, summarizer_name, warnings = outcome
         ledger = await to_thread.run_sync(
             guard_summary,
             summary,
@@ -318,6 +313,30 @@ class CompactionService:
             ledger_dropped=ledger.dropped,
             warnings=warnings,
         )
+
+    async def _archive_and_summarize(
+        self, request: CompactRequest, rest: Sequence[Message], token_count: int
+    ) -> tuple[ArchiveRef, str, str, list[str]] | CompactResult:
+        """The archive, the summary, its author and warnings; or the unchanged result."""
+        messages, fmt = request.messages, request.format
+        options = request.options
+        try:
+            archive = await to_thread.run_sync(self._save_archive, rest, request.session_id, fmt)
+        except (ArchiveError, ValueError) as exc:
+            log.error("archive failed; not compacting", extra={"error": str(exc)})
+            return _unchanged(
+                messages, token_count, "archive_failed", [f"archive failed: {exc}"], fmt=fmt
+            )
+
+        warnings: list[str] = []
+        summary_request = await to_thread.run_sync(
+            self._summary_request, rest, options, request.instructions
+        )
+        summarized = await self._summarize(summary_request, warnings)
+        if summarized is None:
+            return _unchanged(messages, token_count, "summarization_failed", warnings, fmt=fmt)
+        summary, summarizer_name = summarized
+        return archive, summary, summarizer_name, warnings
 
     def _save_archive(
         self, rest: Sequence[Message], session_id: str | None, fmt: Format

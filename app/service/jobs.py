@@ -270,7 +270,8 @@ class JobManager:
                 self._jobs[job_id] = replace(job, state="running")
                 await self._persist_quietly(job_id)
                 try:
-                    result = await self._service.compact(request)
+                    # A job waits for a summary slot; only /compact gets `busy`.
+                    result = await self._service.compact(replace(request, background=True))
                 except InvalidConversationError as exc:
                     await self._finish(
                         job_id, "failed", reason="invalid_conversation", message=str(exc)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,11 +28,13 @@ PATHS = frozenset({"/v1/messages", "/v1/chat/completions"})
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer. A `bytes` body is sent as is, anything else as JSON."""
+    """One scripted answer. A `bytes` body is sent as is, anything else as JSON. `delay`
+    seconds pass before the answer (to make a client time out)."""
 
     status: int
     body: Any
     headers: Mapping[str, str] = field(default_factory=dict)
+    delay: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -41,8 +44,10 @@ class ReceivedRequest:
     body: Any  # parsed JSON, or the raw bytes when not JSON
 
 
-def reply(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Reply:
-    return Reply(status, body, dict(headers or {}))
+def reply(
+    status: int, body: Any, headers: Mapping[str, str] | None = None, *, delay: float = 0.0
+) -> Reply:
+    return Reply(status, body, dict(headers or {}), delay)
 
 
 def anthropic_message(text: str, *, stop_reason: str = "end_turn") -> dict[str, Any]:
@@ -145,6 +150,8 @@ def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:
             self._send(fake._record(ReceivedRequest(self.path, headers, body)))
 
         def _send(self, answer: Reply) -> None:
+            if answer.delay:
+                time.sleep(answer.delay)
             if isinstance(answer.body, bytes):
                 payload, content_type = answer.body, "text/plain"
             else:
