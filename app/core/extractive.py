@@ -98,12 +98,16 @@ class ExtractedFacts:
         }
 
 
+EXTRACTIVE = "extractive"
+
+
 class ExtractiveSummarizer:
-    """The built-in `Summarizer`: offline and deterministic; reads `request.messages`."""
+    """The built-in `Summarizer`: offline and deterministic; reads `request.messages`, never
+    `request.prompt` (which is not built for it)."""
 
     @property
     def name(self) -> str:
-        return "extractive"
+        return EXTRACTIVE
 
     async def summarize(self, request: SummaryRequest) -> str:
         return extract_summary(request.messages, request.max_words, request.instructions)

@@ -40,7 +40,7 @@ from app.core.decide import (
 )
 from app.core.dialects import Format, dump_as
 from app.core.errors import ArchiveError, CountError, InvalidConversationError, SummarizerError
-from app.core.extractive import ExtractiveSummarizer
+from app.core.extractive import EXTRACTIVE
 from app.core.ids import archive_sha256, new_archive_id
 from app.core.ledger import DEFAULT_LEDGER_BUDGET, guard_summary
 from app.core.messages import Message, tool_uses
@@ -378,12 +378,9 @@ class CompactionService:
 
     def _prompt_is_read(self) -> bool:
         """Only LLM summarizers read the prompt; the extractive one reads the messages. For
-        200k tokens the prompt is ~2x the request body, so it is built only when read."""
-        return any(
-            not isinstance(s, ExtractiveSummarizer)
-            for s in (self.summarizer, self.fallback)
-            if s is not None
-        )
+        200k tokens the prompt is ~2x the request body, so it is built only when read. Told
+        by name, as start-up chooses the fallback: wrappers (retries, timing) keep it."""
+        return any(s.name != EXTRACTIVE for s in (self.summarizer, self.fallback) if s is not None)
 
     async def _summarize(
         self, request: SummaryRequest, warnings: list[str]
