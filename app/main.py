@@ -18,13 +18,14 @@ from app.adapters.anthropic_summarizer import AnthropicSummarizer
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.job_store import FileJobStore
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
+from app.adapters.record_store import FileRecordStore
 from app.adapters.retry import RetryingSummarizer
 from app.adapters.token_cache import CachingTokenizer
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
 from app.api.errors import install_error_handlers
 from app.api.limits import BodySizeLimit
-from app.api.routes import archives, compaction, counting, health, jobs
+from app.api.routes import archives, compaction, counting, health, jobs, sessions
 from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
 from app.core.ports import ProviderCounter, Summarizer, Tokenizer
@@ -110,6 +111,7 @@ def build_service(
         provider_counter=build_provider_counter(settings),
         workdir=SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases),
         archive=FileArchiveStore(settings.data_dir),
+        records=FileRecordStore(settings.data_dir),
         defaults=Defaults(
             thresholds=Thresholds(
                 context_window=settings.context_window,
@@ -125,6 +127,13 @@ def build_service(
             read_tools=read_tools_from(settings.read_tools),
             max_summary_words=settings.max_summary_words,
             ledger_budget=settings.ledger_budget,
+            keep_recent_rounds=settings.keep_recent_rounds,
+            prune_keep_recent=settings.prune_keep_recent,
+            prune_exclude_tools=tuple(settings.prune_exclude_tools),
+            prune_min_tokens=settings.prune_min_tokens,
+            prune_clear_inputs=settings.prune_clear_inputs,
+            max_iterations=settings.max_iterations,
+            summary_cooldown_seconds=settings.summary_cooldown_seconds,
         ),
     )
 
@@ -167,7 +176,7 @@ def create_app(
     app.state.settings = settings
     app.state.jobs = job_manager
     install_error_handlers(app)
-    for module in (counting, compaction, jobs, archives, health):
+    for module in (counting, compaction, jobs, archives, sessions, health):
         app.include_router(module.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     return app
