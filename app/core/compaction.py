@@ -234,7 +234,7 @@ class CompactResult(BaseModel):
         default_factory=list,
         description=(
             "Indexes, in the canonical list of the input (an OpenAI tool run with the user "
-            "message after it is one), of the messages summarized, cleared or dropped."
+            "message after it is one), of the messages summarized, cleared, truncated or dropped."
         ),
     )
     warnings: list[str] = Field(default_factory=list)
