@@ -61,16 +61,7 @@ from app.core.prompt import (
     build_summary_prompt,
     serialize_for_summary,
 )
-from app.core.records import (
-    RECORDED_FAILURES,
-    SUMMARIZING_STRATEGIES,
-    CompactionRecord,
-    RecordReason,
-    RecordStore,
-    cooldown_end,
-    message_id,
-    successful_compactions,
-)
+from app.core.records import CompactionRecord, RecordReason, RecordStore
 from app.core.restore import (
     FileReadTool,
     RestoreLimits,
@@ -83,6 +74,7 @@ from app.core.tokens import count_messages
 from app.core.validate import violations
 from app.service.prepared import Prepared, refuse, unchanged
 from app.service.prune import compact_prune
+from app.service.sessions import record, session_gate
 from app.service.tail import compact_tail
 
 log = logging.getLogger("context_compact.compaction")
@@ -247,7 +239,7 @@ class CompactionService:
         prepared = await self._prepare(request)
         if isinstance(prepared, CompactResult):
             return prepared
-        gate = await self._session_gate(prepared)
+        gate = await session_gate(self, prepared)
         if isinstance(gate, CompactResult):
             return gate
         strategy, warnings = gate
@@ -257,7 +249,7 @@ class CompactionService:
             result = await compact_prune(self, prepared, warnings)
         else:
             result = await self._compact_full(prepared, warnings)
-        return await self._record(prepared, result)
+        return await record(self, prepared, result)
 
     async def _prepare(self, request: CompactRequest) -> Prepared | CompactResult:
         """The front every strategy shares: validate, count, decide, partition, and decline
@@ -298,76 +290,6 @@ class CompactionService:
                 strategy=strategy,
             )
         return Prepared(request, tuple(counts), token_count, partition, thresholds, tuple(broken))
-
-    async def _session_gate(self, prepared: Prepared) -> tuple[str, list[str]] | CompactResult:
-        """The strategy to run, per the session's records: none past `max_iterations`;
-        `prune` instead of a summarizing strategy during the cooldown after a failed summary."""
-        request = prepared.request
-        strategy: str = request.options.strategy
-        warnings: list[str] = []
-        limit = _pick(request.options.max_iterations, self.defaults.max_iterations)
-        cooldown = self.defaults.summary_cooldown_seconds
-        summarizing = strategy in SUMMARIZING_STRATEGIES
-        if request.session_id is None or self.records is None:
-            return strategy, warnings
-        if not limit and not (summarizing and cooldown > 0):
-            return strategy, warnings
-        try:
-            records = await to_thread.run_sync(self.records.list, request.session_id)
-        except ArchiveError as exc:
-            warnings.append(f"session records unreadable, limits not applied: {exc}")
-            return strategy, warnings
-        done = successful_compactions(records)
-        if limit and done >= limit:
-            return prepared.unchanged(
-                "max_iterations",
-                [
-                    f"session {request.session_id} has reached max_iterations: "
-                    f"{done} compactions of {limit} allowed"
-                ],
-            )
-        end = cooldown_end(records, cooldown, self.now()) if summarizing else None
-        if end is not None:
-            warnings.append(
-                f"summaries are cooling down until {end.isoformat()} after a failed summary "
-                f"in this session: ran prune instead of {strategy}"
-            )
-            strategy = "prune"
-        return strategy, warnings
-
-    async def _record(self, prepared: Prepared, result: CompactResult) -> CompactResult:
-        """Appends the session's record of an attempted compaction (see `app.core.records`).
-        A record that cannot be written costs a warning, never the compaction."""
-        request = prepared.request
-        recorded = result.compacted or result.reason in RECORDED_FAILURES
-        if request.session_id is None or self.records is None or not recorded:
-            return result
-        messages = prepared.messages
-        head = len(prepared.partition.head)
-        summary_message = result.messages[head] if result.summary is not None else None
-        record = CompactionRecord(
-            id=_new_id(),
-            session_id=request.session_id,
-            timestamp=self.now().isoformat(),
-            reason=request.record_reason,
-            strategy=result.strategy,
-            outcome="compacted" if result.compacted else str(result.reason),
-            message_count_before=len(messages),
-            message_count_after=len(result.messages),
-            tokens_before=prepared.token_count,
-            tokens_after=result.stats.compacted_token_count if result.stats else result.token_count,
-            compacted_message_ids=[message_id(messages[i]) for i in result.compacted_indexes],
-            summary_message_id=message_id(summary_message) if summary_message else None,
-            archive_id=result.archive.id if result.archive else None,
-            warnings=result.warnings,
-        )
-        try:
-            await to_thread.run_sync(self.records.append, record)
-        except ArchiveError as exc:
-            log.error("compaction record not written", extra={"error": str(exc)})
-            warning = f"compaction record not written: {exc}"
-            return result.model_copy(update={"warnings": [*result.warnings, warning]})
-        return result
 
     async def list_records(self, session_id: str) -> list[CompactionRecord]:
         if self.records is None:
