@@ -233,6 +233,22 @@ class CompactRequestBody(BaseModel):
                     "instructions": "Focus on the failing test.",
                 },
                 {"messages": EXAMPLE_OPENAI_MESSAGES, "format": "openai", "force": True},
+                {
+                    "messages": EXAMPLE_MESSAGES,
+                    "session_id": "session-42",
+                    "reason": "llm_call",
+                    "options": {"strategy": "tail", "keep_recent_rounds": 10},
+                },
+                {
+                    "messages": EXAMPLE_MESSAGES,
+                    "force": True,
+                    "options": {
+                        "strategy": "prune",
+                        "prune_keep_recent": 3,
+                        "prune_exclude_tools": ["read_file"],
+                        "prune_min_tokens": 20000,
+                    },
+                },
             ]
         },
     )
