@@ -198,6 +198,34 @@ class Settings(BaseSettings):
             "`Authorization: Bearer <token>` (401 otherwise); never logged"
         ),
     )
+    # Strategies and session records (issue 4: tail, prune, records).
+    keep_recent_rounds: int = Field(
+        10, ge=1, description="`tail`: complete rounds kept verbatim, at least (seed 004 C6)"
+    )
+    prune_keep_recent: int = Field(
+        3, ge=0, description="`prune`: the most recent tool uses whose results are kept"
+    )
+    prune_exclude_tools: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="`prune`: comma-separated tools whose results are never cleared",
+    )
+    prune_min_tokens: int = Field(
+        0, ge=0, description="`prune`: clear nothing unless it saves at least this many tokens"
+    )
+    prune_clear_inputs: bool = Field(
+        False, description="`prune`: also clear the inputs of the calls whose results go"
+    )
+    max_iterations: int = Field(
+        0, ge=0, description="successful compactions per session (0: unlimited; seed 002: 3)"
+    )
+    summary_cooldown_seconds: float = Field(
+        300.0,
+        ge=0,
+        description=(
+            "after a failed summary in a session, summarizing strategies run `prune` instead "
+            "for this long (`0` disables)"
+        ),
+    )
     host: str = Field("127.0.0.1", description="where `python -m app serve` listens")
     port: int = Field(8080, gt=0, lt=65536, description="port of `python -m app serve`")
     log_level: Literal["debug", "info", "warning", "error"] = Field(
@@ -211,7 +239,7 @@ class Settings(BaseSettings):
         ),
     )
 
-    @field_validator("workdir_aliases", "read_tools", mode="before")
+    @field_validator("workdir_aliases", "read_tools", "prune_exclude_tools", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
