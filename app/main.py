@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
+from anyio import to_thread
 from fastapi import FastAPI
 
 from app import __version__
@@ -17,20 +18,42 @@ from app.adapters.anthropic_counter import AnthropicCounter
 from app.adapters.anthropic_summarizer import AnthropicSummarizer
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.job_store import FileJobStore
+from app.adapters.logs import configure_logging
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
+from app.adapters.prometheus_metrics import PrometheusMetrics
+from app.adapters.record_store import FileRecordStore
 from app.adapters.retry import RetryingSummarizer
+from app.adapters.seen_store import FileSeenStore
 from app.adapters.token_cache import CachingTokenizer
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
+from app.api.auth import BearerAuth, document_bearer_auth
+from app.api.deadline import RequestDeadline
 from app.api.errors import install_error_handlers
-from app.api.limits import BodySizeLimit
-from app.api.routes import archives, compaction, counting, health, jobs
+from app.api.limits import BodySizeLimit, ShapeLimits
+from app.api.observe import ObserveRequests
+from app.api.routes import (
+    archives,
+    compaction,
+    counting,
+    health,
+    jobs,
+    metrics,
+    sessions,
+    toolkit,
+)
 from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
 from app.core.ports import ProviderCounter, Summarizer, Tokenizer
 from app.core.restore import RestoreLimits, read_tools_from
+from app.core.tool_results import ToolResultLimits
 from app.service.compaction import CompactionService, Defaults
+from app.service.freshness import Freshness
 from app.service.jobs import JobManager
+from app.service.metered import MeteredCompactionService, TimedSummarizer
+from app.service.metrics import Metrics
+from app.service.slots import SummarySlots
+from app.service.toolkit import ToolkitDefaults, ToolkitService
 from app.settings import Settings
 
 log = logging.getLogger("context_compact")
@@ -96,20 +119,27 @@ def build_service(
     settings: Settings,
     tokenizer: Tokenizer | None = None,
     summarizer: Summarizer | None = None,
-) -> CompactionService:
+    metrics: Metrics | None = None,
+) -> MeteredCompactionService:
+    """The service, its compactions and summarizer calls recorded in `metrics` (a new
+    Prometheus registry unless one is given)."""
+    metrics = metrics or PrometheusMetrics()
     summarizer = summarizer or build_summarizer(settings)
     fallback = (
-        ExtractiveSummarizer()
+        TimedSummarizer(ExtractiveSummarizer(), metrics)
         if settings.summary_fallback == "extractive" and summarizer.name != "extractive"
         else None
     )
-    return CompactionService(
+    return MeteredCompactionService(
+        metrics=metrics,
         tokenizer=build_tokenizer(settings, tokenizer),
-        summarizer=summarizer,
+        summarizer=TimedSummarizer(summarizer, metrics),
         fallback=fallback,
         provider_counter=build_provider_counter(settings),
         workdir=SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases),
         archive=FileArchiveStore(settings.data_dir),
+        freshness=Freshness(FileSeenStore(settings.data_dir)),
+        records=FileRecordStore(settings.data_dir),
         defaults=Defaults(
             thresholds=Thresholds(
                 context_window=settings.context_window,
@@ -125,8 +155,45 @@ def build_service(
             read_tools=read_tools_from(settings.read_tools),
             max_summary_words=settings.max_summary_words,
             ledger_budget=settings.ledger_budget,
+            keep_recent_rounds=settings.keep_recent_rounds,
+            prune_keep_recent=settings.prune_keep_recent,
+            prune_exclude_tools=tuple(settings.prune_exclude_tools),
+            prune_min_tokens=settings.prune_min_tokens,
+            prune_clear_inputs=settings.prune_clear_inputs,
+            max_iterations=settings.max_iterations,
+            summary_cooldown_seconds=settings.summary_cooldown_seconds,
+        ),
+        slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
+    )
+
+
+def build_toolkit(settings: Settings) -> ToolkitService:
+    """Seed 004's toolkit: the same sandbox and data directory as the compaction."""
+    workdir = SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases)
+    prefix = "tool_result_"
+    limits = {
+        name.removeprefix(prefix): value
+        for name, value in settings.model_dump().items()
+        if name.startswith(prefix)
+    }
+    return ToolkitService(
+        reader=workdir,
+        inspector=workdir,
+        freshness=Freshness(FileSeenStore(settings.data_dir)),
+        defaults=ToolkitDefaults(
+            limits=ToolResultLimits(**limits),
+            mention_limit=settings.mention_limit,
+            rules_max_bytes=settings.project_rules_max_bytes,
         ),
     )
+
+
+async def close_ports(service: CompactionService) -> None:
+    """Closes the HTTP clients of the LLM ports (when the app or a command ends)."""
+    for port in (service.summarizer, service.provider_counter):
+        close = getattr(port, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def create_app(
@@ -135,6 +202,8 @@ def create_app(
     """A ready app. The tokenizer loads here, at start-up, never on the first request."""
     settings = settings or Settings()
     service = service or build_service(settings)
+    recorder = service.metrics if isinstance(service, MeteredCompactionService) else None
+    recorder = recorder or PrometheusMetrics()
     job_manager = JobManager(
         service,
         FileJobStore(settings.data_dir),
@@ -145,6 +214,9 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        sweep = getattr(service.archive, "remove_stale_temps", None)
+        if sweep is not None:  # debris of a process killed mid-write
+            await to_thread.run_sync(sweep)
         await job_manager.start()
         log.info(
             "context compact ready",
@@ -152,10 +224,7 @@ def create_app(
         )
         yield
         await job_manager.close()
-        for port in (service.summarizer, service.provider_counter):
-            close = getattr(port, "aclose", None)
-            if close is not None:
-                await close()
+        await close_ports(service)
 
     app = FastAPI(
         title="Context Compact",
@@ -166,8 +235,27 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.jobs = job_manager
+    app.state.toolkit = build_toolkit(settings)
+    app.state.metrics = recorder
     install_error_handlers(app)
-    for module in (counting, compaction, jobs, archives, health):
+    for module in (counting, compaction, jobs, archives, sessions, toolkit, health, metrics):
         app.include_router(module.router)
+    app.state.shape_limits = ShapeLimits(
+        max_messages=settings.max_messages,
+        max_blocks=settings.max_blocks,
+        max_depth=settings.max_depth,
+    )
+    # Added last runs first: observe (request id, metrics), authenticate, start the clock,
+    # then count the body.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(RequestDeadline, seconds=settings.request_timeout)
+    if settings.api_token is not None:
+        app.add_middleware(BearerAuth, token=settings.api_token.get_secret_value())
+    document_bearer_auth(app)
+    app.add_middleware(ObserveRequests, metrics=recorder)  # last added: outermost
     return app
+
+
+def setup_logging(settings: Settings, level: str | None = None) -> None:
+    """JSON or text log lines on stderr, each with its request id (`COMPACT_LOG_FORMAT`)."""
+    configure_logging(settings.log_format, level or settings.log_level)

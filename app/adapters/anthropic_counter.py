@@ -14,6 +14,7 @@ import anthropic
 import httpx
 from anthropic.types import MessageTokensCount
 
+from app.adapters.anthropic_summarizer import quiet_sdk_request_logs
 from app.core.dialects import to_anthropic
 from app.core.errors import CountError
 from app.core.messages import Message, message_text
@@ -24,6 +25,7 @@ class AnthropicCounter:
         self, *, api_key: str, model: str, base_url: str | None = None, timeout: float = 10.0
     ) -> None:
         self._model = model
+        quiet_sdk_request_logs()  # the SDK would log the messages at DEBUG
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, timeout=httpx.Timeout(timeout), max_retries=0
         )

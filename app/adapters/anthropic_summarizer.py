@@ -16,6 +16,8 @@ chained either.
 
 from __future__ import annotations
 
+import logging
+
 import anthropic
 import httpx
 from anthropic.types import Message, TextBlock
@@ -23,6 +25,21 @@ from anthropic.types import Message, TextBlock
 from app.adapters.retry import RETRYABLE_4XX, parse_retry_after
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
+
+# At DEBUG the SDK logs every request's options, the whole prompt (the agent's history)
+# included. We never want that in our logs, whatever level the operator chose.
+_SDK_LOGGER = "anthropic._base_client"
+
+
+def _drop_request_bodies(record: logging.LogRecord) -> bool:
+    return not (isinstance(record.msg, str) and record.msg.startswith("Request options"))
+
+
+def quiet_sdk_request_logs() -> None:
+    """Idempotent: installs the filter on the SDK logger that creates those records."""
+    logger = logging.getLogger(_SDK_LOGGER)
+    if _drop_request_bodies not in logger.filters:
+        logger.addFilter(_drop_request_bodies)
 
 
 class AnthropicSummarizer:
@@ -39,6 +56,7 @@ class AnthropicSummarizer:
     ) -> None:
         self._model = model
         self._max_tokens = max_tokens
+        quiet_sdk_request_logs()
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=base_url,

@@ -9,6 +9,7 @@ write the whole archive again. Archives are immutable: an existing id is never r
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from typing import Any
@@ -17,11 +18,13 @@ import orjson
 
 from app.adapters.files import (
     FILE_MODE,
+    STALE_TEMP_SECONDS,
     WRITE_FLAGS,
     ensure_dir,
     errno_name,
     fsync_dir,
     read_regular,
+    remove_stale_temps,
     temp_path,
     unlink_quietly,
     write_temp,
@@ -29,6 +32,8 @@ from app.adapters.files import (
 from app.core.errors import ArchiveError
 from app.core.ids import is_valid_id
 from app.core.ports import Archive, ArchiveRef
+
+log = logging.getLogger("context_compact.archive")
 
 ARCHIVES_DIRNAME = "archives"
 _SUFFIX = ".json"
@@ -95,6 +100,13 @@ class FileArchiveStore:
             unlink_quietly(probe)
             return False
         return True
+
+    def remove_stale_temps(self, older_than: float = STALE_TEMP_SECONDS) -> list[str]:
+        """Deletes temp files of writes killed mid-way (run at start-up); the names removed."""
+        removed = remove_stale_temps(self._dir, older_than)
+        if removed:
+            log.warning("removed stale archive temp files", extra={"count": len(removed)})
+        return removed
 
     def _path(self, archive_id: str) -> str:
         return os.path.join(self._dir, archive_id + _SUFFIX)

@@ -12,6 +12,11 @@ import errno
 import os
 import secrets
 import stat
+import time
+
+# A temp file this old belongs to no running write: its writer was killed (SIGKILL, power
+# loss) between creating it and the rename. Younger ones may be another worker's write.
+STALE_TEMP_SECONDS = 3600.0
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -54,6 +59,33 @@ def ensure_dir(path: str, parent: str) -> None:
 
 def temp_path(directory: str, name: str) -> str:
     return os.path.join(directory, f".{name}.{secrets.token_hex(8)}.tmp")
+
+
+def is_temp_name(name: str) -> bool:
+    return name.startswith(".") and name.endswith(".tmp")
+
+
+def remove_stale_temps(directory: str, older_than: float = STALE_TEMP_SECONDS) -> list[str]:
+    """Deletes the temp files left in `directory` by killed writers; the names removed.
+    Final names are never touched: a temp file is never visible under one."""
+    cutoff = time.time() - older_than
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            if (
+                is_temp_name(entry.name)
+                and entry.is_file(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_mtime <= cutoff
+            ):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:
+            continue
+    return sorted(removed)
 
 
 def write_temp(path: str, data: bytes) -> None:

@@ -20,8 +20,9 @@ import platform
 import stat
 import sys
 from collections.abc import Callable, Sequence
+from typing import Literal
 
-from app.core.ports import FileSkip, FileText, SkipReason
+from app.core.ports import FileInfo, FileSkip, FileText, SkipReason
 
 # openat2(2) has the same number on every architecture we run on (the unified table).
 _SYS_OPENAT2 = 437
@@ -32,6 +33,10 @@ _RESOLVE_BENEATH = 0x08
 _FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 # O_PATH: passing through a directory needs only search permission, as for openat2.
 _DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
+# stat: O_PATH opens without reading (no FIFO wait, no device side effects);
+# names: a directory descriptor that getdents can read.
+_STAT_FLAGS = os.O_PATH | os.O_CLOEXEC
+_LIST_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 # openat2 may report EAGAIN when a concurrent rename makes `..` unverifiable.
 _OPENAT2_TRIES = 3
 _READ_CHUNK = 1 << 20
@@ -63,7 +68,8 @@ class SandboxedWorkdir:
     """Reads text files beneath `root`, for paths as the agent wrote them.
 
     `aliases` are the absolute directories under which the agent sees the same tree (its
-    container may mount the project elsewhere than we do).
+    container may mount the project elsewhere than we do). `stat` and `names` resolve a
+    path exactly as `read_text` does, only with other flags on the last component.
     """
 
     def __init__(self, root: str, aliases: Sequence[str] = (), *, force_walk: bool = False) -> None:
@@ -98,12 +104,68 @@ class SandboxedWorkdir:
         finally:
             os.close(root_fd)
         try:
-            text = _read(fd, max_bytes)
+            info = os.fstat(fd)  # the descriptor we read: its mtime cannot race a rename
+            text = _read(fd, info, max_bytes)
         except OSError as err:
             text = _ERRNO_REASONS.get(err.errno or 0, SkipReason.UNREADABLE)
         finally:
             os.close(fd)
-        return FileSkip(path, text) if isinstance(text, SkipReason) else FileText(path, text)
+        if isinstance(text, SkipReason):
+            return FileSkip(path, text)
+        return FileText(path, text, mtime_ns=info.st_mtime_ns, location=_location(parts))
+
+    def stat(self, path: str) -> FileInfo | FileSkip:
+        """Kind, size and mtime of a path, opened `O_PATH` through the same resolution as
+        `read_text` (no content is read, no device is opened, no read permission needed)."""
+        opened = self._open_beneath(path, _STAT_FLAGS)
+        if isinstance(opened, FileSkip):
+            return opened
+        fd, parts = opened
+        try:
+            info = os.fstat(fd)
+        except OSError as err:
+            return FileSkip(path, _ERRNO_REASONS.get(err.errno or 0, SkipReason.UNREADABLE))
+        finally:
+            os.close(fd)
+        if stat.S_ISLNK(info.st_mode):  # walk mode opened the link itself: refused as a read is
+            return FileSkip(path, SkipReason.OUTSIDE_WORKDIR)
+        kind: Literal["file", "directory", "other"] = (
+            "file"
+            if stat.S_ISREG(info.st_mode)
+            else "directory"
+            if stat.S_ISDIR(info.st_mode)
+            else "other"
+        )
+        return FileInfo(path, _location(parts), kind, info.st_mtime_ns, info.st_size)
+
+    def names(self, path: str) -> tuple[str, ...] | FileSkip:
+        """The sorted entry names of a directory beneath the root (`"."` for the root)."""
+        opened = self._open_beneath(path, _LIST_FLAGS)
+        if isinstance(opened, FileSkip):
+            return opened
+        fd, _ = opened
+        try:
+            with os.scandir(fd) as entries:
+                return tuple(sorted(entry.name for entry in entries))
+        except OSError as err:
+            return FileSkip(path, _ERRNO_REASONS.get(err.errno or 0, SkipReason.UNREADABLE))
+        finally:
+            os.close(fd)
+
+    def _open_beneath(self, path: str, flags: int) -> tuple[int, tuple[bytes, ...]] | FileSkip:
+        parts = self._relative(path)
+        if isinstance(parts, SkipReason):
+            return FileSkip(path, parts)
+        try:
+            root_fd = os.open(self._root, _DIR_FLAGS)
+        except OSError:
+            return FileSkip(path, SkipReason.UNREADABLE)
+        try:
+            return self._open(root_fd, parts, flags), parts
+        except OSError as err:
+            return FileSkip(path, _ERRNO_REASONS.get(err.errno or 0, SkipReason.UNREADABLE))
+        finally:
+            os.close(root_fd)
 
     def readable(self) -> bool:
         try:
@@ -139,15 +201,15 @@ class SandboxedWorkdir:
                 return parts[len(base) :]
         return SkipReason.OUTSIDE_WORKDIR
 
-    def _open(self, root_fd: int, parts: tuple[bytes, ...]) -> int:
+    def _open(self, root_fd: int, parts: tuple[bytes, ...], final: int = _FILE_FLAGS) -> int:
         if self._openat2 is not None:
-            return _call_openat2(self._openat2, root_fd, b"/".join(parts) or b".", _FILE_FLAGS)
+            return _call_openat2(self._openat2, root_fd, b"/".join(parts) or b".", final)
         if not parts:
-            return os.open(b".", _FILE_FLAGS, dir_fd=root_fd)
+            return os.open(b".", final, dir_fd=root_fd)
         fd = root_fd
         for index, part in enumerate(parts):
             last = index == len(parts) - 1
-            flags = (_FILE_FLAGS if last else _DIR_FLAGS) | os.O_NOFOLLOW
+            flags = (final if last else _DIR_FLAGS) | os.O_NOFOLLOW
             try:
                 next_fd = os.open(part, flags, dir_fd=fd)
             except OSError as err:
@@ -184,8 +246,11 @@ def _is_symlink(name: bytes, dir_fd: int) -> bool:
         return False
 
 
-def _read(fd: int, max_bytes: int) -> str | SkipReason:
-    info = os.fstat(fd)
+def _location(parts: tuple[bytes, ...]) -> str:
+    return os.fsdecode(b"/".join(parts)) or "."
+
+
+def _read(fd: int, info: os.stat_result, max_bytes: int) -> str | SkipReason:
     if not stat.S_ISREG(info.st_mode):
         return SkipReason.NOT_REGULAR_FILE
     if info.st_size > max_bytes:

@@ -8,6 +8,8 @@ from fastapi import Depends, Request
 
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
+from app.service.metrics import Metrics
+from app.service.toolkit import ToolkitService
 
 
 def get_service(request: Request) -> CompactionService:
@@ -24,3 +26,19 @@ def get_jobs(request: Request) -> JobManager:
 
 
 JobsDep = Annotated[JobManager, Depends(get_jobs)]
+
+
+def get_toolkit(request: Request) -> ToolkitService:
+    toolkit: ToolkitService = request.app.state.toolkit
+    return toolkit
+
+
+ToolkitDep = Annotated[ToolkitService, Depends(get_toolkit)]
+
+
+def get_metrics(request: Request) -> Metrics:
+    metrics: Metrics = request.app.state.metrics
+    return metrics
+
+
+MetricsDep = Annotated[Metrics, Depends(get_metrics)]

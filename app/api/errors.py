@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app.api.responses import JsonResponse
 from app.api.schemas import ErrorDetail, ErrorResponse
 from app.core.errors import InvalidConversationError
+from app.core.request_context import REQUEST_ID
 
 log = logging.getLogger("context_compact.api")
 
@@ -137,8 +138,11 @@ def _not_utf8(cause: UnicodeDecodeError) -> ErrorResponse:
 
 async def _on_unexpected(request: Request, exc: Exception) -> Any:
     log.exception("unhandled error", extra={"path": request.url.path})
+    request_id = REQUEST_ID.get()
     return error_response(
-        500, ErrorResponse(error="internal_error", message="internal error; see the server log")
+        500,
+        ErrorResponse(error="internal_error", message="internal error; see the server log"),
+        headers={"X-Request-ID": request_id} if request_id else None,
     )
 
 

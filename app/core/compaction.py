@@ -24,6 +24,9 @@ NotCompactedReason = Literal[
     "pending_tool_calls",
     "archive_failed",
     "summarization_failed",
+    "too_few_rounds",
+    "nothing_to_prune",
+    "max_iterations",
 ]
 
 
@@ -32,8 +35,32 @@ class CompactOptions(BaseModel):
 
     model_config = _FROZEN
 
-    strategy: Literal["full"] = Field(
-        "full", description="`full` (seed 000): everything after the system prompt is summarized."
+    strategy: Literal["full", "tail", "prune"] = Field(
+        "full",
+        description=(
+            "`full` (seed 000): everything after the system prompt is summarized. `tail` "
+            "(seed 004 A4/A5): the most recent rounds are kept verbatim, older ones become "
+            "an archived summary (a system message). `prune`: old tool results are cleared, "
+            "no LLM call."
+        ),
+    )
+    keep_recent_rounds: int | None = Field(
+        None, ge=1, le=10_000, description="`tail`: complete rounds kept verbatim, at least."
+    )
+    prune_keep_recent: int | None = Field(
+        None, ge=0, le=10_000, description="`prune`: the most recent tool uses left untouched."
+    )
+    prune_exclude_tools: list[str] | None = Field(
+        None, description="`prune`: tools whose results are never cleared."
+    )
+    prune_min_tokens: int | None = Field(
+        None, ge=0, description="`prune`: clear nothing unless it saves at least this many tokens."
+    )
+    prune_clear_inputs: bool | None = Field(
+        None, description="`prune`: also clear the inputs of the calls whose results are cleared."
+    )
+    max_iterations: int | None = Field(
+        None, ge=0, description="Successful compactions allowed per session (0: unlimited)."
     )
     context_window: int | None = Field(None, gt=0, description="The model's window in tokens.")
     threshold: float | None = Field(
@@ -172,6 +199,8 @@ _RESULT_EXAMPLE: JsonDict = {
         {"kind": "file_changed", "text": "src/app.py (edited)", "in_summary": True},
     ],
     "ledger_dropped": 0,
+    "strategy": "full",
+    "compacted_indexes": [1, 2, 3],
     "warnings": [],
 }
 
@@ -200,6 +229,14 @@ class CompactResult(BaseModel):
         description="The facts of the ledger appended to the summary (seed 003 §7.1).",
     )
     ledger_dropped: int = Field(0, description="Facts left out of the ledger by its budget.")
+    strategy: str = Field("full", description="The strategy that ran (or would have).")
+    compacted_indexes: list[int] = Field(
+        default_factory=list,
+        description=(
+            "Indexes, in the canonical list of the input (an OpenAI tool run with the user "
+            "message after it is one), of the messages summarized, cleared, truncated or dropped."
+        ),
+    )
     warnings: list[str] = Field(default_factory=list)
 
 

@@ -4,7 +4,8 @@
     ├── SummarizerError      a summary could not be produced (retryable or not)
     ├── ArchiveError         the archive could not be written or read
     ├── InvalidConversationError  the input breaks a provider rule in a part we would return
-    └── CountError           the provider could not count (callers fall back to local)
+    ├── CountError           the provider could not count (callers fall back to local)
+    └── SeenStoreError       a session's last-seen file times could not be read or written
 
 Adapters translate library errors (anthropic, httpx, OSError) into these at the boundary,
 so the service decides outcomes from our own types, never from a library's message text.
@@ -48,3 +49,7 @@ class InvalidConversationError(CompactError):
 
 class CountError(CompactError):
     """A provider's token counting failed (no key, network, status, unexpected body)."""
+
+
+class SeenStoreError(CompactError):
+    """The freshness store failed; the caller answers without the note, with a warning."""

@@ -6,9 +6,9 @@ Adapters in `app.adapters` implement them; tests implement them with plain calla
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from app.core.messages import Message
 
@@ -24,15 +24,21 @@ class Tokenizer(Protocol):
     def count_batch(self, texts: Sequence[str]) -> list[int]: ...
 
 
+# `sections`: seed 000's five sections (`full`); `archived`: seed 004 A5's template (`tail`).
+SummaryTemplate = Literal["sections", "archived"]
+
+
 @dataclass(frozen=True)
 class SummaryRequest:
-    """Everything a summarizer may use: LLMs read `prompt`, the extractive one `messages`."""
+    """Everything a summarizer may use: LLMs read `prompt`, the extractive one `messages`
+    and `template`."""
 
     messages: tuple[Message, ...]
     system: str
     prompt: str
     max_words: int
     instructions: str | None = None
+    template: SummaryTemplate = "sections"
 
 
 class Summarizer(Protocol):
@@ -60,10 +66,15 @@ class SkipReason(StrEnum):
 
 @dataclass(frozen=True)
 class FileText:
-    """A file read from the work directory."""
+    """A file read from the work directory. `mtime_ns` comes from `fstat` on the descriptor
+    that was read (no race with a rename), `location` is the normalised path beneath the
+    root (`src/a.py` for `./src/a.py` or `/workspace/src/a.py`); readers that cannot tell
+    leave them None. Neither takes part in equality: a file is its path and text."""
 
     path: str
     text: str
+    mtime_ns: int | None = field(default=None, compare=False)
+    location: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,38 @@ class WorkdirReader(Protocol):
     def read_text(self, path: str, max_bytes: int) -> FileText | FileSkip: ...
 
     def readable(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """What `stat` found beneath the work directory: the normalised location, whether it
+    is a regular file or a directory, and its modification time in nanoseconds."""
+
+    path: str
+    location: str
+    kind: Literal["file", "directory", "other"]
+    mtime_ns: int
+    size: int
+
+
+class WorkdirInspector(Protocol):
+    """Looks at the work directory without reading file content, through the same sandbox
+    as `WorkdirReader` (a path that one refuses, this one refuses with the same reason)."""
+
+    def stat(self, path: str) -> FileInfo | FileSkip: ...
+
+    def names(self, path: str) -> tuple[str, ...] | FileSkip:
+        """The entry names of a directory beneath the root, sorted."""
+        ...
+
+
+class SeenStore(Protocol):
+    """Per session, the modification time of each file when it was last read (seed 004
+    A8). Durable and shared by replicas; raises `SeenStoreError` on I/O failure."""
+
+    def last_seen(self, session_id: str, location: str) -> int | None: ...
+
+    def remember(self, session_id: str, location: str, mtime_ns: int) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
@@ -38,9 +39,9 @@ from app.core.decide import (
     usage_tokens,
 )
 from app.core.dialects import Format, dump_as
-from app.core.errors import ArchiveError, CountError, InvalidConversationError, SummarizerError
+from app.core.errors import ArchiveError, CountError, SummarizerError
 from app.core.ids import archive_sha256, new_archive_id
-from app.core.ledger import DEFAULT_LEDGER_BUDGET, guard_summary
+from app.core.ledger import DEFAULT_LEDGER_BUDGET, LedgerReport, guard_summary
 from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
 from app.core.ports import (
@@ -51,10 +52,22 @@ from app.core.ports import (
     ProviderCounter,
     Summarizer,
     SummaryRequest,
+    SummaryTemplate,
     Tokenizer,
     WorkdirReader,
 )
-from app.core.prompt import SUMMARY_SYSTEM, build_summary_prompt, serialize_for_summary
+from app.core.prompt import (
+    SUMMARY_SYSTEM,
+    build_archived_prompt,
+    build_summary_prompt,
+    serialize_for_summary,
+)
+from app.core.records import (
+    SUMMARIZING_STRATEGIES,
+    CompactionRecord,
+    RecordReason,
+    RecordStore,
+)
 from app.core.restore import (
     FileReadTool,
     RestoreLimits,
@@ -64,9 +77,16 @@ from app.core.restore import (
     select_restored,
 )
 from app.core.tokens import count_messages
-from app.core.validate import Violation, violations
+from app.core.validate import violations
+from app.service.freshness import Freshness
+from app.service.prepared import Prepared, refuse, unchanged
+from app.service.prune import compact_prune
+from app.service.sessions import record, session_gate
+from app.service.slots import SummarySlots
+from app.service.tail import compact_tail
 
 log = logging.getLogger("context_compact.compaction")
+NO_FILES = RestoreSelection((), ())
 
 _N = TypeVar("_N", int, float)
 
@@ -80,6 +100,13 @@ class Defaults:
     read_tools: tuple[FileReadTool, ...]
     max_summary_words: int
     ledger_budget: int = DEFAULT_LEDGER_BUDGET
+    keep_recent_rounds: int = 10
+    prune_keep_recent: int = 3
+    prune_exclude_tools: tuple[str, ...] = ()
+    prune_min_tokens: int = 0
+    prune_clear_inputs: bool = False
+    max_iterations: int = 0
+    summary_cooldown_seconds: float = 300.0
 
 
 TokenizerChoice = Literal["tiktoken", "anthropic"]
@@ -103,6 +130,13 @@ class CompactRequest:
     force: bool = False
     instructions: str | None = None
     format: Format = "anthropic"
+    background: bool = False  # waits for a summary slot instead of `BusyError`
+    reason: RecordReason | None = None
+
+    @property
+    def record_reason(self) -> RecordReason:
+        """As sent; else `manual` for a forced compaction, `llm_call` otherwise."""
+        return self.reason or ("manual" if self.force else "llm_call")
 
 
 def _utc_now() -> datetime:
@@ -126,8 +160,11 @@ class CompactionService:
         defaults: Defaults,
         fallback: Summarizer | None = None,
         provider_counter: ProviderCounter | None = None,
+        freshness: Freshness | None = None,
         clock: Callable[[], datetime] = _utc_now,
         new_id: Callable[[], str] = _new_id,
+        records: RecordStore | None = None,
+        slots: SummarySlots | None = None,
     ) -> None:
         self.tokenizer = tokenizer
         self.summarizer = summarizer
@@ -136,8 +173,14 @@ class CompactionService:
         self.defaults = defaults
         self.fallback = fallback
         self.provider_counter = provider_counter
+        self.freshness = freshness
         self._clock = clock
         self._new_id = new_id
+        self.records = records
+        self.slots = slots
+
+    def now(self) -> datetime:
+        return self._clock()
 
     async def count(self, messages: Sequence[Message]) -> int:
         return sum(await self.count_each(messages))
@@ -206,11 +249,41 @@ class CompactionService:
         """Raises `InvalidConversationError` when the input breaks a provider rule in a part that
         would come back as sent: the head always, the whole list when nothing is compacted.
         A break in the summarized part is summarized away."""
+        prepared = await self._prepare(request)
+        if isinstance(prepared, CompactResult):
+            return prepared
+        gate = await session_gate(self, prepared)
+        if isinstance(gate, CompactResult):
+            return gate
+        strategy, warnings = gate
+        async with self._summary_slot(request, strategy):
+            if strategy == "tail":
+                result = await compact_tail(self, prepared, warnings)
+            elif strategy == "prune":
+                result = await compact_prune(self, prepared, warnings)
+            else:
+                result = await self._compact_full(prepared, warnings)
+        return await record(self, prepared, result)
+
+    def _summary_slot(
+        self, request: CompactRequest, strategy: str
+    ) -> AbstractAsyncContextManager[None]:
+        """One of the bounded summary slots for a strategy that calls a summarizer, held
+        from its archive write to its result; raises `BusyError` before anything is written."""
+        if self.slots is None or strategy not in SUMMARIZING_STRATEGIES:
+            return nullcontext()
+        return self.slots.hold(background=request.background)
+
+    async def _prepare(self, request: CompactRequest) -> Prepared | CompactResult:
+        """The front every strategy shares: validate, count, decide, partition, and decline
+        to compact with unanswered tool calls at the end."""
         messages = request.messages
         options = request.options
         fmt = request.format
+        strategy = options.strategy
         broken = violations(messages, fmt, pending_tail_ok=True)
-        token_count = await self.count(messages)
+        counts = await self.count_each(messages)
+        token_count = sum(counts)
         thresholds = self.thresholds(
             context_window=options.context_window,
             threshold=options.threshold,
@@ -218,80 +291,139 @@ class CompactionService:
         )
         decision = decide(token_count, len(messages), thresholds)
         if not (request.force or decision.should_compact):
-            _refuse(broken)
-            return _unchanged(messages, token_count, _decision_reason(decision), fmt=fmt)
+            refuse(broken)
+            reason = _decision_reason(decision)
+            return unchanged(messages, token_count, reason, fmt=fmt, strategy=strategy)
         partition = partition_messages(messages)
         if not partition.rest:
-            _refuse(broken)
-            return _unchanged(messages, token_count, "nothing_to_compact", fmt=fmt)
-        _refuse([v for v in broken if v.index < len(partition.head)])
+            refuse(broken)
+            return unchanged(
+                messages, token_count, "nothing_to_compact", fmt=fmt, strategy=strategy
+            )
+        refuse([v for v in broken if v.index < len(partition.head)])
         if any(tool_uses(messages[-1])):
             # Summarizing an unanswered tool call would orphan the results the agent is
             # about to append: compact after they are in.
-            return _unchanged(
+            return unchanged(
                 messages,
                 token_count,
                 "pending_tool_calls",
                 ["the last assistant message has tool calls that are not answered yet"],
                 fmt=fmt,
+                strategy=strategy,
             )
+        return Prepared(request, tuple(counts), token_count, partition, thresholds, tuple(broken))
 
+    async def list_records(self, session_id: str) -> list[CompactionRecord]:
+        if self.records is None:
+            return []
+        return await to_thread.run_sync(self.records.list, session_id)
+
+    async def save_archive(self, prepared: Prepared, originals: Sequence[Message]) -> Archive:
+        """Archives the originals of what a strategy replaces, in the request's format.
+        Raises `ArchiveError`."""
+        request = prepared.request
         try:
-            archive = await to_thread.run_sync(
-                self._save_archive, partition.rest, request.session_id, fmt
+            return await to_thread.run_sync(
+                self._save_archive, originals, request.session_id, request.format
             )
-        except (ArchiveError, ValueError) as exc:
-            log.error("archive failed; not compacting", extra={"error": str(exc)})
-            return _unchanged(
-                messages, token_count, "archive_failed", [f"archive failed: {exc}"], fmt=fmt
-            )
+        except ValueError as exc:
+            raise ArchiveError(str(exc)) from exc
 
-        warnings: list[str] = []
+    async def _compact_full(self, prepared: Prepared, warnings: list[str]) -> CompactResult:
+        """Seed 000: everything after the head becomes a summary, recent files restored."""
+        request = prepared.request
+        messages = prepared.messages
+        options = request.options
+        partition = prepared.partition
+        try:
+            archive = await self.save_archive(prepared, partition.rest)
+        except ArchiveError as exc:
+            log.error("archive failed; not compacting", extra={"error": str(exc)})
+            return prepared.unchanged("archive_failed", [*warnings, f"archive failed: {exc}"])
+
         summary_request = await to_thread.run_sync(
             self._summary_request, partition.rest, options, request.instructions
         )
         summarized = await self._summarize(summary_request, warnings)
         if summarized is None:
-            return _unchanged(messages, token_count, "summarization_failed", warnings, fmt=fmt)
+            return prepared.unchanged("summarization_failed", warnings)
         summary, summarizer_name = summarized
-        ledger = await to_thread.run_sync(
+        ledger = await self.ledger(summary, partition.rest, options)
+
+        selection = await self._restore(messages, options, request.session_id, warnings)
+        assembled = assemble_messages(partition.head, ledger.text, selection.restored)
+        head = len(partition.head)
+        return await self.compacted(
+            prepared,
+            assembled,
+            archive=archive,
+            compacted_indexes=range(head, len(messages)),
+            retained=head,
+            strategy="full",
+            warnings=warnings,
+            summarizer=summarizer_name,
+            ledger=ledger,
+            selection=selection,
+        )
+
+    async def ledger(
+        self, summary: str, covered: Sequence[Message], options: CompactOptions
+    ) -> LedgerReport:
+        """The summary with the fact ledger of the messages it covers appended."""
+        return await to_thread.run_sync(
             guard_summary,
             summary,
-            partition.rest,
+            covered,
             _pick(options.ledger_budget, self.defaults.ledger_budget),
             self.tokenizer.count,
         )
-        summary = ledger.text
 
-        selection = await self._restore(messages, options)
-        assembled = assemble_messages(partition.head, summary, selection.restored)
-        invalid = violations(assembled, fmt)
-        if invalid:  # the assembler's output is valid by construction: this is a bug
+    async def compacted(
+        self,
+        prepared: Prepared,
+        output: list[Message],
+        *,
+        archive: Archive,
+        compacted_indexes: Sequence[int],
+        retained: int,
+        strategy: str,
+        warnings: Sequence[str],
+        summarizer: str | None = None,
+        ledger: LedgerReport | None = None,
+        selection: RestoreSelection = NO_FILES,
+    ) -> CompactResult:
+        """The result of a compaction that happened. The output must pass the validator
+        of the request's format: every strategy builds it valid, so a violation is a bug."""
+        invalid = violations(output, prepared.format)
+        if invalid:
             raise AssertionError(f"compacted output breaks a provider rule: {invalid}")
-        compacted_tokens = await self.count(assembled)
+        token_count = prepared.token_count
+        compacted_tokens = await self.count(output)
         stats = CompactStats(
             original_token_count=token_count,
             compacted_token_count=compacted_tokens,
             compaction_ratio=round(compacted_tokens / token_count, 4) if token_count else 0.0,
-            compacted_message_count=len(partition.rest),
-            retained_message_count=len(partition.head),
+            compacted_message_count=len(compacted_indexes),
+            retained_message_count=retained,
             restored_file_count=len(selection.restored),
             restored_token_count=selection.token_count,
         )
         log.info(
             "compaction completed",
             extra={
+                "strategy": strategy,
                 "tokens_before": token_count,
                 "tokens_after": compacted_tokens,
                 "archive_id": archive.ref.id,
-                "summarizer": summarizer_name,
+                "summarizer": summarizer,
             },
         )
         return CompactResult(
             compacted=True,
-            format=fmt,
-            messages=assembled,
-            summary=summary,
+            format=prepared.format,
+            messages=output,
+            summary=ledger.text if ledger else None,
             token_count=token_count,
             restored_files=[
                 RestoredFileInfo(path=f.path, token_count=f.token_count) for f in selection.restored
@@ -306,13 +438,15 @@ class CompactionService:
                 message_count=archive.ref.message_count,
                 sha256=archive.ref.sha256,
             ),
-            summarizer=summarizer_name,
+            summarizer=summarizer,
             ledger=[
                 LedgerFactInfo(kind=fact.kind, text=fact.text, in_summary=stated)
-                for fact, stated in ledger.facts
+                for fact, stated in (ledger.facts if ledger else ())
             ],
-            ledger_dropped=ledger.dropped,
-            warnings=warnings,
+            ledger_dropped=ledger.dropped if ledger else 0,
+            strategy=strategy,
+            compacted_indexes=list(compacted_indexes),
+            warnings=list(warnings),
         )
 
     def _save_archive(
@@ -335,16 +469,22 @@ class CompactionService:
         return Archive(ref=ref, created_at=self._clock().isoformat(), messages=dumped)
 
     def _summary_request(
-        self, rest: Sequence[Message], options: CompactOptions, instructions: str | None
+        self,
+        rest: Sequence[Message],
+        options: CompactOptions,
+        instructions: str | None,
+        template: SummaryTemplate = "sections",
     ) -> SummaryRequest:
         max_words = options.max_summary_words or self.defaults.max_summary_words
-        prompt = build_summary_prompt(serialize_for_summary(rest), max_words, instructions)
+        build = build_archived_prompt if template == "archived" else build_summary_prompt
+        prompt = build(serialize_for_summary(rest), max_words, instructions)
         return SummaryRequest(
             messages=tuple(rest),
             system=SUMMARY_SYSTEM,
             prompt=prompt,
             max_words=max_words,
             instructions=instructions,
+            template=template,
         )
 
     async def _summarize(
@@ -374,7 +514,11 @@ class CompactionService:
         return text
 
     async def _restore(
-        self, messages: Sequence[Message], options: CompactOptions
+        self,
+        messages: Sequence[Message],
+        options: CompactOptions,
+        session_id: str | None = None,
+        warnings: list[str] | None = None,
     ) -> RestoreSelection:
         base = self.defaults.restore
         limits = RestoreLimits(
@@ -393,11 +537,17 @@ class CompactionService:
 
         def read_and_count() -> RestoreSelection:
             reads = [self.workdir.read_text(p, limits.max_bytes_per_file) for p in paths]
+            fresh = self.freshness if session_id is not None else None
+            if fresh is not None and session_id is not None:
+                reads = fresh.note_reads(session_id, reads, warnings)
             texts = [r for r in reads if isinstance(r, FileText)]
             counts = self.tokenizer.count_batch([t.text for t in texts])
-            return select_restored(
+            selection = select_restored(
                 reads, {t.path: n for t, n in zip(texts, counts, strict=True)}, limits
             )
+            if fresh is not None and session_id is not None:
+                fresh.record_reads(session_id, texts, selection.restored, warnings)
+            return selection
 
         return await to_thread.run_sync(read_and_count)
 
@@ -411,26 +561,3 @@ def _pick(value: _N | None, default: _N) -> _N:
 
 def _decision_reason(decision: Decision) -> NotCompactedReason:
     return "below_min_messages" if decision.reason == "below_min_messages" else "below_threshold"
-
-
-def _refuse(broken: Sequence[Violation]) -> None:
-    if broken:
-        raise InvalidConversationError(broken)
-
-
-def _unchanged(
-    messages: Sequence[Message],
-    token_count: int,
-    reason: NotCompactedReason,
-    warnings: Sequence[str] = (),
-    *,
-    fmt: Format = "anthropic",
-) -> CompactResult:
-    return CompactResult(
-        compacted=False,
-        format=fmt,
-        reason=reason,
-        messages=list(messages),
-        token_count=token_count,
-        warnings=list(warnings),
-    )

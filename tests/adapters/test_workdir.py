@@ -1,7 +1,11 @@
 import os
+import pickle
+import shutil
 import socket
 import stat
+import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,7 @@ from hypothesis import strategies as st
 
 from app.adapters.workdir import SandboxedWorkdir
 from app.core.ports import FileSkip, FileText, SkipReason
+from tests.forking import fork
 
 ALIAS = "/home/me/proj"
 MAX = 1000
@@ -313,11 +318,20 @@ def test_invalid_utf8_or_nul_is_not_utf8(
     assert reader.read_text("bin.dat", MAX) == skip("bin.dat", SkipReason.NOT_UTF8)
 
 
-def test_file_without_permission_is_unreadable(reader: SandboxedWorkdir, root: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads files whatever their mode")
-    (root / "hello.txt").chmod(0)
-    assert reader.read_text("hello.txt", MAX) == skip("hello.txt", SkipReason.UNREADABLE)
+def test_file_without_permission_is_unreadable(mode: str) -> None:
+    """Run as an unprivileged user (root reads whatever the mode): a forked child drops
+    to `nobody` over a tree it may traverse, with the file itself mode 0."""
+    base = Path(tempfile.mkdtemp())
+    try:
+        base.chmod(0o755)
+        (base / "secret.txt").write_text(SECRET)
+        (base / "secret.txt").chmod(0)
+        reader = SandboxedWorkdir(str(base), force_walk=mode == "walk")
+        assert _as_nobody(lambda: reader.read_text("secret.txt", MAX)) == skip(
+            "secret.txt", SkipReason.UNREADABLE
+        )
+    finally:
+        shutil.rmtree(base)
 
 
 def test_read_error_is_unreadable(
@@ -382,9 +396,192 @@ def test_no_path_string_raises_or_reads_outside(
     assert not (isinstance(result, FileText) and SECRET in result.text)
 
 
+def _as_nobody(action: Callable[[], object]) -> object:
+    """`action()` run in a forked child whose effective uid and gid are `nobody`'s."""
+    read_end, write_end = os.pipe()
+    pid = fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.close(read_end)
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setegid(65534)
+                os.seteuid(65534)
+            os.write(write_end, pickle.dumps(action()))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as answer:
+        data = answer.read()
+    os.waitpid(pid, 0)
+    return pickle.loads(data)
+
+
 def _no_read(fd: int, n: int) -> bytes:
     raise PermissionError("read refused by the test")
 
 
 def _open_fds() -> list[str]:
     return sorted(os.listdir("/proc/self/fd"))
+
+
+# --- look-alikes, encodings and /proc -------------------------------------------------
+
+LOOK_ALIKES = [
+    "\uff0e\uff0e\uff0foutside.txt",  # fullwidth ．．／
+    "\uff0e\uff0e/outside.txt",  # fullwidth dots, real slash
+    "\u2024\u2024/outside.txt",  # one dot leader ․․
+    "..\u2215outside.txt",  # division slash ∕
+    "..\u2044outside.txt",  # fraction slash ⁄
+    "\ufe52\ufe52/outside.txt",  # small full stop ﹒
+    "..\u29f8outside.txt",  # big solidus ⧸
+]
+
+
+@pytest.mark.parametrize("path", LOOK_ALIKES)
+def test_unicode_look_alikes_of_dots_and_slashes_are_literal_names(
+    reader: SandboxedWorkdir, root: Path, path: str
+) -> None:
+    """Never normalised (NFKC would turn `．．／` into `../`): a look-alike names a file
+    inside the root or nothing."""
+    assert reader.read_text(path, MAX) == skip(path, SkipReason.NOT_FOUND)
+    target = root / path
+    target.parent.mkdir(exist_ok=True)
+    target.write_text("literal")
+    assert reader.read_text(path, MAX) == FileText(path=path, text="literal")
+
+
+@pytest.mark.parametrize("path", ["%2e%2e%2foutside.txt", "%2E%2E%2F%2E%2E%2Fetc%2Fpasswd"])
+def test_fully_percent_encoded_traversal_is_one_literal_name(
+    reader: SandboxedWorkdir, path: str
+) -> None:
+    assert reader.read_text(path, MAX) == skip(path, SkipReason.NOT_FOUND)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/proc/self/root/etc/passwd",
+        "/proc/self/cwd/outside.txt",
+        "/proc/self/environ",
+        "/proc/1/root/etc/passwd",
+        "/proc/self/fd/0",
+        "/dev/zero",
+    ],
+)
+def test_proc_and_dev_paths_are_outside(reader: SandboxedWorkdir, path: str) -> None:
+    assert reader.read_text(path, MAX) == outside(path)
+
+
+def test_proc_cwd_is_outside_even_when_cwd_is_the_root(
+    reader: SandboxedWorkdir, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(root)
+    path = "/proc/self/cwd/hello.txt"
+    assert reader.read_text(path, MAX) == outside(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "target", "path"),
+    [
+        ("proc_root", "/proc/self/root", "proc_root/etc/passwd"),
+        ("proc_cwd", "/proc/self/cwd", "proc_cwd/hello.txt"),
+        ("proc", "/proc", "proc/self/environ"),
+        ("environ", "/proc/self/environ", "environ"),
+        ("fd0", "/proc/self/fd/0", "fd0"),
+    ],
+)
+def test_symlinks_into_proc_are_refused(
+    reader: SandboxedWorkdir,
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    target: str,
+    path: str,
+) -> None:
+    monkeypatch.chdir(root)
+    (root / name).symlink_to(target)
+    assert reader.read_text(path, MAX) == outside(path)
+
+
+def test_dangling_symlink_pointing_out_is_refused(reader: SandboxedWorkdir, root: Path) -> None:
+    (root / "rel_out").symlink_to("../missing_outside.txt")
+    (root / "abs_out").symlink_to("/nonexistent/missing.txt")
+    for path in ["rel_out", "abs_out"]:
+        assert reader.read_text(path, MAX) == outside(path)
+
+
+def test_a_file_growing_while_read_never_yields_more_than_the_limit(
+    reader: SandboxedWorkdir, root: Path
+) -> None:
+    """A real writer appends while we read until a read says TOO_LARGE: every read before
+    it is the text of an earlier state, never more bytes than the limit."""
+    target = root / "log.txt"
+    target.write_text("")
+    stop = threading.Event()
+
+    def grow() -> None:
+        with open(target, "a") as out:
+            while not stop.is_set():
+                out.write("y" * 64)
+                out.flush()
+
+    writer = threading.Thread(target=grow)
+    writer.start()
+    results: list[FileText | FileSkip] = []
+    try:
+        while len(results) < 100_000:
+            results.append(reader.read_text("log.txt", 4096))
+            if isinstance(results[-1], FileSkip):
+                break
+    finally:
+        stop.set()
+        writer.join()
+    *texts, last = results
+    assert last == skip("log.txt", SkipReason.TOO_LARGE)
+    assert all(isinstance(r, FileText) and len(r.text.encode()) <= 4096 for r in texts)
+
+
+def test_racing_swaps_of_file_and_directory_for_symlinks_never_read_outside(
+    reader: SandboxedWorkdir, root: Path
+) -> None:
+    """A thread swaps `flip` (a file) and `dir` (a directory) for symlinks to the secret
+    and back, as fast as it can, while we read through them: never the secret."""
+    (root / "dir").mkdir()
+    (root / "dir" / "secret.txt").write_text("inside")
+    (root / "flip").write_text("inside")
+    outside_file = root.parent / "outside.txt"
+    outside_dir = root.parent / "outside_dir"
+    stop = threading.Event()
+
+    def swap(name: str, fake: Path, is_dir: bool) -> None:
+        """Alternates `name` between the real entry and a symlink to `fake`."""
+        staged = root / f".{name}.staged"
+        parked = root / f".{name}.parked"
+        staged.symlink_to(fake, target_is_directory=is_dir)
+        while not stop.is_set():
+            os.rename(root / name, parked)
+            os.rename(staged, root / name)
+            os.rename(parked, staged)
+
+    swappers = [
+        threading.Thread(target=swap, args=("flip", outside_file, False)),
+        threading.Thread(target=swap, args=("dir", outside_dir, True)),
+    ]
+    for thread in swappers:
+        thread.start()
+    texts: list[str] = []
+    seen: set[tuple[str, bool]] = set()  # (path, read?): the race ran through both states
+    paths = ("flip", "dir/secret.txt")
+    try:
+        while len(texts) < 3000 or (len(seen) < 4 and len(texts) < 200_000):
+            for path in paths:
+                result = reader.read_text(path, MAX)
+                texts.append(result.text if isinstance(result, FileText) else "")
+                seen.add((path, isinstance(result, FileText)))
+    finally:
+        stop.set()
+        for thread in swappers:
+            thread.join()
+    assert SECRET not in texts
+    assert seen == {(path, read) for path in paths for read in (True, False)}

@@ -67,3 +67,32 @@ async def client_for(
 async def client(client_for: Callable[..., Any]) -> httpx.AsyncClient:
     result: httpx.AsyncClient = await client_for()
     return result
+
+
+@pytest.fixture
+async def client_with(
+    settings_for: Callable[..., Settings], tokenizer: TiktokenTokenizer
+) -> AsyncIterator[Callable[..., Any]]:
+    """Like `client_for`, with the service's summarizer replaced by `summarizer` when given."""
+    managers: list[LifespanManager] = []
+    clients: list[httpx.AsyncClient] = []
+
+    async def make(summarizer: Any = None, **overrides: Any) -> httpx.AsyncClient:
+        settings = settings_for(**overrides)
+        service = build_service(settings, tokenizer)
+        if summarizer is not None:
+            service.summarizer = summarizer
+        manager = LifespanManager(create_app(settings, service=service))
+        await manager.__aenter__()
+        managers.append(manager)
+        client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=manager.app), base_url="http://compact.test"
+        )
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        await client.aclose()
+    for manager in managers:
+        await manager.__aexit__(None, None, None)

@@ -28,8 +28,8 @@ PATHS = frozenset({"/v1/messages", "/v1/chat/completions"})
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer. A `bytes` body is sent as is, anything else as JSON; `delay`
-    seconds pass before it is sent (a slow LLM)."""
+    """One scripted answer. A `bytes` body is sent as is, anything else as JSON. `delay`
+    seconds pass before the answer (a slow LLM, or one that makes a client time out)."""
 
     status: int
     body: Any
@@ -169,12 +169,11 @@ def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = raw
             headers = {name.lower(): value for name, value in self.headers.items()}
-            answer = fake._record(ReceivedRequest(self.path, headers, body))
-            if answer.delay:
-                time.sleep(answer.delay)
-            self._send(answer)
+            self._send(fake._record(ReceivedRequest(self.path, headers, body)))
 
         def _send(self, answer: Reply) -> None:
+            if answer.delay:
+                time.sleep(answer.delay)
             if isinstance(answer.body, bytes):
                 payload, content_type = answer.body, "text/plain"
             else:

@@ -8,12 +8,15 @@ from fastapi import APIRouter
 
 from app.api.deps import ServiceDep
 from app.api.dialect import compact_request
-from app.api.errors import invalid_conversation
+from app.api.errors import error_response, invalid_conversation
 from app.api.responses import JsonResponse
 from app.api.routing import FastJsonRoute
 from app.api.schemas import CompactRequestBody, CompactResponse, ErrorResponse
 from app.core.compaction import result_json
 from app.core.errors import InvalidConversationError
+from app.service.slots import BusyError
+
+BUSY_RETRY_AFTER_SECONDS = 2
 
 router = APIRouter(
     route_class=FastJsonRoute, tags=["compaction"], responses={422: {"model": ErrorResponse}}
@@ -24,6 +27,7 @@ router = APIRouter(
     "/compact",
     summary="Compact a message list (seed 000: full compression + file restoration)",
     response_model=CompactResponse,
+    responses={503: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
 )
 async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
     """Archives everything after the system prompt, replaces it with a structured summary,
@@ -31,9 +35,17 @@ async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
     or when archiving or summarizing fails, the messages come back unchanged with
     `compacted: false` and a `reason`. Messages come back in the request's format; an
     input that breaks a provider rule in a part that would come back as sent gets a 422
-    `invalid_conversation` naming the rule and the message index."""
+    `invalid_conversation` naming the rule and the message index. When every summary
+    slot stays busy for `COMPACT_SUMMARY_SLOT_WAIT` seconds: 503 `busy` with
+    `Retry-After`, nothing written."""
     try:
         result = await service.compact(compact_request(body))
     except InvalidConversationError as exc:
         raise invalid_conversation(exc) from None
+    except BusyError as exc:
+        return error_response(
+            503,
+            ErrorResponse(error="busy", message=str(exc)),
+            headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
+        )
     return JsonResponse(result_json(result))

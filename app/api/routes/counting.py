@@ -15,9 +15,12 @@ from app.api.schemas import (
     ShouldCompactRequest,
     ShouldCompactResponse,
 )
+from app.service.compaction import CompactionService
 
 router = APIRouter(
-    route_class=FastJsonRoute, tags=["counting"], responses={422: {"model": ErrorResponse}}
+    route_class=FastJsonRoute,
+    tags=["counting"],
+    responses={422: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
 )
 
 
@@ -26,6 +29,11 @@ async def count(body: CountRequest, service: ServiceDep) -> CountResponse:
     """Exact cl100k_base counts (offline), or Anthropic's own with `tokenizer: anthropic`.
     Each message counts its role and its blocks' text; an empty list counts 0; the same
     conversation counts the same in either format."""
+    return await count_response(body, service)
+
+
+async def count_response(body: CountRequest, service: CompactionService) -> CountResponse:
+    """The answer to a `/count` body (shared with `python -m app count`)."""
     messages, fmt = read_messages(body.messages, body.format)
     counted = await service.count_with(messages, body.tokenizer)
     return CountResponse(

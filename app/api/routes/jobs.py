@@ -12,6 +12,7 @@ from app.api.dialect import compact_request, read_messages
 from app.api.errors import ApiError, error_response
 from app.api.job_schemas import ApplyRequest, ApplyResponse, JobResponse, job_json
 from app.api.responses import JsonResponse
+from app.api.routing import FastJsonRoute
 from app.api.schemas import CompactRequestBody, ErrorDetail, ErrorResponse
 from app.core.dialects import dump_as
 from app.core.ids import is_valid_id
@@ -27,6 +28,7 @@ from app.service.jobs import (
 RETRY_AFTER_SECONDS = 5
 
 router = APIRouter(
+    route_class=FastJsonRoute,
     tags=["background compaction"],
     responses={404: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
 )

@@ -1,0 +1,75 @@
+"""Log lines as JSON objects (one per line) or plain text, each with its request id.
+
+JSON fields: `time` (UTC, ISO 8601, milliseconds), `level`, `logger`, `message`,
+`request_id` (null outside a request), then every `extra` field the code passed, then
+`exc` with the traceback when there is one. The code never passes message contents as
+`extra`: only counts, ids, names and error descriptions.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any, Literal, TextIO
+
+from app.core.request_context import REQUEST_ID
+
+# The attributes every LogRecord has; anything else on a record came from `extra`
+# (except uvicorn's `color_message`, the same message with terminal colours).
+_RECORD_FIELDS = frozenset(
+    vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()
+    | {"message", "asctime", "color_message"}
+)
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
+
+
+class RequestIdFilter(logging.Filter):
+    """Puts the current request id on every record, for both formats."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = REQUEST_ID.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", None),
+        }
+        for key, value in vars(record).items():
+            if key not in _RECORD_FIELDS and key not in line:
+                line[key] = value
+        if record.exc_info:
+            line["exc"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str, ensure_ascii=False)
+
+
+LogFormat = Literal["json", "text"]
+
+
+def build_handler(fmt: LogFormat, stream: TextIO) -> logging.Handler:
+    """A handler writing `fmt` lines, each with the current request id, to `stream`."""
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RequestIdFilter())
+    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    return handler
+
+
+def configure_logging(fmt: LogFormat, level: str, stream: TextIO | None = None) -> None:
+    """One handler on the root logger (replacing any), uvicorn's loggers routed to it."""
+    handler = build_handler(fmt, stream or sys.stderr)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        uvicorn_logger = logging.getLogger(name)
+        uvicorn_logger.handlers.clear()
+        uvicorn_logger.propagate = True

@@ -1,0 +1,134 @@
+"""Seed 004's toolkit: `POST /compress-tool-result`, `POST /preprocess-input`,
+`GET /project-rules`, `POST /assemble`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from app.api.deps import ToolkitDep
+from app.api.dialect import read_messages
+from app.api.errors import invalid_conversation
+from app.api.responses import JsonResponse
+from app.api.routing import FastJsonRoute
+from app.api.schemas import ErrorResponse
+from app.api.toolkit_schemas import (
+    AssembleRequest,
+    AssembleResponse,
+    CompressToolResultRequest,
+    CompressToolResultResponse,
+    MissingMentionInfo,
+    PreprocessInputRequest,
+    PreprocessInputResponse,
+    ProjectRulesResponse,
+)
+from app.core.dialects import dump_as
+from app.core.errors import InvalidConversationError
+from app.service.toolkit import AssembleInput, Preprocessed
+
+router = APIRouter(
+    route_class=FastJsonRoute,
+    tags=["context toolkit"],
+    responses={422: {"model": ErrorResponse}},
+)
+
+
+@router.post("/compress-tool-result", summary="Compress a tool result for history")
+async def compress_tool_result(
+    body: CompressToolResultRequest, toolkit: ToolkitDep
+) -> CompressToolResultResponse:
+    """Seed 004 A3/C1: keeps `status`, the tool's rule applied to `data`, and a full
+    `error`; drops `text`, `stats` and `context`. A Read in a `session_id` whose file
+    changed since the session's previous read gets `data.note`."""
+    limits = body.limits.model_dump(exclude_unset=True) if body.limits else None
+    done = await toolkit.compress(
+        body.tool,
+        body.input,
+        body.result,
+        is_error=body.is_error,
+        session_id=body.session_id,
+        limits=limits,
+    )
+    out = done.compressed
+    return CompressToolResultResponse(
+        tool=out.tool,
+        rule=out.rule,
+        result=out.result,
+        content=out.content,
+        original_chars=out.original_chars,
+        compressed_chars=len(out.content),
+        warnings=list(done.warnings),
+    )
+
+
+def _preprocessed(done: Preprocessed) -> PreprocessInputResponse:
+    return PreprocessInputResponse(
+        text=done.text,
+        mentions=list(done.mentions),
+        reminded=list(done.reminded),
+        more_count=done.more_count,
+        missing=[MissingMentionInfo(path=m.path, reason=m.reason) for m in done.missing],
+        warnings=list(done.warnings),
+    )
+
+
+@router.post("/preprocess-input", summary="Add @file reminders to a user input")
+async def preprocess_input(
+    body: PreprocessInputRequest, toolkit: ToolkitDep
+) -> PreprocessInputResponse:
+    """Seed 004 A7/C3: each `@path` that exists in the work directory gets a
+    system-reminder appended to the input (no file content); at most `limit` are named,
+    then "(and N more…)". An `@` after a letter or digit (an e-mail address) is no mention."""
+    done = await toolkit.preprocess(body.text, check_exists=body.check_exists, limit=body.limit)
+    return _preprocessed(done)
+
+
+@router.get("/project-rules", summary="The project's CODE_LAW.md, if any")
+async def project_rules(toolkit: ToolkitDep) -> ProjectRulesResponse:
+    """Seed 004 C5: `CODE_LAW.md` in any case at the root of the work directory."""
+    rules = await toolkit.project_rules()
+    return ProjectRulesResponse(
+        found=rules.content is not None,
+        path=rules.path,
+        content=rules.content,
+        skipped=rules.skipped,
+    )
+
+
+@router.post("/assemble", summary="Assemble a model call's messages in layer order")
+async def assemble(body: AssembleRequest, toolkit: ToolkitDep) -> Any:
+    """Seed 004 A1: L1 (system + tools), L2 (CODE_LAW.md), L3 (history), the current input
+    and the todo recap, as a message list in the request's format that passes the
+    provider's rules. A history that breaks one gets 422 `invalid_conversation`."""
+    history, fmt = read_messages(body.messages, body.format)
+    request = AssembleInput(
+        history=history,
+        format=fmt,
+        system=body.system,
+        tools=body.tools,
+        current_input=body.input,
+        todo_recap=body.todo_recap,
+        rules=body.rules,
+        preprocess=body.preprocess,
+    )
+    try:
+        done = await toolkit.assemble(request)
+    except InvalidConversationError as exc:
+        raise invalid_conversation(exc) from None
+    layers = [
+        label
+        for m, label in zip(done.messages, done.layers, strict=True)
+        for _ in dump_as([m], fmt)
+    ]
+    return JsonResponse(
+        AssembleResponse(
+            messages=dump_as(done.messages, fmt),
+            format=fmt,
+            layers=layers,
+            rules_source=done.rules_source,
+            rules_path=done.rules_path,
+            mentions=_preprocessed(done.preprocessed) if done.preprocessed else None,
+            warnings=done.warnings,
+        ).model_dump(mode="json")
+    )

@@ -1,0 +1,72 @@
+"""Recording what compactions do, without touching the pipeline: the service with its
+outcomes counted, and a summarizer with its latency timed.
+
+A subclass keeps `CompactionService.compact` free of bookkeeping, and keeps every caller
+(the `/compact` route, background jobs, the command line) recorded the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from app.core.compaction import CompactResult
+from app.core.errors import InvalidConversationError
+from app.core.ports import Summarizer, SummaryRequest
+from app.service.compaction import CompactionService, CompactRequest
+from app.service.metrics import Metrics
+
+
+class MeteredCompactionService(CompactionService):
+    """A `CompactionService` that records each compaction's outcome in `metrics`."""
+
+    def __init__(self, *, metrics: Metrics, **ports: Any) -> None:
+        super().__init__(**ports)
+        self.metrics = metrics
+
+    async def compact(self, request: CompactRequest) -> CompactResult:
+        requested: str = request.options.strategy
+        try:
+            result = await super().compact(request)
+        except InvalidConversationError:
+            self.metrics.observe_compaction(requested, "invalid_conversation", 0, None)
+            raise
+        except Exception:
+            self.metrics.observe_compaction(requested, "error", 0, None)
+            raise
+        # `CompactResult.strategy` (the strategy that ran, once strategies can choose) wins
+        # over the requested one when present.
+        strategy = str(getattr(result, "strategy", None) or requested)
+        after = result.stats.compacted_token_count if result.stats else None
+        outcome = "compacted" if result.compacted else str(result.reason)
+        self.metrics.observe_compaction(strategy, outcome, result.token_count, after)
+        for skipped in result.skipped_files:
+            self.metrics.observe_restore_skip(skipped.reason)
+        return result
+
+
+class TimedSummarizer:
+    """A `Summarizer` whose calls are timed into `metrics`, retries included."""
+
+    def __init__(self, inner: Summarizer, metrics: Metrics) -> None:
+        self._inner = inner
+        self._metrics = metrics
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            text = await self._inner.summarize(request)
+            outcome = "ok"
+            return text
+        finally:
+            self._metrics.observe_summary(self.name, outcome, time.perf_counter() - started)
+
+    async def aclose(self) -> None:
+        close = getattr(self._inner, "aclose", None)
+        if close is not None:
+            await close()

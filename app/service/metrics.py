@@ -1,0 +1,31 @@
+"""What the service and the API record about their work (issue 7: observability).
+
+`Metrics` is a port: the API layer records requests, the service records compactions,
+summarizer calls and restore skips, and `app.main` wires an implementation in
+(`app.adapters.prometheus_metrics`). Labels are closed vocabularies (route templates,
+strategies, reasons), never caller-supplied text, so no series is made per request.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Metrics(Protocol):
+    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        """One HTTP request, by route template (`/archives/{archive_id}`), not raw path."""
+
+    def observe_compaction(
+        self, strategy: str, outcome: str, tokens_before: int, tokens_after: int | None
+    ) -> None:
+        """One compaction: `outcome` is `compacted`, a not-compacted reason, or
+        `invalid_conversation`; `tokens_after` is None when nothing was compacted."""
+
+    def observe_summary(self, summarizer: str, outcome: str, seconds: float) -> None:
+        """One summarizer call (its retries included): `outcome` is `ok` or `error`."""
+
+    def observe_restore_skip(self, reason: str) -> None:
+        """One file named in the history that was not restored, and why."""
+
+    def exposition(self) -> tuple[bytes, str]:
+        """The current values in the text format scrapers read, and its content type."""

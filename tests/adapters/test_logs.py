@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import io
+import json
+import logging
+import sys
+
+import pytest
+
+from app.adapters.logs import JsonFormatter, build_handler, configure_logging
+from app.core.request_context import REQUEST_ID
+
+
+def record(**extra: object) -> logging.LogRecord:
+    made = logging.LogRecord("context_compact.x", logging.WARNING, "f.py", 1, "a %s", ("b",), None)
+    made.created = 1763856000.25  # 2025-11-23T00:00:00.250Z
+    for key, value in extra.items():
+        setattr(made, key, value)
+    return made
+
+
+def test_a_json_line_has_the_fixed_fields_then_the_extra_ones() -> None:
+    made = record(request_id="r-1", tokens_before=10, color_message="\x1b[36ma b\x1b[0m")
+    line = json.loads(JsonFormatter().format(made))
+    assert line == {
+        "time": "2025-11-23T00:00:00.250+00:00",
+        "level": "warning",
+        "logger": "context_compact.x",
+        "message": "a b",
+        "request_id": "r-1",
+        "tokens_before": 10,
+    }
+
+
+def test_a_traceback_goes_under_exc() -> None:
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        made = record()
+        made.exc_info = sys.exc_info()
+    line = json.loads(JsonFormatter().format(made))
+    assert line["exc"].startswith("Traceback (most recent call last):")
+    assert line["exc"].endswith("ValueError: boom")
+
+
+@pytest.fixture
+def stream() -> io.StringIO:
+    return io.StringIO()
+
+
+def test_the_handler_stamps_the_current_request_id(stream: io.StringIO) -> None:
+    handler = build_handler("json", stream)
+    token = REQUEST_ID.set("req-9")
+    try:
+        handler.handle(record())
+    finally:
+        REQUEST_ID.reset(token)
+    handler.handle(record())
+    ids = [json.loads(line)["request_id"] for line in stream.getvalue().splitlines()]
+    assert ids == ["req-9", None]
+
+
+def test_the_text_format_is_one_readable_line(stream: io.StringIO) -> None:
+    handler = build_handler("text", stream)
+    token = REQUEST_ID.set("req-9")
+    try:
+        handler.handle(record())
+    finally:
+        REQUEST_ID.reset(token)
+    assert stream.getvalue().endswith(" WARNING context_compact.x [req-9] a b\n")
+
+
+@pytest.mark.usefixtures("restore_logging")
+def test_configure_logging_routes_uvicorn_lines_to_the_one_handler(stream: io.StringIO) -> None:
+    configure_logging("json", "info", stream)
+    logging.getLogger("uvicorn.error").info("Started server process")
+    logging.getLogger("context_compact").debug("not at info")
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(line["logger"], line["message"]) for line in lines] == [
+        ("uvicorn.error", "Started server process")
+    ]

@@ -1,0 +1,105 @@
+"""The examples run against the real app on a loopback port."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.client import ContextCompactClient
+from app.main import build_service, create_app
+from app.settings import Settings
+from tests.live_server import serve_in_thread
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture
+def load_example() -> Iterator[Callable[[str], ModuleType]]:
+    """Imports `examples/{name}.py` (registered while the test runs: dataclasses need it)."""
+    loaded: list[str] = []
+
+    def load(name: str) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        loaded.append(spec.name)
+        spec.loader.exec_module(module)
+        return module
+
+    yield load
+    for name in loaded:
+        del sys.modules[name]
+
+
+@pytest.fixture
+def service_url(tmp_path: Path, tokenizer: TiktokenTokenizer) -> Iterator[str]:
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        workdir=str(EXAMPLES / "workdir"),
+        data_dir=str(tmp_path / "data"),
+        summarizer="extractive",
+    )
+    with serve_in_thread(create_app(settings, service=build_service(settings, tokenizer))) as url:
+        yield url
+
+
+def test_the_agent_loop_compacts_when_told_and_keeps_the_new_input(
+    service_url: str, load_example: Callable[[str], ModuleType]
+) -> None:
+    agent_loop = load_example("agent_loop")
+    sent: list[int] = []
+
+    def fake_model(messages: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, int]]:
+        """Reports 1,000 input tokens a message: the window of 10,000 fills in 4 turns."""
+        sent.append(len(messages))
+        return {"role": "assistant", "content": f"reply {len(sent)}"}, {
+            "input_tokens": 1000 * len(messages)
+        }
+
+    with ContextCompactClient(service_url, timeout=30) as client:
+        session = agent_loop.run(client, fake_model, turns=9, context_window=10_000)
+    # Turn t sends 2t messages until 8,000 tokens (80%) are reached: before turns 4 and 7.
+    assert session.compacted_at == [4, 7]
+    assert sent == [2, 4, 6, 8, 4, 6, 8, 4, 6]
+    messages = session.messages
+    assert [m["role"] for m in messages[:3]] == ["system", "user", "assistant"]
+    assert messages[1]["content"].startswith("[Conversation compressed]\n\n")
+    assert messages[3:] == [
+        {"role": "user", "content": "Step 7: keep going."},
+        {"role": "assistant", "content": "reply 8"},
+        {"role": "user", "content": "Step 8: keep going."},
+        {"role": "assistant", "content": "reply 9"},
+    ]
+
+
+def test_the_curl_script_runs_every_call(service_url: str) -> None:
+    done = subprocess.run(
+        ["bash", str(EXAMPLES / "curl.sh")],
+        env={**os.environ, "COMPACT_URL": service_url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    lines = done.stdout.splitlines()
+    assert lines[0] == "== POST /count"
+    assert json.loads(lines[1])["message_count"] == 3
+    assert json.loads(lines[3])["reason"] == "above_threshold"
+    assert lines[-1] == (
+        "11 messages archived, sha256 "
+        "df689ec28f0e444d2a0a1a8ccdc78e017f8f229dbef077ac56d039dd664bbd83"
+    )
+    assert '"restored_files": [\n    {\n      "path": "tests/missing_colon.py"' in done.stdout
