@@ -10,7 +10,9 @@ through `bench/http1.py`, which costs a fraction of httpx's CPU (see there): the
 are the server's, not the client's queue.
 
 An error is any exception, any non-2xx answer, and a forced `/compact` that did not compact
-(a summary that timed out or failed under load would otherwise pass unseen). The report
+(a summary that timed out or failed under load would otherwise pass unseen). The server
+gets one summary slot per client (`--summary-slots`): with the default 8 slots, 64 clients
+would mostly measure the 503 `busy` back-pressure, not the service. The report
 gives per route: requests, errors, p50, p99 and max latency, throughput; it is printed and
 written to its own section of `bench/RESULTS.md` (`--out -` prints only).
 """
@@ -57,6 +59,11 @@ class LoadConfig:
     clients: int = 64
     max_requests: int = 100_000
     llm_delay: float = 1.0
+    summary_slots: int | None = None  # COMPACT_MAX_CONCURRENT_SUMMARIES; None: `clients`
+
+    @property
+    def slots(self) -> int:
+        return self.summary_slots or self.clients
 
 
 @dataclass
@@ -172,6 +179,7 @@ def run_load(cfg: LoadConfig) -> LoadReport:
             "COMPACT_OPENAI_BASE_URL": f"{llm.url}/v1",
             "COMPACT_SUMMARY_MODEL": "fake-llm",
             "COMPACT_SUMMARY_ATTEMPTS": "1",
+            "COMPACT_MAX_CONCURRENT_SUMMARIES": str(cfg.slots),
         }
         with running_server(workdir, data_dir, **env) as (url, pid):
             server_before, client_before = process_cpu_seconds(pid), time.process_time()
@@ -198,7 +206,8 @@ def render(report: LoadReport, command: str) -> str:
         f"their own) for {report.wall:.1f} s (limit {cfg.seconds:g} s or "
         f"{cfg.max_requests:,} requests); server: one uvicorn process; summarizer: "
         f"OpenAI-compatible client against a fake LLM that answers after {cfg.llm_delay:g} s "
-        f"({report.llm_calls:,} summary calls); inputs: the shared/corpus transcripts",
+        f"({report.llm_calls:,} summary calls), {cfg.slots} summary slots "
+        "(`COMPACT_MAX_CONCURRENT_SUMMARIES`); inputs: the shared/corpus transcripts",
         f"- total: {report.requests:,} requests, {report.errors} errors, "
         f"{report.requests / report.wall:.1f} requests/s; CPU during the run: server "
         f"{report.server_cpu:.1f} s, clients {report.client_cpu:.1f} s "
@@ -231,6 +240,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=LoadConfig.clients)
     parser.add_argument("--max-requests", type=int, default=LoadConfig.max_requests)
     parser.add_argument("--llm-delay", type=float, default=LoadConfig.llm_delay)
+    parser.add_argument(
+        "--summary-slots",
+        type=int,
+        default=None,
+        help="COMPACT_MAX_CONCURRENT_SUMMARIES of the server (default: --clients)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="'-' to print only")
     args = parser.parse_args(argv)
     cfg = LoadConfig(
@@ -238,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         clients=args.clients,
         max_requests=args.max_requests,
         llm_delay=args.llm_delay,
+        summary_slots=args.summary_slots,
     )
     report = run_load(cfg)
     command = "python -m bench.load " + " ".join(argv if argv is not None else sys.argv[1:])
