@@ -29,6 +29,7 @@ from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
 from app.core.ports import ProviderCounter, Summarizer, Tokenizer
 from app.core.restore import RestoreLimits, read_tools_from
+from app.core.selective import SelectiveLimits
 from app.service.compaction import CompactionService, Defaults
 from app.service.jobs import JobManager
 from app.settings import Settings
@@ -125,6 +126,14 @@ def build_service(
             read_tools=read_tools_from(settings.read_tools),
             max_summary_words=settings.max_summary_words,
             ledger_budget=settings.ledger_budget,
+            summary_input_budget=settings.summary_input_budget,
+            selective=SelectiveLimits(
+                keep_recent=settings.selective_keep_recent,
+                tool_call_threshold=settings.selective_tool_call_threshold,
+                tool_result_threshold=settings.selective_tool_result_threshold,
+                preview_tokens=settings.selective_preview_tokens,
+                fallback_to_summary=settings.selective_fallback_to_summary,
+            ),
         ),
     )
 

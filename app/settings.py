@@ -63,6 +63,29 @@ class Settings(BaseSettings):
     ledger_budget: int = Field(
         1500, ge=0, description="Token budget of the fact ledger appended to every summary."
     )
+    summary_input_budget: int = Field(
+        100_000,
+        ge=1000,
+        description=(
+            "Tokens the summarizer's input (system + prompt) may take; a longer history is "
+            "summarized in chunks, each chunk's summary carried into the next."
+        ),
+    )
+    selective_keep_recent: int = Field(
+        5, ge=0, description="`selective`: tool blocks, assistant and user messages kept."
+    )
+    selective_tool_call_threshold: int = Field(
+        500, gt=0, description="`selective`: a kept tool call's input over this is cut."
+    )
+    selective_tool_result_threshold: int = Field(
+        600, gt=0, description="`selective`: a kept tool result over this is cut."
+    )
+    selective_preview_tokens: int = Field(
+        200, gt=0, description="`selective`: tokens of a cut input or result that stay."
+    )
+    selective_fallback_to_summary: bool = Field(
+        True, description="`selective`: summarize when the rules leave it over the threshold."
+    )
     summary_max_tokens: int = Field(4096, gt=0, description="max_tokens of the summary call.")
     summary_timeout: float = Field(60.0, gt=0, description="Seconds per summarizer attempt.")
     summary_attempts: int = Field(3, ge=1, le=10, description="Summarizer attempts in all.")

@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeVar
 from anyio import to_thread
 
 from app.core.assemble import assemble_messages
+from app.core.chunking import DEFAULT_SUMMARY_INPUT_BUDGET
 from app.core.compaction import (
     ArchiveInfo,
     CompactOptions,
@@ -63,8 +64,11 @@ from app.core.restore import (
     read_tools_from,
     select_restored,
 )
+from app.core.selective import SelectiveLimits
 from app.core.tokens import count_messages
 from app.core.validate import Violation, violations
+from app.service.chunked import ChunkedSummary, summarize_in_chunks
+from app.service.selective import compact_selective
 
 log = logging.getLogger("context_compact.compaction")
 
@@ -80,6 +84,8 @@ class Defaults:
     read_tools: tuple[FileReadTool, ...]
     max_summary_words: int
     ledger_budget: int = DEFAULT_LEDGER_BUDGET
+    summary_input_budget: int = DEFAULT_SUMMARY_INPUT_BUDGET
+    selective: SelectiveLimits = field(default_factory=SelectiveLimits)
 
 
 TokenizerChoice = Literal["tiktoken", "anthropic"]
@@ -246,14 +252,15 @@ class CompactionService:
                 messages, token_count, "archive_failed", [f"archive failed: {exc}"], fmt=fmt
             )
 
+        if options.strategy == "selective":
+            return await compact_selective(self, request, token_count, thresholds, archive)
         warnings: list[str] = []
-        summary_request = await to_thread.run_sync(
-            self._summary_request, partition.rest, options, request.instructions
+        summarized = await self.summarize_rest(
+            partition.rest, options, request.instructions, warnings
         )
-        summarized = await self._summarize(summary_request, warnings)
         if summarized is None:
             return _unchanged(messages, token_count, "summarization_failed", warnings, fmt=fmt)
-        summary, summarizer_name = summarized
+        summary, summarizer_name = summarized.text, summarized.summarizer
         ledger = await to_thread.run_sync(
             guard_summary,
             summary,
@@ -312,6 +319,8 @@ class CompactionService:
                 for fact, stated in ledger.facts
             ],
             ledger_dropped=ledger.dropped,
+            compacted_indexes=list(range(len(partition.head), len(messages))),
+            summary_chunks=summarized.chunks,
             warnings=warnings,
         )
 
@@ -333,6 +342,25 @@ class CompactionService:
             sha256=archive_sha256(dumped),
         )
         return Archive(ref=ref, created_at=self._clock().isoformat(), messages=dumped)
+
+    async def summarize_rest(
+        self,
+        rest: Sequence[Message],
+        options: CompactOptions,
+        instructions: str | None,
+        warnings: list[str],
+    ) -> ChunkedSummary | None:
+        """The summary of `rest`, in chunks when its prompt would exceed the input budget."""
+        return await summarize_in_chunks(
+            rest,
+            budget=_pick(options.summary_input_budget, self.defaults.summary_input_budget),
+            max_words=options.max_summary_words or self.defaults.max_summary_words,
+            instructions=instructions,
+            tokenizer=self.tokenizer,
+            build_request=lambda chunk: self._summary_request(chunk, options, instructions),
+            summarize=self._summarize,
+            warnings=warnings,
+        )
 
     def _summary_request(
         self, rest: Sequence[Message], options: CompactOptions, instructions: str | None
