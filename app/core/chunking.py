@@ -67,6 +67,20 @@ def transcript_costs(messages: Sequence[Message], count_batch: CountBatch) -> li
     return [n + 1 for n in count_batch(texts)]
 
 
+def transcript_bound(message: Message, counted: int) -> int:
+    """An upper bound of a message's transcript cost from its counted tokens (`tokens.py`):
+    the transcript adds only a role header, block headers and tool ids (a token is at least
+    one character), and shows media and redacted thinking by name instead of their cost."""
+    extra = 8
+    for block in message.blocks():
+        extra += 8
+        if isinstance(block, ToolUseBlock):
+            extra += len(block.id) + len(block.name)
+        elif isinstance(block, ToolResultBlock):
+            extra += len(block.tool_use_id)
+    return counted + extra
+
+
 def prompt_overhead(max_words: int, instructions: str | None, count: Count) -> int:
     """Tokens of the summarizer's input that are not the transcript."""
     return count(SUMMARY_SYSTEM) + count(build_summary_prompt("", max_words, instructions))

@@ -21,11 +21,13 @@ from app.core.chunking import (
     next_chunk,
     prompt_overhead,
     prompt_tokens,
+    transcript_bound,
     transcript_costs,
     units_of,
 )
 from app.core.messages import Message
 from app.core.ports import SummaryRequest, Tokenizer
+from app.core.tokens import count_messages
 
 BuildRequest = Callable[[Sequence[Message]], SummaryRequest]
 _PLAN_ATTEMPTS = 16
@@ -113,6 +115,13 @@ class _Planner:
         count = self.tokenizer.count
         self.overhead = prompt_overhead(self.max_words, self.instructions, count)
         self.room = self.budget - self.overhead
+        # The usual case, a rest far within the budget, is decided from the counts the
+        # service already made (cached); the transcript is tokenized only when chunking.
+        counted = count_messages(self.tokenizer, self.rest)
+        bound = sum(transcript_bound(m, n) for m, n in zip(self.rest, counted, strict=True))
+        if bound <= EXACT_CHECK_SHARE * self.room:
+            self.units = [Unit(self.rest, bound, True)]
+            return
         self.units = units_of(self.rest, transcript_costs(self.rest, self.tokenizer.count_batch))
 
     def plan(self, start: int, summary: str | None) -> ChunkPlan | None:
@@ -128,15 +137,21 @@ class _Planner:
             else:
                 body = tuple(m for unit in self.units[start:end] for m in unit.messages)
                 body_cost = sum(u.cost for u in self.units[start:end])
-            messages = self.rest if (start, end) == (0, len(self.units)) else (*carry, *body)
+                left = room - body_cost
+                if end < len(self.units) and self.units[end].cost > room and left >= room // 4:
+                    # the next unit must be cut anyway: cut it into this chunk's space
+                    cut = cut_unit(self.units[end].messages, left, count, count_batch)
+                    body, end = (*body, *cut), end + 1
+                    body_cost += sum(transcript_costs(cut, count_batch))
+            messages = (*carry, *body)
             if self.budget - room + body_cost <= EXACT_CHECK_SHARE * self.budget:
                 return ChunkPlan(messages, end)
             exact = prompt_tokens(messages, self.max_words, self.instructions, count)
             if exact <= self.budget:
                 return ChunkPlan(messages, end)
-            # the tokens of the parts did not add up exactly: one unit less, or a tighter cut
-            if end - start > 1:
-                end -= 1
-            else:
-                room, end = room - (exact - self.budget), start
+            # the tokens of the parts did not add up exactly: plan again in less room
+            room -= exact - self.budget
+            if room <= 0:
+                return None
+            end = next_chunk(self.units, start, room)
         return None
