@@ -155,6 +155,9 @@ class _Outcome:
         kept = {id(m) for m in memory}
         rest = [m for m in planned.messages[planned.head_length :] if id(m) not in kept]
         before = planned.token_count
+        if not rest:  # only never-compressed messages are left: a summary cannot help
+            self.warnings.append(f"still {before} tokens after the rules, over {target}")
+            return self.result(planned.messages, before)
         self.phases.append(
             PhaseInfo(phase="summary_start", tokens_before=before, tokens_after=before)
         )

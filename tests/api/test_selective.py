@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +161,21 @@ async def test_every_transcript_falls_back_to_a_chunked_summary_valid_and_smalle
     print(
         f"{path.name}: fallback ratio {stats['compaction_ratio']}, {data['summary_chunks']} chunks"
     )
+
+
+README_EXAMPLE = re.search(
+    r"-d '(\{\n  \"force\".*?\n\})'",
+    (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8"),
+    re.DOTALL,
+)
+
+
+async def test_the_readme_example_answers_as_the_readme_says(client: httpx.AsyncClient) -> None:
+    assert README_EXAMPLE is not None
+    body = json.loads(README_EXAMPLE.group(1))
+    data = (await client.post("/compact", json=body)).json()
+    sent = body["messages"]
+    gap = {"role": "assistant", "content": "[Earlier messages compacted]"}
+    assert data["messages"] == [*sent[:2], gap, sent[3], *sent[6:]]
+    assert data["compacted_indexes"] == [2, 4, 5]
+    assert data["phases"][1]["detail"] == "dropped 1 tool blocks, cut 0 inputs and 0 results"

@@ -277,3 +277,36 @@ def test_openai_metadata_is_read_from_the_dialects_bookkeeping() -> None:
         ]
     )
     assert classify(messages) == ["system_prompt", "memory", "assistant_message"]
+
+
+def test_the_user_rule_removes_a_users_text_but_keeps_the_tool_results_sent_with_it() -> None:
+    call = tool_use("bash", "t9", command="ls")
+    mixed = {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "t9", "content": "a.py"},
+            {"type": "text", "text": "Also check b.py."},
+        ],
+    }
+    raw = [
+        S,
+        user("u1"),
+        assistant("Listing.", call),
+        mixed,
+        assistant("a2"),
+        user("u2"),
+        assistant("a3"),
+        user("u3"),
+    ]
+    result = plan(raw, force=True, keep_recent=1)
+    assert dump_messages(result.messages) == [
+        S,
+        GAP_USER,
+        assistant("Listing.", call),
+        {"role": "user", "content": [mixed["content"][0]]},
+        GAP_ASSISTANT,
+        user("u2"),
+        assistant("a3"),
+        user("u3"),
+    ]
+    assert result.compacted_indexes == (1, 3, 4)
