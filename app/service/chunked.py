@@ -119,7 +119,7 @@ class _Planner:
         # service already made (cached); the transcript is tokenized only when chunking.
         counted = count_messages(self.tokenizer, self.rest)
         bound = sum(transcript_bound(m, n) for m, n in zip(self.rest, counted, strict=True))
-        if bound <= EXACT_CHECK_SHARE * self.room:
+        if self.overhead + bound <= EXACT_CHECK_SHARE * self.budget:
             self.units = [Unit(self.rest, bound, True)]
             return
         self.units = units_of(self.rest, transcript_costs(self.rest, self.tokenizer.count_batch))

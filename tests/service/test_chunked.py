@@ -175,3 +175,21 @@ async def test_the_budget_is_a_per_request_option() -> None:
         CompactRequest(messages=parse(raw), force=True, options=options)
     )
     assert len(summarizer.requests) == 1
+
+
+class RecordingWords(WordTokenizer):
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def count(self, text: str) -> int:
+        self.texts.append(text)
+        return super().count(text)
+
+
+async def test_a_rest_far_within_the_budget_is_not_tokenized_again_as_a_prompt() -> None:
+    tokenizer = RecordingWords()
+    service = make_service(numbered(), budget=100_000)
+    service.tokenizer = tokenizer
+    await compact(service, [system("s"), *round_of(1), *round_of(2)])
+    assert not any("<conversation>\n[user]" in text for text in tokenizer.texts)
+    assert not any(text.startswith("[user]\nTask 1.") for text in tokenizer.texts)
