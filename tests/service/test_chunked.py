@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import SUMMARY_ACK
 from app.core.compaction import CompactOptions
 from app.core.decide import Thresholds
+from app.core.dialects import Format, from_openai
+from app.core.extractive import ExtractiveSummarizer
 from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import SUMMARY_SYSTEM
 from app.core.restore import RestoreLimits
+from app.core.validate import violations
 from app.service.compaction import CompactionService, CompactRequest, Defaults
+from tests.api.test_corpus import FILES, load
 from tests.builders import (
     DictWorkdir,
     FakeSummarizer,
@@ -193,3 +199,22 @@ async def test_a_rest_far_within_the_budget_is_not_tokenized_again_as_a_prompt()
     await compact(service, [system("s"), *round_of(1), *round_of(2)])
     assert not any("<conversation>\n[user]" in text for text in tokenizer.texts)
     assert not any(text.startswith("[user]\nTask 1.") for text in tokenizer.texts)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+async def test_every_corpus_transcript_compacts_with_every_prompt_under_a_small_budget(
+    path: Path, tokenizer: TiktokenTokenizer
+) -> None:
+    extractive = ExtractiveSummarizer()
+    summarizer = FakeSummarizer(extractive.summarize)
+    service = make_service(summarizer, budget=1500)
+    service.tokenizer = tokenizer
+    raw = load(path)
+    fmt: Format = "openai" if path.name.endswith(".openai.json") else "anthropic"
+    messages = from_openai(raw) if fmt == "openai" else parse(raw)
+    result = await service.compact(CompactRequest(messages=messages, force=True, format=fmt))
+    assert result.compacted is True
+    assert violations(result.messages, fmt) == []
+    sizes = [tokenizer.count(r.system) + tokenizer.count(r.prompt) for r in summarizer.requests]
+    assert max(sizes) <= 1500
+    assert result.summary_chunks == len(sizes) > 1
