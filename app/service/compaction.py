@@ -350,7 +350,15 @@ class CompactionService:
         instructions: str | None,
         warnings: list[str],
     ) -> ChunkedSummary | None:
-        """The summary of `rest`, in chunks when its prompt would exceed the input budget."""
+        """The summary of `rest`, in chunks when its prompt would exceed the input budget.
+
+        A summarizer that reads the messages rather than the prompt (`reads_prompt` false:
+        the extractive one) has no window, so it always gets the whole rest at once: chunks
+        would only make it summarize its own summaries."""
+        if not getattr(self.summarizer, "reads_prompt", True):
+            request = await to_thread.run_sync(self._summary_request, rest, options, instructions)
+            summarized = await self._summarize(request, warnings)
+            return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
         return await summarize_in_chunks(
             rest,
             budget=_pick(options.summary_input_budget, self.defaults.summary_input_budget),

@@ -218,3 +218,16 @@ async def test_every_corpus_transcript_compacts_with_every_prompt_under_a_small_
     sizes = [tokenizer.count(r.system) + tokenizer.count(r.prompt) for r in summarizer.requests]
     assert max(sizes) <= 1500
     assert result.summary_chunks == len(sizes) > 1
+
+
+async def test_the_extractive_summarizer_reads_the_whole_rest_at_once() -> None:
+    service = make_service(FakeSummarizer(), budget=BUDGET)
+    service.summarizer = ExtractiveSummarizer()
+    raw = [system("s")]
+    for k in range(1, 11):
+        raw += round_of(k)
+    result = await compact(service, raw)
+    assert result.summary_chunks == 1
+    assert result.summary is not None
+    assert "- First request: Task 1." in result.summary
+    assert "- Latest request: Task 10." in result.summary
