@@ -20,121 +20,136 @@ from app.core.restore import read_tools_from
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="COMPACT_", extra="ignore", frozen=True)
 
-    workdir: str = Field(".", description="The agent's work directory (read-only for us).")
+    workdir: str = Field(".", description="the agent's work directory, read-only for us")
     workdir_aliases: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description=(
-            "Comma-separated absolute paths under which the agent sees the work directory "
-            "(e.g. /home/me/project); absolute paths below them map into WORKDIR."
+            "comma-separated absolute paths under which the agent sees the work directory "
+            "(e.g. `/home/me/project`); absolute paths below them map into it"
         ),
     )
-    data_dir: str = Field("./data", description="Where archives are written.")
-    context_window: int = Field(200_000, gt=0, description="Model window in tokens.")
-    threshold: float = Field(0.8, gt=0, le=1, description="Compact at this share of the window.")
-    overflow_threshold: float = Field(0.9, gt=0, le=1, description="Overflow at this share.")
-    min_messages: int = Field(3, ge=0, description="Never compact shorter lists.")
-    max_restore_files: int = Field(5, ge=0, description="Files restored after compaction.")
-    max_restore_tokens_per_file: int = Field(5000, ge=0, description="Per-file token limit.")
-    max_restore_tokens_total: int = Field(50_000, ge=0, description="Total restored tokens.")
+    data_dir: str = Field(
+        "./data", description="where archives and background compaction jobs are written"
+    )
+    context_window: int = Field(200_000, gt=0, description="model window in tokens")
+    threshold: float = Field(0.8, gt=0, le=1, description="compact at this share of the window")
+    overflow_threshold: float = Field(
+        0.9, gt=0, le=1, description="report `overflow` at this share"
+    )
+    min_messages: int = Field(3, ge=0, description="never compact shorter lists")
+    max_restore_files: int = Field(5, ge=0, description="files restored after a compaction")
+    max_restore_tokens_per_file: int = Field(5000, ge=0, description="a larger file is skipped")
+    max_restore_tokens_total: int = Field(50_000, ge=0, description="restoration stops before this")
     read_tools: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["read_file.path"],
         description=(
-            "Comma-separated tool calls that count as file reads: `tool_name.path_field`, "
-            "`tool_name.path_field[command=value]`, or preset names (seed000, claude_code, "
-            "swe_agent, openhands, mcp_filesystem, all)."
+            "comma-separated tool calls that count as file reads: `tool_name.path_field`, "
+            "`tool_name.path_field[command=value]` or preset names, as `read_tools` above "
+            "(e.g. `claude_code` or `seed000,mcp_filesystem`)"
         ),
     )
     summarizer: Literal["auto", "extractive", "anthropic", "openai"] = Field(
         "auto",
         description=(
-            "`auto`: anthropic when an Anthropic API key is set, else the built-in "
-            "extractive. `openai`: any OpenAI-compatible /chat/completions server."
+            "`auto` (anthropic when an Anthropic key is set, else extractive), `extractive`, "
+            "`anthropic`, `openai` (any OpenAI-compatible server)"
         ),
     )
     summary_fallback: Literal["none", "extractive"] = Field(
         "none",
         description=(
-            "When the LLM summary fails: `none` returns the messages unchanged "
-            "(reason summarization_failed); `extractive` summarizes without the LLM."
+            "when the LLM summary fails: `none` returns the messages unchanged "
+            "(`summarization_failed`); `extractive` uses the extractive summary instead"
         ),
     )
-    summary_model: str = Field("claude-sonnet-4-5", description="Model for LLM summaries.")
-    max_summary_words: int = Field(1200, gt=0, description="Word limit of a summary.")
-    ledger_budget: int = Field(
-        1500, ge=0, description="Token budget of the fact ledger appended to every summary."
+    summary_model: str = Field(
+        "claude-sonnet-4-5",
+        description="model of the summary call (set it for `openai`, e.g. `qwen2.5-coder:32b`)",
     )
+    max_summary_words: int = Field(1200, gt=0, description="word limit given to the summarizer")
+    ledger_budget: int = Field(
+        1500, ge=0, description="token budget of the fact ledger appended to every summary (0: off)"
+    )
+    summary_max_tokens: int = Field(4096, gt=0, description="`max_tokens` of the summary call")
+    summary_timeout: float = Field(60.0, gt=0, description="seconds per attempt")
+    summary_attempts: int = Field(
+        3, ge=1, le=10, description="attempts in all (retries on timeouts, 429, 5xx)"
+    )
+    summary_deadline: float = Field(120.0, gt=0, description="seconds for all attempts together")
     summary_input_budget: int = Field(
         100_000,
         ge=1000,
         description=(
-            "Tokens the summarizer's input (system + prompt) may take; a longer history is "
-            "summarized in chunks, each chunk's summary carried into the next."
+            "tokens the summarizer's input (system + prompt) may take; a longer history is "
+            "summarized in chunks, each chunk's summary carried into the next (LLM summarizers)"
         ),
     )
     selective_keep_recent: int = Field(
-        5, ge=0, description="`selective`: tool blocks, assistant and user messages kept."
+        5, ge=0, description="`selective`: tool blocks, assistant and user messages kept"
     )
     selective_tool_call_threshold: int = Field(
-        500, gt=0, description="`selective`: a kept tool call's input over this is cut."
+        500, gt=0, description="`selective`: a kept tool call's input over this many tokens is cut"
     )
     selective_tool_result_threshold: int = Field(
-        600, gt=0, description="`selective`: a kept tool result over this is cut."
+        600, gt=0, description="`selective`: a kept tool result over this many tokens is cut"
     )
     selective_preview_tokens: int = Field(
-        200, gt=0, description="`selective`: tokens of a cut input or result that stay."
+        200, gt=0, description="`selective`: tokens a cut input or result keeps"
     )
     selective_fallback_to_summary: bool = Field(
-        True, description="`selective`: summarize when the rules leave it over the threshold."
+        True, description="`selective`: summarize when the rules leave the list over the threshold"
     )
-    summary_max_tokens: int = Field(4096, gt=0, description="max_tokens of the summary call.")
-    summary_timeout: float = Field(60.0, gt=0, description="Seconds per summarizer attempt.")
-    summary_attempts: int = Field(3, ge=1, le=10, description="Summarizer attempts in all.")
-    summary_deadline: float = Field(120.0, gt=0, description="Seconds for all attempts.")
     anthropic_api_key: SecretStr | None = Field(
         None,
         validation_alias=AliasChoices("COMPACT_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"),
-        description="Anthropic API key (also read from ANTHROPIC_API_KEY). Never logged.",
+        description="enables the Anthropic summarizer; never logged, archived or returned",
     )
     anthropic_base_url: str | None = Field(
         None,
         validation_alias=AliasChoices("COMPACT_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL"),
-        description="Anthropic-compatible base URL (also read from ANTHROPIC_BASE_URL).",
+        description="Anthropic-compatible endpoint",
     )
     openai_base_url: str = Field(
         "http://127.0.0.1:11434/v1",
         validation_alias=AliasChoices("COMPACT_OPENAI_BASE_URL", "OPENAI_BASE_URL"),
         description=(
-            "Base URL of the OpenAI-compatible server, up to `/v1` (default: a local Ollama; "
-            "also read from OPENAI_BASE_URL)."
+            "OpenAI-compatible server up to `/v1` (default: a local Ollama); POSTs go to "
+            "`{base}/chat/completions`"
         ),
     )
     openai_api_key: SecretStr | None = Field(
         None,
         validation_alias=AliasChoices("COMPACT_OPENAI_API_KEY", "OPENAI_API_KEY"),
-        description="Bearer key of that server, if it needs one (also OPENAI_API_KEY).",
+        description=("sent as `Authorization: Bearer`; local servers need none; never logged"),
     )
     count_model: str = Field(
-        "claude-sonnet-4-5", description="Model named to Anthropic's count_tokens endpoint."
+        "claude-sonnet-4-5",
+        description='model named to Anthropic\'s count_tokens (`tokenizer: "anthropic"`)',
     )
-    count_timeout: float = Field(10.0, gt=0, description="Seconds for a provider count.")
-    max_request_bytes: int = Field(
-        32 * 1024 * 1024, gt=0, description="Largest accepted request body (413 above)."
+    count_timeout: float = Field(
+        10.0, gt=0, description="seconds for that call (one attempt, no retries)"
     )
+    max_request_bytes: int = Field(32 * 1024 * 1024, gt=0, description="larger bodies get 413")
     token_cache_entries: int = Field(
         50_000,
         ge=0,
-        description="Token counts of recent messages kept (LRU, ~200 bytes each); 0 disables.",
+        description=(
+            "token counts of recent messages kept (LRU keyed by a blake2b hash of each "
+            "message's text, ~200 bytes an entry); `0` disables"
+        ),
     )
-    job_workers: int = Field(4, ge=1, description="Background compactions run at once.")
+    job_workers: int = Field(4, ge=1, description="background compactions that run at once")
     job_queue_limit: int = Field(
-        64, ge=0, description="Background compactions waiting for a worker (503 above)."
+        64, ge=0, description="background compactions that may wait for a worker (`503` above)"
     )
     job_ttl_seconds: float = Field(
-        3600.0, gt=0, description="Seconds a finished background compaction is kept."
+        3600.0, gt=0, description="a finished background compaction is kept this long, then deleted"
     )
-    host: str = Field("127.0.0.1", description="`python -m app serve` binds here.")
-    port: int = Field(8080, gt=0, lt=65536, description="`python -m app serve` listens here.")
-    log_level: Literal["debug", "info", "warning", "error"] = Field("info")
+    host: str = Field("127.0.0.1", description="where `python -m app serve` listens")
+    port: int = Field(8080, gt=0, lt=65536, description="port of `python -m app serve`")
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        "info", description="`debug`, `info`, `warning`, `error`"
+    )
 
     @field_validator("workdir_aliases", "read_tools", mode="before")
     @classmethod

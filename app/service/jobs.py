@@ -216,7 +216,7 @@ class JobManager:
             await self._persist(job_id)
             return self._jobs[job_id]
         del self._jobs[job_id]
-        await to_thread.run_sync(self._store.delete, job_id)
+        await self._delete(job_id)
         return job
 
     async def apply(self, job_id: str, current: list[JsonDict]) -> Applied | None:
@@ -252,7 +252,7 @@ class JobManager:
             del self._jobs[job_id]
         for job_id in expired:
             try:
-                await to_thread.run_sync(self._store.delete, job_id)
+                await self._delete(job_id)
             except JobStoreError as exc:
                 log.warning("expired job not deleted", extra={"job": job_id, "error": str(exc)})
 
@@ -309,6 +309,12 @@ class JobManager:
             job = self._jobs.get(job_id)
             if job is not None:
                 await to_thread.run_sync(self._store.save, job_to_json(job))
+
+    async def _delete(self, job_id: str) -> None:
+        """Deletes the record of a job already forgotten in memory. Under the write lock, so
+        a write of the job still in flight finishes first and cannot bring the file back."""
+        async with self._write_lock:
+            await to_thread.run_sync(self._store.delete, job_id)
 
     async def _persist_quietly(self, job_id: str) -> None:
         try:

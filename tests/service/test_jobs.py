@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -232,6 +233,56 @@ async def test_finished_jobs_expire_after_the_ttl(
     clock.now += timedelta(seconds=1)
     assert await manager.get(job.id) is None
     assert not path.exists()
+
+
+class HeldDoneStore(FileJobStore):
+    """Holds the write of a `done` record until the test releases it."""
+
+    def __init__(self, data_dir: str) -> None:
+        super().__init__(data_dir)
+        self.holding = threading.Event()
+        self.release = threading.Event()
+        self.written = threading.Event()
+
+    def save(self, job: dict[str, Any]) -> None:
+        if job.get("state") == "done":
+            self.holding.set()
+            self.release.wait(timeout=5)
+        super().save(job)
+        if job.get("state") == "done":
+            self.written.set()
+
+
+async def test_an_expired_job_whose_last_write_is_still_running_stays_deleted(
+    tokenizer: TiktokenTokenizer, tmp_path: Path
+) -> None:
+    clock = Clock()
+    store = HeldDoneStore(str(tmp_path))
+    service = make_service(tokenizer, summarizer=FakeSummarizer(lambda r: "SUMMARY"))
+    manager = JobManager(service, store, clock=clock, ttl=timedelta(minutes=5))
+    await manager.start()
+    try:
+        job = await submit(manager)
+        await wait_for(manager, job.id, "done")
+        for _ in range(500):
+            if store.holding.is_set():
+                break
+            await asyncio.sleep(0.002)
+        assert store.holding.is_set()
+        clock.now += timedelta(minutes=6)
+        sweep = asyncio.create_task(manager.get(job.id))
+        await asyncio.sleep(0.05)  # let the sweep forget the job and try to delete it
+        store.release.set()
+        assert await sweep is None
+        for _ in range(500):
+            if store.written.is_set():
+                break
+            await asyncio.sleep(0.002)
+        assert store.written.is_set()
+        assert not (tmp_path / "jobs" / f"{job.id}.json").exists()
+    finally:
+        store.release.set()
+        await manager.close()
 
 
 async def test_the_timer_sweeps_expired_jobs(manager_for: ManagerFactory, tmp_path: Path) -> None:
