@@ -46,6 +46,7 @@ from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
 from app.core.ports import ProviderCounter, Summarizer, Tokenizer
 from app.core.restore import RestoreLimits, read_tools_from
+from app.core.selective import SelectiveLimits
 from app.core.tool_results import ToolResultLimits
 from app.service.compaction import CompactionService, Defaults
 from app.service.freshness import Freshness
@@ -162,6 +163,14 @@ def build_service(
             prune_clear_inputs=settings.prune_clear_inputs,
             max_iterations=settings.max_iterations,
             summary_cooldown_seconds=settings.summary_cooldown_seconds,
+            summary_input_budget=settings.summary_input_budget,
+            selective=SelectiveLimits(
+                keep_recent=settings.selective_keep_recent,
+                tool_call_threshold=settings.selective_tool_call_threshold,
+                tool_result_threshold=settings.selective_tool_result_threshold,
+                preview_tokens=settings.selective_preview_tokens,
+                fallback_to_summary=settings.selective_fallback_to_summary,
+            ),
         ),
         slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
     )

@@ -76,6 +76,29 @@ class Settings(BaseSettings):
         3, ge=1, le=10, description="attempts in all (retries on timeouts, 429, 5xx)"
     )
     summary_deadline: float = Field(120.0, gt=0, description="seconds for all attempts together")
+    summary_input_budget: int = Field(
+        100_000,
+        ge=1000,
+        description=(
+            "tokens the summarizer's input (system + prompt) may take; a longer history is "
+            "summarized in chunks, each chunk's summary carried into the next (LLM summarizers)"
+        ),
+    )
+    selective_keep_recent: int = Field(
+        5, ge=0, description="`selective`: tool blocks, assistant and user messages kept"
+    )
+    selective_tool_call_threshold: int = Field(
+        500, gt=0, description="`selective`: a kept tool call's input over this many tokens is cut"
+    )
+    selective_tool_result_threshold: int = Field(
+        600, gt=0, description="`selective`: a kept tool result over this many tokens is cut"
+    )
+    selective_preview_tokens: int = Field(
+        200, gt=0, description="`selective`: tokens a cut input or result keeps"
+    )
+    selective_fallback_to_summary: bool = Field(
+        True, description="`selective`: summarize when the rules leave the list over the threshold"
+    )
     anthropic_api_key: SecretStr | None = Field(
         None,
         validation_alias=AliasChoices("COMPACT_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"),

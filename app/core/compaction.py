@@ -27,6 +27,7 @@ NotCompactedReason = Literal[
     "too_few_rounds",
     "nothing_to_prune",
     "max_iterations",
+    "selective_failed",
 ]
 
 
@@ -35,13 +36,16 @@ class CompactOptions(BaseModel):
 
     model_config = _FROZEN
 
-    strategy: Literal["full", "tail", "prune"] = Field(
+    strategy: Literal["full", "tail", "selective", "prune"] = Field(
         "full",
         description=(
             "`full` (seed 000): everything after the system prompt is summarized. `tail` "
             "(seed 004 A4/A5): the most recent rounds are kept verbatim, older ones become "
-            "an archived summary (a system message). `prune`: old tool results are cleared, "
-            "no LLM call."
+            "an archived summary (a system message). `selective` (seed 003 §4): per-type "
+            "rules in priority order (old tool blocks dropped and large fields of the kept "
+            "ones cut to a preview, skill prompts, assistant and user messages beyond "
+            "`keep_recent`), stopping once under the threshold; an LLM summary only if still "
+            "over it. `prune`: old tool results are cleared, no LLM call."
         ),
     )
     keep_recent_rounds: int | None = Field(
@@ -98,6 +102,30 @@ class CompactOptions(BaseModel):
         examples=[["claude_code"], ["read_file.path", "Read.file_path"]],
     )
 
+    keep_recent: int | None = Field(
+        None, ge=0, description="`selective`: tool blocks, assistant and user messages kept."
+    )
+    tool_call_threshold: int | None = Field(
+        None, gt=0, description="`selective`: a kept tool call's input over this is cut."
+    )
+    tool_result_threshold: int | None = Field(
+        None, gt=0, description="`selective`: a kept tool result over this is cut."
+    )
+    preview_tokens: int | None = Field(
+        None, gt=0, description="`selective`: tokens of a cut input or result that stay."
+    )
+    fallback_to_summary: bool | None = Field(
+        None, description="`selective`: summarize when the rules leave it over the threshold."
+    )
+    summary_input_budget: int | None = Field(
+        None,
+        ge=1000,
+        description=(
+            "Tokens the summarizer's input (system + prompt) may take; a longer history is "
+            "summarized in chunks, each chunk's summary carried into the next."
+        ),
+    )
+
     @model_validator(mode="after")
     def _read_tools_parse(self) -> CompactOptions:
         try:
@@ -136,6 +164,22 @@ class LedgerFactInfo(BaseModel):
     )
     text: str
     in_summary: bool
+
+
+class PhaseInfo(BaseModel):
+    """One step of a compaction with the tokens of the whole list before and after it
+    (seed 003 §6.3)."""
+
+    model_config = _FROZEN
+    phase: str = Field(
+        description=(
+            "selective_start | tool_blocks | skill_prompt | assistant_message | "
+            "skill_metadata | user_message | selective_done | summary_start | summary_done"
+        )
+    )
+    tokens_before: int
+    tokens_after: int
+    detail: str | None = Field(None, description="What the step removed or cut.")
 
 
 class CompactStats(BaseModel):
@@ -201,6 +245,8 @@ _RESULT_EXAMPLE: JsonDict = {
     "ledger_dropped": 0,
     "strategy": "full",
     "compacted_indexes": [1, 2, 3],
+    "phases": [],
+    "summary_chunks": 1,
     "warnings": [],
 }
 
@@ -235,6 +281,16 @@ class CompactResult(BaseModel):
         description=(
             "Indexes, in the canonical list of the input (an OpenAI tool run with the user "
             "message after it is one), of the messages summarized, cleared, truncated or dropped."
+        ),
+    )
+    phases: list[PhaseInfo] = Field(
+        default_factory=list, description="`selective`: each phase with its tokens."
+    )
+    summary_chunks: int = Field(
+        0,
+        description=(
+            "Summarizer calls made: more than 1 when the history exceeded "
+            "`summary_input_budget` and was summarized in chunks."
         ),
     )
     warnings: list[str] = Field(default_factory=list)

@@ -104,6 +104,9 @@ class ExtractedFacts:
 class ExtractiveSummarizer:
     """The built-in `Summarizer`: offline and deterministic; reads `request.messages`."""
 
+    # It reads the messages, not the prompt, and has no input window: never chunked.
+    reads_prompt = False
+
     @property
     def name(self) -> str:
         return "extractive"

@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from anyio import to_thread
 
 from app.core.assemble import assemble_messages
+from app.core.chunking import DEFAULT_SUMMARY_INPUT_BUDGET
 from app.core.compaction import (
     ArchiveInfo,
     CompactOptions,
@@ -76,11 +77,14 @@ from app.core.restore import (
     read_tools_from,
     select_restored,
 )
+from app.core.selective import SelectiveLimits
 from app.core.tokens import count_messages
 from app.core.validate import violations
+from app.service.chunked import ChunkedSummary, summarize_in_chunks
 from app.service.freshness import Freshness
 from app.service.prepared import Prepared, refuse, unchanged
 from app.service.prune import compact_prune
+from app.service.selective import compact_selective
 from app.service.sessions import record, session_gate
 from app.service.slots import SummarySlots
 from app.service.tail import compact_tail
@@ -107,6 +111,8 @@ class Defaults:
     prune_clear_inputs: bool = False
     max_iterations: int = 0
     summary_cooldown_seconds: float = 300.0
+    summary_input_budget: int = DEFAULT_SUMMARY_INPUT_BUDGET
+    selective: SelectiveLimits = field(default_factory=SelectiveLimits)
 
 
 TokenizerChoice = Literal["tiktoken", "anthropic"]
@@ -261,6 +267,8 @@ class CompactionService:
                 result = await compact_tail(self, prepared, warnings)
             elif strategy == "prune":
                 result = await compact_prune(self, prepared, warnings)
+            elif strategy == "selective":
+                result = await compact_selective(self, prepared, warnings)
             else:
                 result = await self._compact_full(prepared, warnings)
         return await record(self, prepared, result)
@@ -342,14 +350,12 @@ class CompactionService:
             log.error("archive failed; not compacting", extra={"error": str(exc)})
             return prepared.unchanged("archive_failed", [*warnings, f"archive failed: {exc}"])
 
-        summary_request = await to_thread.run_sync(
-            self._summary_request, partition.rest, options, request.instructions
+        summarized = await self.summarize_rest(
+            partition.rest, options, request.instructions, warnings
         )
-        summarized = await self._summarize(summary_request, warnings)
         if summarized is None:
             return prepared.unchanged("summarization_failed", warnings)
-        summary, summarizer_name = summarized
-        ledger = await self.ledger(summary, partition.rest, options)
+        ledger = await self.ledger(summarized.text, partition.rest, options)
 
         selection = await self._restore(messages, options, request.session_id, warnings)
         assembled = assemble_messages(partition.head, ledger.text, selection.restored)
@@ -362,9 +368,10 @@ class CompactionService:
             retained=head,
             strategy="full",
             warnings=warnings,
-            summarizer=summarizer_name,
+            summarizer=summarized.summarizer,
             ledger=ledger,
             selection=selection,
+            summary_chunks=summarized.chunks,
         )
 
     async def ledger(
@@ -392,6 +399,7 @@ class CompactionService:
         summarizer: str | None = None,
         ledger: LedgerReport | None = None,
         selection: RestoreSelection = NO_FILES,
+        summary_chunks: int = 0,
     ) -> CompactResult:
         """The result of a compaction that happened. The output must pass the validator
         of the request's format: every strategy builds it valid, so a violation is a bug."""
@@ -446,6 +454,7 @@ class CompactionService:
             ledger_dropped=ledger.dropped if ledger else 0,
             strategy=strategy,
             compacted_indexes=list(compacted_indexes),
+            summary_chunks=summary_chunks,
             warnings=list(warnings),
         )
 
@@ -467,6 +476,38 @@ class CompactionService:
             sha256=archive_sha256(dumped),
         )
         return Archive(ref=ref, created_at=self._clock().isoformat(), messages=dumped)
+
+    async def summarize_rest(
+        self,
+        rest: Sequence[Message],
+        options: CompactOptions,
+        instructions: str | None,
+        warnings: list[str],
+        template: SummaryTemplate = "sections",
+    ) -> ChunkedSummary | None:
+        """The summary of `rest`, in chunks when its prompt would exceed the input budget.
+
+        A summarizer that reads the messages rather than the prompt (`reads_prompt` false:
+        the extractive one) has no window, so it always gets the whole rest at once: chunks
+        would only make it summarize its own summaries."""
+        if not getattr(self.summarizer, "reads_prompt", True):
+            request = await to_thread.run_sync(
+                self._summary_request, rest, options, instructions, template
+            )
+            summarized = await self._summarize(request, warnings)
+            return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
+        return await summarize_in_chunks(
+            rest,
+            budget=_pick(options.summary_input_budget, self.defaults.summary_input_budget),
+            max_words=options.max_summary_words or self.defaults.max_summary_words,
+            instructions=instructions,
+            tokenizer=self.tokenizer,
+            build_request=lambda chunk: self._summary_request(
+                chunk, options, instructions, template
+            ),
+            summarize=self._summarize,
+            warnings=warnings,
+        )
 
     def _summary_request(
         self,

@@ -17,6 +17,7 @@ from anyio import to_thread
 from app.core.compaction import CompactResult
 from app.core.errors import ArchiveError
 from app.core.ids import new_archive_id
+from app.core.messages import Message, message_text
 from app.core.records import (
     RECORDED_FAILURES,
     SUMMARIZING_STRATEGIES,
@@ -91,8 +92,7 @@ async def record(
     if request.session_id is None or service.records is None or not recorded:
         return result
     messages = prepared.messages
-    head = len(prepared.partition.head)
-    summary_message = result.messages[head] if result.summary is not None else None
+    summary_message = _summary_message(result, len(prepared.partition.head))
     record = CompactionRecord(
         id=new_record_id(),
         session_id=request.session_id,
@@ -116,3 +116,11 @@ async def record(
         warning = f"compaction record not written: {exc}"
         return result.model_copy(update={"warnings": [*result.warnings, warning]})
     return result
+
+
+def _summary_message(result: CompactResult, head: int) -> Message | None:
+    """The message of the output that carries the summary: right after the head for `full`
+    and `tail`, after the kept memory messages for `selective`."""
+    if result.summary is None:
+        return None
+    return next((m for m in result.messages[head:] if result.summary in message_text(m)), None)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anyio import to_thread
-
 from app.core.compaction import CompactResult
 from app.core.errors import ArchiveError
 from app.core.tail import (
@@ -48,15 +46,13 @@ async def compact_tail(
         archive = await service.save_archive(prepared, originals)
     except ArchiveError as exc:
         return prepared.unchanged("archive_failed", [*warnings, f"archive failed: {exc}"])
-    summary_request = await to_thread.run_sync(
-        service._summary_request, plan.older, options, request.instructions, "archived"
+    summarized = await service.summarize_rest(
+        plan.older, options, request.instructions, warnings, template="archived"
     )
-    summarized = await service._summarize(summary_request, warnings)
     if summarized is None:
         return prepared.unchanged("summarization_failed", warnings)
-    body, summarizer = summarized
     start, cutoff = archive_span(messages, plan.compacted_indexes, service.now().isoformat())
-    text = archived_text(archived_header(start, cutoff), body)
+    text = archived_text(archived_header(start, cutoff), summarized.text)
     ledger = await service.ledger(text, plan.older, options)
     output = assemble_tail(head, ledger.text, plan.kept)
     return await service.compacted(
@@ -67,6 +63,7 @@ async def compact_tail(
         retained=len(head) + len(plan.kept),
         strategy="tail",
         warnings=warnings,
-        summarizer=summarizer,
+        summarizer=summarized.summarizer,
         ledger=ledger,
+        summary_chunks=summarized.chunks,
     )
