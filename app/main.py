@@ -22,6 +22,7 @@ from app.adapters.job_store import FileJobStore
 from app.adapters.logs import configure_logging
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
 from app.adapters.prometheus_metrics import PrometheusMetrics
+from app.adapters.record_store import FileRecordStore
 from app.adapters.retry import RetryingSummarizer
 from app.adapters.seen_store import FileSeenStore
 from app.adapters.token_cache import CachingTokenizer
@@ -32,11 +33,21 @@ from app.api.deadline import RequestDeadline
 from app.api.errors import install_error_handlers
 from app.api.limits import BodySizeLimit, ShapeLimits
 from app.api.observe import ObserveRequests
-from app.api.routes import archives, compaction, counting, health, jobs, metrics, toolkit
+from app.api.routes import (
+    archives,
+    compaction,
+    counting,
+    health,
+    jobs,
+    metrics,
+    sessions,
+    toolkit,
+)
 from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
 from app.core.ports import ProviderCounter, Summarizer, Tokenizer
 from app.core.restore import RestoreLimits, read_tools_from
+from app.core.selective import SelectiveLimits
 from app.core.tool_results import ToolResultLimits
 from app.service.compaction import CompactionService, Defaults
 from app.service.freshness import Freshness
@@ -130,6 +141,7 @@ def build_service(
         workdir=SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases),
         archive=FileArchiveStore(settings.data_dir),
         freshness=Freshness(FileSeenStore(settings.data_dir)),
+        records=FileRecordStore(settings.data_dir),
         defaults=Defaults(
             thresholds=Thresholds(
                 context_window=settings.context_window,
@@ -145,6 +157,21 @@ def build_service(
             read_tools=read_tools_from(settings.read_tools),
             max_summary_words=settings.max_summary_words,
             ledger_budget=settings.ledger_budget,
+            keep_recent_rounds=settings.keep_recent_rounds,
+            prune_keep_recent=settings.prune_keep_recent,
+            prune_exclude_tools=tuple(settings.prune_exclude_tools),
+            prune_min_tokens=settings.prune_min_tokens,
+            prune_clear_inputs=settings.prune_clear_inputs,
+            max_iterations=settings.max_iterations,
+            summary_cooldown_seconds=settings.summary_cooldown_seconds,
+            summary_input_budget=settings.summary_input_budget,
+            selective=SelectiveLimits(
+                keep_recent=settings.selective_keep_recent,
+                tool_call_threshold=settings.selective_tool_call_threshold,
+                tool_result_threshold=settings.selective_tool_result_threshold,
+                preview_tokens=settings.selective_preview_tokens,
+                fallback_to_summary=settings.selective_fallback_to_summary,
+            ),
         ),
         slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
     )
@@ -226,7 +253,7 @@ def create_app(
     app.state.toolkit = build_toolkit(settings)
     app.state.metrics = recorder
     install_error_handlers(app)
-    for module in (counting, compaction, jobs, archives, toolkit, health, metrics):
+    for module in (counting, compaction, jobs, archives, sessions, toolkit, health, metrics):
         app.include_router(module.router)
     app.state.shape_limits = ShapeLimits(
         max_messages=settings.max_messages,

@@ -76,6 +76,29 @@ class Settings(BaseSettings):
         3, ge=1, le=10, description="attempts in all (retries on timeouts, 429, 5xx)"
     )
     summary_deadline: float = Field(120.0, gt=0, description="seconds for all attempts together")
+    summary_input_budget: int = Field(
+        100_000,
+        ge=1000,
+        description=(
+            "tokens the summarizer's input (system + prompt) may take; a longer history is "
+            "summarized in chunks, each chunk's summary carried into the next (LLM summarizers)"
+        ),
+    )
+    selective_keep_recent: int = Field(
+        5, ge=0, description="`selective`: tool blocks, assistant and user messages kept"
+    )
+    selective_tool_call_threshold: int = Field(
+        500, gt=0, description="`selective`: a kept tool call's input over this many tokens is cut"
+    )
+    selective_tool_result_threshold: int = Field(
+        600, gt=0, description="`selective`: a kept tool result over this many tokens is cut"
+    )
+    selective_preview_tokens: int = Field(
+        200, gt=0, description="`selective`: tokens a cut input or result keeps"
+    )
+    selective_fallback_to_summary: bool = Field(
+        True, description="`selective`: summarize when the rules leave the list over the threshold"
+    )
     anthropic_api_key: SecretStr | None = Field(
         None,
         validation_alias=AliasChoices("COMPACT_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"),
@@ -198,6 +221,34 @@ class Settings(BaseSettings):
             "`Authorization: Bearer <token>` (401 otherwise); never logged"
         ),
     )
+    # Strategies and session records (issue 4: tail, prune, records).
+    keep_recent_rounds: int = Field(
+        10, ge=1, description="`tail`: complete rounds kept verbatim, at least (seed 004 C6)"
+    )
+    prune_keep_recent: int = Field(
+        3, ge=0, description="`prune`: the most recent tool uses whose results are kept"
+    )
+    prune_exclude_tools: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="`prune`: comma-separated tools whose results are never cleared",
+    )
+    prune_min_tokens: int = Field(
+        0, ge=0, description="`prune`: clear nothing unless it saves at least this many tokens"
+    )
+    prune_clear_inputs: bool = Field(
+        False, description="`prune`: also clear the inputs of the calls whose results go"
+    )
+    max_iterations: int = Field(
+        0, ge=0, description="successful compactions per session (0: unlimited; seed 002: 3)"
+    )
+    summary_cooldown_seconds: float = Field(
+        300.0,
+        ge=0,
+        description=(
+            "after a failed summary in a session, summarizing strategies run `prune` instead "
+            "for this long (`0` disables)"
+        ),
+    )
     host: str = Field("127.0.0.1", description="where `python -m app serve` listens")
     port: int = Field(8080, gt=0, lt=65536, description="port of `python -m app serve`")
     log_level: Literal["debug", "info", "warning", "error"] = Field(
@@ -211,7 +262,7 @@ class Settings(BaseSettings):
         ),
     )
 
-    @field_validator("workdir_aliases", "read_tools", mode="before")
+    @field_validator("workdir_aliases", "read_tools", "prune_exclude_tools", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):

@@ -9,6 +9,7 @@ from typing import Any
 from app.core.errors import ArchiveError
 from app.core.messages import Message
 from app.core.ports import Archive, FileSkip, FileText, SkipReason, SummaryRequest
+from app.core.records import CompactionRecord
 
 _ids = itertools.count(1)
 
@@ -113,3 +114,19 @@ class MemoryArchive:
 
     def writable(self) -> bool:
         return not self.fail
+
+
+class MemoryRecords:
+    """A record store in memory; `fail=True` makes every append fail like a full disk."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.saved: list[CompactionRecord] = []
+        self.fail = fail
+
+    def append(self, record: CompactionRecord) -> None:
+        if self.fail:
+            raise ArchiveError("record write failed: ENOSPC")
+        self.saved.append(record)
+
+    def list(self, session_id: str) -> list[CompactionRecord]:
+        return sorted((r for r in self.saved if r.session_id == session_id), key=lambda r: r.id)

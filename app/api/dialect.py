@@ -52,4 +52,5 @@ def compact_request(body: CompactRequestBody) -> CompactRequest:
         force=body.force,
         instructions=body.instructions,
         format=fmt,
+        reason=body.reason,
     )

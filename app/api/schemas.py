@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 
 from app.api.dialect import RequestFormat
-from app.core.compaction import CompactOptions
+from app.core.compaction import CompactOptions, CompactResult
+from app.core.dialects import OpenAIMessage
+from app.core.messages import Message
+from app.core.records import CompactionRecord, RecordReason
 
 EXAMPLE_MESSAGES: list[JsonValue] = [
     {"role": "system", "content": "You are a coding agent."},
@@ -61,6 +64,11 @@ MessagesField = Field(
         "Unknown block types and extra fields are accepted and passed through untouched."
     ),
     max_length=100_000,
+    # Validated per format after parsing (app/api/dialect.py), so the field takes plain
+    # objects; the schema still names both shapes, for readers and for schema fuzzers.
+    json_schema_extra={
+        "items": {"$ref": "#/components/schemas/AnyMessage"}  # in the schema via CompactResponse
+    },
 )
 
 FORMAT_DESCRIPTION = (
@@ -232,6 +240,22 @@ class CompactRequestBody(BaseModel):
                     "instructions": "Focus on the failing test.",
                 },
                 {"messages": EXAMPLE_OPENAI_MESSAGES, "format": "openai", "force": True},
+                {
+                    "messages": EXAMPLE_MESSAGES,
+                    "session_id": "session-42",
+                    "reason": "llm_call",
+                    "options": {"strategy": "tail", "keep_recent_rounds": 10},
+                },
+                {
+                    "messages": EXAMPLE_MESSAGES,
+                    "force": True,
+                    "options": {
+                        "strategy": "prune",
+                        "prune_keep_recent": 3,
+                        "prune_exclude_tools": ["read_file"],
+                        "prune_min_tokens": 20000,
+                    },
+                },
             ]
         },
     )
@@ -244,6 +268,65 @@ class CompactRequestBody(BaseModel):
     )
     options: CompactOptions = Field(
         default_factory=CompactOptions, description="Per-request overrides of the defaults."
+    )
+    reason: RecordReason | None = Field(
+        None,
+        description=(
+            "Why the agent compacts, for the session's record (seed 002 §3.3): before an "
+            "LLM call, after a tool execution, or on the user's request. Default: `manual` "
+            "with `force`, else `llm_call`."
+        ),
+    )
+
+
+class SessionCompactionsResponse(BaseModel):
+    """The compaction records of one session, oldest first."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "session_id": "session-42",
+                    "records": [
+                        {
+                            "id": "01795389068102951832-bb8a6efe30a6",
+                            "session_id": "session-42",
+                            "timestamp": "2026-11-23T04:30:00+00:00",
+                            "reason": "llm_call",
+                            "strategy": "tail",
+                            "outcome": "compacted",
+                            "message_count_before": 212,
+                            "message_count_after": 41,
+                            "tokens_before": 161200,
+                            "tokens_after": 52310,
+                            "compacted_message_ids": ["msg_01", "sha256:9f86d081884c7d65"],
+                            "summary_message_id": "sha256:2c26b46b68ffc68f",
+                            "archive_id": "01795389068102951832-aa8a6efe30a6",
+                            "warnings": [],
+                        }
+                    ],
+                }
+            ]
+        }
+    )
+    session_id: str
+    records: list[CompactionRecord]
+
+
+class AnyMessage(RootModel[Message | OpenAIMessage]):
+    """One message in either shape: Anthropic Messages or OpenAI Chat Completions. Named,
+    so that request and response schemas refer to one definition."""
+
+
+class CompactResponse(CompactResult):
+    """What a compaction did, as `/compact` answers it: `messages` in the request's format
+    (the core result holds them in the canonical Anthropic shape)."""
+
+    messages: list[AnyMessage] = Field(  # type: ignore[assignment]
+        description=(
+            "The compacted messages (or the input as sent when not compacted), in the "
+            "request's format: Anthropic Messages or OpenAI Chat Completions."
+        )
     )
 
 

@@ -24,6 +24,10 @@ NotCompactedReason = Literal[
     "pending_tool_calls",
     "archive_failed",
     "summarization_failed",
+    "too_few_rounds",
+    "nothing_to_prune",
+    "max_iterations",
+    "selective_failed",
 ]
 
 
@@ -32,8 +36,35 @@ class CompactOptions(BaseModel):
 
     model_config = _FROZEN
 
-    strategy: Literal["full"] = Field(
-        "full", description="`full` (seed 000): everything after the system prompt is summarized."
+    strategy: Literal["full", "tail", "selective", "prune"] = Field(
+        "full",
+        description=(
+            "`full` (seed 000): everything after the system prompt is summarized. `tail` "
+            "(seed 004 A4/A5): the most recent rounds are kept verbatim, older ones become "
+            "an archived summary (a system message). `selective` (seed 003 §4): per-type "
+            "rules in priority order (old tool blocks dropped and large fields of the kept "
+            "ones cut to a preview, skill prompts, assistant and user messages beyond "
+            "`keep_recent`), stopping once under the threshold; an LLM summary only if still "
+            "over it. `prune`: old tool results are cleared, no LLM call."
+        ),
+    )
+    keep_recent_rounds: int | None = Field(
+        None, ge=1, le=10_000, description="`tail`: complete rounds kept verbatim, at least."
+    )
+    prune_keep_recent: int | None = Field(
+        None, ge=0, le=10_000, description="`prune`: the most recent tool uses left untouched."
+    )
+    prune_exclude_tools: list[str] | None = Field(
+        None, description="`prune`: tools whose results are never cleared."
+    )
+    prune_min_tokens: int | None = Field(
+        None, ge=0, description="`prune`: clear nothing unless it saves at least this many tokens."
+    )
+    prune_clear_inputs: bool | None = Field(
+        None, description="`prune`: also clear the inputs of the calls whose results are cleared."
+    )
+    max_iterations: int | None = Field(
+        None, ge=0, description="Successful compactions allowed per session (0: unlimited)."
     )
     context_window: int | None = Field(None, gt=0, description="The model's window in tokens.")
     threshold: float | None = Field(
@@ -69,6 +100,30 @@ class CompactOptions(BaseModel):
             "read_file.path), all."
         ),
         examples=[["claude_code"], ["read_file.path", "Read.file_path"]],
+    )
+
+    keep_recent: int | None = Field(
+        None, ge=0, description="`selective`: tool blocks, assistant and user messages kept."
+    )
+    tool_call_threshold: int | None = Field(
+        None, gt=0, description="`selective`: a kept tool call's input over this is cut."
+    )
+    tool_result_threshold: int | None = Field(
+        None, gt=0, description="`selective`: a kept tool result over this is cut."
+    )
+    preview_tokens: int | None = Field(
+        None, gt=0, description="`selective`: tokens of a cut input or result that stay."
+    )
+    fallback_to_summary: bool | None = Field(
+        None, description="`selective`: summarize when the rules leave it over the threshold."
+    )
+    summary_input_budget: int | None = Field(
+        None,
+        ge=1000,
+        description=(
+            "Tokens the summarizer's input (system + prompt) may take; a longer history is "
+            "summarized in chunks, each chunk's summary carried into the next."
+        ),
     )
 
     @model_validator(mode="after")
@@ -109,6 +164,22 @@ class LedgerFactInfo(BaseModel):
     )
     text: str
     in_summary: bool
+
+
+class PhaseInfo(BaseModel):
+    """One step of a compaction with the tokens of the whole list before and after it
+    (seed 003 §6.3)."""
+
+    model_config = _FROZEN
+    phase: str = Field(
+        description=(
+            "selective_start | tool_blocks | skill_prompt | assistant_message | "
+            "skill_metadata | user_message | selective_done | summary_start | summary_done"
+        )
+    )
+    tokens_before: int
+    tokens_after: int
+    detail: str | None = Field(None, description="What the step removed or cut.")
 
 
 class CompactStats(BaseModel):
@@ -172,6 +243,10 @@ _RESULT_EXAMPLE: JsonDict = {
         {"kind": "file_changed", "text": "src/app.py (edited)", "in_summary": True},
     ],
     "ledger_dropped": 0,
+    "strategy": "full",
+    "compacted_indexes": [1, 2, 3],
+    "phases": [],
+    "summary_chunks": 1,
     "warnings": [],
 }
 
@@ -200,6 +275,24 @@ class CompactResult(BaseModel):
         description="The facts of the ledger appended to the summary (seed 003 §7.1).",
     )
     ledger_dropped: int = Field(0, description="Facts left out of the ledger by its budget.")
+    strategy: str = Field("full", description="The strategy that ran (or would have).")
+    compacted_indexes: list[int] = Field(
+        default_factory=list,
+        description=(
+            "Indexes, in the canonical list of the input (an OpenAI tool run with the user "
+            "message after it is one), of the messages summarized, cleared, truncated or dropped."
+        ),
+    )
+    phases: list[PhaseInfo] = Field(
+        default_factory=list, description="`selective`: each phase with its tokens."
+    )
+    summary_chunks: int = Field(
+        0,
+        description=(
+            "Summarizer calls made: more than 1 when the history exceeded "
+            "`summary_input_budget` and was summarized in chunks."
+        ),
+    )
     warnings: list[str] = Field(default_factory=list)
 
 

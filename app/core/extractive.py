@@ -1,8 +1,10 @@
 """F-004 without an LLM: a deterministic summary built from the messages' structure.
 
 `extract_facts` reads what the history shows (requests, file operations, tool calls, the
-last step, errors) and `extract_summary` renders it in seed 000's five sections. Nothing is
-invented, and the same messages always give the same text. Over `max_words`, the longest
+last step, errors) and `extract_summary` renders it in seed 000's five sections;
+`extract_archived` renders it in seed 004 A5's archive template for the `tail` strategy,
+one milestone per round. Nothing is invented (what the history does not show is said to be
+missing), and the same messages always give the same text. Over `max_words`, the longest
 list shown loses an item at a time, then the quoted texts shorten; the headings always stay.
 """
 
@@ -25,7 +27,8 @@ from app.core.messages import (
     tool_uses,
 )
 from app.core.ports import SummaryRequest
-from app.core.prompt import DIMENSIONS
+from app.core.prompt import ARCHIVED_HEADINGS, DIMENSIONS, MODIFIED_FILES_NOTE
+from app.core.rounds import opens_round, segment_rounds
 from app.core.tokens import compact_json
 
 HEADINGS = tuple(f"## {title}" for title, _ in DIMENSIONS)
@@ -98,18 +101,19 @@ class ExtractedFacts:
         }
 
 
-EXTRACTIVE = "extractive"
-
-
 class ExtractiveSummarizer:
-    """The built-in `Summarizer`: offline and deterministic; reads `request.messages`, never
-    `request.prompt` (which is not built for it)."""
+    """The built-in `Summarizer`: offline and deterministic; reads `request.messages`."""
+
+    # It reads the messages, not the prompt, and has no input window: never chunked.
+    reads_prompt = False
 
     @property
     def name(self) -> str:
-        return EXTRACTIVE
+        return "extractive"
 
     async def summarize(self, request: SummaryRequest) -> str:
+        if request.template == "archived":
+            return extract_archived(request.messages, request.max_words, request.instructions)
         return extract_summary(request.messages, request.max_words, request.instructions)
 
 
@@ -362,3 +366,115 @@ def _shrink(facts: ExtractedFacts, limits: dict[str, int]) -> dict[str, int] | N
         if any(limits[key] > text_floor for key in texts):
             return limits | {key: max(limits[key] // 2, text_floor) for key in texts}
     return None
+
+
+LANGUAGES = {
+    ".py": "Python",
+    ".ts": "TypeScript",
+    ".tsx": "TypeScript",
+    ".js": "JavaScript",
+    ".go": "Go",
+    ".rs": "Rust",
+    ".java": "Java",
+    ".rb": "Ruby",
+    ".c": "C",
+    ".cpp": "C++",
+    ".cs": "C#",
+    ".kt": "Kotlin",
+    ".swift": "Swift",
+    ".php": "PHP",
+}
+NOT_SHOWN = "Not shown in the archived messages."
+ARCHIVED_LIMITS: Mapping[str, int] = dict(milestones=20, files=20, errors=5, words=30)
+
+
+def extract_archived(
+    messages: Sequence[Message], max_words: int, instructions: str | None = None
+) -> str:
+    """Seed 004 A5's sections (without the title line, which the caller writes) within
+    `max_words`: lists and quoted texts halve until they fit, then the bare headings."""
+    facts = extract_facts(messages)
+    milestones = _milestones(messages)
+    focus = instructions.strip() if instructions else ""
+    limits = dict(ARCHIVED_LIMITS)
+    while True:
+        text = _render_archived(facts, milestones, focus, limits)
+        if len(text.split()) <= max_words:
+            return text
+        if all(limits[key] <= 1 for key in ("milestones", "files", "errors")):
+            if limits["words"] <= 4:
+                return "\n\n".join(f"{heading}\n* (trimmed)" for heading in ARCHIVED_HEADINGS)
+            limits["words"] = max(limits["words"] // 2, 4)
+        limits |= {key: max(limits[key] // 2, 1) for key in ("milestones", "files", "errors")}
+
+
+def _milestones(messages: Sequence[Message]) -> list[tuple[str, str]]:
+    """Per round: its request and how it ended (its last assistant text, or its calls)."""
+    found = []
+    for round_ in segment_rounds(messages):
+        part = messages[round_.start : round_.end]
+        opening = part[0]
+        request = _text_of(opening) if opens_round(opening) else "(earlier context)"
+        answers = [_text_of(m) for m in part if m.role == "assistant" and _text_of(m)]
+        calls = sum(len(list(tool_uses(m))) for m in part)
+        outcome = answers[-1] if answers else f"{calls} tool calls, no answer text"
+        outcome = outcome if answers or calls else "no answer yet"
+        found.append((request, outcome))
+    return found
+
+
+def _text_of(message: Message) -> str:
+    return "\n".join(b.text for b in message.blocks() if isinstance(b, TextBlock)).strip()
+
+
+def _render_archived(
+    facts: ExtractedFacts,
+    milestones: Sequence[tuple[str, str]],
+    focus: str,
+    limits: Mapping[str, int],
+) -> str:
+    words = limits["words"]
+    goal = _cut_words(facts.first_request, words * 4) if facts.first_request else NOT_SHOWN
+    objectives = [f"* **Original Goal**: {goal}"]
+    if facts.latest_request:
+        objectives.append(f"* **Latest Request**: {_cut_words(facts.latest_request, words)}")
+    if focus:
+        objectives.append(f"* **Focus requested**: {_cut_words(focus, words)}")
+    paths = (*facts.files_read, *facts.files_created, *facts.files_edited)
+    languages = sorted({LANGUAGES[ext] for ext in map(_extension, paths) if ext in LANGUAGES})
+    programs = list(dict.fromkeys(w[0] for w in map(_words, facts.commands) if w))
+    technical = [
+        f"* **Stack**: {', '.join(languages) + ' (by file extension)' if languages else NOT_SHOWN}",
+        f"* **Environment**: {'commands run: ' + ', '.join(programs) if programs else NOT_SHOWN}",
+    ]
+    kept, earlier = _shown(milestones, limits["milestones"], latest=True)
+    done = [f"* ({earlier.strip('()')})"] if earlier else []
+    done += [f"* [\u2713] {_cut_words(r, words)} - {_cut_words(o, words)}" for r, o in kept]
+    errors, _ = _shown(facts.errors, limits["errors"], latest=True)
+    learnings = "; ".join(
+        f"{e.call}: {e.message}{' (resolved later)' if e.resolved else ''}" for e in errors
+    )
+    insights = [
+        "* **Decisions**: Not extracted without an LLM; see the milestones.",
+        f"* **Learnings**: {learnings or 'No errors observed.'}",
+        "* **User Preferences**: Not extracted without an LLM.",
+    ]
+    changed = [
+        *((p, "created") for p in facts.files_created),
+        *((p, "edited") for p in facts.files_edited if p not in facts.files_created),
+        *((p, "deleted") for p in facts.files_deleted),
+    ]
+    files, more = _shown(changed, limits["files"])
+    state = [MODIFIED_FILES_NOTE, *(f"* `{p}`: {kind}" for p, kind in files)]
+    state += [f"* {more}"] if more else []
+    state += [] if changed else ["* None modified."]
+    sections = (objectives, technical, done or ["* None."], insights, state)
+    return "\n\n".join(
+        "\n".join([heading, *lines])
+        for heading, lines in zip(ARCHIVED_HEADINGS, sections, strict=True)
+    )
+
+
+def _extension(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[name.rfind(".") :].lower() if "." in name else ""

@@ -24,15 +24,21 @@ class Tokenizer(Protocol):
     def count_batch(self, texts: Sequence[str]) -> list[int]: ...
 
 
+# `sections`: seed 000's five sections (`full`); `archived`: seed 004 A5's template (`tail`).
+SummaryTemplate = Literal["sections", "archived"]
+
+
 @dataclass(frozen=True)
 class SummaryRequest:
-    """Everything a summarizer may use: LLMs read `prompt`, the extractive one `messages`."""
+    """Everything a summarizer may use: LLMs read `prompt`, the extractive one `messages`
+    and `template`."""
 
     messages: tuple[Message, ...]
     system: str
     prompt: str
     max_words: int
     instructions: str | None = None
+    template: SummaryTemplate = "sections"
 
 
 class Summarizer(Protocol):

@@ -63,6 +63,66 @@ DIMENSIONS = (
 )
 
 
+# Seed 004 A5's template for the `tail` strategy's archived summary (headings verbatim).
+ARCHIVED_TITLE = "## \U0001f4cc Archived Session Summary"
+ARCHIVED_HEADINGS = (
+    "### \U0001f3af Objectives & Status",
+    "### \U0001f3d7\ufe0f Technical Context (Static)",
+    '### \u2705 Completed Milestones (The "Done" Pile)',
+    "### \U0001f9e0 Key Insights & Decisions (Persistent Memory)",
+    "### \U0001f4c2 File System State (Snapshot)",
+)
+MODIFIED_FILES_NOTE = "*(Modified files in this archive segment)*"
+ARCHIVED_TEMPLATE = "\n".join(
+    (
+        ARCHIVED_HEADINGS[0],
+        "* **Original Goal**: [what the user first wanted to do]",
+        "",
+        ARCHIVED_HEADINGS[1],
+        "* **Stack**: [languages, frameworks, versions]",
+        "* **Environment**: [OS, shell, key environment variables]",
+        "",
+        ARCHIVED_HEADINGS[2],
+        "* [\u2713] [completed task 1] - [its result in brief]",
+        "* [\u2713] [completed task 2] - [its result in brief]",
+        "",
+        ARCHIVED_HEADINGS[3],
+        "* **Decisions**: [key technical choices, and approaches abandoned]",
+        "* **Learnings**: [special configuration, API formats, pitfalls]",
+        "* **User Preferences**: [habits the user insisted on]",
+        "",
+        ARCHIVED_HEADINGS[4],
+        MODIFIED_FILES_NOTE,
+        "* `path/of/file`: [what changed]",
+    )
+)
+ARCHIVED_RULE = (
+    "This summary ARCHIVES OLD history: the most recent rounds of the conversation are kept "
+    "verbatim after it, so do not describe the task in progress; record what was done and "
+    "what must be remembered."
+)
+
+
+def build_archived_prompt(
+    transcript: str, max_words: int = DEFAULT_MAX_SUMMARY_WORDS, instructions: str | None = None
+) -> str:
+    """The user prompt of the `tail` strategy's summary call (seed 004 A5)."""
+    return (
+        "Summarize the older part of a conversation below for the archive. Fill in exactly "
+        "this template, keeping its headings (with their emoji) as they are, and output only "
+        f"the filled-in template:\n\n{ARCHIVED_TEMPLATE}\n\n{ARCHIVED_RULE}\n\n"
+        f"Keep the summary under {max_words} words.{_focus(instructions)}\n\n"
+        f"<conversation>\n{transcript}\n</conversation>"
+    )
+
+
+def _focus(instructions: str | None) -> str:
+    if instructions and instructions.strip():
+        heading = "Additional instructions from the user for this summary:"
+        return f"\n\n{heading}\n{instructions.strip()}"
+    return ""
+
+
 def build_summary_prompt(
     transcript: str, max_words: int = DEFAULT_MAX_SUMMARY_WORDS, instructions: str | None = None
 ) -> str:

@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from anyio import to_thread
 
 from app.core.assemble import assemble_messages
+from app.core.chunking import DEFAULT_SUMMARY_INPUT_BUDGET
 from app.core.compaction import (
     ArchiveInfo,
     CompactOptions,
@@ -39,10 +40,9 @@ from app.core.decide import (
     usage_tokens,
 )
 from app.core.dialects import Format, dump_as
-from app.core.errors import ArchiveError, CountError, InvalidConversationError, SummarizerError
-from app.core.extractive import EXTRACTIVE
+from app.core.errors import ArchiveError, CountError, SummarizerError
 from app.core.ids import archive_sha256, new_archive_id
-from app.core.ledger import DEFAULT_LEDGER_BUDGET, guard_summary
+from app.core.ledger import DEFAULT_LEDGER_BUDGET, LedgerReport, guard_summary
 from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
 from app.core.ports import (
@@ -53,10 +53,22 @@ from app.core.ports import (
     ProviderCounter,
     Summarizer,
     SummaryRequest,
+    SummaryTemplate,
     Tokenizer,
     WorkdirReader,
 )
-from app.core.prompt import SUMMARY_SYSTEM, build_summary_prompt, serialize_for_summary
+from app.core.prompt import (
+    SUMMARY_SYSTEM,
+    build_archived_prompt,
+    build_summary_prompt,
+    serialize_for_summary,
+)
+from app.core.records import (
+    SUMMARIZING_STRATEGIES,
+    CompactionRecord,
+    RecordReason,
+    RecordStore,
+)
 from app.core.restore import (
     FileReadTool,
     RestoreLimits,
@@ -65,12 +77,20 @@ from app.core.restore import (
     read_tools_from,
     select_restored,
 )
+from app.core.selective import SelectiveLimits
 from app.core.tokens import count_messages
-from app.core.validate import Violation, violations
+from app.core.validate import violations
+from app.service.chunked import ChunkedSummary, summarize_in_chunks
 from app.service.freshness import Freshness
+from app.service.prepared import Prepared, refuse, unchanged
+from app.service.prune import compact_prune
+from app.service.selective import compact_selective
+from app.service.sessions import record, session_gate
 from app.service.slots import SummarySlots
+from app.service.tail import compact_tail
 
 log = logging.getLogger("context_compact.compaction")
+NO_FILES = RestoreSelection((), ())
 
 _N = TypeVar("_N", int, float)
 
@@ -84,6 +104,15 @@ class Defaults:
     read_tools: tuple[FileReadTool, ...]
     max_summary_words: int
     ledger_budget: int = DEFAULT_LEDGER_BUDGET
+    keep_recent_rounds: int = 10
+    prune_keep_recent: int = 3
+    prune_exclude_tools: tuple[str, ...] = ()
+    prune_min_tokens: int = 0
+    prune_clear_inputs: bool = False
+    max_iterations: int = 0
+    summary_cooldown_seconds: float = 300.0
+    summary_input_budget: int = DEFAULT_SUMMARY_INPUT_BUDGET
+    selective: SelectiveLimits = field(default_factory=SelectiveLimits)
 
 
 TokenizerChoice = Literal["tiktoken", "anthropic"]
@@ -108,6 +137,12 @@ class CompactRequest:
     instructions: str | None = None
     format: Format = "anthropic"
     background: bool = False  # waits for a summary slot instead of `BusyError`
+    reason: RecordReason | None = None
+
+    @property
+    def record_reason(self) -> RecordReason:
+        """As sent; else `manual` for a forced compaction, `llm_call` otherwise."""
+        return self.reason or ("manual" if self.force else "llm_call")
 
 
 def _utc_now() -> datetime:
@@ -134,6 +169,7 @@ class CompactionService:
         freshness: Freshness | None = None,
         clock: Callable[[], datetime] = _utc_now,
         new_id: Callable[[], str] = _new_id,
+        records: RecordStore | None = None,
         slots: SummarySlots | None = None,
     ) -> None:
         self.tokenizer = tokenizer
@@ -146,7 +182,11 @@ class CompactionService:
         self.freshness = freshness
         self._clock = clock
         self._new_id = new_id
+        self.records = records
         self.slots = slots
+
+    def now(self) -> datetime:
+        return self._clock()
 
     async def count(self, messages: Sequence[Message]) -> int:
         return sum(await self.count_each(messages))
@@ -215,11 +255,43 @@ class CompactionService:
         """Raises `InvalidConversationError` when the input breaks a provider rule in a part that
         would come back as sent: the head always, the whole list when nothing is compacted.
         A break in the summarized part is summarized away."""
+        prepared = await self._prepare(request)
+        if isinstance(prepared, CompactResult):
+            return prepared
+        gate = await session_gate(self, prepared)
+        if isinstance(gate, CompactResult):
+            return gate
+        strategy, warnings = gate
+        async with self._summary_slot(request, strategy):
+            if strategy == "tail":
+                result = await compact_tail(self, prepared, warnings)
+            elif strategy == "prune":
+                result = await compact_prune(self, prepared, warnings)
+            elif strategy == "selective":
+                result = await compact_selective(self, prepared, warnings)
+            else:
+                result = await self._compact_full(prepared, warnings)
+        return await record(self, prepared, result)
+
+    def _summary_slot(
+        self, request: CompactRequest, strategy: str
+    ) -> AbstractAsyncContextManager[None]:
+        """One of the bounded summary slots for a strategy that calls a summarizer, held
+        from its archive write to its result; raises `BusyError` before anything is written."""
+        if self.slots is None or strategy not in SUMMARIZING_STRATEGIES:
+            return nullcontext()
+        return self.slots.hold(background=request.background)
+
+    async def _prepare(self, request: CompactRequest) -> Prepared | CompactResult:
+        """The front every strategy shares: validate, count, decide, partition, and decline
+        to compact with unanswered tool calls at the end."""
         messages = request.messages
         options = request.options
         fmt = request.format
+        strategy = options.strategy
         broken = violations(messages, fmt, pending_tail_ok=True)
-        token_count = await self.count(messages)
+        counts = await self.count_each(messages)
+        token_count = sum(counts)
         thresholds = self.thresholds(
             context_window=options.context_window,
             threshold=options.threshold,
@@ -227,70 +299,139 @@ class CompactionService:
         )
         decision = decide(token_count, len(messages), thresholds)
         if not (request.force or decision.should_compact):
-            _refuse(broken)
-            return _unchanged(messages, token_count, _decision_reason(decision), fmt=fmt)
+            refuse(broken)
+            reason = _decision_reason(decision)
+            return unchanged(messages, token_count, reason, fmt=fmt, strategy=strategy)
         partition = partition_messages(messages)
         if not partition.rest:
-            _refuse(broken)
-            return _unchanged(messages, token_count, "nothing_to_compact", fmt=fmt)
-        _refuse([v for v in broken if v.index < len(partition.head)])
+            refuse(broken)
+            return unchanged(
+                messages, token_count, "nothing_to_compact", fmt=fmt, strategy=strategy
+            )
+        refuse([v for v in broken if v.index < len(partition.head)])
         if any(tool_uses(messages[-1])):
             # Summarizing an unanswered tool call would orphan the results the agent is
             # about to append: compact after they are in.
-            return _unchanged(
+            return unchanged(
                 messages,
                 token_count,
                 "pending_tool_calls",
                 ["the last assistant message has tool calls that are not answered yet"],
                 fmt=fmt,
+                strategy=strategy,
             )
+        return Prepared(request, tuple(counts), token_count, partition, thresholds, tuple(broken))
 
-        slot: AbstractAsyncContextManager[None] = (
-            self.slots.hold(background=request.background) if self.slots else nullcontext()
+    async def list_records(self, session_id: str) -> list[CompactionRecord]:
+        if self.records is None:
+            return []
+        return await to_thread.run_sync(self.records.list, session_id)
+
+    async def save_archive(self, prepared: Prepared, originals: Sequence[Message]) -> Archive:
+        """Archives the originals of what a strategy replaces, in the request's format.
+        Raises `ArchiveError`."""
+        request = prepared.request
+        try:
+            return await to_thread.run_sync(
+                self._save_archive, originals, request.session_id, request.format
+            )
+        except ValueError as exc:
+            raise ArchiveError(str(exc)) from exc
+
+    async def _compact_full(self, prepared: Prepared, warnings: list[str]) -> CompactResult:
+        """Seed 000: everything after the head becomes a summary, recent files restored."""
+        request = prepared.request
+        messages = prepared.messages
+        options = request.options
+        partition = prepared.partition
+        try:
+            archive = await self.save_archive(prepared, partition.rest)
+        except ArchiveError as exc:
+            log.error("archive failed; not compacting", extra={"error": str(exc)})
+            return prepared.unchanged("archive_failed", [*warnings, f"archive failed: {exc}"])
+
+        summarized = await self.summarize_rest(
+            partition.rest, options, request.instructions, warnings
         )
-        async with slot:  # raises BusyError before anything is written
-            outcome = await self._archive_and_summarize(request, partition.rest, token_count)
-        if isinstance(outcome, CompactResult):
-            return outcome
-        archive, summary, summarizer_name, warnings = outcome
-        ledger = await to_thread.run_sync(
+        if summarized is None:
+            return prepared.unchanged("summarization_failed", warnings)
+        ledger = await self.ledger(summarized.text, partition.rest, options)
+
+        selection = await self._restore(messages, options, request.session_id, warnings)
+        assembled = assemble_messages(partition.head, ledger.text, selection.restored)
+        head = len(partition.head)
+        return await self.compacted(
+            prepared,
+            assembled,
+            archive=archive,
+            compacted_indexes=range(head, len(messages)),
+            retained=head,
+            strategy="full",
+            warnings=warnings,
+            summarizer=summarized.summarizer,
+            ledger=ledger,
+            selection=selection,
+            summary_chunks=summarized.chunks,
+        )
+
+    async def ledger(
+        self, summary: str, covered: Sequence[Message], options: CompactOptions
+    ) -> LedgerReport:
+        """The summary with the fact ledger of the messages it covers appended."""
+        return await to_thread.run_sync(
             guard_summary,
             summary,
-            partition.rest,
+            covered,
             _pick(options.ledger_budget, self.defaults.ledger_budget),
             self.tokenizer.count,
         )
-        summary = ledger.text
 
-        selection = await self._restore(messages, options, request.session_id, warnings)
-        assembled = assemble_messages(partition.head, summary, selection.restored)
-        invalid = violations(assembled, fmt)
-        if invalid:  # the assembler's output is valid by construction: this is a bug
+    async def compacted(
+        self,
+        prepared: Prepared,
+        output: list[Message],
+        *,
+        archive: Archive,
+        compacted_indexes: Sequence[int],
+        retained: int,
+        strategy: str,
+        warnings: Sequence[str],
+        summarizer: str | None = None,
+        ledger: LedgerReport | None = None,
+        selection: RestoreSelection = NO_FILES,
+        summary_chunks: int = 0,
+    ) -> CompactResult:
+        """The result of a compaction that happened. The output must pass the validator
+        of the request's format: every strategy builds it valid, so a violation is a bug."""
+        invalid = violations(output, prepared.format)
+        if invalid:
             raise AssertionError(f"compacted output breaks a provider rule: {invalid}")
-        compacted_tokens = await self.count(assembled)
+        token_count = prepared.token_count
+        compacted_tokens = await self.count(output)
         stats = CompactStats(
             original_token_count=token_count,
             compacted_token_count=compacted_tokens,
             compaction_ratio=round(compacted_tokens / token_count, 4) if token_count else 0.0,
-            compacted_message_count=len(partition.rest),
-            retained_message_count=len(partition.head),
+            compacted_message_count=len(compacted_indexes),
+            retained_message_count=retained,
             restored_file_count=len(selection.restored),
             restored_token_count=selection.token_count,
         )
         log.info(
             "compaction completed",
             extra={
+                "strategy": strategy,
                 "tokens_before": token_count,
                 "tokens_after": compacted_tokens,
-                "archive_id": archive.id,
-                "summarizer": summarizer_name,
+                "archive_id": archive.ref.id,
+                "summarizer": summarizer,
             },
         )
         return CompactResult(
             compacted=True,
-            format=fmt,
-            messages=assembled,
-            summary=summary,
+            format=prepared.format,
+            messages=output,
+            summary=ledger.text if ledger else None,
             token_count=token_count,
             restored_files=[
                 RestoredFileInfo(path=f.path, token_count=f.token_count) for f in selection.restored
@@ -300,52 +441,29 @@ class CompactionService:
             ],
             stats=stats,
             archive=ArchiveInfo(
-                id=archive.id,
-                session_id=archive.session_id,
-                message_count=archive.message_count,
-                sha256=archive.sha256,
+                id=archive.ref.id,
+                session_id=archive.ref.session_id,
+                message_count=archive.ref.message_count,
+                sha256=archive.ref.sha256,
             ),
-            summarizer=summarizer_name,
+            summarizer=summarizer,
             ledger=[
                 LedgerFactInfo(kind=fact.kind, text=fact.text, in_summary=stated)
-                for fact, stated in ledger.facts
+                for fact, stated in (ledger.facts if ledger else ())
             ],
-            ledger_dropped=ledger.dropped,
-            warnings=warnings,
+            ledger_dropped=ledger.dropped if ledger else 0,
+            strategy=strategy,
+            compacted_indexes=list(compacted_indexes),
+            summary_chunks=summary_chunks,
+            warnings=list(warnings),
         )
-
-    async def _archive_and_summarize(
-        self, request: CompactRequest, rest: Sequence[Message], token_count: int
-    ) -> tuple[ArchiveRef, str, str, list[str]] | CompactResult:
-        """The archive, the summary, its author and warnings; or the unchanged result."""
-        messages, fmt = request.messages, request.format
-        options = request.options
-        try:
-            archive = await to_thread.run_sync(self._save_archive, rest, request.session_id, fmt)
-        except (ArchiveError, ValueError) as exc:
-            log.error("archive failed; not compacting", extra={"error": str(exc)})
-            return _unchanged(
-                messages, token_count, "archive_failed", [f"archive failed: {exc}"], fmt=fmt
-            )
-
-        warnings: list[str] = []
-        summary_request = await to_thread.run_sync(
-            self._summary_request, rest, options, request.instructions
-        )
-        summarized = await self._summarize(summary_request, warnings)
-        if summarized is None:
-            return _unchanged(messages, token_count, "summarization_failed", warnings, fmt=fmt)
-        summary, summarizer_name = summarized
-        return archive, summary, summarizer_name, warnings
 
     def _save_archive(
         self, rest: Sequence[Message], session_id: str | None, fmt: Format
-    ) -> ArchiveRef:
-        """Only the reference outlives the save: the dumped messages (~0.7x the request body
-        for 200k tokens) are freed before summarizing."""
+    ) -> Archive:
         archive = self._build_archive(rest, session_id, fmt)
         self.archive.save(archive)
-        return archive.ref
+        return archive
 
     def _build_archive(
         self, rest: Sequence[Message], session_id: str | None, fmt: Format
@@ -359,12 +477,49 @@ class CompactionService:
         )
         return Archive(ref=ref, created_at=self._clock().isoformat(), messages=dumped)
 
+    async def summarize_rest(
+        self,
+        rest: Sequence[Message],
+        options: CompactOptions,
+        instructions: str | None,
+        warnings: list[str],
+        template: SummaryTemplate = "sections",
+    ) -> ChunkedSummary | None:
+        """The summary of `rest`, in chunks when its prompt would exceed the input budget.
+
+        A summarizer that reads the messages rather than the prompt (`reads_prompt` false:
+        the extractive one) has no window, so it always gets the whole rest at once: chunks
+        would only make it summarize its own summaries."""
+        if not getattr(self.summarizer, "reads_prompt", True):
+            request = await to_thread.run_sync(
+                self._summary_request, rest, options, instructions, template
+            )
+            summarized = await self._summarize(request, warnings)
+            return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
+        return await summarize_in_chunks(
+            rest,
+            budget=_pick(options.summary_input_budget, self.defaults.summary_input_budget),
+            max_words=options.max_summary_words or self.defaults.max_summary_words,
+            instructions=instructions,
+            tokenizer=self.tokenizer,
+            build_request=lambda chunk: self._summary_request(
+                chunk, options, instructions, template
+            ),
+            summarize=self._summarize,
+            warnings=warnings,
+        )
+
     def _summary_request(
-        self, rest: Sequence[Message], options: CompactOptions, instructions: str | None
+        self,
+        rest: Sequence[Message],
+        options: CompactOptions,
+        instructions: str | None,
+        template: SummaryTemplate = "sections",
     ) -> SummaryRequest:
         max_words = options.max_summary_words or self.defaults.max_summary_words
+        build = build_archived_prompt if template == "archived" else build_summary_prompt
         prompt = (
-            build_summary_prompt(serialize_for_summary(rest), max_words, instructions)
+            build(serialize_for_summary(rest), max_words, instructions)
             if self._prompt_is_read()
             else ""
         )
@@ -374,13 +529,14 @@ class CompactionService:
             prompt=prompt,
             max_words=max_words,
             instructions=instructions,
+            template=template,
         )
 
     def _prompt_is_read(self) -> bool:
-        """Only LLM summarizers read the prompt; the extractive one reads the messages. For
-        200k tokens the prompt is ~2x the request body, so it is built only when read. Told
-        by name, as start-up chooses the fallback: wrappers (retries, timing) keep it."""
-        return any(s.name != EXTRACTIVE for s in (self.summarizer, self.fallback) if s is not None)
+        """Only summarizers that read the prompt get one (`reads_prompt`, true unless a
+        summarizer says otherwise): for 200k tokens it is ~2x the request body, and the
+        extractive summarizer reads the messages instead."""
+        return any(getattr(s, "reads_prompt", True) for s in (self.summarizer, self.fallback) if s)
 
     async def _summarize(
         self, request: SummaryRequest, warnings: list[str]
@@ -456,26 +612,3 @@ def _pick(value: _N | None, default: _N) -> _N:
 
 def _decision_reason(decision: Decision) -> NotCompactedReason:
     return "below_min_messages" if decision.reason == "below_min_messages" else "below_threshold"
-
-
-def _refuse(broken: Sequence[Violation]) -> None:
-    if broken:
-        raise InvalidConversationError(broken)
-
-
-def _unchanged(
-    messages: Sequence[Message],
-    token_count: int,
-    reason: NotCompactedReason,
-    warnings: Sequence[str] = (),
-    *,
-    fmt: Format = "anthropic",
-) -> CompactResult:
-    return CompactResult(
-        compacted=False,
-        format=fmt,
-        reason=reason,
-        messages=list(messages),
-        token_count=token_count,
-        warnings=list(warnings),
-    )

@@ -15,6 +15,7 @@ from app.core.errors import InvalidConversationError
 from app.core.ports import Summarizer, SummaryRequest
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.metrics import Metrics
+from app.service.slots import BusyError
 
 
 class MeteredCompactionService(CompactionService):
@@ -31,12 +32,13 @@ class MeteredCompactionService(CompactionService):
         except InvalidConversationError:
             self.metrics.observe_compaction(requested, "invalid_conversation", 0, None)
             raise
+        except BusyError:
+            self.metrics.observe_compaction(requested, "busy", 0, None)
+            raise
         except Exception:
             self.metrics.observe_compaction(requested, "error", 0, None)
             raise
-        # `CompactResult.strategy` (the strategy that ran, once strategies can choose) wins
-        # over the requested one when present.
-        strategy = str(getattr(result, "strategy", None) or requested)
+        strategy = result.strategy  # the one that ran: a cooldown may have run prune
         after = result.stats.compacted_token_count if result.stats else None
         outcome = "compacted" if result.compacted else str(result.reason)
         self.metrics.observe_compaction(strategy, outcome, result.token_count, after)
@@ -55,6 +57,11 @@ class TimedSummarizer:
     @property
     def name(self) -> str:
         return self._inner.name
+
+    @property
+    def reads_prompt(self) -> bool:
+        """As the wrapped summarizer says (the extractive one reads the messages)."""
+        return bool(getattr(self._inner, "reads_prompt", True))
 
     async def summarize(self, request: SummaryRequest) -> str:
         started = time.perf_counter()

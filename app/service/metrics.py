@@ -18,8 +18,9 @@ class Metrics(Protocol):
     def observe_compaction(
         self, strategy: str, outcome: str, tokens_before: int, tokens_after: int | None
     ) -> None:
-        """One compaction: `outcome` is `compacted`, a not-compacted reason, or
-        `invalid_conversation`; `tokens_after` is None when nothing was compacted."""
+        """One compaction: `outcome` is `compacted`, a not-compacted reason,
+        `invalid_conversation`, `busy` (no summary slot) or `error`; `tokens_after` is None
+        when nothing was compacted."""
 
     def observe_summary(self, summarizer: str, outcome: str, seconds: float) -> None:
         """One summarizer call (its retries included): `outcome` is `ok` or `error`."""

@@ -5,9 +5,16 @@ from typing import Any
 import pytest
 
 from app.core.assemble import restored_file_message, summary_message
-from app.core.extractive import HEADINGS, ExtractiveSummarizer, extract_facts, extract_summary
+from app.core.extractive import (
+    HEADINGS,
+    ExtractiveSummarizer,
+    extract_archived,
+    extract_facts,
+    extract_summary,
+)
 from app.core.messages import Message
 from app.core.ports import SummaryRequest
+from app.core.prompt import ARCHIVED_HEADINGS
 
 CORPUS = sorted(Path("/work/shared/corpus").glob("*.anthropic.json"))
 
@@ -471,3 +478,71 @@ def test_corpus_transcript_summary(path: Path) -> None:
     ]
     assert reads
     assert all(read in section(summary, "File Operations") for read in reads)
+
+
+ARCHIVED_SMALL = """\
+### \U0001f3af Objectives & Status
+* **Original Goal**: Fix the failing test in calc.py
+* **Latest Request**: Thanks, also add a docstring
+
+### \U0001f3d7\ufe0f Technical Context (Static)
+* **Stack**: Python (by file extension)
+* **Environment**: commands run: pytest
+
+### \u2705 Completed Milestones (The "Done" Pile)
+* [\u2713] Fix the failing test in calc.py - Running the tests again.
+* [\u2713] Thanks, also add a docstring - no answer yet
+
+### \U0001f9e0 Key Insights & Decisions (Persistent Memory)
+* **Decisions**: Not extracted without an LLM; see the milestones.
+* **Learnings**: bash `pytest -q`: AssertionError: 0 != 2 (resolved later)
+* **User Preferences**: Not extracted without an LLM.
+
+### \U0001f4c2 File System State (Snapshot)
+*(Modified files in this archive segment)*
+* `calc.py`: edited"""
+
+
+def test_archived_summary_of_a_small_conversation_is_exact() -> None:
+    assert extract_archived(SMALL_CONVERSATION, 1200) == ARCHIVED_SMALL
+
+
+def test_archived_summary_of_nothing_says_what_is_not_shown() -> None:
+    assert extract_archived([], 1200) == "\n\n".join(
+        [
+            f"{ARCHIVED_HEADINGS[0]}\n* **Original Goal**: Not shown in the archived messages.",
+            f"{ARCHIVED_HEADINGS[1]}\n* **Stack**: Not shown in the archived messages.\n"
+            "* **Environment**: Not shown in the archived messages.",
+            f"{ARCHIVED_HEADINGS[2]}\n* None.",
+            f"{ARCHIVED_HEADINGS[3]}\n"
+            "* **Decisions**: Not extracted without an LLM; see the milestones.\n"
+            "* **Learnings**: No errors observed.\n"
+            "* **User Preferences**: Not extracted without an LLM.",
+            f"{ARCHIVED_HEADINGS[4]}\n*(Modified files in this archive segment)*\n* None modified.",
+        ]
+    )
+
+
+def test_archived_summary_keeps_the_latest_milestones_within_the_word_limit() -> None:
+    many = [m for i in range(30) for m in (user(f"Task number {i}."), assistant(f"Did {i}."))]
+    text = extract_archived(many, 120)
+    assert len(text.split()) <= 120
+    milestones = section_lines(text, ARCHIVED_HEADINGS[2])
+    assert milestones[0].startswith("* (+")
+    assert milestones[-1] == "* [\u2713] Task number 29. - Did 29."
+
+
+def section_lines(text: str, heading: str) -> list[str]:
+    return text.split(f"{heading}\n", 1)[1].split("\n\n", 1)[0].splitlines()
+
+
+@pytest.mark.anyio
+async def test_the_extractive_summarizer_writes_the_archived_template_when_asked() -> None:
+    request = SummaryRequest(
+        messages=tuple(SMALL_CONVERSATION),
+        system="",
+        prompt="",
+        max_words=1200,
+        template="archived",
+    )
+    assert await ExtractiveSummarizer().summarize(request) == ARCHIVED_SMALL

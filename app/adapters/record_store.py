@@ -1,0 +1,71 @@
+"""Compaction records as one JSON file each:
+`{data_dir}/sessions/{session_id}/compactions/{record_id}.json`.
+
+One file per record, under a unique time-sortable name, written with
+`app.adapters.files.replace_durably`: concurrent compactions of one session, in one process
+or in several replicas sharing the data directory, never overwrite each other's records
+(no read-modify-write of a shared file). Listing sorts the names, which is time order.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import orjson
+from pydantic import ValidationError
+
+from app.adapters.files import ensure_dir, errno_name, read_regular, replace_durably
+from app.core.errors import ArchiveError
+from app.core.ids import is_valid_id
+from app.core.records import CompactionRecord
+
+SESSIONS_DIRNAME = "sessions"
+RECORDS_DIRNAME = "compactions"
+_SUFFIX = ".json"
+
+log = logging.getLogger("context_compact.records")
+
+
+class FileRecordStore:
+    """`RecordStore` on the local file system. Errors are `ArchiveError` (a storage error)."""
+
+    def __init__(self, data_dir: str) -> None:
+        self._data_dir = data_dir
+        self._sessions = os.path.join(data_dir, SESSIONS_DIRNAME)
+
+    def append(self, record: CompactionRecord) -> None:
+        if not (is_valid_id(record.id) and is_valid_id(record.session_id)):
+            raise ArchiveError("invalid record or session id")
+        session = os.path.join(self._sessions, record.session_id)
+        directory = os.path.join(session, RECORDS_DIRNAME)
+        try:
+            ensure_dir(self._sessions, self._data_dir)
+            ensure_dir(session, self._sessions)
+            ensure_dir(directory, session)
+            replace_durably(directory, record.id + _SUFFIX, orjson.dumps(record.model_dump()))
+        except OSError as exc:
+            raise ArchiveError(f"record write failed: {errno_name(exc)}") from exc
+
+    def list(self, session_id: str) -> list[CompactionRecord]:
+        """Every readable record of the session, oldest first; corrupt files are skipped."""
+        if not is_valid_id(session_id):
+            return []
+        directory = os.path.join(self._sessions, session_id, RECORDS_DIRNAME)
+        try:
+            names = sorted(os.listdir(directory))
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise ArchiveError(f"record directory unreadable: {errno_name(exc)}") from exc
+        records = []
+        for name in names:
+            if name.startswith(".") or not name.endswith(_SUFFIX):
+                continue
+            try:
+                data = read_regular(os.path.join(directory, name))
+                if data is not None:
+                    records.append(CompactionRecord.model_validate(orjson.loads(data)))
+            except (OSError, orjson.JSONDecodeError, ValidationError) as exc:
+                log.warning("skipping unreadable record", extra={"record": name, "error": str(exc)})
+        return records

@@ -1,0 +1,30 @@
+"""`GET /sessions/{session_id}/compactions`: a session's compaction records (seed 002 §3.3)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.api.deps import ServiceDep
+from app.api.errors import ApiError
+from app.api.schemas import ErrorResponse, SessionCompactionsResponse
+from app.core.errors import ArchiveError
+from app.core.ids import is_valid_id
+
+router = APIRouter(tags=["sessions"], responses={422: {"model": ErrorResponse}})
+
+
+@router.get(
+    "/sessions/{session_id}/compactions",
+    summary="The compaction records of a session",
+    responses={503: {"model": ErrorResponse}},
+)
+async def list_compactions(session_id: str, service: ServiceDep) -> SessionCompactionsResponse:
+    """Every compaction the session attempted, oldest first: compacted, or failed on the way
+    (archive_failed, summarization_failed). A session with none has an empty list."""
+    if not is_valid_id(session_id):
+        raise ApiError(422, "invalid_request", "not a valid session id", field="session_id")
+    try:
+        records = await service.list_records(session_id)
+    except ArchiveError as exc:
+        raise ApiError(503, "records_unreadable", str(exc)) from exc
+    return SessionCompactionsResponse(session_id=session_id, records=records)

@@ -1,0 +1,157 @@
+"""Summarizing a rest of any length within the summarizer's input budget (app.core.chunking).
+
+One chunk when the rest fits (the request is exactly the unchunked one); otherwise one
+summarizer call per chunk, each carrying the summary so far. Counting and cutting run in a
+worker thread; a chunk whose summary fails fails the whole summary (the caller then returns
+the input unchanged, as for any failed summary).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from anyio import to_thread
+
+from app.core.chunking import (
+    EXACT_CHECK_SHARE,
+    Unit,
+    carried_pair,
+    cut_unit,
+    next_chunk,
+    prompt_overhead,
+    prompt_tokens,
+    transcript_bound,
+    transcript_costs,
+    units_of,
+)
+from app.core.messages import Message
+from app.core.ports import SummaryRequest, Tokenizer
+from app.core.tokens import count_messages
+
+BuildRequest = Callable[[Sequence[Message]], SummaryRequest]
+_PLAN_ATTEMPTS = 16
+Summarize = Callable[[SummaryRequest, list[str]], Awaitable[tuple[str, str] | None]]
+
+
+@dataclass(frozen=True)
+class ChunkedSummary:
+    text: str
+    summarizer: str
+    chunks: int
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """What one summarizer call gets, and the unit where the next chunk starts."""
+
+    messages: tuple[Message, ...]
+    next_unit: int
+
+
+async def summarize_in_chunks(
+    rest: Sequence[Message],
+    *,
+    budget: int,
+    max_words: int,
+    instructions: str | None,
+    tokenizer: Tokenizer,
+    build_request: BuildRequest,
+    summarize: Summarize,
+    warnings: list[str],
+) -> ChunkedSummary | None:
+    """The summary of `rest`; None when a chunk's summary failed or the budget cannot hold
+    even the prompt (both with a warning)."""
+    planner = _Planner(rest, budget, max_words, instructions, tokenizer)
+    await to_thread.run_sync(planner.prepare)
+    if planner.room <= 0:
+        warnings.append(
+            f"summary_input_budget {budget} is smaller than the summary prompt itself "
+            f"({planner.overhead} tokens)"
+        )
+        return None
+    summary: str | None = None
+    name = ""
+    chunks, start = 0, 0
+    while start < len(planner.units):
+        plan = await to_thread.run_sync(planner.plan, start, summary)
+        if plan is None:
+            warnings.append(f"summary_input_budget {budget} cannot hold chunk {chunks + 1}")
+            return None
+        request = await to_thread.run_sync(build_request, plan.messages)
+        result = await summarize(request, warnings)
+        if result is None:
+            if chunks:
+                warnings.append(f"summary failed at chunk {chunks + 1}")
+            return None
+        summary, name = result
+        chunks, start = chunks + 1, plan.next_unit
+    if summary is None:
+        return None
+    return ChunkedSummary(summary, name, chunks)
+
+
+class _Planner:
+    """Chunk planning state; every method is CPU work meant for a worker thread."""
+
+    def __init__(
+        self,
+        rest: Sequence[Message],
+        budget: int,
+        max_words: int,
+        instructions: str | None,
+        tokenizer: Tokenizer,
+    ) -> None:
+        self.rest = tuple(rest)
+        self.budget = budget
+        self.max_words = max_words
+        self.instructions = instructions
+        self.tokenizer = tokenizer
+        self.units: list[Unit] = []
+        self.overhead = 0
+        self.room = 0
+
+    def prepare(self) -> None:
+        count = self.tokenizer.count
+        self.overhead = prompt_overhead(self.max_words, self.instructions, count)
+        self.room = self.budget - self.overhead
+        # The usual case, a rest far within the budget, is decided from the counts the
+        # service already made (cached); the transcript is tokenized only when chunking.
+        counted = count_messages(self.tokenizer, self.rest)
+        bound = sum(transcript_bound(m, n) for m, n in zip(self.rest, counted, strict=True))
+        if self.overhead + bound <= EXACT_CHECK_SHARE * self.budget:
+            self.units = [Unit(self.rest, bound, True)]
+            return
+        self.units = units_of(self.rest, transcript_costs(self.rest, self.tokenizer.count_batch))
+
+    def plan(self, start: int, summary: str | None) -> ChunkPlan | None:
+        """The next chunk; None when not even a cut unit fits beside the carried summary."""
+        count, count_batch = self.tokenizer.count, self.tokenizer.count_batch
+        carry = carried_pair(summary, self.room, count) if summary is not None else ()
+        room = self.room - sum(transcript_costs(carry, count_batch))
+        end = next_chunk(self.units, start, room)
+        for _ in range(_PLAN_ATTEMPTS):
+            if end == start:
+                body = cut_unit(self.units[start].messages, room, count, count_batch)
+                end, body_cost = start + 1, sum(transcript_costs(body, count_batch))
+            else:
+                body = tuple(m for unit in self.units[start:end] for m in unit.messages)
+                body_cost = sum(u.cost for u in self.units[start:end])
+                left = room - body_cost
+                if end < len(self.units) and self.units[end].cost > room and left >= room // 4:
+                    # the next unit must be cut anyway: cut it into this chunk's space
+                    cut = cut_unit(self.units[end].messages, left, count, count_batch)
+                    body, end = (*body, *cut), end + 1
+                    body_cost += sum(transcript_costs(cut, count_batch))
+            messages = (*carry, *body)
+            if self.budget - room + body_cost <= EXACT_CHECK_SHARE * self.budget:
+                return ChunkPlan(messages, end)
+            exact = prompt_tokens(messages, self.max_words, self.instructions, count)
+            if exact <= self.budget:
+                return ChunkPlan(messages, end)
+            # the tokens of the parts did not add up exactly: plan again in less room
+            room -= exact - self.budget
+            if room <= 0:
+                return None
+            end = next_chunk(self.units, start, room)
+        return None

@@ -1,0 +1,68 @@
+"""The `prune` strategy's orchestration: no LLM call. Plan the clearing
+(`app.core.prune`), archive the originals of every changed message, return the list with
+old tool results replaced by placeholders."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeVar
+
+from anyio import to_thread
+
+from app.core.compaction import CompactResult
+from app.core.errors import ArchiveError
+from app.core.prune import PruneRules, plan_prune
+from app.service.prepared import Prepared, refuse_from
+
+if TYPE_CHECKING:
+    from app.service.compaction import CompactionService
+
+_T = TypeVar("_T")
+
+
+async def compact_prune(
+    service: CompactionService, prepared: Prepared, warnings: list[str]
+) -> CompactResult:
+    options = prepared.request.options
+    defaults = service.defaults
+    refuse_from(prepared, 0)  # every message comes back, cleared or as sent
+    rules = PruneRules(
+        keep_recent=_or(options.prune_keep_recent, defaults.prune_keep_recent),
+        exclude_tools=frozenset(
+            defaults.prune_exclude_tools
+            if options.prune_exclude_tools is None
+            else options.prune_exclude_tools
+        ),
+        clear_inputs=_or(options.prune_clear_inputs, defaults.prune_clear_inputs),
+    )
+    minimum = _or(options.prune_min_tokens, defaults.prune_min_tokens)
+    at = service.now().isoformat()
+    messages = prepared.messages
+    plan = await to_thread.run_sync(
+        plan_prune, messages, rules, prepared.format, at, service.tokenizer.count
+    )
+    if not plan.compacted_indexes or plan.tokens_saved < minimum:
+        note = (
+            f"clearing old tool results would save {plan.tokens_saved} tokens "
+            f"(prune_min_tokens {minimum}, {rules.keep_recent} recent tool uses kept)"
+        )
+        return prepared.unchanged("nothing_to_prune", [*warnings, note], strategy="prune")
+    originals = [messages[i] for i in plan.compacted_indexes]
+    try:
+        archive = await service.save_archive(prepared, originals)
+    except ArchiveError as exc:
+        return prepared.unchanged(
+            "archive_failed", [*warnings, f"archive failed: {exc}"], strategy="prune"
+        )
+    return await service.compacted(
+        prepared,
+        list(plan.messages),
+        archive=archive,
+        compacted_indexes=plan.compacted_indexes,
+        retained=len(messages) - len(plan.compacted_indexes),
+        strategy="prune",
+        warnings=warnings,
+    )
+
+
+def _or(value: _T | None, default: _T) -> _T:
+    return default if value is None else value

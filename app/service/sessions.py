@@ -1,0 +1,126 @@
+"""The session's side of a compaction (seed 002 §3.2-3.3, seed 003 §7.3): before it, the
+strategy the session's records allow; after it, the record appended.
+
+The state is read from the records (`app.core.records`) on every compaction of a session,
+never kept in memory, so replicas sharing the data directory agree.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from typing import TYPE_CHECKING
+
+from anyio import to_thread
+
+from app.core.compaction import CompactResult
+from app.core.errors import ArchiveError
+from app.core.ids import new_archive_id
+from app.core.messages import Message, message_text
+from app.core.records import (
+    RECORDED_FAILURES,
+    SUMMARIZING_STRATEGIES,
+    CompactionRecord,
+    cooldown_end,
+    message_id,
+    successful_compactions,
+)
+from app.service.prepared import Prepared
+
+if TYPE_CHECKING:
+    from app.service.compaction import CompactionService
+
+log = logging.getLogger("context_compact.sessions")
+
+
+def new_record_id() -> str:
+    """Unique and time-sortable: file names of concurrent records never collide."""
+    return new_archive_id(time.time_ns(), secrets.token_hex(6))
+
+
+async def session_gate(
+    service: CompactionService, prepared: Prepared
+) -> tuple[str, list[str]] | CompactResult:
+    """The strategy to run, per the session's records: none past `max_iterations`;
+    `prune` instead of a summarizing strategy during the cooldown after a failed summary."""
+    request = prepared.request
+    strategy: str = request.options.strategy
+    warnings: list[str] = []
+    limit = (
+        service.defaults.max_iterations
+        if request.options.max_iterations is None
+        else request.options.max_iterations
+    )
+    cooldown = service.defaults.summary_cooldown_seconds
+    summarizing = strategy in SUMMARIZING_STRATEGIES
+    if request.session_id is None or service.records is None:
+        return strategy, warnings
+    if not limit and not (summarizing and cooldown > 0):
+        return strategy, warnings
+    try:
+        records = await to_thread.run_sync(service.records.list, request.session_id)
+    except ArchiveError as exc:
+        warnings.append(f"session records unreadable, limits not applied: {exc}")
+        return strategy, warnings
+    done = successful_compactions(records)
+    if limit and done >= limit:
+        return prepared.unchanged(
+            "max_iterations",
+            [
+                f"session {request.session_id} has reached max_iterations: "
+                f"{done} compactions of {limit} allowed"
+            ],
+        )
+    end = cooldown_end(records, cooldown, service.now()) if summarizing else None
+    if end is not None:
+        warnings.append(
+            f"summaries are cooling down until {end.isoformat()} after a failed summary "
+            f"in this session: ran prune instead of {strategy}"
+        )
+        strategy = "prune"
+    return strategy, warnings
+
+
+async def record(
+    service: CompactionService, prepared: Prepared, result: CompactResult
+) -> CompactResult:
+    """Appends the session's record of an attempted compaction (see `app.core.records`).
+    A record that cannot be written costs a warning, never the compaction."""
+    request = prepared.request
+    recorded = result.compacted or result.reason in RECORDED_FAILURES
+    if request.session_id is None or service.records is None or not recorded:
+        return result
+    messages = prepared.messages
+    summary_message = _summary_message(result, len(prepared.partition.head))
+    record = CompactionRecord(
+        id=new_record_id(),
+        session_id=request.session_id,
+        timestamp=service.now().isoformat(),
+        reason=request.record_reason,
+        strategy=result.strategy,
+        outcome="compacted" if result.compacted else str(result.reason),
+        message_count_before=len(messages),
+        message_count_after=len(result.messages),
+        tokens_before=prepared.token_count,
+        tokens_after=result.stats.compacted_token_count if result.stats else result.token_count,
+        compacted_message_ids=[message_id(messages[i]) for i in result.compacted_indexes],
+        summary_message_id=message_id(summary_message) if summary_message else None,
+        archive_id=result.archive.id if result.archive else None,
+        warnings=result.warnings,
+    )
+    try:
+        await to_thread.run_sync(service.records.append, record)
+    except ArchiveError as exc:
+        log.error("compaction record not written", extra={"error": str(exc)})
+        warning = f"compaction record not written: {exc}"
+        return result.model_copy(update={"warnings": [*result.warnings, warning]})
+    return result
+
+
+def _summary_message(result: CompactResult, head: int) -> Message | None:
+    """The message of the output that carries the summary: right after the head for `full`
+    and `tail`, after the kept memory messages for `selective`."""
+    if result.summary is None:
+        return None
+    return next((m for m in result.messages[head:] if result.summary in message_text(m)), None)

@@ -1,0 +1,181 @@
+"""`strategy: selective` over HTTP, in both formats, and over every corpus transcript."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.cut import cut_note, cut_text
+from app.core.dialects import from_openai
+from app.core.messages import Message
+from app.core.tokens import compact_json
+from app.core.validate import anthropic_violations, openai_violations
+from tests.api.test_corpus import FILES, load
+from tests.builders import assistant, system, tool_result, tool_use, user
+
+pytestmark = pytest.mark.anyio
+
+
+def block(n: int, output: str = "ok") -> list[dict[str, Any]]:
+    call = tool_use("bash", f"t{n}", command=f"step {n}")
+    return [assistant(f"Step {n}.", call), tool_result(f"t{n}", output)]
+
+
+async def test_selective_drops_old_tool_blocks_and_reports_its_phases(
+    client: httpx.AsyncClient,
+) -> None:
+    raw = [system("s"), user("Fix it."), *block(1), *block(2), *block(3), assistant("Done.")]
+    body = {
+        "messages": raw,
+        "force": True,
+        "options": {"strategy": "selective", "keep_recent": 1},
+    }
+    response = await client.post("/compact", json=body)
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert data["compacted"] is True
+    assert data["strategy"] == "selective"
+    assert data["messages"] == [system("s"), user("Fix it."), *block(3), assistant("Done.")]
+    assert data["compacted_indexes"] == [2, 3, 4, 5]
+    assert [p["phase"] for p in data["phases"]] == [
+        "selective_start",
+        "tool_blocks",
+        "skill_prompt",
+        "assistant_message",
+        "skill_metadata",
+        "user_message",
+        "selective_done",
+    ]
+    assert data["phases"][1]["detail"] == "dropped 2 tool blocks, cut 0 inputs and 0 results"
+    assert data["summary"] is None
+    archive = (await client.get(f"/archives/{data['archive']['id']}")).json()
+    assert archive["messages"] == raw[1:]
+
+
+async def test_selective_cuts_openai_tool_arguments_in_the_openai_answer(
+    client: httpx.AsyncClient, tokenizer: TiktokenTokenizer
+) -> None:
+    words = " ".join(f"w{i}" for i in range(400))
+    raw = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "Write it."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "write", "arguments": json.dumps({"text": words})},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "written"},
+    ]
+    body = {
+        "messages": raw,
+        "force": True,
+        "options": {"strategy": "selective", "tool_call_threshold": 50, "preview_tokens": 5},
+    }
+    data = (await client.post("/compact", json=body)).json()
+    assert data["format"] == "openai"
+    preview = cut_text(compact_json({"text": words}), 5, tokenizer.count)
+    assert preview.endswith(cut_note(tokenizer.count(compact_json({"text": words})), 5))
+    assert data["messages"][2]["tool_calls"] == [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "write", "arguments": json.dumps({"_preview": preview})},
+        }
+    ]
+    assert data["messages"][3] == raw[3]
+    assert openai_violations(data["messages"]) == []
+
+
+async def test_unknown_strategy_options_are_a_422_naming_the_field(
+    client: httpx.AsyncClient,
+) -> None:
+    body = {"messages": [user("hi")], "options": {"strategy": "selective", "keep_recent": -1}}
+    response = await client.post("/compact", json=body)
+    assert response.status_code == 422
+    assert "options.keep_recent" in response.text
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+async def test_every_transcript_compacts_selectively_smaller_and_valid(
+    path: Path, client: httpx.AsyncClient
+) -> None:
+    messages = load(path)
+    body = {
+        "messages": messages,
+        "force": True,
+        "options": {"strategy": "selective", "keep_recent": 2, "fallback_to_summary": False},
+    }
+    response = await client.post("/compact", json=body)
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert data["compacted"] is True
+    out = data["messages"]
+    if data["format"] == "openai":
+        assert openai_violations(out) == []
+        assert anthropic_violations(from_openai(out)) == []
+    else:
+        assert anthropic_violations([Message.model_validate(m) for m in out]) == []
+    stats = data["stats"]
+    assert stats["compacted_token_count"] < stats["original_token_count"]
+    counted = (await client.post("/count", json={"messages": out})).json()["token_count"]
+    assert counted == stats["compacted_token_count"]
+    print(f"{path.name}: selective ratio {stats['compaction_ratio']}")
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+async def test_every_transcript_falls_back_to_a_chunked_summary_valid_and_smaller(
+    path: Path, client: httpx.AsyncClient
+) -> None:
+    messages = load(path)
+    options = {
+        "strategy": "selective",
+        "keep_recent": 2,
+        "context_window": 1000,
+        "threshold": 0.5,
+        "summary_input_budget": 2000,
+    }
+    body = {"messages": messages, "force": True, "options": options}
+    data = (await client.post("/compact", json=body)).json()
+    assert data["compacted"] is True
+    assert [p["phase"] for p in data["phases"]][-2:] == ["summary_start", "summary_done"]
+    assert data["summary_chunks"] >= 1
+    out = data["messages"]
+    if data["format"] == "openai":
+        assert openai_violations(out) == []
+    else:
+        assert anthropic_violations([Message.model_validate(m) for m in out]) == []
+    stats = data["stats"]
+    assert stats["compacted_token_count"] < stats["original_token_count"]
+    print(
+        f"{path.name}: fallback ratio {stats['compaction_ratio']}, {data['summary_chunks']} chunks"
+    )
+
+
+README_EXAMPLE = re.search(
+    r"-d '(\{\n  \"force\".*?\n\})'",
+    (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8"),
+    re.DOTALL,
+)
+
+
+async def test_the_readme_example_answers_as_the_readme_says(client: httpx.AsyncClient) -> None:
+    assert README_EXAMPLE is not None
+    body = json.loads(README_EXAMPLE.group(1))
+    data = (await client.post("/compact", json=body)).json()
+    sent = body["messages"]
+    gap = {"role": "assistant", "content": "[Earlier messages compacted]"}
+    assert data["messages"] == [*sent[:2], gap, sent[3], *sent[6:]]
+    assert data["compacted_indexes"] == [2, 4, 5]
+    assert data["phases"][1]["detail"] == "dropped 1 tool blocks, cut 0 inputs and 0 results"

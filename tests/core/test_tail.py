@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.messages import Message
+from app.core.prompt import ARCHIVED_TITLE
+from app.core.tail import (
+    TailPlan,
+    archive_span,
+    archived_header,
+    archived_text,
+    assemble_tail,
+    plan_tail,
+)
+from tests.builders import assistant, parse, system, tool_result, tool_use, user
+
+
+def rounds(n: int) -> list[dict[str, Any]]:
+    """`n` rounds of a request, a tool call with its result, and an answer."""
+    out: list[dict[str, Any]] = []
+    for i in range(1, n + 1):
+        out += [
+            user(f"Task {i}."),
+            assistant(tool_use("bash", f"t{i}", command=f"echo {i}")),
+            tool_result(f"t{i}", str(i)),
+            assistant(f"Done {i}."),
+        ]
+    return out
+
+
+CONVERSATION = parse([system("s"), *rounds(4)])
+COUNTS = [10] * len(CONVERSATION)  # every message 10 tokens: a round is 40
+
+
+def test_tail_keeps_the_most_recent_rounds_verbatim_and_plans_the_rest_for_the_summary() -> None:
+    plan = plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=2, target=1000)
+    assert plan == TailPlan(
+        older=tuple(CONVERSATION[1:9]),
+        kept=tuple(CONVERSATION[9:]),
+        compacted_indexes=tuple(range(1, 9)),
+        kept_rounds=2,
+        warnings=(),
+    )
+
+
+def test_tail_keeps_fewer_rounds_when_they_exceed_the_target_and_says_so() -> None:
+    plan = plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=3, target=85)
+    assert plan is not None
+    assert plan.kept == tuple(CONVERSATION[9:])
+    assert plan.warnings == (
+        "kept 2 of the 3 most recent rounds asked for: 3 rounds take 120 tokens, "
+        "over the target of 85",
+    )
+
+
+def test_tail_never_keeps_fewer_than_the_current_round() -> None:
+    plan = plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=2, target=5)
+    assert plan is not None
+    assert plan.kept == tuple(CONVERSATION[13:])
+    assert plan.kept_rounds == 1
+    assert plan.warnings == (
+        "kept 1 of the 2 most recent rounds asked for: 2 rounds take 80 tokens, "
+        "over the target of 5",
+        "the current round alone takes 40 tokens, over the target of 5: kept whole",
+    )
+
+
+def test_tail_plans_nothing_when_every_round_would_be_kept() -> None:
+    assert plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=4, target=1000) is None
+    assert plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=10, target=1000) is None
+
+
+def test_tool_results_sharing_a_message_with_the_next_request_go_with_the_older_rounds() -> None:
+    messages = parse(
+        [
+            system("s"),
+            user("Run it."),
+            assistant(tool_use("bash", "t1", command="make")),
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "built"},
+                    {"type": "text", "text": "Please continue."},
+                ],
+            },
+            assistant("Continuing."),
+        ]
+    )
+    plan = plan_tail(messages, 1, [1] * 5, keep_rounds=1, target=1000)
+    assert plan is not None
+    assert plan.older == (
+        messages[1],
+        messages[2],
+        Message.model_validate(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "built"}],
+            }
+        ),
+    )
+    assert plan.kept == (
+        Message.model_validate(
+            {"role": "user", "content": [{"type": "text", "text": "Please continue."}]}
+        ),
+        messages[4],
+    )
+    assert plan.compacted_indexes == (1, 2, 3)
+
+
+def test_the_span_uses_metadata_timestamps_when_both_ends_have_one() -> None:
+    messages = parse(
+        [
+            {"role": "user", "content": "a", "metadata": {"timestamp": "2026-11-23T10:00:00Z"}},
+            {"role": "assistant", "content": "b", "metadata": {"created_at": 1763892000}},
+        ]
+    )
+    assert archive_span(messages, [0, 1], "now") == ("2026-11-23T10:00:00Z", "1763892000")
+
+
+def test_the_span_falls_back_to_positions_and_the_time_of_archiving() -> None:
+    messages = parse([system("s"), user("a"), assistant("b"), user("c")])
+    assert archive_span(messages, [1, 2], "2026-11-23T04:30:00+00:00") == (
+        "message 2",
+        "message 3, archived 2026-11-23T04:30:00+00:00",
+    )
+
+
+def test_the_archived_text_has_the_template_title_once() -> None:
+    header = archived_header("message 2", "message 9")
+    assert header == (
+        "## \U0001f4cc Archived Session Summary\n*(Contains context from message 2 to message 9)*"
+    )
+    repeated = f"{ARCHIVED_TITLE}\n*(Contains context from then to now)*\n\n### Body"
+    assert archived_text(header, repeated) == f"{header}\n\n### Body"
+    assert archived_text(header, "### Body\n") == f"{header}\n\n### Body"
+
+
+def test_the_archived_summary_goes_after_the_head_and_before_the_kept_rounds() -> None:
+    head = parse([system("s"), system("## \U0001f4cc Archived Session Summary\nold")])
+    kept = parse([user("Task."), assistant("Done.")])
+    assert assemble_tail(head, "new", kept) == [
+        *head,
+        Message(role="system", content="new"),
+        *kept,
+    ]

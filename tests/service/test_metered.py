@@ -1,0 +1,78 @@
+"""Compactions as the metrics see them: the strategy that ran and every outcome."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.compaction import CompactOptions
+from app.service.compaction import CompactRequest
+from app.service.metered import MeteredCompactionService
+from app.service.slots import BusyError, SummarySlots
+from tests.builders import DictWorkdir, FakeSummarizer, MemoryArchive, parse, system
+from tests.service.test_strategies import DEFAULTS, rounds
+
+pytestmark = pytest.mark.anyio
+
+Observed = tuple[str, str, int, int | None]
+
+
+class RecordingMetrics:
+    def __init__(self) -> None:
+        self.compactions: list[Observed] = []
+
+    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        pass
+
+    def observe_compaction(
+        self, strategy: str, outcome: str, tokens_before: int, tokens_after: int | None
+    ) -> None:
+        self.compactions.append((strategy, outcome, tokens_before, tokens_after))
+
+    def observe_summary(self, summarizer: str, outcome: str, seconds: float) -> None:
+        pass
+
+    def observe_restore_skip(self, reason: str) -> None:
+        pass
+
+    def exposition(self) -> tuple[bytes, str]:
+        return b"", "text/plain"
+
+
+def make_service(
+    tokenizer: TiktokenTokenizer, metrics: RecordingMetrics, slots: SummarySlots
+) -> MeteredCompactionService:
+    return MeteredCompactionService(
+        metrics=metrics,
+        tokenizer=tokenizer,
+        summarizer=FakeSummarizer(lambda r: "BODY"),
+        workdir=DictWorkdir(),
+        archive=MemoryArchive(),
+        defaults=DEFAULTS,
+        slots=slots,
+    )
+
+
+async def test_a_compaction_refused_for_want_of_a_summary_slot_is_counted_as_busy(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    metrics = RecordingMetrics()
+    slots = SummarySlots(1, wait=0)
+    service = make_service(tokenizer, metrics, slots)
+    messages = parse([system("s"), *rounds(1, 3)])
+    async with slots.hold():
+        with pytest.raises(BusyError):
+            await service.compact(CompactRequest(messages=messages, force=True))
+    assert metrics.compactions == [("full", "busy", 0, None)]
+
+
+async def test_the_strategy_counted_is_the_one_that_ran(tokenizer: TiktokenTokenizer) -> None:
+    metrics = RecordingMetrics()
+    service = make_service(tokenizer, metrics, SummarySlots(1, wait=0))
+    messages = parse([system("s"), *rounds(1, 3)])
+    options = CompactOptions(strategy="prune", prune_keep_recent=1)
+    result = await service.compact(CompactRequest(messages=messages, options=options, force=True))
+    assert result.stats is not None
+    assert metrics.compactions == [
+        ("prune", "compacted", result.token_count, result.stats.compacted_token_count)
+    ]

@@ -1,0 +1,209 @@
+"""The `selective` pipeline through the real service: rules, fallback summary, rollback."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from app.core.assemble import SUMMARY_ACK
+from app.core.compaction import CompactOptions, CompactResult
+from app.core.decide import Thresholds
+from app.core.errors import InvalidConversationError, SummarizerError
+from app.core.messages import dump_messages
+from app.core.ports import SummaryRequest
+from app.core.restore import RestoreLimits
+from app.core.selective import GAP_TEXT, SelectivePlan, plan_selective
+from app.core.tokens import count_total
+from app.service.compaction import CompactionService, CompactRequest, Defaults
+from app.service.prepared import Prepared
+from app.service.selective import compact_selective
+from tests.builders import (
+    DictWorkdir,
+    FakeSummarizer,
+    MemoryArchive,
+    assistant,
+    parse,
+    system,
+    tool_result,
+    tool_use,
+    user,
+)
+from tests.fakes.tokenizer import WordTokenizer
+
+pytestmark = pytest.mark.anyio
+
+WORDS = WordTokenizer()
+
+
+def make_service(
+    summarizer: FakeSummarizer | None = None, archive: MemoryArchive | None = None
+) -> CompactionService:
+    return CompactionService(
+        tokenizer=WORDS,
+        summarizer=summarizer or FakeSummarizer(),
+        workdir=DictWorkdir(),
+        archive=archive or MemoryArchive(),
+        defaults=Defaults(
+            thresholds=Thresholds(200_000, 0.8, 0.9, 3),
+            restore=RestoreLimits(5, 5000, 50_000),
+            read_tools=(),
+            max_summary_words=1200,
+            ledger_budget=0,
+        ),
+        clock=lambda: datetime(2026, 11, 23, tzinfo=UTC),
+        new_id=lambda: "arch-1",
+    )
+
+
+def block(n: int, words: int = 20) -> list[dict[str, Any]]:
+    call = tool_use("bash", f"t{n}", command=f"step {n}")
+    return [assistant(f"Step {n}.", call), tool_result(f"t{n}", "out " * words)]
+
+
+S = system("You are an agent.")
+MEMORY = user("Remember: tabs.") | {"metadata": {"kind": "memory"}}
+RAW = [
+    S,
+    MEMORY,
+    assistant("Noted."),
+    user("Fix the bug."),
+    *block(1),
+    *block(2),
+    *block(3),
+    assistant("Done."),
+]
+
+
+def options(window: int, **more: Any) -> CompactOptions:
+    return CompactOptions(strategy="selective", context_window=window, threshold=1.0, **more)
+
+
+async def run(
+    service: CompactionService, raw: list[dict[str, Any]], opts: CompactOptions
+) -> CompactResult:
+    return await service.compact(CompactRequest(messages=parse(raw), options=opts))
+
+
+async def test_the_rules_alone_bring_the_list_under_the_threshold() -> None:
+    archive = MemoryArchive()
+    expected = [S, MEMORY, assistant("Noted."), user("Fix the bug."), *block(3), assistant("Done.")]
+    window = count_total(WORDS, parse(expected)) + 1
+    summarizer = FakeSummarizer()
+    result = await run(make_service(summarizer, archive), RAW, options(window, keep_recent=1))
+    assert result.compacted is True
+    assert dump_messages(result.messages) == expected
+    assert result.strategy == "selective"
+    assert result.compacted_indexes == [4, 5, 6, 7]
+    assert [p.phase for p in result.phases] == ["selective_start", "tool_blocks", "selective_done"]
+    assert result.phases[-1].tokens_after == count_total(WORDS, result.messages)
+    assert (result.summary, result.summarizer, summarizer.requests) == (None, None, [])
+    assert result.stats is not None
+    assert (result.stats.compacted_message_count, result.stats.retained_message_count) == (4, 7)
+    assert archive.saved["arch-1"].messages == RAW[1:]
+
+
+async def test_still_over_the_threshold_it_falls_back_to_a_summary_of_the_rules_output() -> None:
+    summarizer = FakeSummarizer()
+    result = await run(make_service(summarizer), RAW, options(30, keep_recent=1))
+    assert dump_messages(result.messages) == [
+        S,
+        MEMORY,
+        {"role": "assistant", "content": GAP_TEXT},
+        {"role": "user", "content": "[Conversation compressed]\n\nSUMMARY"},
+        {"role": "assistant", "content": SUMMARY_ACK},
+    ]
+    summarized = dump_messages(summarizer.requests[0].messages)
+    assert summarized == [
+        {"role": "assistant", "content": GAP_TEXT},
+        user("Fix the bug."),
+        *block(3),
+        assistant("Done."),
+    ]
+    assert [p.phase for p in result.phases] == [
+        "selective_start",
+        "tool_blocks",
+        "skill_prompt",
+        "assistant_message",
+        "skill_metadata",
+        "user_message",
+        "selective_done",
+        "summary_start",
+        "summary_done",
+    ]
+    assert result.phases[-1].tokens_after == count_total(WORDS, result.messages)
+    assert (result.summary, result.summarizer, result.summary_chunks) == ("SUMMARY", "fake", 1)
+    assert result.compacted_indexes == [2, 3, 4, 5, 6, 7, 8, 9, 10]
+
+
+async def test_without_the_fallback_the_rules_output_comes_back_with_a_warning() -> None:
+    summarizer = FakeSummarizer()
+    opts = options(30, keep_recent=1, fallback_to_summary=False)
+    result = await run(make_service(summarizer), RAW, opts)
+    assert result.compacted is True
+    assert summarizer.requests == []
+    assert result.warnings == [
+        f"still {result.phases[-1].tokens_after} tokens after the rules, over the threshold "
+        "of 30 (fallback_to_summary is off)"
+    ]
+
+
+async def test_a_failed_summary_rolls_back_to_the_input() -> None:
+    def fail(request: SummaryRequest) -> str:
+        raise SummarizerError("503", retryable=True)
+
+    messages = parse(RAW)
+    result = await make_service(FakeSummarizer(fail)).compact(
+        CompactRequest(messages=messages, options=options(30))
+    )
+    assert (result.compacted, result.reason) == (False, "summarization_failed")
+    assert result.messages == messages
+    assert result.warnings == ["summarizer fake failed: 503"]
+
+
+async def _compact_with_plan(plan: Any) -> CompactResult:
+    """The selective step alone, as `compact` dispatches it, with another plan."""
+    service = make_service()
+    request = CompactRequest(messages=parse(RAW), options=options(30), force=True)
+    prepared = await service._prepare(request)
+    assert isinstance(prepared, Prepared)
+    return await compact_selective(service, prepared, plan=plan)
+
+
+async def test_an_exception_in_the_rules_rolls_back_to_the_input() -> None:
+    def broken(*args: Any, **kwargs: Any) -> SelectivePlan:
+        raise RuntimeError("rule exploded")
+
+    result = await _compact_with_plan(broken)
+    assert (result.compacted, result.reason) == (False, "selective_failed")
+    assert dump_messages(result.messages) == RAW
+    assert result.warnings == ["rules failed: rule exploded"]
+
+
+async def test_an_output_that_breaks_a_provider_rule_rolls_back_to_the_input() -> None:
+    def orphaning(*args: Any, **kwargs: Any) -> SelectivePlan:
+        planned = plan_selective(*args, **kwargs)
+        messages = [m for m in planned.messages if m.role != "assistant"]
+        return SelectivePlan(tuple(messages), 1, planned.phases, planned.compacted_indexes, 1, ())
+
+    result = await _compact_with_plan(orphaning)
+    assert (result.compacted, result.reason) == (False, "selective_failed")
+    assert dump_messages(result.messages) == RAW
+    assert result.warnings[0].startswith("rules failed: the output breaks a provider rule:")
+
+
+async def test_nothing_to_drop_and_under_the_threshold_returns_the_input() -> None:
+    raw = [S, user("Hi."), assistant("Hello.")]
+    opts = CompactOptions(strategy="selective")
+    result = await make_service().compact(
+        CompactRequest(messages=parse(raw), options=opts, force=True)
+    )
+    assert (result.compacted, result.reason) == (False, "nothing_to_compact")
+    assert dump_messages(result.messages) == raw
+
+
+async def test_a_break_anywhere_in_the_input_is_refused() -> None:
+    raw = [S, user("a"), user("b"), assistant("c"), user("d")]
+    with pytest.raises(InvalidConversationError):
+        await run(make_service(), raw, options(5))

@@ -1,0 +1,219 @@
+"""`tail` and `prune` through the service: exact outputs, archives, summarizer calls."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.compaction import CompactOptions
+from app.core.decide import Thresholds
+from app.core.errors import InvalidConversationError, SummarizerError
+from app.core.messages import Message, dump_messages
+from app.core.ports import SummaryRequest
+from app.core.restore import FileReadTool, RestoreLimits
+from app.service.compaction import CompactionService, CompactRequest, Defaults
+from tests.builders import (
+    DictWorkdir,
+    FakeSummarizer,
+    MemoryArchive,
+    MemoryRecords,
+    assistant,
+    parse,
+    system,
+    tool_result,
+    tool_use,
+    user,
+)
+
+pytestmark = pytest.mark.anyio
+
+DEFAULTS = Defaults(
+    thresholds=Thresholds(200_000, 0.8, 0.9, 3),
+    restore=RestoreLimits(5, 5000, 50_000),
+    read_tools=(FileReadTool("read_file", "path"),),
+    max_summary_words=1200,
+    ledger_budget=0,
+)
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+TITLE = "## \U0001f4cc Archived Session Summary"
+OUTPUT = "line of tool output\n" * 60
+
+
+def make_service(
+    tokenizer: TiktokenTokenizer,
+    summarizer: FakeSummarizer | None = None,
+    archive: MemoryArchive | None = None,
+    records: MemoryRecords | None = None,
+    defaults: Defaults = DEFAULTS,
+) -> CompactionService:
+    return CompactionService(
+        tokenizer=tokenizer,
+        summarizer=summarizer or FakeSummarizer(lambda r: "BODY"),
+        workdir=DictWorkdir(),
+        archive=archive or MemoryArchive(),
+        defaults=defaults,
+        clock=lambda: NOW,
+        new_id=lambda: "arch-1",
+        records=records,
+    )
+
+
+def rounds(first: int, last: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i in range(first, last + 1):
+        out += [
+            user(f"Task {i}."),
+            assistant(f"Running {i}.", tool_use("bash", f"t{i}", command=f"make {i}")),
+            tool_result(f"t{i}", OUTPUT),
+            assistant(f"Done {i}."),
+        ]
+    return out
+
+
+def tail(keep: int = 1, **options: Any) -> CompactOptions:
+    return CompactOptions(strategy="tail", keep_recent_rounds=keep, **options)
+
+
+async def test_tail_keeps_the_last_rounds_verbatim_after_an_archived_summary(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    summarizer = FakeSummarizer(lambda r: "BODY")
+    archive = MemoryArchive()
+    service = make_service(tokenizer, summarizer, archive)
+    messages = parse([system("s"), *rounds(1, 3)])
+    result = await service.compact(CompactRequest(messages, tail(keep=1), force=True))
+    header = (
+        f"{TITLE}\n*(Contains context from message 2 to message 9, "
+        "archived 2026-11-22T12:00:00+00:00)*"
+    )
+    assert result.compacted is True
+    assert result.messages == [
+        messages[0],
+        Message(role="system", content=f"{header}\n\nBODY"),
+        *messages[9:],
+    ]
+    assert result.strategy == "tail"
+    assert result.compacted_indexes == list(range(1, 9))
+    assert result.summary == f"{header}\n\nBODY"
+    assert result.stats is not None
+    assert (result.stats.compacted_message_count, result.stats.retained_message_count) == (8, 5)
+    assert archive.saved["arch-1"].messages == dump_messages(messages[1:9])
+    (request,) = summarizer.requests
+    assert request.template == "archived"
+    assert request.messages == tuple(messages[1:9])
+    assert "Fill in exactly this template" in request.prompt
+
+
+async def test_a_second_tail_appends_its_summary_and_never_summarizes_the_first_again(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    summarizer = FakeSummarizer(lambda r: f"BODY {len(r.messages)}")
+    service = make_service(tokenizer, summarizer)
+    first = await service.compact(
+        CompactRequest(parse([system("s"), *rounds(1, 3)]), tail(), force=True)
+    )
+    later = [*first.messages, *parse(rounds(4, 5))]
+    second = await service.compact(CompactRequest(later, tail(), force=True))
+    assert second.messages[:2] == first.messages[:2]
+    assert second.messages[2].role == "system"
+    assert isinstance(second.messages[2].content, str)
+    assert second.messages[2].content.endswith("\n\nBODY 8")
+    assert second.messages[3:] == later[-4:]
+    assert summarizer.requests[1].messages == tuple(later[2:-4])
+    assert all(m.role != "system" for m in summarizer.requests[1].messages)
+
+
+async def test_tail_with_every_round_kept_compacts_nothing(tokenizer: TiktokenTokenizer) -> None:
+    summarizer = FakeSummarizer()
+    service = make_service(tokenizer, summarizer)
+    messages = parse([system("s"), *rounds(1, 2)])
+    result = await service.compact(CompactRequest(messages, tail(keep=2), force=True))
+    assert (result.compacted, result.reason, result.messages) == (False, "too_few_rounds", messages)
+    assert result.warnings == [
+        "every round would be kept (keep_recent_rounds 2): nothing older to archive"
+    ]
+    assert summarizer.requests == []
+
+
+async def test_tail_keeps_fewer_rounds_under_a_small_window_and_warns(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    service = make_service(tokenizer)
+    messages = parse([system("s"), *rounds(1, 4)])
+    options = tail(keep=3, context_window=2000, threshold=0.5)  # target: 500 tokens
+    result = await service.compact(CompactRequest(messages, options, force=True))
+    assert result.compacted is True
+    assert result.messages[2:] == messages[13:]
+    assert len(result.warnings) == 1
+    assert result.warnings[0].startswith("kept 1 of the 3 most recent rounds asked for: ")
+
+
+async def test_tail_refuses_a_break_in_the_rounds_it_would_keep(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    messages = parse([system("s"), *rounds(1, 2), user("Task 3."), user("Again.")])
+    with pytest.raises(InvalidConversationError):
+        await make_service(tokenizer).compact(CompactRequest(messages, tail(keep=2), force=True))
+
+
+async def test_a_failed_archived_summary_returns_the_input(tokenizer: TiktokenTokenizer) -> None:
+    def fail(request: SummaryRequest) -> str:
+        raise SummarizerError("timeout", retryable=True)
+
+    service = make_service(tokenizer, FakeSummarizer(fail))
+    messages = parse([system("s"), *rounds(1, 2)])
+    result = await service.compact(CompactRequest(messages, tail(), force=True))
+    assert (result.compacted, result.reason, result.messages) == (
+        False,
+        "summarization_failed",
+        messages,
+    )
+    assert result.strategy == "tail"
+
+
+async def test_prune_clears_old_results_without_calling_a_summarizer(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    summarizer = FakeSummarizer()
+    archive = MemoryArchive()
+    service = make_service(tokenizer, summarizer, archive)
+    messages = parse([system("s"), *rounds(1, 3)])
+    options = CompactOptions(strategy="prune", prune_keep_recent=1)
+    result = await service.compact(CompactRequest(messages, options, force=True))
+    assert summarizer.requests == []
+    assert result.compacted is True
+    assert result.strategy == "prune"
+    assert result.compacted_indexes == [3, 7]
+    expected = [m.model_dump(exclude_unset=True) for m in messages]
+    for index, tool_id in ((3, "t1"), (7, "t2")):
+        expected[index]["content"] = [
+            {
+                "type": "tool_result",
+                "tool_use_id": tool_id,
+                "content": f"[Old tool result cleared: bash(command=make {tool_id[1]}), "
+                "300 tokens]",
+                "compacted_at": "2026-11-22T12:00:00+00:00",
+            }
+        ]
+    assert dump_messages(result.messages) == expected
+    assert archive.saved["arch-1"].messages == dump_messages([messages[3], messages[7]])
+    assert result.summary is None
+
+
+async def test_prune_below_its_minimum_changes_nothing(tokenizer: TiktokenTokenizer) -> None:
+    service = make_service(tokenizer)
+    messages = parse([system("s"), *rounds(1, 3)])
+    options = CompactOptions(strategy="prune", prune_keep_recent=1, prune_min_tokens=1000)
+    result = await service.compact(CompactRequest(messages, options, force=True))
+    assert (result.compacted, result.reason, result.messages) == (
+        False,
+        "nothing_to_prune",
+        messages,
+    )
+    assert result.warnings == [
+        "clearing old tool results would save 566 tokens (prune_min_tokens 1000, "
+        "1 recent tool uses kept)"
+    ]

@@ -1,0 +1,147 @@
+"""Where the strategies meet the shared machinery: session records, chunked summaries, the
+cooldown and the bound on summaries."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.compaction import CompactOptions
+from app.core.errors import SummarizerError
+from app.core.messages import message_text
+from app.core.ports import SummaryRequest
+from app.core.prompt import ARCHIVED_HEADINGS
+from app.core.records import message_id
+from app.service.compaction import CompactionService, CompactRequest
+from app.service.slots import BusyError, SummarySlots
+from tests.builders import (
+    DictWorkdir,
+    FakeSummarizer,
+    MemoryArchive,
+    MemoryRecords,
+    assistant,
+    parse,
+    system,
+    user,
+)
+from tests.service.test_strategies import DEFAULTS, NOW, TITLE, rounds
+
+pytestmark = pytest.mark.anyio
+
+
+def make_service(
+    tokenizer: TiktokenTokenizer,
+    summarizer: FakeSummarizer | None = None,
+    *,
+    records: MemoryRecords | None = None,
+    slots: SummarySlots | None = None,
+    **defaults: Any,
+) -> CompactionService:
+    return CompactionService(
+        tokenizer=tokenizer,
+        summarizer=summarizer or FakeSummarizer(lambda r: "BODY"),
+        workdir=DictWorkdir(),
+        archive=MemoryArchive(),
+        defaults=replace(DEFAULTS, **defaults),
+        clock=lambda: NOW,
+        new_id=lambda: "arch-1",
+        records=records,
+        slots=slots,
+    )
+
+
+async def test_a_selective_record_names_the_summary_message_after_the_kept_memory(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    memory = user("Remember: the user prefers tabs.") | {"metadata": {"kind": "memory"}}
+    messages = parse([system("s"), memory, assistant("Noted."), *rounds(1, 4)])
+    records = MemoryRecords()
+    options = CompactOptions(strategy="selective", keep_recent=1, context_window=200, threshold=1.0)
+    result = await make_service(tokenizer, records=records).compact(
+        CompactRequest(messages=messages, options=options, session_id="s1", force=True)
+    )
+    assert result.compacted is True
+    assert result.summary is not None
+    summary_message = next(
+        m for m in result.messages if message_text(m).startswith("[Conversation compressed]")
+    )
+    assert result.messages[1] == messages[1]  # the memory stays first after the head
+    assert result.messages.index(summary_message) > 1
+    (record,) = records.saved
+    assert record.strategy == "selective"
+    assert record.summary_message_id == message_id(summary_message)
+
+
+async def test_tail_summarizes_a_long_older_part_in_chunks_with_the_archived_template(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    summarizer = FakeSummarizer(lambda r: "BODY")
+    service = make_service(tokenizer, summarizer, summary_input_budget=1500)
+    messages = parse([system("s"), *rounds(1, 12)])
+    result = await service.compact(
+        CompactRequest(
+            messages=messages,
+            options=CompactOptions(strategy="tail", keep_recent_rounds=1),
+            force=True,
+        )
+    )
+    assert (result.compacted, result.strategy) == (True, "tail")
+    assert result.summary_chunks == len(summarizer.requests) > 1
+    assert all(tokenizer.count(r.prompt) <= 1500 for r in summarizer.requests)
+    assert all(ARCHIVED_HEADINGS[0] in r.prompt for r in summarizer.requests)
+    assert message_text(result.messages[1]).startswith(TITLE)
+
+
+async def test_the_cooldown_after_a_failed_summary_runs_prune_instead_of_selective(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    def fail(request: SummaryRequest) -> str:
+        raise SummarizerError("overloaded", retryable=False)
+
+    records = MemoryRecords()
+    service = make_service(
+        tokenizer, FakeSummarizer(fail), records=records, summary_cooldown_seconds=300.0
+    )
+    messages = parse([system("s"), *rounds(1, 4)])
+    failed = await service.compact(CompactRequest(messages=messages, session_id="s1", force=True))
+    assert failed.reason == "summarization_failed"
+    options = CompactOptions(strategy="selective", prune_keep_recent=1)
+    cooled = await service.compact(
+        CompactRequest(messages=messages, options=options, session_id="s1", force=True)
+    )
+    assert (cooled.compacted, cooled.strategy) == (True, "prune")
+    assert cooled.warnings == [
+        "summaries are cooling down until 2026-11-22T12:05:00+00:00 after a failed summary "
+        "in this session: ran prune instead of selective"
+    ]
+    assert [r.strategy for r in records.saved] == ["full", "prune"]
+
+
+async def test_prune_needs_no_summary_slot_while_a_summarizing_strategy_is_refused(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    slots = SummarySlots(1, wait=0)
+    service = make_service(tokenizer, slots=slots)
+    messages = parse([system("s"), *rounds(1, 4)])
+    async with slots.hold():
+        pruned = await service.compact(
+            CompactRequest(
+                messages=messages,
+                options=CompactOptions(strategy="prune", prune_keep_recent=1),
+                force=True,
+            )
+        )
+        assert (pruned.compacted, pruned.strategy) == (True, "prune")
+        for strategy in ("full", "tail", "selective"):
+            with pytest.raises(BusyError):
+                await service.compact(
+                    CompactRequest(
+                        messages=messages,
+                        options=CompactOptions.model_validate({"strategy": strategy}),
+                        force=True,
+                    )
+                )
+    assert slots.in_use == 0
