@@ -11,8 +11,9 @@ are the server's, not the client's queue.
 
 An error is any exception, any non-2xx answer, and a forced `/compact` that did not compact
 (a summary that timed out or failed under load would otherwise pass unseen). The server
-gets one summary slot per client (`--summary-slots`): with the default 8 slots, 64 clients
-would mostly measure the 503 `busy` back-pressure, not the service. The report
+runs on its default summary slots (`COMPACT_MAX_CONCURRENT_SUMMARIES`, 64) unless
+`--summary-slots` says otherwise: with fewer slots than clients, the forced `/compact`
+calls measure the 503 `busy` back-pressure instead of the service. The report
 gives per route: requests, errors, p50, p99 and max latency, throughput; it is printed and
 written to its own section of `bench/RESULTS.md` (`--out -` prints only).
 """
@@ -34,6 +35,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from app.settings import Settings
 from bench.corpus import Msg, load_transcripts
 from bench.http1 import Http1Connection, ProtocolError
 from bench.results import RESULTS, write_section
@@ -59,11 +61,12 @@ class LoadConfig:
     clients: int = 64
     max_requests: int = 100_000
     llm_delay: float = 1.0
-    summary_slots: int | None = None  # COMPACT_MAX_CONCURRENT_SUMMARIES; None: `clients`
+    summary_slots: int | None = None  # COMPACT_MAX_CONCURRENT_SUMMARIES; None: the default
 
     @property
     def slots(self) -> int:
-        return self.summary_slots or self.clients
+        default: int = Settings.model_fields["max_concurrent_summaries"].default
+        return self.summary_slots or default
 
 
 @dataclass
@@ -244,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         "--summary-slots",
         type=int,
         default=None,
-        help="COMPACT_MAX_CONCURRENT_SUMMARIES of the server (default: --clients)",
+        help="COMPACT_MAX_CONCURRENT_SUMMARIES of the server (default: the server's, 64)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help="'-' to print only")
     args = parser.parse_args(argv)
