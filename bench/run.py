@@ -331,10 +331,7 @@ def one_run(cfg: Config, progress: Callable[[str], None]) -> Run:
         with running_server(workdir, data_dir, llm_delay=0) as (url, _):
             measure_compact(url, messages, cfg, run, "chunked")
         progress(f"{cfg.concurrency} concurrent /compact, fake LLM of {cfg.llm_delay} s")
-        # Summary slots are a deployment's choice (default 8 at once, the rest wait or get
-        # 503): here every request may summarize at once, to measure the service itself.
-        slots = {"COMPACT_MAX_CONCURRENT_SUMMARIES": str(cfg.concurrency)}
-        with running_server(workdir, data_dir, llm_delay=cfg.llm_delay, **slots) as (url, _):
+        with running_server(workdir, data_dir, llm_delay=cfg.llm_delay) as (url, _):
             measure_concurrency(url, small, cfg, run)
         progress("peak memory of one /compact, file restoration, cache memory")
         measure_memory(workdir, data_dir, messages, small, run)
