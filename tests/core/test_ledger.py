@@ -151,7 +151,7 @@ def test_a_ledger_the_llm_copied_is_replaced_not_doubled() -> None:
     assert "stale" not in report.text
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(
     st.lists(
         st.sampled_from(
@@ -178,9 +178,16 @@ def test_a_ledger_the_llm_copied_is_replaced_not_doubled() -> None:
                 "'",
                 "Must",
                 "AVOID",
+                "\r",
+                "\x0b",
+                "\x85",
+                "\u2028",
+                "\u00a0",
+                "é",
+                "x" * 150,
             ]
         ),
-        max_size=40,
+        max_size=60,
     ).map("".join)
 )
 def test_sentences_matching_finds_what_filtering_every_sentence_finds(text: str) -> None:
