@@ -5,6 +5,7 @@ This is the one place that knows which adapter implements which port.
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -227,11 +228,16 @@ def create_app(
         if sweep is not None:  # debris of a process killed mid-write
             await to_thread.run_sync(sweep)
         await job_manager.start()
+        # Start-up builds ~120k long-lived objects (pydantic validators, the SDKs) that a
+        # full collection walked in 110-180 ms, stalling every request; a large request
+        # allocates enough to trigger one every few requests. Frozen, they are skipped.
+        gc.freeze()
         log.info(
             "context compact ready",
             extra={"summarizer": service.summarizer.name, "workdir": settings.workdir},
         )
         yield
+        gc.unfreeze()
         await job_manager.close()
         await close_ports(service)
 

@@ -134,8 +134,8 @@ class Settings(BaseSettings):
         50_000,
         ge=0,
         description=(
-            "token counts of recent messages kept (LRU keyed by a blake2b hash of each "
-            "message's text, ~200 bytes an entry); `0` disables"
+            "token counts of recent messages kept (LRU keyed by a hash of each "
+            "message's text, ~150 bytes an entry); `0` disables"
         ),
     )
     job_workers: int = Field(4, ge=1, description="background compactions that run at once")

@@ -137,6 +137,7 @@ def measure_compact(url: str, messages: list[Msg], cfg: Config, run: Run, label:
             compacts.append(seconds)
             assert data["compacted"], data.get("reason")
             run.facts[f"{label}_restored_files"] = len(data["restored_files"])
+            run.facts[f"{label}_chunks"] = data.get("summary_chunks")
     run.values[f"{label}_count"] = median_time(counts)
     run.values[f"{label}_compact"] = median_time(compacts)
 
@@ -320,9 +321,15 @@ def one_run(cfg: Config, progress: Callable[[str], None]) -> Run:
             measure_compact(url, messages, cfg, run, "extractive")
             measure_health_under_load(url, messages, cfg, run)
             measure_health_under_load(url, messages, cfg, run, "/compact")
-        progress("/compact with a zero-latency fake LLM")
-        with running_server(workdir, data_dir, llm_delay=0) as (url, _):
+        progress("/compact with a zero-latency fake LLM, in one call and in chunks")
+        # The target is the pipeline's own cost: the fake LLM takes the whole history in
+        # one call. With the default input budget (100k tokens) a 200k history is summarized
+        # in chunks, which tokenizes its transcript once more: measured beside it.
+        one_call = {"COMPACT_SUMMARY_INPUT_BUDGET": str(cfg.tokens * 4)}
+        with running_server(workdir, data_dir, llm_delay=0, **one_call) as (url, _):
             measure_compact(url, messages, cfg, run, "fake_llm")
+        with running_server(workdir, data_dir, llm_delay=0) as (url, _):
+            measure_compact(url, messages, cfg, run, "chunked")
         progress(f"{cfg.concurrency} concurrent /compact, fake LLM of {cfg.llm_delay} s")
         with running_server(workdir, data_dir, llm_delay=cfg.llm_delay) as (url, _):
             measure_concurrency(url, small, cfg, run)
@@ -402,6 +409,8 @@ TIMINGS = (
     ("`/count` beside it (same input)", "extractive_count"),
     ("`/compact` zero-latency fake LLM", "fake_llm_compact"),
     ("`/count` beside it (same input)", "fake_llm_count"),
+    ("`/compact` fake LLM, default input budget (in chunks)", "chunked_compact"),
+    ("`/count` beside it (same input)", "chunked_count"),
     ("file restoration of 5 files (in-process)", "restore_5_files"),
     ("`/healthz` p50 under load", "healthz_p50"),
     ("`/healthz` max under load", "healthz_max"),
@@ -477,6 +486,9 @@ def report(cfg: Config, runs: list[Run], command: str) -> str:
             r.facts.get("langchain_approx_tokens", r.facts.get("langchain", "-"))
         ),
         "restored files": lambda r: str(r.facts["restored_files"]),
+        "summary chunks: fake LLM in one call / default budget": lambda r: (
+            f"{r.facts.get('fake_llm_chunks')} / {r.facts.get('chunked_chunks')}"
+        ),
         "/healthz samples under load": lambda r: str(r.facts["healthz_samples"]),
     }
     for name, fn in facts.items():

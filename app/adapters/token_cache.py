@@ -1,9 +1,18 @@
 """A bounded cache of token counts in front of any `Tokenizer`.
 
 Agents send the whole history before every LLM call, and the history only grows: a count
-of the same list plus one message should cost that message only. Counts are keyed by a
-16-byte blake2b digest of the text (never the text itself, so memory stays ~200 bytes an
-entry whatever the message size) and evicted least recently used beyond `max_entries`.
+of the same list plus one message should cost that message only. Counts are keyed by a hash
+of the text (never the text itself, so memory stays ~150 bytes an entry whatever the message
+size) and evicted least recently used beyond `max_entries`.
+
+Every text is cached, however short: a key costs ~50 ns, tokenizing a short text several
+microseconds (more in a thread other than the one that first used the encoding).
+
+The hash is Python's own `hash(str)`: SipHash-1-3 under a random per-process key, 64 bits.
+On a repeated 200k-token history the keys are most of what is left to do, and it computes
+them ~5x faster than a 16-byte blake2b (0.2 ms against 1.0 ms per 790k characters). A false
+hit needs two texts with one key: ~3e-15 per lookup with 50,000 entries, and not something a
+caller can aim for while the key stays secret (do not set PYTHONHASHSEED in production).
 
 Counting runs in worker threads, so the cache is guarded by a lock; the tokenizer itself
 runs outside it.
@@ -14,27 +23,23 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from hashlib import blake2b
 
 from app.core.ports import Tokenizer
 
-# Below this length hashing and the lock cost about as much as tokenizing.
-MIN_CACHED_CHARS = 64
 
-
-def text_key(text: str) -> bytes:
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+def text_key(text: str) -> int:
+    return hash(text)
 
 
 class CachingTokenizer:
-    """Wraps a tokenizer; counts the same as it, caching the counts of longer texts."""
+    """Wraps a tokenizer; counts the same as it, caching the count of every text."""
 
     def __init__(self, inner: Tokenizer, max_entries: int) -> None:
         if max_entries <= 0:
             raise ValueError("max_entries must be positive (disable the cache by not using it)")
         self._inner = inner
         self.max_entries = max_entries
-        self._counts: OrderedDict[bytes, int] = OrderedDict()
+        self._counts: OrderedDict[int, int] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -50,11 +55,11 @@ class CachingTokenizer:
         return self.count_batch([text])[0]
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
-        keys = [text_key(t) if len(t) >= MIN_CACHED_CHARS else None for t in texts]
+        keys = [text_key(t) for t in texts]
         counts: list[int | None] = [None] * len(texts)
         with self._lock:
             for i, key in enumerate(keys):
-                if key is not None and (found := self._counts.get(key)) is not None:
+                if (found := self._counts.get(key)) is not None:
                     self._counts.move_to_end(key)
                     counts[i] = found
             self.hits += sum(c is not None for c in counts)
@@ -62,13 +67,11 @@ class CachingTokenizer:
         if missing:
             fresh = self._inner.count_batch([texts[i] for i in missing])
             with self._lock:
-                self.misses += sum(keys[i] is not None for i in missing)
+                self.misses += len(missing)
                 for i, n in zip(missing, fresh, strict=True):
                     counts[i] = n
-                    key = keys[i]
-                    if key is not None:
-                        self._counts[key] = n
-                        self._counts.move_to_end(key)
+                    self._counts[keys[i]] = n
+                    self._counts.move_to_end(keys[i])
                 while len(self._counts) > self.max_entries:
                     self._counts.popitem(last=False)
         return [c for c in counts if c is not None]

@@ -1,15 +1,24 @@
-"""Request JSON parsed by orjson (~3x faster than `json` on the large message lists agents
-send, and on the event loop it is pure latency for every other request), then checked
-against the request limits before any model is built.
+"""Request JSON parsed by orjson, checked against the request limits before any model is
+built, then validated as soon as it is parsed.
 
-`orjson` refuses a few documents that `json` accepts (integers beyond 64 bits, `NaN`, lone
-surrogate escapes); those fall back to `json`, so what is accepted and every error message
-stay exactly as before. Nesting past either parser's recursion limit is a 422 `too_deep`,
-never a `RecursionError`.
+orjson is ~3x faster than `json` on the large message lists agents send, and on the event
+loop it is pure latency for every other request. It refuses a few documents that `json`
+accepts (integers beyond 64 bits, `NaN`, lone surrogate escapes); those fall back to
+`json`, so what is accepted and every error message stay exactly as before. Nesting past
+either parser's recursion limit is a 422 `too_deep`, never a `RecursionError`.
+
+Memory: FastAPI keeps whatever `Request.body()` and `Request.json()` return alive until the
+response is sent. For a JSON body, `FastJsonRequest` hands FastAPI a one-byte stand-in for
+the body and, from `json()`, the route's body model already validated (FastAPI re-validates
+a model instance as itself, at no cost), so neither the body bytes nor the parsed document
+outlive parsing: ~1x the body less at the peak of a large `/compact` (bench/RESULTS.md).
+A body that does not validate is handed over as the parsed document, and FastAPI reports it
+exactly as it always did.
 """
 
 from __future__ import annotations
 
+import email.message
 import json
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -17,16 +26,74 @@ from typing import Any
 import orjson
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+from starlette.types import Receive, Scope
 
 from app.api.errors import ApiError
 from app.api.limits import ShapeLimits, check_shape, too_deep
 
+# What FastAPI sees as the body once the real bytes are held for parsing only: it only
+# asks whether the body is empty before calling `json()`.
+_READ = b"\x00"
+
+
+def is_json_content(request: Request) -> bool:
+    """FastAPI's own test for calling `json()` (an `application/json` or `+json` type)."""
+    content_type = request.headers.get("content-type")
+    if not content_type:
+        return False
+    message = email.message.Message()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
+
 
 class FastJsonRequest(Request):
+    """A request whose JSON body is parsed by orjson and, given `validate` (the parsed
+    document in; the route's body model out, or None to let FastAPI validate and report
+    it), validated on parsing."""
+
+    def __init__(
+        self,
+        scope: Scope,
+        receive: Receive,
+        validate: Callable[[Any], Any] | None = None,
+    ) -> None:
+        super().__init__(scope, receive)
+        self._validate = validate
+        self._unparsed: bytes | None = None
+        self._stand_in: bytes | None = None
+
+    def _holds_body(self) -> bool:
+        return self._validate is not None and is_json_content(self)
+
+    async def body(self) -> bytes:
+        if not self._holds_body():
+            return await super().body()
+        if self._stand_in is None:
+            # Read without Starlette's cache (`_body`), which would live as long as we do.
+            self._unparsed = b"".join([chunk async for chunk in self.stream()])
+            self._stand_in = _READ if self._unparsed else b""
+        return self._stand_in
+
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            self._json = _loads(await self.body(), self._max_depth())
+            self._json = self._validated(await self._parse())
         return self._json
+
+    async def _parse(self) -> Any:
+        """The body's JSON document; held bytes are released once it parses."""
+        if not self._holds_body():
+            return _loads(await super().body(), self._max_depth())
+        await self.body()
+        document = _loads(self._unparsed or b"", self._max_depth())
+        self._unparsed = None
+        return document
+
+    def _validated(self, document: Any) -> Any:
+        validated = self._validate(document) if self._validate is not None else None
+        return document if validated is None else validated
 
     def _limits(self) -> ShapeLimits | None:
         app = self.scope.get("app")
@@ -42,15 +109,16 @@ class FastJsonRequest(Request):
         limits = self._limits()
         if limits is None or self.method not in ("POST", "PUT", "PATCH"):
             return
-        if not await self.body():
+        if hasattr(self, "_json") or not await self.body():
             return
         try:
-            document = await self.json()
+            document = await self._parse()
         except ApiError:
             raise
         except Exception:  # malformed JSON: FastAPI's own 422 names the position
             return
         check_shape(document, limits)
+        self._json = self._validated(document)
 
 
 def _loads(body: bytes, max_depth: int) -> Any:
@@ -66,13 +134,22 @@ def _loads(body: bytes, max_depth: int) -> Any:
 
 
 class FastJsonRoute(APIRoute):
-    """An `APIRoute` whose handler sees a `FastJsonRequest`, limits already checked."""
+    """An `APIRoute` whose handler sees a `FastJsonRequest`, limits already checked, that
+    validates the route's body model on parsing."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
+        field = self.body_field
+
+        def body_model(document: Any) -> Any:
+            assert field is not None
+            value, errors = field.validate(document, {}, loc=("body",))
+            return None if errors else value
+
+        validate = body_model if field is not None else None
 
         async def fast_json_handler(request: Request) -> Response:
-            fast = FastJsonRequest(request.scope, request.receive)
+            fast = FastJsonRequest(request.scope, request.receive, validate)
             await fast.check_limits()
             return await handler(fast)
 

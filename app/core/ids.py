@@ -46,9 +46,18 @@ def archive_sha256(messages: list[dict[str, Any]]) -> str:
 
     orjson, like the archive store, so the checksum describes exactly the bytes stored
     (it writes NaN as null and refuses lone surrogates, where `json` would differ).
-    Raises `ValueError` for what cannot be JSON at all."""
+    Raises `ValueError` for what cannot be JSON at all.
+
+    Hashed message by message: compact JSON of a list is `[`, its items joined by `,`,
+    then `]`, so the digest is the same as of the whole document, without holding the
+    whole document at once (~1x a large request's body at the peak of `/compact`)."""
+    digest = hashlib.sha256(b"[")
     try:
-        canonical = orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)
+        for i, message in enumerate(messages):
+            if i:
+                digest.update(b",")
+            digest.update(orjson.dumps(message, option=orjson.OPT_SORT_KEYS))
     except orjson.JSONEncodeError as exc:
         raise ValueError(f"messages are not serializable as JSON: {exc}") from exc
-    return hashlib.sha256(canonical).hexdigest()
+    digest.update(b"]")
+    return digest.hexdigest()

@@ -518,7 +518,11 @@ class CompactionService:
     ) -> SummaryRequest:
         max_words = options.max_summary_words or self.defaults.max_summary_words
         build = build_archived_prompt if template == "archived" else build_summary_prompt
-        prompt = build(serialize_for_summary(rest), max_words, instructions)
+        prompt = (
+            build(serialize_for_summary(rest), max_words, instructions)
+            if self._prompt_is_read()
+            else ""
+        )
         return SummaryRequest(
             messages=tuple(rest),
             system=SUMMARY_SYSTEM,
@@ -527,6 +531,12 @@ class CompactionService:
             instructions=instructions,
             template=template,
         )
+
+    def _prompt_is_read(self) -> bool:
+        """Only summarizers that read the prompt get one (`reads_prompt`, true unless a
+        summarizer says otherwise): for 200k tokens it is ~2x the request body, and the
+        extractive summarizer reads the messages instead."""
+        return any(getattr(s, "reads_prompt", True) for s in (self.summarizer, self.fallback) if s)
 
     async def _summarize(
         self, request: SummaryRequest, warnings: list[str]

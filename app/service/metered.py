@@ -58,6 +58,11 @@ class TimedSummarizer:
     def name(self) -> str:
         return self._inner.name
 
+    @property
+    def reads_prompt(self) -> bool:
+        """As the wrapped summarizer says (the extractive one reads the messages)."""
+        return bool(getattr(self._inner, "reads_prompt", True))
+
     async def summarize(self, request: SummaryRequest) -> str:
         started = time.perf_counter()
         outcome = "error"

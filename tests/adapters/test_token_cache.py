@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from app.adapters.token_cache import MIN_CACHED_CHARS, CachingTokenizer
+from app.adapters.token_cache import CachingTokenizer
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.main import build_tokenizer
 from app.settings import Settings
@@ -26,8 +26,11 @@ class CountingFake:
         return [len(t.split()) for t in texts]
 
 
+WORDS = 64
+
+
 def long(word: str) -> str:
-    return " ".join([word] * MIN_CACHED_CHARS)
+    return " ".join([word] * WORDS)
 
 
 def test_cache_counts_the_same_as_the_tokenizer(tokenizer: TiktokenTokenizer) -> None:
@@ -42,19 +45,20 @@ def test_cache_counts_the_same_as_the_tokenizer(tokenizer: TiktokenTokenizer) ->
 def test_cache_tokenizes_a_repeated_text_once() -> None:
     fake = CountingFake()
     cached = CachingTokenizer(fake, max_entries=10)
-    assert cached.count_batch([long("a"), long("b")]) == [MIN_CACHED_CHARS] * 2
-    assert cached.count_batch([long("a"), long("b"), long("c")]) == [MIN_CACHED_CHARS] * 3
+    assert cached.count_batch([long("a"), long("b")]) == [WORDS] * 2
+    assert cached.count_batch([long("a"), long("b"), long("c")]) == [WORDS] * 3
     assert fake.seen == [long("a"), long("b"), long("c")]
     assert (cached.hits, cached.misses, len(cached)) == (2, 3, 3)
 
 
-def test_cache_does_not_keep_short_texts() -> None:
+def test_cache_keeps_short_texts_too() -> None:
     fake = CountingFake()
     cached = CachingTokenizer(fake, max_entries=10)
-    cached.count_batch(["hi there", "hi there"])
-    cached.count("hi there")
-    assert fake.seen == ["hi there"] * 3
-    assert len(cached) == 0
+    assert cached.count_batch(["hi there", "ok"]) == [2, 1]
+    assert cached.count("hi there") == 2
+    assert cached.count_batch(["ok", ""]) == [1, 0]
+    assert fake.seen == ["hi there", "ok", ""]
+    assert (cached.hits, cached.misses, len(cached)) == (2, 3, 3)
 
 
 def test_cache_evicts_the_least_recently_used() -> None:

@@ -10,7 +10,10 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from app.api.limits import _deeper_than
 from app.core.ports import SummaryRequest
 from tests.builders import FakeSummarizer, assistant, read_round, system, user
 
@@ -317,3 +320,27 @@ async def test_background_jobs_wait_for_a_slot_while_compact_gets_503(
             break
         await asyncio.sleep(0.002)
     assert state == "done"
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth by definition: containers count, the top-level value is level 1."""
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=2), children, max_size=3)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON, st.integers(min_value=0, max_value=8))
+def test_depth_check_agrees_with_the_definition(document: Any, max_depth: int) -> None:
+    assert _deeper_than(document, max_depth) == (_depth(document) > max_depth)

@@ -1,4 +1,5 @@
-"""Request JSON goes through orjson, falling back to `json` for what only `json` accepts."""
+"""Request JSON goes through orjson, falling back to `json` for what only `json` accepts, and
+is validated on parsing without changing what FastAPI answers."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.routing import APIRoute
 
-from app.api.routing import FastJsonRequest
+from app.api.errors import install_error_handlers
+from app.api.routing import FastJsonRequest, FastJsonRoute
+from app.api.schemas import CountRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -60,3 +65,85 @@ async def test_fast_json_request_parses_once() -> None:
     request = FastJsonRequest({"type": "http", "method": "POST", "headers": []}, receive)
     assert await request.json() == {"a": 1}
     assert await request.json() == {"a": 1}
+
+
+def _echo_app(route_class: type[APIRoute]) -> FastAPI:
+    """The same endpoint behind FastAPI's own route class or ours, with our error handlers."""
+    app = FastAPI()
+    install_error_handlers(app)
+    router = APIRouter(route_class=route_class)
+
+    @router.post("/echo")
+    async def echo(body: CountRequest, request: Request) -> dict[str, Any]:
+        return {
+            "body": body.model_dump(exclude_unset=True),
+            "fields_set": sorted(body.model_fields_set),
+            "kept": [name for name in ("_body", "_unparsed") if getattr(request, name, None)],
+        }
+
+    app.include_router(router)
+    return app
+
+
+BODIES = [
+    ("application/json", b'{"messages": [{"role": "user", "content": "hi"}], "format": "openai"}'),
+    ("application/json", b'{"messages": [], "tokenizer": "nope"}'),
+    ("application/json", b'{"messages": [], "extra": 1}'),
+    ("application/json", b'{"messages": "x"}'),
+    ("application/json", b"{}"),
+    ("application/json", b"null"),
+    ("application/json", b"[1, 2]"),
+    ("application/json", b'"text"'),
+    ("application/json", b'{"messages": ['),
+    ("application/json", b""),
+    ("application/json; charset=utf-8", b'{"messages": []}'),
+    ("application/vnd.agent+json", b'{"messages": []}'),
+    ("text/plain", b'{"messages": []}'),
+    ("", b'{"messages": []}'),
+    ("application/json", b'{"messages": [{"role": "user", "content": "x", "n": 1e400}]}'),
+]
+
+
+@pytest.mark.parametrize(("content_type", "body"), BODIES)
+async def test_a_body_validated_on_parsing_answers_as_fastapi_alone_does(
+    content_type: str, body: bytes
+) -> None:
+    answers = []
+    for route_class in (APIRoute, FastJsonRoute):
+        transport = httpx.ASGITransport(app=_echo_app(route_class))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            headers = {"content-type": content_type} if content_type else {}
+            response = await client.post("/echo", content=body, headers=headers)
+        data = response.json()
+        if response.status_code == 200:
+            data.pop("kept")
+        answers.append((response.status_code, data))
+    assert answers[0] == answers[1]
+
+
+async def test_a_valid_json_body_is_not_kept_once_validated() -> None:
+    transport = httpx.ASGITransport(app=_echo_app(FastJsonRoute))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        response = await client.post(
+            "/echo", json={"messages": [{"role": "user", "content": "hi"}]}
+        )
+    assert response.json() == {
+        "body": {"messages": [{"role": "user", "content": "hi"}]},
+        "fields_set": ["messages"],
+        "kept": [],
+    }
+
+
+async def test_fast_json_request_gives_the_validated_model_and_a_stand_in_body() -> None:
+    sent: list[dict[str, Any]] = [{"type": "http.request", "body": b'{"a": 1}'}]
+
+    async def receive() -> dict[str, Any]:
+        return sent.pop()
+
+    scope = {"type": "http", "method": "POST", "headers": [(b"content-type", b"application/json")]}
+    request = FastJsonRequest(scope, receive, validate=lambda document: ("model", document))
+    assert await request.body() == b"\x00"
+    assert await request.json() == ("model", {"a": 1})
+    assert await request.body() == b"\x00"
+    assert await request.json() == ("model", {"a": 1})
+    assert (getattr(request, "_body", None), request._unparsed) == (None, None)

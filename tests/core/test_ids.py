@@ -1,5 +1,7 @@
 import hashlib
+from typing import Any
 
+import orjson
 import pytest
 
 from app.core.ids import ID_PATTERN, archive_sha256, is_valid_id, new_archive_id
@@ -123,3 +125,18 @@ def test_sha256_of_empty_list() -> None:
     assert archive_sha256([]) == (
         "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
     )
+
+
+def test_sha256_message_by_message_is_the_digest_of_the_whole_document() -> None:
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "a", "z": [1, 2.5, None]},
+        {"role": "assistant", "content": [{"type": "text", "text": "é\n"}], "n": float("nan")},
+        {"b": {"y": 1, "x": 2}, "a": True},
+    ]
+    whole = orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)
+    assert archive_sha256(messages) == hashlib.sha256(whole).hexdigest()
+
+
+def test_sha256_of_what_json_cannot_hold_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="not serializable as JSON"):
+        archive_sha256([{"role": "user", "content": "ok"}, {"x": {1, 2}}])

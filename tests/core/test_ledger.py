@@ -1,8 +1,15 @@
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from app.core.assemble import summary_message
 from app.core.ledger import (
+    _ABANDONED,
+    _INSTRUCTION,
     Fact,
+    _sentences,
+    _sentences_matching,
     extract_ledger,
     fit_budget,
     guard_summary,
@@ -142,3 +149,48 @@ def test_a_ledger_the_llm_copied_is_replaced_not_doubled() -> None:
     report = guard_summary("S\n## Ledger\n- [goal] stale", messages, 1500, words)
     assert report.text.count("## Ledger") == 1
     assert "stale" not in report.text
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "do",
+                "not",
+                "never",
+                "instead",
+                "gave",
+                "up",
+                "it",
+                "didn't",
+                "work",
+                "x_y",
+                "a.py",
+                " ",
+                "  ",
+                "\t",
+                "\n",
+                ".",
+                "!",
+                "?",
+                "-",
+                "'",
+                "Must",
+                "AVOID",
+                "\r",
+                "\x0b",
+                "\x85",
+                "\u2028",
+                "\u00a0",
+                "é",
+                "x" * 150,
+            ]
+        ),
+        max_size=60,
+    ).map("".join)
+)
+def test_sentences_matching_finds_what_filtering_every_sentence_finds(text: str) -> None:
+    for pattern in (_INSTRUCTION, _ABANDONED):
+        expected = [s for s in _sentences(text) if pattern.search(s)]
+        assert list(_sentences_matching(text, pattern)) == expected

@@ -1,5 +1,13 @@
+import json
+
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.tokens import MEDIA_TOKEN_ESTIMATE, count_messages, count_text, count_total
+from app.core.tokens import (
+    MEDIA_TOKEN_ESTIMATE,
+    compact_json,
+    count_messages,
+    count_text,
+    count_total,
+)
 from tests.builders import assistant, parse, tool_result, tool_use, user
 
 
@@ -54,3 +62,15 @@ def test_endoftext_literal_is_counted_not_rejected(tokenizer: TiktokenTokenizer)
 def test_large_batches_count_the_same_as_one_by_one(tokenizer: TiktokenTokenizer) -> None:
     texts = [f"line {i} " * 5000 for i in range(10)]  # over the threaded-batch cut-off
     assert tokenizer.count_batch(texts) == [tokenizer.count(t) for t in texts]
+
+
+def test_compact_json_is_exactly_json_dumps_with_its_options() -> None:
+    values = [
+        {"b": [1, 2.5, None, True], "a": "héllo \n \u2028 \x7f", "c": {"z": 1e16, "y": -0.0}},
+        {"n": float("nan"), "i": float("inf"), "big": 10**30},
+        [],
+        "plain",
+    ]
+    for value in values:
+        expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert compact_json(value) == expected

@@ -11,6 +11,7 @@ from app.core.assemble import SUMMARY_ACK
 from app.core.compaction import CompactOptions, result_json
 from app.core.decide import Thresholds
 from app.core.errors import InvalidConversationError, SummarizerError
+from app.core.extractive import ExtractiveSummarizer, extract_summary
 from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import MOST_RECENT_RULE
@@ -315,3 +316,49 @@ async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokeni
         ("goal", False),
     ]
     assert result.ledger_dropped == 0
+
+
+class RecordingExtractive(ExtractiveSummarizer):
+    """The extractive summarizer, recording the requests it gets."""
+
+    def __init__(self) -> None:
+        self.requests: list[SummaryRequest] = []
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        self.requests.append(request)
+        return await super().summarize(request)
+
+
+async def test_the_extractive_summarizer_gets_its_messages_without_a_prompt(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    extractive = RecordingExtractive()
+    service = CompactionService(
+        tokenizer=tokenizer,
+        summarizer=extractive,
+        workdir=DictWorkdir(),
+        archive=MemoryArchive(),
+        defaults=DEFAULTS,
+    )
+    messages = parse(CONVERSATION)
+    result = await service.compact(CompactRequest(messages=messages, force=True))
+    (request,) = extractive.requests
+    assert (request.messages, request.prompt) == (tuple(messages[1:]), "")
+    assert result.summary == extract_summary(messages[1:], DEFAULTS.max_summary_words)
+
+
+async def test_an_llm_with_an_extractive_fallback_still_gets_the_prompt(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    llm = FakeSummarizer(name="anthropic")
+    service = CompactionService(
+        tokenizer=tokenizer,
+        summarizer=llm,
+        fallback=RecordingExtractive(),
+        workdir=DictWorkdir(),
+        archive=MemoryArchive(),
+        defaults=DEFAULTS,
+    )
+    await service.compact(CompactRequest(messages=parse(CONVERSATION), force=True))
+    (request,) = llm.requests
+    assert MOST_RECENT_RULE in request.prompt
