@@ -10,12 +10,10 @@ and file reads run in worker threads so one large request never stalls the event
 from __future__ import annotations
 
 import logging
-import secrets
-import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from anyio import to_thread
@@ -41,7 +39,7 @@ from app.core.decide import (
 )
 from app.core.dialects import Format, dump_as
 from app.core.errors import ArchiveError, CountError, SummarizerError
-from app.core.ids import archive_sha256, new_archive_id
+from app.core.ids import archive_sha256
 from app.core.ledger import DEFAULT_LEDGER_BUDGET, LedgerReport, guard_summary
 from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
@@ -81,6 +79,7 @@ from app.core.selective import SelectiveLimits
 from app.core.tokens import count_messages
 from app.core.validate import violations
 from app.service.chunked import ChunkedSummary, summarize_in_chunks
+from app.service.clock import time_sortable_id, utc_now
 from app.service.freshness import Freshness
 from app.service.prepared import Prepared, refuse, unchanged
 from app.service.prune import compact_prune
@@ -145,14 +144,6 @@ class CompactRequest:
         return self.reason or ("manual" if self.force else "llm_call")
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _new_id() -> str:
-    return new_archive_id(time.time_ns(), secrets.token_hex(6))
-
-
 class CompactionService:
     """Counts, decides and compacts. Built once at start-up with its ports."""
 
@@ -167,8 +158,8 @@ class CompactionService:
         fallback: Summarizer | None = None,
         provider_counter: ProviderCounter | None = None,
         freshness: Freshness | None = None,
-        clock: Callable[[], datetime] = _utc_now,
-        new_id: Callable[[], str] = _new_id,
+        clock: Callable[[], datetime] = utc_now,
+        new_id: Callable[[], str] = time_sortable_id,
         records: RecordStore | None = None,
         slots: SummarySlots | None = None,
     ) -> None:
