@@ -27,6 +27,7 @@ from app.core.compaction import (
     CompactStats,
     LedgerFactInfo,
     NotCompactedReason,
+    PhaseInfo,
     RestoredFileInfo,
     SkippedFileInfo,
 )
@@ -348,7 +349,7 @@ class CompactionService:
             return prepared.unchanged("summarization_failed", warnings)
         ledger = await self.ledger(summarized.text, partition.rest, options)
 
-        selection = await self._restore(messages, options, request.session_id, warnings)
+        selection = await self.restore(messages, options, request.session_id, warnings)
         assembled = assemble_messages(partition.head, ledger.text, selection.restored)
         head = len(partition.head)
         return await self.compacted(
@@ -391,14 +392,18 @@ class CompactionService:
         ledger: LedgerReport | None = None,
         selection: RestoreSelection = NO_FILES,
         summary_chunks: int = 0,
+        phases: Sequence[PhaseInfo] = (),
+        compacted_tokens: int | None = None,
     ) -> CompactResult:
-        """The result of a compaction that happened. The output must pass the validator
-        of the request's format: every strategy builds it valid, so a violation is a bug."""
+        """The result of a compaction that happened, for every strategy. The output must
+        pass the validator of the request's format: every strategy builds it valid, so a
+        violation is a bug. `compacted_tokens` when the strategy has counted the output."""
         invalid = violations(output, prepared.format)
         if invalid:
             raise AssertionError(f"compacted output breaks a provider rule: {invalid}")
         token_count = prepared.token_count
-        compacted_tokens = await self.count(output)
+        if compacted_tokens is None:
+            compacted_tokens = await self.count(output)
         stats = CompactStats(
             original_token_count=token_count,
             compacted_token_count=compacted_tokens,
@@ -445,6 +450,7 @@ class CompactionService:
             ledger_dropped=ledger.dropped if ledger else 0,
             strategy=strategy,
             compacted_indexes=list(compacted_indexes),
+            phases=list(phases),
             summary_chunks=summary_chunks,
             warnings=list(warnings),
         )
@@ -545,13 +551,15 @@ class CompactionService:
             raise SummarizerError("empty summary", retryable=False)
         return text
 
-    async def _restore(
+    async def restore(
         self,
         messages: Sequence[Message],
         options: CompactOptions,
         session_id: str | None = None,
         warnings: list[str] | None = None,
     ) -> RestoreSelection:
+        """The recently read files to re-inject (F-005), within the request's limits; with
+        a session, their reads are noted for the freshness check."""
         base = self.defaults.restore
         limits = RestoreLimits(
             max_files=_pick(options.max_restore_files, base.max_files),
