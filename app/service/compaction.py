@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from anyio import to_thread
 
@@ -82,6 +82,7 @@ from app.core.validate import violations
 from app.service.chunked import ChunkedSummary, summarize_in_chunks
 from app.service.clock import time_sortable_id, utc_now
 from app.service.freshness import Freshness
+from app.service.overrides import pick
 from app.service.prepared import Prepared, refuse, unchanged
 from app.service.prune import compact_prune
 from app.service.selective import compact_selective
@@ -91,8 +92,6 @@ from app.service.tail import compact_tail
 
 log = logging.getLogger("context_compact.compaction")
 NO_FILES = RestoreSelection((), ())
-
-_N = TypeVar("_N", int, float)
 
 
 @dataclass(frozen=True)
@@ -215,14 +214,14 @@ class CompactionService:
         """The server's thresholds with a request's overrides. A raised threshold lifts the
         default overflow threshold with it; an explicit overflow below it is refused."""
         base = self.defaults.thresholds
-        share = _pick(threshold, base.threshold)
+        share = pick(threshold, base.threshold)
         if overflow_threshold is not None and overflow_threshold < share:
             raise ValueError("overflow_threshold must be >= threshold")
         return Thresholds(
-            context_window=_pick(context_window, base.context_window),
+            context_window=pick(context_window, base.context_window),
             threshold=share,
-            overflow_threshold=_pick(overflow_threshold, max(base.overflow_threshold, share)),
-            min_messages=_pick(min_messages, base.min_messages),
+            overflow_threshold=pick(overflow_threshold, max(base.overflow_threshold, share)),
+            min_messages=pick(min_messages, base.min_messages),
         )
 
     async def should_compact(
@@ -374,7 +373,7 @@ class CompactionService:
             guard_summary,
             summary,
             covered,
-            _pick(options.ledger_budget, self.defaults.ledger_budget),
+            pick(options.ledger_budget, self.defaults.ledger_budget),
             self.tokenizer.count,
         )
 
@@ -495,7 +494,7 @@ class CompactionService:
             return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
         return await summarize_in_chunks(
             rest,
-            budget=_pick(options.summary_input_budget, self.defaults.summary_input_budget),
+            budget=pick(options.summary_input_budget, self.defaults.summary_input_budget),
             max_words=options.max_summary_words or self.defaults.max_summary_words,
             instructions=instructions,
             tokenizer=self.tokenizer,
@@ -562,11 +561,9 @@ class CompactionService:
         a session, their reads are noted for the freshness check."""
         base = self.defaults.restore
         limits = RestoreLimits(
-            max_files=_pick(options.max_restore_files, base.max_files),
-            max_tokens_per_file=_pick(
-                options.max_restore_tokens_per_file, base.max_tokens_per_file
-            ),
-            max_tokens_total=_pick(options.max_restore_tokens_total, base.max_tokens_total),
+            max_files=pick(options.max_restore_files, base.max_files),
+            max_tokens_per_file=pick(options.max_restore_tokens_per_file, base.max_tokens_per_file),
+            max_tokens_total=pick(options.max_restore_tokens_total, base.max_tokens_total),
         )
         tools = (
             read_tools_from(options.read_tools) if options.read_tools else self.defaults.read_tools
@@ -593,10 +590,6 @@ class CompactionService:
 
     async def load_archive(self, archive_id: str) -> Archive | None:
         return await to_thread.run_sync(self.archive.load, archive_id)
-
-
-def _pick(value: _N | None, default: _N) -> _N:
-    return default if value is None else value
 
 
 def _decision_reason(decision: Decision) -> NotCompactedReason:

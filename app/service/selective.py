@@ -37,6 +37,7 @@ from app.core.selective import SelectiveLimits, SelectivePlan, gap_filled, plan_
 from app.core.tokens import count_messages
 from app.core.validate import violations
 from app.service.chunked import ChunkedSummary
+from app.service.overrides import pick
 from app.service.prepared import Prepared, refuse
 
 if TYPE_CHECKING:
@@ -52,13 +53,11 @@ def limits_for(defaults: SelectiveLimits, request: CompactRequest) -> SelectiveL
     o = request.options
     d = defaults
     return SelectiveLimits(
-        keep_recent=d.keep_recent if o.keep_recent is None else o.keep_recent,
+        keep_recent=pick(o.keep_recent, d.keep_recent),
         tool_call_threshold=o.tool_call_threshold or d.tool_call_threshold,
         tool_result_threshold=o.tool_result_threshold or d.tool_result_threshold,
         preview_tokens=o.preview_tokens or d.preview_tokens,
-        fallback_to_summary=(
-            d.fallback_to_summary if o.fallback_to_summary is None else o.fallback_to_summary
-        ),
+        fallback_to_summary=pick(o.fallback_to_summary, d.fallback_to_summary),
     )
 
 

@@ -24,6 +24,7 @@ from app.core.records import (
     successful_compactions,
 )
 from app.service.clock import time_sortable_id
+from app.service.overrides import pick
 from app.service.prepared import Prepared
 
 if TYPE_CHECKING:
@@ -40,11 +41,7 @@ async def session_gate(
     request = prepared.request
     strategy: str = request.options.strategy
     warnings: list[str] = []
-    limit = (
-        service.defaults.max_iterations
-        if request.options.max_iterations is None
-        else request.options.max_iterations
-    )
+    limit = pick(request.options.max_iterations, service.defaults.max_iterations)
     cooldown = service.defaults.summary_cooldown_seconds
     summarizing = strategy in SUMMARIZING_STRATEGIES
     if request.session_id is None or service.records is None:
