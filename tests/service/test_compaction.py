@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -9,19 +8,20 @@ import pytest
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import SUMMARY_ACK
 from app.core.compaction import CompactOptions, result_json
-from app.core.decide import Thresholds
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import MOST_RECENT_RULE
-from app.core.restore import FileReadTool, RestoreLimits
 from app.core.tokens import count_total
 from app.service.compaction import CompactionService, CompactRequest, Defaults
 from tests.builders import (
+    NOW,
+    SERVICE_DEFAULTS,
     DictWorkdir,
     FakeSummarizer,
     MemoryArchive,
     assistant,
+    build_service,
     parse,
     read_round,
     system,
@@ -30,15 +30,6 @@ from tests.builders import (
 )
 
 pytestmark = pytest.mark.anyio
-
-DEFAULTS = Defaults(
-    thresholds=Thresholds(200_000, 0.8, 0.9, 3),
-    restore=RestoreLimits(5, 5000, 50_000),
-    read_tools=(FileReadTool("read_file", "path"),),
-    max_summary_words=1200,
-    ledger_budget=0,  # seed 000's exact output; the ledger has its own tests
-)
-NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
 def make_service(
@@ -49,16 +40,7 @@ def make_service(
     archive: MemoryArchive | None = None,
     fallback: FakeSummarizer | None = None,
 ) -> CompactionService:
-    return CompactionService(
-        tokenizer=tokenizer,
-        summarizer=summarizer or FakeSummarizer(),
-        fallback=fallback,
-        workdir=workdir or DictWorkdir(),
-        archive=archive or MemoryArchive(),
-        defaults=DEFAULTS,
-        clock=lambda: NOW,
-        new_id=lambda: "arch-1",
-    )
+    return build_service(tokenizer, summarizer, workdir=workdir, archive=archive, fallback=fallback)
 
 
 CONVERSATION: list[dict[str, Any]] = [
@@ -304,7 +286,7 @@ async def test_pending_tool_calls_are_not_summarized_away(tokenizer: TiktokenTok
 
 async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokenizer) -> None:
     service = make_service(tokenizer)
-    service.defaults = Defaults(**{**DEFAULTS.__dict__, "ledger_budget": 1500})
+    service.defaults = Defaults(**{**SERVICE_DEFAULTS.__dict__, "ledger_budget": 1500})
     messages = parse([system("s"), user("Never use tabs."), assistant("ok")])
     result = await service.compact(CompactRequest(messages=messages, force=True))
     assert result.summary == (
