@@ -1,4 +1,4 @@
-"""Background compaction jobs (issue 10): their record, expiry, and the prefix swap.
+"""Background compaction jobs: their record, expiry, and the prefix swap.
 
 A job remembers what the agent sent as one sha256 per message (in the request's format),
 so `apply` can name the first message of the agent's current list that differs without

@@ -1,10 +1,21 @@
-"""The compaction pipeline (DESIGN §3): count → decide → partition → archive → summarize →
-restore → assemble → stats.
+"""The compaction pipeline: prepare → session gate → summary slot → strategy → record.
 
-This is the one place that sequences the core's pure steps with the ports' I/O, and the
-one place that decides each failure's outcome: an archive failure or a failed summary
-returns the input unchanged with a reason (never an exception to the caller). Tokenizing
-and file reads run in worker threads so one large request never stalls the event loop.
+1. Prepare (`_prepare`, DESIGN §3): validate, count, decide, partition; answer unchanged
+   when below the threshold, with nothing to compact, or with tool calls still pending.
+2. Session gate (`app.service.sessions.session_gate`, seeds 002/003): from the session's
+   records, past `max_iterations` the answer is unchanged; during the cooldown after a
+   failed summary a summarizing strategy becomes `prune`.
+3. Summary slot (`app.service.slots`): a strategy that calls a summarizer holds one of
+   the bounded slots from its archive write to its result.
+4. Strategy: `full` here (seed 000: summary of everything after the head, files
+   restored); `tail`, `prune` and `selective` in their own modules. Each archives the
+   originals it replaces and builds its answer with `CompactionService.compacted`.
+5. Record (`app.service.sessions.record`): the session's record of the attempt.
+
+A dependency's failure is an outcome, never an exception to the caller: an archive failure
+or a failed summary returns the input unchanged with a reason (`Prepared.unchanged`).
+Tokenizing and file reads run in worker threads so one large request never stalls the
+event loop.
 """
 
 from __future__ import annotations

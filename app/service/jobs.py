@@ -1,4 +1,4 @@
-"""Background compaction (issue 10): jobs on a bounded worker pool, kept in the data dir.
+"""Background compaction: jobs on a bounded worker pool, kept in the data dir.
 
 States: `queued` (waiting for one of the `workers` slots) → `running` → `done` (the result,
 compacted or not), `failed` (with a reason: `invalid_conversation`, `error`, or
