@@ -29,7 +29,11 @@ class Settings(BaseSettings):
         ),
     )
     data_dir: str = Field(
-        "./data", description="where archives and background compaction jobs are written"
+        "./data",
+        description=(
+            "where archives, background compaction jobs, session records and seen file "
+            "times are written"
+        ),
     )
     context_window: int = Field(200_000, gt=0, description="model window in tokens")
     threshold: float = Field(0.8, gt=0, le=1, description="compact at this share of the window")
