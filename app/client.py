@@ -36,7 +36,8 @@ from app.api.schemas import (
     ReadyResponse,
     ShouldCompactResponse,
 )
-from app.core.compaction import CompactOptions, CompactResult
+from app.api.schemas import CompactResponse as ApiCompactResponse
+from app.core.compaction import CompactOptions
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 # An LLM summary may take its whole retry deadline (COMPACT_SUMMARY_DEADLINE, 120 s).
@@ -50,7 +51,7 @@ Options = CompactOptions | Mapping[str, Any]
 _T = TypeVar("_T")
 
 
-class CompactResponse(CompactResult):
+class CompactResponse(ApiCompactResponse):
     """A `/compact` answer; `messages` in the request's format, as JSON dicts."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")

@@ -206,9 +206,13 @@ class Settings(BaseSettings):
         ),
     )
     max_concurrent_summaries: int = Field(
-        8,
+        64,
         ge=1,
-        description="compactions summarizing at once, `/compact` and background jobs together",
+        description=(
+            "compactions summarizing at once, `/compact` and background jobs together; "
+            "a bound on memory and on the LLM's load, not on throughput (the calls wait on "
+            "the network)"
+        ),
     )
     summary_slot_wait: float = Field(
         1.0,

@@ -36,9 +36,9 @@ from app.core.ports import Summarizer, SummaryRequest
 from app.main import build_service
 from app.service.compaction import CompactionService, CompactRequest
 from app.settings import Settings
+from bench.results import write_section
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION = "## Summary fidelity"
 ERROR_CHARS = 120
 
@@ -171,22 +171,11 @@ def render(table: list[tuple[str, dict[str, float]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_results(section: str) -> None:
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    if SECTION in text:
-        before, _, after = text.partition(SECTION)
-        following = after.find("\n## ")
-        text = before + section + (after[following + 1 :] if following >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    RESULTS.write_text(text, encoding="utf-8")
-
-
 def main() -> int:
     table = asyncio.run(measure())
     section = render(table)
     print(section)
-    write_results(section)
+    write_section(SECTION, section)
     return 0
 
 

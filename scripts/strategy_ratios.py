@@ -4,8 +4,11 @@ Usage: python scripts/strategy_ratios.py [CORPUS_DIR]   (default: ../shared/corp
 
 Runs the real service in-process (extractive summarizer, offline tokenizer) with
 `force: true` and settings small enough that every strategy compacts: `tail` keeps 1
-round, `prune` keeps 1 tool use. Ratio = tokens after / tokens before. Archives go to a
-temporary directory that is removed at the end.
+round, `prune` keeps 1 tool use, `selective` keeps 2 tool blocks and messages of each kind
+(rules only: the transcripts are far below the default window), `selective+summary` the
+same with a 1,000-token window, so the summary fallback runs after the rules.
+Ratio = tokens after / tokens before. Archives go to a temporary directory that is removed
+at the end.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ STRATEGIES: dict[str, CompactOptions] = {
     "full": CompactOptions(strategy="full"),
     "tail": CompactOptions(strategy="tail", keep_recent_rounds=1),
     "prune": CompactOptions(strategy="prune", prune_keep_recent=1),
+    "selective": CompactOptions(strategy="selective", keep_recent=2),
+    "selective+summary": CompactOptions(strategy="selective", keep_recent=2, context_window=1000),
 }
 
 

@@ -115,11 +115,24 @@ async def _on_api_error(request: Request, exc: Exception) -> Any:
 
 async def _on_http_error(request: Request, exc: Exception) -> Any:
     assert isinstance(exc, StarletteHTTPException)
+    if isinstance(exc.__cause__, UnicodeDecodeError):
+        # FastAPI answers a body that is not UTF-8 with a bare 400; it is bad input like
+        # any invalid JSON, so it gets the same 422 naming the body.
+        return error_response(422, _not_utf8(exc.__cause__))
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     return error_response(
         exc.status_code,
         ErrorResponse(error=code, message=str(exc.detail)),
         headers=dict(exc.headers or {}),
+    )
+
+
+def _not_utf8(cause: UnicodeDecodeError) -> ErrorResponse:
+    message = f"not UTF-8 JSON: {cause.reason} at byte {cause.start}"
+    return ErrorResponse(
+        error="invalid_request",
+        message=f"body: {message}",
+        details=[ErrorDetail(field="body", message=message)],
     )
 
 

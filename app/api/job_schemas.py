@@ -6,8 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.schemas import EXAMPLE_MESSAGES, Messages, MessagesField
-from app.core.compaction import CompactResult
+from app.api.schemas import EXAMPLE_MESSAGES, CompactResponse, Messages, MessagesField
 from app.core.dialects import Format
 from app.core.jobs import Job, JobState
 
@@ -63,7 +62,7 @@ class JobResponse(BaseModel):
             "when compacted, 0 when not (apply then returns the list unchanged)."
         ),
     )
-    result: CompactResult | None = Field(None, description="The compaction result, when done.")
+    result: CompactResponse | None = Field(None, description="The compaction result, when done.")
 
 
 def job_json(job: Job) -> dict[str, Any]:

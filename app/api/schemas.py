@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 
 from app.api.dialect import RequestFormat
-from app.core.compaction import CompactOptions
+from app.core.compaction import CompactOptions, CompactResult
+from app.core.dialects import OpenAIMessage
+from app.core.messages import Message
 from app.core.records import CompactionRecord, RecordReason
 
 EXAMPLE_MESSAGES: list[JsonValue] = [
@@ -62,6 +64,11 @@ MessagesField = Field(
         "Unknown block types and extra fields are accepted and passed through untouched."
     ),
     max_length=100_000,
+    # Validated per format after parsing (app/api/dialect.py), so the field takes plain
+    # objects; the schema still names both shapes, for readers and for schema fuzzers.
+    json_schema_extra={
+        "items": {"$ref": "#/components/schemas/AnyMessage"}  # in the schema via CompactResponse
+    },
 )
 
 FORMAT_DESCRIPTION = (
@@ -304,6 +311,23 @@ class SessionCompactionsResponse(BaseModel):
     )
     session_id: str
     records: list[CompactionRecord]
+
+
+class AnyMessage(RootModel[Message | OpenAIMessage]):
+    """One message in either shape: Anthropic Messages or OpenAI Chat Completions. Named,
+    so that request and response schemas refer to one definition."""
+
+
+class CompactResponse(CompactResult):
+    """What a compaction did, as `/compact` answers it: `messages` in the request's format
+    (the core result holds them in the canonical Anthropic shape)."""
+
+    messages: list[AnyMessage] = Field(  # type: ignore[assignment]
+        description=(
+            "The compacted messages (or the input as sent when not compacted), in the "
+            "request's format: Anthropic Messages or OpenAI Chat Completions."
+        )
+    )
 
 
 class ArchiveResponse(BaseModel):

@@ -84,6 +84,12 @@ class OpenAIMessage(BaseModel):
         return self
 
 
+def _named(value: Any, names: frozenset[str]) -> bool:
+    """Membership for raw JSON: a role or type that is an object or list is no name (and
+    unhashable), so validation, not detection, reports it."""
+    return isinstance(value, str) and value in names
+
+
 def detect_format(raw: Sequence[Any]) -> Format:
     """`openai` when any message uses something only OpenAI has, else `anthropic`.
 
@@ -92,13 +98,13 @@ def detect_format(raw: Sequence[Any]) -> Format:
     for message in raw:
         if not isinstance(message, dict):
             continue
-        if message.get("role") in OPENAI_ONLY_ROLES or OPENAI_ONLY_KEYS & message.keys():
+        if _named(message.get("role"), OPENAI_ONLY_ROLES) or OPENAI_ONLY_KEYS & message.keys():
             return "openai"
         if message.get("role") == "assistant" and message.get("content", "") is None:
             return "openai"
         content = message.get("content")
         if isinstance(content, list) and any(
-            isinstance(p, dict) and p.get("type") in OPENAI_ONLY_PARTS for p in content
+            isinstance(p, dict) and _named(p.get("type"), OPENAI_ONLY_PARTS) for p in content
         ):
             return "openai"
     return "anthropic"

@@ -59,6 +59,8 @@ async def test_unknown_blocks_and_extra_fields_are_accepted(client: httpx.AsyncC
         ([{"role": "user", "content": [{"type": "text"}]}], "messages[0].content[0].text"),
         ([{"role": "user", "content": [{"text": "no type"}]}], "messages[0].content[0]"),
         ([{"role": "user", "content": 5}], "messages[0].content"),
+        ([{"role": {}, "content": "x"}], "messages[0].role"),  # found by the fuzzer: was a 500
+        ([{"role": "user", "content": [{"type": {}}]}], "messages[0].content[0]"),
         (
             [assistant(tool_use("read_file", path="a")) | {"content": [{"type": "tool_use"}]}],
             "messages[0].content[0].id",
@@ -104,6 +106,20 @@ async def test_malformed_json_is_a_422_not_a_500(client: httpx.AsyncClient) -> N
     )
     assert response.status_code == 422
     assert response.json()["error"] == "invalid_request"
+
+
+async def test_a_body_that_is_not_utf8_is_a_422_naming_the_body(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.post(
+        "/count", content=b"9\xff", headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert response.json() == {
+        "error": "invalid_request",
+        "message": "body: not UTF-8 JSON: invalid start byte at byte 1",
+        "details": [{"field": "body", "message": "not UTF-8 JSON: invalid start byte at byte 1"}],
+    }
 
 
 async def test_body_over_the_limit_is_refused_with_413(client_for: Any) -> None:

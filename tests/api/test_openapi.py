@@ -32,7 +32,21 @@ async def test_every_request_and_response_model_has_a_description_and_example(
                 if "$ref" in content.get("schema", {}):
                     refs.add(content["schema"]["$ref"])
     names = {ref.rsplit("/", 1)[-1] for ref in refs}
-    assert {"CountRequest", "CompactRequestBody", "CompactResult", "ErrorResponse"} <= names
+    assert {"CountRequest", "CompactRequestBody", "CompactResponse", "ErrorResponse"} <= names
     for name in sorted(names):
         assert schemas[name].get("description"), f"{name} has no description"
         assert schemas[name].get("examples"), f"{name} has no example"
+
+
+async def test_messages_are_documented_in_both_shapes_in_requests_and_answers(
+    client: httpx.AsyncClient,
+) -> None:
+    schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
+    any_message = {"$ref": "#/components/schemas/AnyMessage"}
+    assert schemas["AnyMessage"]["anyOf"] == [
+        {"$ref": "#/components/schemas/Message"},
+        {"$ref": "#/components/schemas/OpenAIMessage"},
+    ]
+    for name in ("CountRequest", "ShouldCompactRequest", "CompactRequestBody", "ApplyRequest"):
+        assert schemas[name]["properties"]["messages"]["items"] == any_message, name
+    assert schemas["CompactResponse"]["properties"]["messages"]["items"] == any_message

@@ -109,6 +109,14 @@ def test_detects_the_format() -> None:
     )
 
 
+def test_detection_leaves_a_role_or_type_that_is_no_string_to_validation() -> None:
+    assert detect_format([{"role": {}, "content": "x"}]) == "anthropic"
+    assert detect_format([{"role": "user", "content": [{"type": {}}]}]) == "anthropic"
+    assert detect_format([{"role": ["tool"], "content": [{"type": ["image_url"]}]}]) == (
+        "anthropic"
+    )
+
+
 def test_plain_assembled_messages_convert_trivially() -> None:
     plain = [Message(role="user", content="S"), Message(role="assistant", content="ok")]
     assert to_openai(plain) == [

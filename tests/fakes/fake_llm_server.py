@@ -29,7 +29,7 @@ PATHS = frozenset({"/v1/messages", "/v1/chat/completions"})
 @dataclass(frozen=True)
 class Reply:
     """One scripted answer. A `bytes` body is sent as is, anything else as JSON. `delay`
-    seconds pass before the answer (to make a client time out)."""
+    seconds pass before the answer (a slow LLM, or one that makes a client time out)."""
 
     status: int
     body: Any
@@ -85,13 +85,20 @@ def openai_completion(text: str, *, finish_reason: str = "stop") -> dict[str, An
 class FakeLlm:
     """The running server: its `url`, the `requests` it received; closes on exit."""
 
-    def __init__(self, script: Sequence[Reply | tuple[int, Any, Mapping[str, str]]]) -> None:
+    def __init__(
+        self,
+        script: Sequence[Reply | tuple[int, Any, Mapping[str, str]]],
+        *,
+        record: bool = True,
+    ) -> None:
         if not script:
             raise ValueError("the script needs at least one reply")
         self._script = [r if isinstance(r, Reply) else Reply(*r) for r in script]
+        self._record_requests = record
         self._lock = threading.Lock()
+        self._received = 0
         self._requests: list[ReceivedRequest] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), daemon=True
@@ -124,15 +131,30 @@ class FakeLlm:
     ) -> None:
         self.close()
 
+    @property
+    def received(self) -> int:
+        """How many requests arrived (also when they are not recorded)."""
+        with self._lock:
+            return self._received
+
     def _record(self, received: ReceivedRequest) -> Reply:
         with self._lock:
-            self._requests.append(received)
-            return self._script[min(len(self._requests), len(self._script)) - 1]
+            self._received += 1
+            if self._record_requests:
+                self._requests.append(received)
+            return self._script[min(self._received, len(self._script)) - 1]
 
 
-def start_fake_llm(script: Sequence[Reply | tuple[int, Any, Mapping[str, str]]]) -> FakeLlm:
-    """Starts a fake LLM server on a free port of 127.0.0.1; use it with `with`."""
-    return FakeLlm(script)
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # many summaries at once (the load benchmark) connect together
+
+
+def start_fake_llm(
+    script: Sequence[Reply | tuple[int, Any, Mapping[str, str]]], *, record: bool = True
+) -> FakeLlm:
+    """Starts a fake LLM server on a free port of 127.0.0.1; use it with `with`. With
+    `record=False` it keeps no request bodies (a long benchmark would hoard them)."""
+    return FakeLlm(script, record=record)
 
 
 def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:

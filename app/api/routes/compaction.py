@@ -11,8 +11,8 @@ from app.api.dialect import compact_request
 from app.api.errors import error_response, invalid_conversation
 from app.api.responses import JsonResponse
 from app.api.routing import FastJsonRoute
-from app.api.schemas import CompactRequestBody, ErrorResponse
-from app.core.compaction import CompactResult, result_json
+from app.api.schemas import CompactRequestBody, CompactResponse, ErrorResponse
+from app.core.compaction import result_json
 from app.core.errors import InvalidConversationError
 from app.service.slots import BusyError
 
@@ -26,7 +26,7 @@ router = APIRouter(
 @router.post(
     "/compact",
     summary="Compact a message list (seed 000: full compression + file restoration)",
-    response_model=CompactResult,
+    response_model=CompactResponse,
     responses={503: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
 )
 async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
