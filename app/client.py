@@ -114,14 +114,17 @@ def _should_compact(messages: Messages, **fields: Any) -> _Call[ShouldCompactRes
 
 
 def _compact_body(messages: Messages, options: Options | None, **fields: Any) -> dict[str, Any]:
+    """The body `/compact` and `/compactions` share."""
     return _body(messages=list(messages), options=_options(options), **fields)
 
 
-def _compact(body: Mapping[str, Any]) -> _Call[CompactResponse]:
+def _compact(messages: Messages, options: Options | None, **fields: Any) -> _Call[CompactResponse]:
+    body = _compact_body(messages, options, **fields)
     return _Call("POST", "/compact", CompactResponse.model_validate, body)
 
 
-def _start(body: Mapping[str, Any]) -> _Call[CompactionJob]:
+def _start(messages: Messages, options: Options | None, **fields: Any) -> _Call[CompactionJob]:
+    body = _compact_body(messages, options, **fields)
     return _Call("POST", "/compactions", CompactionJob.model_validate, body, ok=(202,))
 
 
@@ -231,15 +234,16 @@ class ContextCompactClient:
         options: Options | None = None,
         format: Format = "auto",
     ) -> CompactResponse:
-        body = _compact_body(
-            messages,
-            options,
-            session_id=session_id,
-            force=force,
-            instructions=instructions,
-            format=format,
+        return self._send(
+            _compact(
+                messages,
+                options,
+                session_id=session_id,
+                force=force,
+                instructions=instructions,
+                format=format,
+            )
         )
-        return self._send(_compact(body))
 
     def start_compaction(
         self,
@@ -251,15 +255,16 @@ class ContextCompactClient:
         options: Options | None = None,
         format: Format = "auto",
     ) -> CompactionJob:
-        body = _compact_body(
-            messages,
-            options,
-            session_id=session_id,
-            force=force,
-            instructions=instructions,
-            format=format,
+        return self._send(
+            _start(
+                messages,
+                options,
+                session_id=session_id,
+                force=force,
+                instructions=instructions,
+                format=format,
+            )
         )
-        return self._send(_start(body))
 
     def get_compaction(self, job_id: str) -> CompactionJob:
         return self._send(_job("GET", job_id))
@@ -353,15 +358,16 @@ class AsyncContextCompactClient:
         options: Options | None = None,
         format: Format = "auto",
     ) -> CompactResponse:
-        body = _compact_body(
-            messages,
-            options,
-            session_id=session_id,
-            force=force,
-            instructions=instructions,
-            format=format,
+        return await self._send(
+            _compact(
+                messages,
+                options,
+                session_id=session_id,
+                force=force,
+                instructions=instructions,
+                format=format,
+            )
         )
-        return await self._send(_compact(body))
 
     async def start_compaction(
         self,
@@ -373,15 +379,16 @@ class AsyncContextCompactClient:
         options: Options | None = None,
         format: Format = "auto",
     ) -> CompactionJob:
-        body = _compact_body(
-            messages,
-            options,
-            session_id=session_id,
-            force=force,
-            instructions=instructions,
-            format=format,
+        return await self._send(
+            _start(
+                messages,
+                options,
+                session_id=session_id,
+                force=force,
+                instructions=instructions,
+                format=format,
+            )
         )
-        return await self._send(_start(body))
 
     async def get_compaction(self, job_id: str) -> CompactionJob:
         return await self._send(_job("GET", job_id))

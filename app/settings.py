@@ -29,7 +29,11 @@ class Settings(BaseSettings):
         ),
     )
     data_dir: str = Field(
-        "./data", description="where archives and background compaction jobs are written"
+        "./data",
+        description=(
+            "where archives, background compaction jobs, session records and seen file "
+            "times are written"
+        ),
     )
     context_window: int = Field(200_000, gt=0, description="model window in tokens")
     threshold: float = Field(0.8, gt=0, le=1, description="compact at this share of the window")
@@ -175,7 +179,7 @@ class Settings(BaseSettings):
         gt=0,
         description="a larger `CODE_LAW.md` is not injected (`skipped: too_large`)",
     )
-    # Hardening (issue 5): request limits, a deadline, a bound on summaries, optional auth.
+    # Hardening: request limits, a deadline, a bound on summaries, optional auth.
     max_messages: int = Field(
         10_000, gt=0, description="more messages in one request get 422 `too_many_messages`"
     )
@@ -225,7 +229,7 @@ class Settings(BaseSettings):
             "`Authorization: Bearer <token>` (401 otherwise); never logged"
         ),
     )
-    # Strategies and session records (issue 4: tail, prune, records).
+    # The `tail` and `prune` strategies and the session limits read from its records.
     keep_recent_rounds: int = Field(
         10, ge=1, description="`tail`: complete rounds kept verbatim, at least (seed 004 C6)"
     )

@@ -1,15 +1,31 @@
-"""Tiny builders for conversations and plain-callable fakes for the core's ports."""
+"""Tiny builders for conversations, plain-callable fakes for the core's ports, and a
+`CompactionService` wired to those fakes."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
+from app.core.decide import Thresholds
 from app.core.errors import ArchiveError
 from app.core.messages import Message
-from app.core.ports import Archive, FileSkip, FileText, SkipReason, SummaryRequest
+from app.core.ports import (
+    Archive,
+    FileSkip,
+    FileText,
+    SkipReason,
+    Summarizer,
+    SummaryRequest,
+    Tokenizer,
+    WorkdirReader,
+)
 from app.core.records import CompactionRecord
+from app.core.restore import FileReadTool, RestoreLimits
+from app.service.compaction import CompactionService, Defaults
+from app.service.slots import SummarySlots
 
 _ids = itertools.count(1)
 
@@ -47,6 +63,21 @@ def read_round(path: str, content: str = "...") -> list[dict[str, Any]]:
     """An assistant `read_file` call and its result."""
     call = tool_use("read_file", path=path)
     return [assistant(f"Reading {path}.", call), tool_result(call["id"], content)]
+
+
+def rounds(
+    first: int, last: int, output: str = "line of tool output\n" * 60
+) -> list[dict[str, Any]]:
+    """Rounds `first` to `last`: a task, a `bash` call, its `output`, a closing answer."""
+    out: list[dict[str, Any]] = []
+    for i in range(first, last + 1):
+        out += [
+            user(f"Task {i}."),
+            assistant(f"Running {i}.", tool_use("bash", f"t{i}", command=f"make {i}")),
+            tool_result(f"t{i}", output),
+            assistant(f"Done {i}."),
+        ]
+    return out
 
 
 def parse(messages: Sequence[dict[str, Any]]) -> list[Message]:
@@ -130,3 +161,42 @@ class MemoryRecords:
 
     def list(self, session_id: str) -> list[CompactionRecord]:
         return sorted((r for r in self.saved if r.session_id == session_id), key=lambda r: r.id)
+
+
+SERVICE_DEFAULTS = Defaults(
+    thresholds=Thresholds(200_000, 0.8, 0.9, 3),
+    restore=RestoreLimits(5, 5000, 50_000),
+    read_tools=(FileReadTool("read_file", "path"),),
+    max_summary_words=1200,
+    ledger_budget=0,  # seed 000's exact output; the ledger has its own tests
+)
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+def build_service(
+    tokenizer: Tokenizer,
+    summarizer: Summarizer | None = None,
+    *,
+    defaults: Defaults = SERVICE_DEFAULTS,
+    workdir: WorkdirReader | None = None,
+    archive: MemoryArchive | None = None,
+    fallback: Summarizer | None = None,
+    records: MemoryRecords | None = None,
+    slots: SummarySlots | None = None,
+    clock: Callable[[], datetime] = lambda: NOW,
+    **overrides: Any,
+) -> CompactionService:
+    """A service over the fakes above: fixed clock, every archive id `arch-1`, `overrides`
+    replacing fields of `defaults`."""
+    return CompactionService(
+        tokenizer=tokenizer,
+        summarizer=summarizer or FakeSummarizer(),
+        fallback=fallback,
+        workdir=workdir or DictWorkdir(),
+        archive=archive or MemoryArchive(),
+        defaults=replace(defaults, **overrides),
+        clock=clock,
+        new_id=lambda: "arch-1",
+        records=records,
+        slots=slots,
+    )

@@ -1,4 +1,5 @@
-"""Durable file writes and careful reads, shared by the archive and job stores.
+"""Durable file writes and careful reads, shared by the stores that keep one JSON file per
+record (archives, jobs, compaction records, seen times).
 
 A write is atomic and durable before it returns: a unique temp file in the same directory,
 fsync it, `os.replace` it onto the final name, fsync the directory. A failed fsync is never
@@ -57,6 +58,16 @@ def ensure_dir(path: str, parent: str) -> None:
     fsync_dir(parent)
 
 
+def ensure_dirs(root: str, *names: str) -> str:
+    """Creates `root/names[0]/names[1]/...` one level at a time, each entry made durable in
+    its parent; the deepest directory."""
+    path = root
+    for name in names:
+        parent, path = path, os.path.join(path, name)
+        ensure_dir(path, parent)
+    return path
+
+
 def temp_path(directory: str, name: str) -> str:
     return os.path.join(directory, f".{name}.{secrets.token_hex(8)}.tmp")
 
@@ -86,6 +97,16 @@ def remove_stale_temps(directory: str, older_than: float = STALE_TEMP_SECONDS) -
         except OSError:
             continue
     return sorted(removed)
+
+
+def final_names(directory: str, suffix: str) -> list[str]:
+    """The sorted names in `directory` that end in `suffix`, temp files left out; [] when
+    the directory does not exist yet. Raises OSError when it cannot be listed."""
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if n.endswith(suffix) and not n.startswith("."))
 
 
 def write_temp(path: str, data: bytes) -> None:

@@ -9,7 +9,14 @@ from typing import Any
 
 import orjson
 
-from app.adapters.files import ensure_dir, errno_name, fsync_dir, read_regular, replace_durably
+from app.adapters.files import (
+    ensure_dirs,
+    errno_name,
+    final_names,
+    fsync_dir,
+    read_regular,
+    replace_durably,
+)
 from app.core.ids import is_valid_id
 from app.core.jobs import JobStoreError
 
@@ -35,7 +42,7 @@ class FileJobStore:
         except orjson.JSONEncodeError as exc:
             raise JobStoreError("job is not serializable as JSON") from exc
         try:
-            ensure_dir(self._dir, self._data_dir)
+            ensure_dirs(self._data_dir, JOBS_DIRNAME)
             replace_durably(self._dir, job_id + _SUFFIX, data)
         except OSError as exc:
             raise JobStoreError(f"job write failed: {errno_name(exc)}") from exc
@@ -43,15 +50,13 @@ class FileJobStore:
     def load_all(self) -> list[dict[str, Any]]:
         """Every readable record; unreadable or corrupt files are logged and skipped."""
         try:
-            names = sorted(os.listdir(self._dir))
-        except FileNotFoundError:
-            return []
+            names = final_names(self._dir, _SUFFIX)
         except OSError as exc:
             raise JobStoreError(f"job directory unreadable: {errno_name(exc)}") from exc
         jobs = []
         for name in names:
             job_id = name.removesuffix(_SUFFIX)
-            if name.startswith(".") or not name.endswith(_SUFFIX) or not is_valid_id(job_id):
+            if not is_valid_id(job_id):
                 continue
             try:
                 data = read_regular(os.path.join(self._dir, name))

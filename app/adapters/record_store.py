@@ -15,7 +15,13 @@ import os
 import orjson
 from pydantic import ValidationError
 
-from app.adapters.files import ensure_dir, errno_name, read_regular, replace_durably
+from app.adapters.files import (
+    ensure_dirs,
+    errno_name,
+    final_names,
+    read_regular,
+    replace_durably,
+)
 from app.core.errors import ArchiveError
 from app.core.ids import is_valid_id
 from app.core.records import CompactionRecord
@@ -37,12 +43,10 @@ class FileRecordStore:
     def append(self, record: CompactionRecord) -> None:
         if not (is_valid_id(record.id) and is_valid_id(record.session_id)):
             raise ArchiveError("invalid record or session id")
-        session = os.path.join(self._sessions, record.session_id)
-        directory = os.path.join(session, RECORDS_DIRNAME)
         try:
-            ensure_dir(self._sessions, self._data_dir)
-            ensure_dir(session, self._sessions)
-            ensure_dir(directory, session)
+            directory = ensure_dirs(
+                self._data_dir, SESSIONS_DIRNAME, record.session_id, RECORDS_DIRNAME
+            )
             replace_durably(directory, record.id + _SUFFIX, orjson.dumps(record.model_dump()))
         except OSError as exc:
             raise ArchiveError(f"record write failed: {errno_name(exc)}") from exc
@@ -53,15 +57,11 @@ class FileRecordStore:
             return []
         directory = os.path.join(self._sessions, session_id, RECORDS_DIRNAME)
         try:
-            names = sorted(os.listdir(directory))
-        except FileNotFoundError:
-            return []
+            names = final_names(directory, _SUFFIX)
         except OSError as exc:
             raise ArchiveError(f"record directory unreadable: {errno_name(exc)}") from exc
         records = []
         for name in names:
-            if name.startswith(".") or not name.endswith(_SUFFIX):
-                continue
             try:
                 data = read_regular(os.path.join(directory, name))
                 if data is not None:

@@ -15,7 +15,7 @@ import os
 
 import orjson
 
-from app.adapters.files import ensure_dir, errno_name, read_regular, replace_durably
+from app.adapters.files import ensure_dirs, errno_name, read_regular, replace_durably
 from app.core.errors import SeenStoreError
 from app.core.freshness import seen_key
 from app.core.ids import is_valid_id
@@ -54,9 +54,7 @@ class FileSeenStore:
         directory = self._dir(session_id)
         data = orjson.dumps({"location": location, "mtime_ns": mtime_ns})
         try:
-            ensure_dir(self._sessions, self._data_dir)
-            ensure_dir(os.path.dirname(directory), self._sessions)
-            ensure_dir(directory, os.path.dirname(directory))
+            ensure_dirs(self._data_dir, SESSIONS_DIRNAME, session_id, SEEN_DIRNAME)
             replace_durably(directory, seen_key(location), data)
         except OSError as exc:
             raise SeenStoreError(f"seen time write failed: {errno_name(exc)}") from exc

@@ -90,24 +90,15 @@ class SandboxedWorkdir:
         return "walk" if self._openat2 is None else "openat2"
 
     def read_text(self, path: str, max_bytes: int) -> FileText | FileSkip:
-        parts = self._relative(path)
-        if isinstance(parts, SkipReason):
-            return FileSkip(path, parts)
-        try:
-            root_fd = os.open(self._root, _DIR_FLAGS)
-        except OSError:
-            return FileSkip(path, SkipReason.UNREADABLE)
-        try:
-            fd = self._open(root_fd, parts)
-        except OSError as err:
-            return FileSkip(path, _ERRNO_REASONS.get(err.errno or 0, SkipReason.UNREADABLE))
-        finally:
-            os.close(root_fd)
+        opened = self._open_beneath(path, _FILE_FLAGS)
+        if isinstance(opened, FileSkip):
+            return opened
+        fd, parts = opened
         try:
             info = os.fstat(fd)  # the descriptor we read: its mtime cannot race a rename
             text = _read(fd, info, max_bytes)
         except OSError as err:
-            text = _ERRNO_REASONS.get(err.errno or 0, SkipReason.UNREADABLE)
+            text = _skip_reason(err)
         finally:
             os.close(fd)
         if isinstance(text, SkipReason):
@@ -124,7 +115,7 @@ class SandboxedWorkdir:
         try:
             info = os.fstat(fd)
         except OSError as err:
-            return FileSkip(path, _ERRNO_REASONS.get(err.errno or 0, SkipReason.UNREADABLE))
+            return FileSkip(path, _skip_reason(err))
         finally:
             os.close(fd)
         if stat.S_ISLNK(info.st_mode):  # walk mode opened the link itself: refused as a read is
@@ -148,11 +139,13 @@ class SandboxedWorkdir:
             with os.scandir(fd) as entries:
                 return tuple(sorted(entry.name for entry in entries))
         except OSError as err:
-            return FileSkip(path, _ERRNO_REASONS.get(err.errno or 0, SkipReason.UNREADABLE))
+            return FileSkip(path, _skip_reason(err))
         finally:
             os.close(fd)
 
     def _open_beneath(self, path: str, flags: int) -> tuple[int, tuple[bytes, ...]] | FileSkip:
+        """A descriptor for `path` resolved beneath the root (the caller closes it) and the
+        path's parts relative to the root; or why it cannot be opened."""
         parts = self._relative(path)
         if isinstance(parts, SkipReason):
             return FileSkip(path, parts)
@@ -163,7 +156,7 @@ class SandboxedWorkdir:
         try:
             return self._open(root_fd, parts, flags), parts
         except OSError as err:
-            return FileSkip(path, _ERRNO_REASONS.get(err.errno or 0, SkipReason.UNREADABLE))
+            return FileSkip(path, _skip_reason(err))
         finally:
             os.close(root_fd)
 
@@ -201,7 +194,7 @@ class SandboxedWorkdir:
                 return parts[len(base) :]
         return SkipReason.OUTSIDE_WORKDIR
 
-    def _open(self, root_fd: int, parts: tuple[bytes, ...], final: int = _FILE_FLAGS) -> int:
+    def _open(self, root_fd: int, parts: tuple[bytes, ...], final: int) -> int:
         if self._openat2 is not None:
             return _call_openat2(self._openat2, root_fd, b"/".join(parts) or b".", final)
         if not parts:
@@ -237,6 +230,10 @@ def _normalise(raw: bytes, *, absolute: bool) -> tuple[bytes, ...] | None:
         elif not absolute:
             return None
     return tuple(parts)
+
+
+def _skip_reason(err: OSError) -> SkipReason:
+    return _ERRNO_REASONS.get(err.errno or 0, SkipReason.UNREADABLE)
 
 
 def _is_symlink(name: bytes, dir_fd: int) -> bool:

@@ -1,8 +1,9 @@
-"""Typed dependencies: routes receive the service as a plain parameter."""
+"""Typed dependencies: routes receive the objects `create_app` put in the app's state as
+plain parameters (`service: ServiceDep`)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
@@ -12,33 +13,16 @@ from app.service.metrics import Metrics
 from app.service.toolkit import ToolkitService
 
 
-def get_service(request: Request) -> CompactionService:
-    service: CompactionService = request.app.state.service
-    return service
+def _state(name: str) -> Any:
+    """A dependency on `app.state.<name>`; the alias using it declares its type."""
+
+    def from_state(request: Request) -> Any:
+        return getattr(request.app.state, name)
+
+    return Depends(from_state)
 
 
-ServiceDep = Annotated[CompactionService, Depends(get_service)]
-
-
-def get_jobs(request: Request) -> JobManager:
-    jobs: JobManager = request.app.state.jobs
-    return jobs
-
-
-JobsDep = Annotated[JobManager, Depends(get_jobs)]
-
-
-def get_toolkit(request: Request) -> ToolkitService:
-    toolkit: ToolkitService = request.app.state.toolkit
-    return toolkit
-
-
-ToolkitDep = Annotated[ToolkitService, Depends(get_toolkit)]
-
-
-def get_metrics(request: Request) -> Metrics:
-    metrics: Metrics = request.app.state.metrics
-    return metrics
-
-
-MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+ServiceDep = Annotated[CompactionService, _state("service")]
+JobsDep = Annotated[JobManager, _state("jobs")]
+ToolkitDep = Annotated[ToolkitService, _state("toolkit")]
+MetricsDep = Annotated[Metrics, _state("metrics")]

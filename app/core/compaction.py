@@ -189,8 +189,15 @@ class CompactStats(BaseModel):
     original_token_count: int
     compacted_token_count: int
     compaction_ratio: float = Field(description="compacted_token_count / original_token_count")
-    compacted_message_count: int = Field(description="Messages summarized (the rest).")
-    retained_message_count: int = Field(description="Messages kept verbatim (the head).")
+    compacted_message_count: int = Field(
+        description="Input messages summarized, cleared, cut or dropped: `compacted_indexes`."
+    )
+    retained_message_count: int = Field(
+        description=(
+            "Input messages carried over: the head (`full`), and the kept rounds (`tail`); "
+            "every message not in `compacted_indexes` (`prune`, `selective`)."
+        )
+    )
     restored_file_count: int
     restored_token_count: int
 

@@ -1,4 +1,4 @@
-"""Background compaction jobs (issue 10): their record, expiry, and the prefix swap.
+"""Background compaction jobs: their record, expiry, and the prefix swap.
 
 A job remembers what the agent sent as one sha256 per message (in the request's format),
 so `apply` can name the first message of the agent's current list that differs without
@@ -23,7 +23,6 @@ from app.core.validate import Violation, violations
 
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 IN_FLIGHT: frozenset[JobState] = frozenset({"queued", "running"})
-FINISHED: frozenset[JobState] = frozenset({"done", "failed", "cancelled"})
 
 JsonDict = dict[str, Any]
 
@@ -50,10 +49,6 @@ class Job:
     message: str | None = None
     finished_at: datetime | None = None
     result: JsonDict | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.state in FINISHED
 
     @property
     def replaces_message_count(self) -> int | None:

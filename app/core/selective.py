@@ -75,7 +75,6 @@ ItemType = Literal[
     "assistant_message",
     "user_message",
 ]
-NEVER_COMPRESSED: frozenset[ItemType] = frozenset({"system_prompt", "memory", "compaction_summary"})
 METADATA_KINDS: dict[str, ItemType] = {
     "memory": "memory",
     "compaction_summary": "compaction_summary",

@@ -1,22 +1,31 @@
-"""The compaction pipeline (DESIGN §3): count → decide → partition → archive → summarize →
-restore → assemble → stats.
+"""The compaction pipeline: prepare → session gate → summary slot → strategy → record.
 
-This is the one place that sequences the core's pure steps with the ports' I/O, and the
-one place that decides each failure's outcome: an archive failure or a failed summary
-returns the input unchanged with a reason (never an exception to the caller). Tokenizing
-and file reads run in worker threads so one large request never stalls the event loop.
+1. Prepare (`_prepare`, DESIGN §3): validate, count, decide, partition; answer unchanged
+   when below the threshold, with nothing to compact, or with tool calls still pending.
+2. Session gate (`app.service.sessions.session_gate`, seeds 002/003): from the session's
+   records, past `max_iterations` the answer is unchanged; during the cooldown after a
+   failed summary a summarizing strategy becomes `prune`.
+3. Summary slot (`app.service.slots`): a strategy that calls a summarizer holds one of
+   the bounded slots from its archive write to its result.
+4. Strategy: `full` here (seed 000: summary of everything after the head, files
+   restored); `tail`, `prune` and `selective` in their own modules. Each archives the
+   originals it replaces and builds its answer with `CompactionService.compacted`.
+5. Record (`app.service.sessions.record`): the session's record of the attempt.
+
+A dependency's failure is an outcome, never an exception to the caller: an archive failure
+or a failed summary returns the input unchanged with a reason (`Prepared.unchanged`).
+Tokenizing and file reads run in worker threads so one large request never stalls the
+event loop.
 """
 
 from __future__ import annotations
 
 import logging
-import secrets
-import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from datetime import datetime
+from typing import Any, Literal
 
 from anyio import to_thread
 
@@ -29,6 +38,7 @@ from app.core.compaction import (
     CompactStats,
     LedgerFactInfo,
     NotCompactedReason,
+    PhaseInfo,
     RestoredFileInfo,
     SkippedFileInfo,
 )
@@ -41,7 +51,7 @@ from app.core.decide import (
 )
 from app.core.dialects import Format, dump_as
 from app.core.errors import ArchiveError, CountError, SummarizerError
-from app.core.ids import archive_sha256, new_archive_id
+from app.core.ids import archive_sha256
 from app.core.ledger import DEFAULT_LEDGER_BUDGET, LedgerReport, guard_summary
 from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
@@ -81,7 +91,9 @@ from app.core.selective import SelectiveLimits
 from app.core.tokens import count_messages
 from app.core.validate import violations
 from app.service.chunked import ChunkedSummary, summarize_in_chunks
+from app.service.clock import time_sortable_id, utc_now
 from app.service.freshness import Freshness
+from app.service.overrides import pick
 from app.service.prepared import Prepared, refuse, unchanged
 from app.service.prune import compact_prune
 from app.service.selective import compact_selective
@@ -91,8 +103,6 @@ from app.service.tail import compact_tail
 
 log = logging.getLogger("context_compact.compaction")
 NO_FILES = RestoreSelection((), ())
-
-_N = TypeVar("_N", int, float)
 
 
 @dataclass(frozen=True)
@@ -145,14 +155,6 @@ class CompactRequest:
         return self.reason or ("manual" if self.force else "llm_call")
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _new_id() -> str:
-    return new_archive_id(time.time_ns(), secrets.token_hex(6))
-
-
 class CompactionService:
     """Counts, decides and compacts. Built once at start-up with its ports."""
 
@@ -167,8 +169,8 @@ class CompactionService:
         fallback: Summarizer | None = None,
         provider_counter: ProviderCounter | None = None,
         freshness: Freshness | None = None,
-        clock: Callable[[], datetime] = _utc_now,
-        new_id: Callable[[], str] = _new_id,
+        clock: Callable[[], datetime] = utc_now,
+        new_id: Callable[[], str] = time_sortable_id,
         records: RecordStore | None = None,
         slots: SummarySlots | None = None,
     ) -> None:
@@ -223,14 +225,14 @@ class CompactionService:
         """The server's thresholds with a request's overrides. A raised threshold lifts the
         default overflow threshold with it; an explicit overflow below it is refused."""
         base = self.defaults.thresholds
-        share = _pick(threshold, base.threshold)
+        share = pick(threshold, base.threshold)
         if overflow_threshold is not None and overflow_threshold < share:
             raise ValueError("overflow_threshold must be >= threshold")
         return Thresholds(
-            context_window=_pick(context_window, base.context_window),
+            context_window=pick(context_window, base.context_window),
             threshold=share,
-            overflow_threshold=_pick(overflow_threshold, max(base.overflow_threshold, share)),
-            min_messages=_pick(min_messages, base.min_messages),
+            overflow_threshold=pick(overflow_threshold, max(base.overflow_threshold, share)),
+            min_messages=pick(min_messages, base.min_messages),
         )
 
     async def should_compact(
@@ -357,7 +359,7 @@ class CompactionService:
             return prepared.unchanged("summarization_failed", warnings)
         ledger = await self.ledger(summarized.text, partition.rest, options)
 
-        selection = await self._restore(messages, options, request.session_id, warnings)
+        selection = await self.restore(messages, options, request.session_id, warnings)
         assembled = assemble_messages(partition.head, ledger.text, selection.restored)
         head = len(partition.head)
         return await self.compacted(
@@ -382,7 +384,7 @@ class CompactionService:
             guard_summary,
             summary,
             covered,
-            _pick(options.ledger_budget, self.defaults.ledger_budget),
+            pick(options.ledger_budget, self.defaults.ledger_budget),
             self.tokenizer.count,
         )
 
@@ -400,14 +402,18 @@ class CompactionService:
         ledger: LedgerReport | None = None,
         selection: RestoreSelection = NO_FILES,
         summary_chunks: int = 0,
+        phases: Sequence[PhaseInfo] = (),
+        compacted_tokens: int | None = None,
     ) -> CompactResult:
-        """The result of a compaction that happened. The output must pass the validator
-        of the request's format: every strategy builds it valid, so a violation is a bug."""
+        """The result of a compaction that happened, for every strategy. The output must
+        pass the validator of the request's format: every strategy builds it valid, so a
+        violation is a bug. `compacted_tokens` when the strategy has counted the output."""
         invalid = violations(output, prepared.format)
         if invalid:
             raise AssertionError(f"compacted output breaks a provider rule: {invalid}")
         token_count = prepared.token_count
-        compacted_tokens = await self.count(output)
+        if compacted_tokens is None:
+            compacted_tokens = await self.count(output)
         stats = CompactStats(
             original_token_count=token_count,
             compacted_token_count=compacted_tokens,
@@ -454,6 +460,7 @@ class CompactionService:
             ledger_dropped=ledger.dropped if ledger else 0,
             strategy=strategy,
             compacted_indexes=list(compacted_indexes),
+            phases=list(phases),
             summary_chunks=summary_chunks,
             warnings=list(warnings),
         )
@@ -498,7 +505,7 @@ class CompactionService:
             return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
         return await summarize_in_chunks(
             rest,
-            budget=_pick(options.summary_input_budget, self.defaults.summary_input_budget),
+            budget=pick(options.summary_input_budget, self.defaults.summary_input_budget),
             max_words=options.max_summary_words or self.defaults.max_summary_words,
             instructions=instructions,
             tokenizer=self.tokenizer,
@@ -564,20 +571,20 @@ class CompactionService:
             raise SummarizerError("empty summary", retryable=False)
         return text
 
-    async def _restore(
+    async def restore(
         self,
         messages: Sequence[Message],
         options: CompactOptions,
         session_id: str | None = None,
         warnings: list[str] | None = None,
     ) -> RestoreSelection:
+        """The recently read files to re-inject (F-005), within the request's limits; with
+        a session, their reads are noted for the freshness check."""
         base = self.defaults.restore
         limits = RestoreLimits(
-            max_files=_pick(options.max_restore_files, base.max_files),
-            max_tokens_per_file=_pick(
-                options.max_restore_tokens_per_file, base.max_tokens_per_file
-            ),
-            max_tokens_total=_pick(options.max_restore_tokens_total, base.max_tokens_total),
+            max_files=pick(options.max_restore_files, base.max_files),
+            max_tokens_per_file=pick(options.max_restore_tokens_per_file, base.max_tokens_per_file),
+            max_tokens_total=pick(options.max_restore_tokens_total, base.max_tokens_total),
         )
         tools = (
             read_tools_from(options.read_tools) if options.read_tools else self.defaults.read_tools
@@ -604,10 +611,6 @@ class CompactionService:
 
     async def load_archive(self, archive_id: str) -> Archive | None:
         return await to_thread.run_sync(self.archive.load, archive_id)
-
-
-def _pick(value: _N | None, default: _N) -> _N:
-    return default if value is None else value
 
 
 def _decision_reason(decision: Decision) -> NotCompactedReason:

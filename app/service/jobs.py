@@ -1,4 +1,4 @@
-"""Background compaction (issue 10): jobs on a bounded worker pool, kept in the data dir.
+"""Background compaction: jobs on a bounded worker pool, kept in the data dir.
 
 States: `queued` (waiting for one of the `workers` slots) → `running` → `done` (the result,
 compacted or not), `failed` (with a reason: `invalid_conversation`, `error`, or
@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from anyio import to_thread
 
 from app.core.compaction import result_json
 from app.core.errors import InvalidConversationError
-from app.core.ids import archive_sha256, new_archive_id
+from app.core.ids import archive_sha256
 from app.core.jobs import (
     IN_FLIGHT,
     Job,
@@ -40,6 +38,7 @@ from app.core.jobs import (
     swap_prefix,
 )
 from app.core.validate import Violation
+from app.service.clock import time_sortable_id, utc_now
 from app.service.compaction import CompactionService, CompactRequest
 
 log = logging.getLogger("context_compact.jobs")
@@ -93,14 +92,6 @@ class Applied:
     kept_message_count: int
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _new_id() -> str:
-    return new_archive_id(time.time_ns(), secrets.token_hex(6))
-
-
 class JobManager:
     """Runs compactions in the background. `start` and `close` belong to the app lifespan."""
 
@@ -113,8 +104,8 @@ class JobManager:
         queue_limit: int = 64,
         ttl: timedelta = timedelta(hours=1),
         sweep_interval: float | None = None,
-        clock: Callable[[], datetime] = _utc_now,
-        new_id: Callable[[], str] = _new_id,
+        clock: Callable[[], datetime] = utc_now,
+        new_id: Callable[[], str] = time_sortable_id,
     ) -> None:
         self._service = service
         self._store = store

@@ -1,4 +1,4 @@
-"""What the service and the API record about their work (issue 7: observability).
+"""What the service and the API record about their work, for metrics.
 
 `Metrics` is a port: the API layer records requests, the service records compactions,
 summarizer calls and restore skips, and `app.main` wires an implementation in

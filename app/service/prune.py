@@ -4,19 +4,18 @@ old tool results replaced by placeholders."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from anyio import to_thread
 
 from app.core.compaction import CompactResult
 from app.core.errors import ArchiveError
 from app.core.prune import PruneRules, plan_prune
+from app.service.overrides import pick
 from app.service.prepared import Prepared, refuse_from
 
 if TYPE_CHECKING:
     from app.service.compaction import CompactionService
-
-_T = TypeVar("_T")
 
 
 async def compact_prune(
@@ -26,15 +25,11 @@ async def compact_prune(
     defaults = service.defaults
     refuse_from(prepared, 0)  # every message comes back, cleared or as sent
     rules = PruneRules(
-        keep_recent=_or(options.prune_keep_recent, defaults.prune_keep_recent),
-        exclude_tools=frozenset(
-            defaults.prune_exclude_tools
-            if options.prune_exclude_tools is None
-            else options.prune_exclude_tools
-        ),
-        clear_inputs=_or(options.prune_clear_inputs, defaults.prune_clear_inputs),
+        keep_recent=pick(options.prune_keep_recent, defaults.prune_keep_recent),
+        exclude_tools=frozenset(pick(options.prune_exclude_tools, defaults.prune_exclude_tools)),
+        clear_inputs=pick(options.prune_clear_inputs, defaults.prune_clear_inputs),
     )
-    minimum = _or(options.prune_min_tokens, defaults.prune_min_tokens)
+    minimum = pick(options.prune_min_tokens, defaults.prune_min_tokens)
     at = service.now().isoformat()
     messages = prepared.messages
     plan = await to_thread.run_sync(
@@ -62,7 +57,3 @@ async def compact_prune(
         strategy="prune",
         warnings=warnings,
     )
-
-
-def _or(value: _T | None, default: _T) -> _T:
-    return default if value is None else value

@@ -26,26 +26,19 @@ from typing import TYPE_CHECKING
 from anyio import to_thread
 
 from app.core.assemble import assemble_messages
-from app.core.compaction import (
-    ArchiveInfo,
-    CompactResult,
-    CompactStats,
-    LedgerFactInfo,
-    NotCompactedReason,
-    PhaseInfo,
-    RestoredFileInfo,
-    SkippedFileInfo,
-)
+from app.core.compaction import CompactResult, PhaseInfo
 from app.core.dialects import Format
 from app.core.errors import ArchiveError
-from app.core.ledger import guard_summary
+from app.core.ledger import LedgerReport
 from app.core.messages import Message
 from app.core.ports import Archive
 from app.core.restore import RestoreSelection
 from app.core.selective import SelectiveLimits, SelectivePlan, gap_filled, plan_selective
 from app.core.tokens import count_messages
 from app.core.validate import violations
-from app.service.prepared import Prepared, refuse, unchanged
+from app.service.chunked import ChunkedSummary
+from app.service.overrides import pick
+from app.service.prepared import Prepared, refuse
 
 if TYPE_CHECKING:
     from app.service.compaction import CompactionService, CompactRequest
@@ -60,13 +53,11 @@ def limits_for(defaults: SelectiveLimits, request: CompactRequest) -> SelectiveL
     o = request.options
     d = defaults
     return SelectiveLimits(
-        keep_recent=d.keep_recent if o.keep_recent is None else o.keep_recent,
+        keep_recent=pick(o.keep_recent, d.keep_recent),
         tool_call_threshold=o.tool_call_threshold or d.tool_call_threshold,
         tool_result_threshold=o.tool_result_threshold or d.tool_result_threshold,
         preview_tokens=o.preview_tokens or d.preview_tokens,
-        fallback_to_summary=(
-            d.fallback_to_summary if o.fallback_to_summary is None else o.fallback_to_summary
-        ),
+        fallback_to_summary=pick(o.fallback_to_summary, d.fallback_to_summary),
     )
 
 
@@ -78,7 +69,6 @@ async def compact_selective(
     plan: Plan = plan_selective,
 ) -> CompactResult:
     request, messages, fmt = prepared.request, prepared.messages, prepared.format
-    token_count = prepared.token_count
     refuse(prepared.broken)  # most of the input comes back as sent: a break anywhere is a 422
     try:
         archive = await service.save_archive(prepared, prepared.partition.rest)
@@ -105,7 +95,7 @@ async def compact_selective(
     except Exception as exc:  # seed 003: any failure of the rules rolls back
         log.exception("selective rules failed; not compacting")
         return prepared.unchanged("selective_failed", [*warnings, f"rules failed: {exc}"])
-    done = _Outcome(service, request, token_count, archive, planned, warnings)
+    done = _Outcome(service, prepared, archive, planned, warnings)
     if planned.token_count < target or not limits.fallback_to_summary:
         if not planned.compacted_indexes:
             return prepared.unchanged("nothing_to_compact", warnings)
@@ -114,9 +104,9 @@ async def compact_selective(
                 f"still {planned.token_count} tokens after the rules, over the threshold "
                 f"of {target} (fallback_to_summary is off)"
             )
-        return done.result(planned.messages, planned.token_count)
+        return await done.result(planned.messages, planned.token_count)
     try:
-        return await done.summarized(target)
+        return await done.with_summary(target)
     except Exception as exc:
         log.exception("selective summary failed; not compacting")
         reason = f"summary fallback failed: {exc}"
@@ -129,29 +119,25 @@ class _Outcome:
     def __init__(
         self,
         service: CompactionService,
-        request: CompactRequest,
-        token_count: int,
+        prepared: Prepared,
         archive: Archive,
         planned: SelectivePlan,
         warnings: Sequence[str] = (),
     ) -> None:
         self.service = service
-        self.request = request
-        self.token_count = token_count
+        self.prepared = prepared
         self.archive = archive
         self.planned = planned
         self.phases = list(planned.phases)
         self.warnings: list[str] = list(warnings)
-        self.summary: str | None = None
-        self.summarizer: str | None = None
-        self.chunks = 0
-        self.ledger: list[LedgerFactInfo] = []
-        self.ledger_dropped = 0
+        self.summarized: ChunkedSummary | None = None
+        self.ledger: LedgerReport | None = None
         self.selection = RestoreSelection((), ())
         self.compacted = list(planned.compacted_indexes)
 
-    async def summarized(self, target: int) -> CompactResult:
-        service, request, planned = self.service, self.request, self.planned
+    async def with_summary(self, target: int) -> CompactResult:
+        service, planned = self.service, self.planned
+        request = self.prepared.request
         messages, options = request.messages, request.options
         head = messages[: planned.head_length]
         memory = [messages[i] for i in planned.memory_indexes]
@@ -160,7 +146,7 @@ class _Outcome:
         before = planned.token_count
         if not rest:  # only never-compressed messages are left: a summary cannot help
             self.warnings.append(f"still {before} tokens after the rules, over {target}")
-            return self.result(planned.messages, before)
+            return await self.result(planned.messages, before)
         self.phases.append(
             PhaseInfo(phase="summary_start", tokens_before=before, tokens_after=before)
         )
@@ -168,38 +154,21 @@ class _Outcome:
             rest, options, request.instructions, self.warnings
         )
         if summarized is None:
-            reason: NotCompactedReason = "summarization_failed"
-            return unchanged(
-                messages,
-                self.token_count,
-                reason,
-                self.warnings,
-                fmt=request.format,
-                strategy="selective",
+            return self.prepared.unchanged(
+                "summarization_failed", self.warnings, strategy="selective"
             )
-        original_rest = messages[planned.head_length :]
-        budget = service.defaults.ledger_budget
-        if options.ledger_budget is not None:
-            budget = options.ledger_budget
-        ledger = await to_thread.run_sync(
-            guard_summary, summarized.text, original_rest, budget, service.tokenizer.count
+        self.summarized = summarized
+        # The ledger checks the summary against the original rest, not the rules' output:
+        # a fact a rule cut must still reach the summary.
+        self.ledger = await service.ledger(
+            summarized.text, messages[planned.head_length :], options
         )
-        self.summary, self.summarizer, self.chunks = (
-            ledger.text,
-            summarized.summarizer,
-            summarized.chunks,
-        )
-        self.ledger = [
-            LedgerFactInfo(kind=fact.kind, text=fact.text, in_summary=stated)
-            for fact, stated in ledger.facts
-        ]
-        self.ledger_dropped = ledger.dropped
-        self.selection = await service._restore(
-            messages, options, request.session_id, self.warnings
-        )
+        self.selection = await service.restore(messages, options, request.session_id, self.warnings)
         out = [
             *head,
-            *gap_filled([*memory, *assemble_messages((), ledger.text, self.selection.restored)]),
+            *gap_filled(
+                [*memory, *assemble_messages((), self.ledger.text, self.selection.restored)]
+            ),
         ]
         _check(out, request.format)
         tokens = await service.count(out)
@@ -212,52 +181,24 @@ class _Outcome:
         ]
         if tokens >= target:
             self.warnings.append(f"still {tokens} tokens after the summary, over {target}")
-        return self.result(out, tokens)
+        return await self.result(out, tokens)
 
-    def result(self, out: Sequence[Message], tokens: int) -> CompactResult:
-        ref = self.archive.ref
-        before = self.token_count
-        stats = CompactStats(
-            original_token_count=before,
-            compacted_token_count=tokens,
-            compaction_ratio=round(tokens / before, 4) if before else 0.0,
-            compacted_message_count=len(self.compacted),
-            retained_message_count=len(self.request.messages) - len(self.compacted),
-            restored_file_count=len(self.selection.restored),
-            restored_token_count=self.selection.token_count,
-        )
-        log.info(
-            "selective compaction completed",
-            extra={"tokens_before": before, "tokens_after": tokens, "archive_id": ref.id},
-        )
-        return CompactResult(
-            compacted=True,
-            format=self.request.format,
-            messages=list(out),
-            summary=self.summary,
-            token_count=before,
-            restored_files=[
-                RestoredFileInfo(path=f.path, token_count=f.token_count)
-                for f in self.selection.restored
-            ],
-            skipped_files=[
-                SkippedFileInfo(path=s.path, reason=s.reason.value) for s in self.selection.skipped
-            ],
-            stats=stats,
-            archive=ArchiveInfo(
-                id=ref.id,
-                session_id=ref.session_id,
-                message_count=ref.message_count,
-                sha256=ref.sha256,
-            ),
-            summarizer=self.summarizer,
-            ledger=self.ledger,
-            ledger_dropped=self.ledger_dropped,
-            strategy="selective",
+    async def result(self, out: Sequence[Message], tokens: int) -> CompactResult:
+        summarized = self.summarized
+        return await self.service.compacted(
+            self.prepared,
+            list(out),
+            archive=self.archive,
             compacted_indexes=self.compacted,
-            phases=self.phases,
-            summary_chunks=self.chunks,
+            retained=len(self.prepared.messages) - len(self.compacted),
+            strategy="selective",
             warnings=self.warnings,
+            summarizer=summarized.summarizer if summarized else None,
+            ledger=self.ledger,
+            selection=self.selection,
+            summary_chunks=summarized.chunks if summarized else 0,
+            phases=self.phases,
+            compacted_tokens=tokens,
         )
 
 

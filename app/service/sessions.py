@@ -8,15 +8,12 @@ never kept in memory, so replicas sharing the data directory agree.
 from __future__ import annotations
 
 import logging
-import secrets
-import time
 from typing import TYPE_CHECKING
 
 from anyio import to_thread
 
 from app.core.compaction import CompactResult
 from app.core.errors import ArchiveError
-from app.core.ids import new_archive_id
 from app.core.messages import Message, message_text
 from app.core.records import (
     RECORDED_FAILURES,
@@ -26,17 +23,14 @@ from app.core.records import (
     message_id,
     successful_compactions,
 )
+from app.service.clock import time_sortable_id
+from app.service.overrides import pick
 from app.service.prepared import Prepared
 
 if TYPE_CHECKING:
     from app.service.compaction import CompactionService
 
 log = logging.getLogger("context_compact.sessions")
-
-
-def new_record_id() -> str:
-    """Unique and time-sortable: file names of concurrent records never collide."""
-    return new_archive_id(time.time_ns(), secrets.token_hex(6))
 
 
 async def session_gate(
@@ -47,11 +41,7 @@ async def session_gate(
     request = prepared.request
     strategy: str = request.options.strategy
     warnings: list[str] = []
-    limit = (
-        service.defaults.max_iterations
-        if request.options.max_iterations is None
-        else request.options.max_iterations
-    )
+    limit = pick(request.options.max_iterations, service.defaults.max_iterations)
     cooldown = service.defaults.summary_cooldown_seconds
     summarizing = strategy in SUMMARIZING_STRATEGIES
     if request.session_id is None or service.records is None:
@@ -94,7 +84,7 @@ async def record(
     messages = prepared.messages
     summary_message = _summary_message(result, len(prepared.partition.head))
     record = CompactionRecord(
-        id=new_record_id(),
+        id=time_sortable_id(),
         session_id=request.session_id,
         timestamp=service.now().isoformat(),
         reason=request.record_reason,

@@ -32,6 +32,7 @@ from app.core.tool_results import (
 )
 from app.core.validate import violations
 from app.service.freshness import Freshness
+from app.service.overrides import pick
 
 # Mentions checked against the work directory per input; later ones are ignored (bounded I/O).
 MAX_CHECKED_MENTIONS = 1000
@@ -154,7 +155,7 @@ class ToolkitService:
         self, text: str, *, check_exists: bool = True, limit: int | None = None
     ) -> Preprocessed:
         """C3: the input with a reminder per mentioned file that exists (A7)."""
-        shown = _pick(limit, self.defaults.mention_limit)
+        shown = pick(limit, self.defaults.mention_limit)
         return await to_thread.run_sync(self._preprocess, text, check_exists, shown)
 
     def _preprocess(self, text: str, check_exists: bool, shown: int) -> Preprocessed:
@@ -253,7 +254,3 @@ def _missing(info: FileInfo | FileSkip) -> MissingMention | None:
     if info.kind == "other":
         return MissingMention(info.path, "not_regular_file")
     return None
-
-
-def _pick(value: int | None, default: int) -> int:
-    return default if value is None else value

@@ -9,25 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.builders import assistant, system, tool_result, tool_use, user
+from tests.builders import rounds, system
 
 pytestmark = pytest.mark.anyio
 
-OUTPUT = "line of tool output\n" * 60
-
-
-def rounds(first: int, last: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for i in range(first, last + 1):
-        out += [
-            user(f"Task {i}."),
-            assistant(f"Running {i}.", tool_use("bash", f"t{i}", command=f"make {i}")),
-            tool_result(f"t{i}", OUTPUT),
-            assistant(f"Done {i}."),
-        ]
-    return out
-
-
+OUTPUT = "line of tool output\n" * 60  # as in `rounds`
 MESSAGES = [system("You are a coding agent."), *rounds(1, 3)]
 
 OPENAI_MESSAGES: list[dict[str, Any]] = [

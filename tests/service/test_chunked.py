@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -11,21 +10,18 @@ import pytest
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import SUMMARY_ACK
 from app.core.compaction import CompactOptions
-from app.core.decide import Thresholds
 from app.core.dialects import Format, from_openai
 from app.core.extractive import ExtractiveSummarizer
 from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import SUMMARY_SYSTEM
-from app.core.restore import RestoreLimits
 from app.core.validate import violations
-from app.service.compaction import CompactionService, CompactRequest, Defaults
+from app.service.compaction import CompactionService, CompactRequest
 from tests.api.test_corpus import FILES, load
 from tests.builders import (
-    DictWorkdir,
     FakeSummarizer,
-    MemoryArchive,
     assistant,
+    build_service,
     parse,
     system,
     tool_result,
@@ -41,22 +37,7 @@ BUDGET = 1000  # 210 words of prompt overhead: 790 for the transcript
 
 
 def make_service(summarizer: FakeSummarizer, budget: int = BUDGET) -> CompactionService:
-    return CompactionService(
-        tokenizer=WORDS,
-        summarizer=summarizer,
-        workdir=DictWorkdir(),
-        archive=MemoryArchive(),
-        defaults=Defaults(
-            thresholds=Thresholds(200_000, 0.8, 0.9, 3),
-            restore=RestoreLimits(5, 5000, 50_000),
-            read_tools=(),
-            max_summary_words=1200,
-            ledger_budget=0,
-            summary_input_budget=budget,
-        ),
-        clock=lambda: datetime(2026, 11, 23, tzinfo=UTC),
-        new_id=lambda: "arch-1",
-    )
+    return build_service(WORDS, summarizer, read_tools=(), summary_input_budget=budget)
 
 
 def numbered() -> FakeSummarizer:

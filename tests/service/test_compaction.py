@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -9,20 +8,21 @@ import pytest
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import SUMMARY_ACK
 from app.core.compaction import CompactOptions, result_json
-from app.core.decide import Thresholds
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.extractive import ExtractiveSummarizer, extract_summary
 from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import MOST_RECENT_RULE
-from app.core.restore import FileReadTool, RestoreLimits
 from app.core.tokens import count_total
 from app.service.compaction import CompactionService, CompactRequest, Defaults
 from tests.builders import (
+    NOW,
+    SERVICE_DEFAULTS,
     DictWorkdir,
     FakeSummarizer,
     MemoryArchive,
     assistant,
+    build_service,
     parse,
     read_round,
     system,
@@ -31,15 +31,6 @@ from tests.builders import (
 )
 
 pytestmark = pytest.mark.anyio
-
-DEFAULTS = Defaults(
-    thresholds=Thresholds(200_000, 0.8, 0.9, 3),
-    restore=RestoreLimits(5, 5000, 50_000),
-    read_tools=(FileReadTool("read_file", "path"),),
-    max_summary_words=1200,
-    ledger_budget=0,  # seed 000's exact output; the ledger has its own tests
-)
-NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
 def make_service(
@@ -50,16 +41,7 @@ def make_service(
     archive: MemoryArchive | None = None,
     fallback: FakeSummarizer | None = None,
 ) -> CompactionService:
-    return CompactionService(
-        tokenizer=tokenizer,
-        summarizer=summarizer or FakeSummarizer(),
-        fallback=fallback,
-        workdir=workdir or DictWorkdir(),
-        archive=archive or MemoryArchive(),
-        defaults=DEFAULTS,
-        clock=lambda: NOW,
-        new_id=lambda: "arch-1",
-    )
+    return build_service(tokenizer, summarizer, workdir=workdir, archive=archive, fallback=fallback)
 
 
 CONVERSATION: list[dict[str, Any]] = [
@@ -305,7 +287,7 @@ async def test_pending_tool_calls_are_not_summarized_away(tokenizer: TiktokenTok
 
 async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokenizer) -> None:
     service = make_service(tokenizer)
-    service.defaults = Defaults(**{**DEFAULTS.__dict__, "ledger_budget": 1500})
+    service.defaults = Defaults(**{**SERVICE_DEFAULTS.__dict__, "ledger_budget": 1500})
     messages = parse([system("s"), user("Never use tabs."), assistant("ok")])
     result = await service.compact(CompactRequest(messages=messages, force=True))
     assert result.summary == (
@@ -338,13 +320,13 @@ async def test_the_extractive_summarizer_gets_its_messages_without_a_prompt(
         summarizer=extractive,
         workdir=DictWorkdir(),
         archive=MemoryArchive(),
-        defaults=DEFAULTS,
+        defaults=SERVICE_DEFAULTS,
     )
     messages = parse(CONVERSATION)
     result = await service.compact(CompactRequest(messages=messages, force=True))
     (request,) = extractive.requests
     assert (request.messages, request.prompt) == (tuple(messages[1:]), "")
-    assert result.summary == extract_summary(messages[1:], DEFAULTS.max_summary_words)
+    assert result.summary == extract_summary(messages[1:], SERVICE_DEFAULTS.max_summary_words)
 
 
 async def test_an_llm_with_an_extractive_fallback_still_gets_the_prompt(
@@ -357,7 +339,7 @@ async def test_an_llm_with_an_extractive_fallback_still_gets_the_prompt(
         fallback=RecordingExtractive(),
         workdir=DictWorkdir(),
         archive=MemoryArchive(),
-        defaults=DEFAULTS,
+        defaults=SERVICE_DEFAULTS,
     )
     await service.compact(CompactRequest(messages=parse(CONVERSATION), force=True))
     (request,) = llm.requests

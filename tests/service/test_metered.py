@@ -9,8 +9,15 @@ from app.core.compaction import CompactOptions
 from app.service.compaction import CompactRequest
 from app.service.metered import MeteredCompactionService
 from app.service.slots import BusyError, SummarySlots
-from tests.builders import DictWorkdir, FakeSummarizer, MemoryArchive, parse, system
-from tests.service.test_strategies import DEFAULTS, rounds
+from tests.builders import (
+    SERVICE_DEFAULTS,
+    DictWorkdir,
+    FakeSummarizer,
+    MemoryArchive,
+    parse,
+    rounds,
+    system,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -48,7 +55,7 @@ def make_service(
         summarizer=FakeSummarizer(lambda r: "BODY"),
         workdir=DictWorkdir(),
         archive=MemoryArchive(),
-        defaults=DEFAULTS,
+        defaults=SERVICE_DEFAULTS,
         slots=slots,
     )
 

@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from app.core.assemble import SUMMARY_ACK
 from app.core.compaction import CompactOptions, CompactResult
-from app.core.decide import Thresholds
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest
-from app.core.restore import RestoreLimits
 from app.core.selective import GAP_TEXT, SelectivePlan, plan_selective
 from app.core.tokens import count_total
-from app.service.compaction import CompactionService, CompactRequest, Defaults
+from app.service.compaction import CompactionService, CompactRequest
 from app.service.prepared import Prepared
 from app.service.selective import compact_selective
 from tests.builders import (
-    DictWorkdir,
     FakeSummarizer,
     MemoryArchive,
     assistant,
+    build_service,
     parse,
     system,
     tool_result,
@@ -40,21 +37,7 @@ WORDS = WordTokenizer()
 def make_service(
     summarizer: FakeSummarizer | None = None, archive: MemoryArchive | None = None
 ) -> CompactionService:
-    return CompactionService(
-        tokenizer=WORDS,
-        summarizer=summarizer or FakeSummarizer(),
-        workdir=DictWorkdir(),
-        archive=archive or MemoryArchive(),
-        defaults=Defaults(
-            thresholds=Thresholds(200_000, 0.8, 0.9, 3),
-            restore=RestoreLimits(5, 5000, 50_000),
-            read_tools=(),
-            max_summary_words=1200,
-            ledger_budget=0,
-        ),
-        clock=lambda: datetime(2026, 11, 23, tzinfo=UTC),
-        new_id=lambda: "arch-1",
-    )
+    return build_service(WORDS, summarizer, archive=archive, read_tools=())
 
 
 def block(n: int, words: int = 20) -> list[dict[str, Any]]:

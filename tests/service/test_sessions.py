@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
@@ -14,14 +13,14 @@ from app.core.ports import SummaryRequest
 from app.core.records import CompactionRecord, message_id
 from app.service.compaction import CompactionService, CompactRequest
 from tests.builders import (
-    DictWorkdir,
+    NOW,
     FakeSummarizer,
-    MemoryArchive,
     MemoryRecords,
+    build_service,
     parse,
+    rounds,
     system,
 )
-from tests.service.test_strategies import DEFAULTS, NOW, rounds
 
 pytestmark = pytest.mark.anyio
 
@@ -43,15 +42,9 @@ def make_service(
     clock: Clock | None = None,
     **defaults: object,
 ) -> CompactionService:
-    return CompactionService(
-        tokenizer=tokenizer,
-        summarizer=summarizer or FakeSummarizer(lambda r: "BODY"),
-        workdir=DictWorkdir(),
-        archive=MemoryArchive(),
-        defaults=replace(DEFAULTS, **defaults),  # type: ignore[arg-type]
-        clock=clock or (lambda: NOW),
-        new_id=lambda: "arch-1",
-        records=records,
+    summarizer = summarizer or FakeSummarizer(lambda r: "BODY")
+    return build_service(
+        tokenizer, summarizer, records=records, clock=clock or (lambda: NOW), **defaults
     )
 
 

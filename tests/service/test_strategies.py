@@ -2,44 +2,31 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.compaction import CompactOptions
-from app.core.decide import Thresholds
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import Message, dump_messages
 from app.core.ports import SummaryRequest
-from app.core.restore import FileReadTool, RestoreLimits
 from app.service.compaction import CompactionService, CompactRequest, Defaults
 from tests.builders import (
-    DictWorkdir,
+    SERVICE_DEFAULTS,
     FakeSummarizer,
     MemoryArchive,
     MemoryRecords,
-    assistant,
+    build_service,
     parse,
+    rounds,
     system,
-    tool_result,
-    tool_use,
     user,
 )
 
 pytestmark = pytest.mark.anyio
 
-DEFAULTS = Defaults(
-    thresholds=Thresholds(200_000, 0.8, 0.9, 3),
-    restore=RestoreLimits(5, 5000, 50_000),
-    read_tools=(FileReadTool("read_file", "path"),),
-    max_summary_words=1200,
-    ledger_budget=0,
-)
-NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 TITLE = "## \U0001f4cc Archived Session Summary"
-OUTPUT = "line of tool output\n" * 60
 
 
 def make_service(
@@ -47,30 +34,10 @@ def make_service(
     summarizer: FakeSummarizer | None = None,
     archive: MemoryArchive | None = None,
     records: MemoryRecords | None = None,
-    defaults: Defaults = DEFAULTS,
+    defaults: Defaults = SERVICE_DEFAULTS,
 ) -> CompactionService:
-    return CompactionService(
-        tokenizer=tokenizer,
-        summarizer=summarizer or FakeSummarizer(lambda r: "BODY"),
-        workdir=DictWorkdir(),
-        archive=archive or MemoryArchive(),
-        defaults=defaults,
-        clock=lambda: NOW,
-        new_id=lambda: "arch-1",
-        records=records,
-    )
-
-
-def rounds(first: int, last: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for i in range(first, last + 1):
-        out += [
-            user(f"Task {i}."),
-            assistant(f"Running {i}.", tool_use("bash", f"t{i}", command=f"make {i}")),
-            tool_result(f"t{i}", OUTPUT),
-            assistant(f"Done {i}."),
-        ]
-    return out
+    summarizer = summarizer or FakeSummarizer(lambda r: "BODY")
+    return build_service(tokenizer, summarizer, defaults=defaults, archive=archive, records=records)
 
 
 def tail(keep: int = 1, **options: Any) -> CompactOptions:

@@ -3,7 +3,6 @@ cooldown and the bound on summaries."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,16 +17,16 @@ from app.core.records import message_id
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.slots import BusyError, SummarySlots
 from tests.builders import (
-    DictWorkdir,
     FakeSummarizer,
-    MemoryArchive,
     MemoryRecords,
     assistant,
+    build_service,
     parse,
+    rounds,
     system,
     user,
 )
-from tests.service.test_strategies import DEFAULTS, NOW, TITLE, rounds
+from tests.service.test_strategies import TITLE
 
 pytestmark = pytest.mark.anyio
 
@@ -40,17 +39,8 @@ def make_service(
     slots: SummarySlots | None = None,
     **defaults: Any,
 ) -> CompactionService:
-    return CompactionService(
-        tokenizer=tokenizer,
-        summarizer=summarizer or FakeSummarizer(lambda r: "BODY"),
-        workdir=DictWorkdir(),
-        archive=MemoryArchive(),
-        defaults=replace(DEFAULTS, **defaults),
-        clock=lambda: NOW,
-        new_id=lambda: "arch-1",
-        records=records,
-        slots=slots,
-    )
+    summarizer = summarizer or FakeSummarizer(lambda r: "BODY")
+    return build_service(tokenizer, summarizer, records=records, slots=slots, **defaults)
 
 
 async def test_a_selective_record_names_the_summary_message_after_the_kept_memory(

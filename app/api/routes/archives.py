@@ -6,9 +6,9 @@ from fastapi import APIRouter
 
 from app.api.deps import ServiceDep
 from app.api.errors import ApiError
+from app.api.ids import require_id
 from app.api.schemas import ArchiveResponse, ErrorResponse
 from app.core.errors import ArchiveError
-from app.core.ids import is_valid_id
 
 router = APIRouter(
     tags=["archives"], responses={404: {"model": ErrorResponse}, 422: {"model": ErrorResponse}}
@@ -17,8 +17,7 @@ router = APIRouter(
 
 @router.get("/archives/{archive_id}", summary="The archived original messages of a compaction")
 async def get_archive(archive_id: str, service: ServiceDep) -> ArchiveResponse:
-    if not is_valid_id(archive_id):
-        raise ApiError(422, "invalid_request", "not a valid archive id", field="archive_id")
+    require_id(archive_id, "archive_id")
     try:
         archive = await service.load_archive(archive_id)
     except ArchiveError as exc:

@@ -10,12 +10,12 @@ from fastapi import APIRouter
 from app.api.deps import JobsDep
 from app.api.dialect import compact_request, read_messages
 from app.api.errors import ApiError, error_response
+from app.api.ids import require_id
 from app.api.job_schemas import ApplyRequest, ApplyResponse, JobResponse, job_json
 from app.api.responses import JsonResponse
 from app.api.routing import FastJsonRoute
 from app.api.schemas import CompactRequestBody, ErrorDetail, ErrorResponse
 from app.core.dialects import dump_as
-from app.core.ids import is_valid_id
 from app.core.jobs import Job, JobStoreError
 from app.service.jobs import (
     JobNotDoneError,
@@ -32,11 +32,6 @@ router = APIRouter(
     tags=["background compaction"],
     responses={404: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
 )
-
-
-def _check_id(job_id: str) -> None:
-    if not is_valid_id(job_id):
-        raise ApiError(422, "invalid_request", "not a valid job id", field="job_id")
 
 
 def _not_found(job_id: str) -> ApiError:
@@ -88,7 +83,7 @@ async def start_compaction(body: CompactRequestBody, jobs: JobsDep) -> Any:
 async def get_compaction(job_id: str, jobs: JobsDep) -> Any:
     """Its state; when `done`, the result, how many sent messages it replaces and their
     sha256. Unknown and expired jobs are 404."""
-    _check_id(job_id)
+    require_id(job_id, "job_id")
     job = await jobs.get(job_id)
     if job is None:
         raise _not_found(job_id)
@@ -101,7 +96,7 @@ async def get_compaction(job_id: str, jobs: JobsDep) -> Any:
 async def cancel_compaction(job_id: str, jobs: JobsDep) -> Any:
     """A queued or running job becomes `cancelled`; a finished job is forgotten (a later
     GET is 404). Answers the job as it is now (or was)."""
-    _check_id(job_id)
+    require_id(job_id, "job_id")
     try:
         job = await jobs.cancel(job_id)
     except JobStoreError as exc:
@@ -126,7 +121,7 @@ async def apply_compaction(job_id: str, body: ApplyRequest, jobs: JobsDep) -> An
     break a provider rule after the compacted messages (a tool result whose call was
     summarized: the job was sent between a tool call and its result) is 409
     `invalid_seam`, indexes in the applied list. Nothing is changed on the server."""
-    _check_id(job_id)
+    require_id(job_id, "job_id")
     job: Job | None = await jobs.get(job_id)
     if job is None:
         raise _not_found(job_id)

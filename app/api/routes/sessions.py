@@ -6,9 +6,9 @@ from fastapi import APIRouter
 
 from app.api.deps import ServiceDep
 from app.api.errors import ApiError
+from app.api.ids import require_id
 from app.api.schemas import ErrorResponse, SessionCompactionsResponse
 from app.core.errors import ArchiveError
-from app.core.ids import is_valid_id
 
 router = APIRouter(tags=["sessions"], responses={422: {"model": ErrorResponse}})
 
@@ -21,8 +21,7 @@ router = APIRouter(tags=["sessions"], responses={422: {"model": ErrorResponse}})
 async def list_compactions(session_id: str, service: ServiceDep) -> SessionCompactionsResponse:
     """Every compaction the session attempted, oldest first: compacted, or failed on the way
     (archive_failed, summarization_failed). A session with none has an empty list."""
-    if not is_valid_id(session_id):
-        raise ApiError(422, "invalid_request", "not a valid session id", field="session_id")
+    require_id(session_id, "session_id")
     try:
         records = await service.list_records(session_id)
     except ArchiveError as exc:
