@@ -19,7 +19,7 @@ does not fit is counted in the last line, never dropped silently.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from app.core.assemble import RESTORED_PREFIX, SUMMARY_PREFIX
@@ -54,17 +54,33 @@ _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _BOUNDARY = re.compile(r"[.!?\n]")
 
 
-def _phrases(pattern: str) -> re.Pattern[str]:
-    """`pattern` case-insensitively, each space in it matching any run of whitespace within
-    a line: it then matches the raw text exactly where it matches the text's sentences with
-    their whitespace collapsed (`_sentences_matching`)."""
-    return re.compile(pattern.replace(" ", r"[^\S\n]+"), re.IGNORECASE)
+@dataclass(frozen=True)
+class _Phrases:
+    """Lowercase words found case-insensitively, each space in them matching any run of
+    whitespace within a line: they then match the raw text exactly where they match its
+    sentences with their whitespace collapsed (`_sentences_matching`)."""
+
+    any_case: re.Pattern[str]
+    lowered: re.Pattern[str]  # the same, case-sensitive: for ASCII text, lowercased
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        """The matches in `text`. Lowercased ASCII text has the same positions and is
+        searched case-sensitively, ~1.6x faster than `re.IGNORECASE` (which also folds
+        non-ASCII letters such as `ſ` into ASCII ones: used for any other text)."""
+        if text.isascii():
+            return self.lowered.finditer(text.lower())
+        return self.any_case.finditer(text)
+
+
+def _phrases(pattern: str) -> _Phrases:
+    spaced = pattern.replace(" ", r"[^\S\n]+")
+    return _Phrases(re.compile(spaced, re.IGNORECASE), re.compile(spaced))
 
 
 # Each starts with a lookahead for the first letters of its words: it changes no match, and
 # lets the engine skip most positions without trying every alternative (~2x faster).
 _INSTRUCTION = _phrases(
-    r"\b(?=[adimnps])(always|never|don'?t|do not|must|mustn'?t|should not|shouldn'?t|"
+    r"(?=[adimnps])\b(always|never|don'?t|do not|must|mustn'?t|should not|shouldn'?t|"
     r"instead of|make sure|avoid|prefer)\b"
 )
 _ABANDONED = _phrases(
@@ -72,7 +88,9 @@ _ABANDONED = _phrases(
     r"not working|\binstead\b|gave up|another approach|different approach)"
 )
 _BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
+# The lookahead (a `/` after the first run of name characters) changes no match and fails
+# most words before the backtracking of the whole pattern (~10% faster).
+_PATH = re.compile(r"(?<![\w/.-])(?=[\w.-]*/)((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
 _TODO_BOX = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
 _REDIRECT = re.compile(r">{1,2}\s*([^\s;&|<>]+)")
 MAX_FACT_CHARS = 300
@@ -200,7 +218,7 @@ def _sentences(text: str) -> Iterable[str]:
             yield sentence
 
 
-def _sentences_matching(text: str, pattern: re.Pattern[str]) -> Iterable[str]:
+def _sentences_matching(text: str, pattern: _Phrases) -> Iterable[str]:
     """The sentences of `text` (as `_sentences` gives them) in which `pattern` finds a match.
 
     `pattern` is made by `_phrases`: its matches never cross a sentence's end (`.!?` or a

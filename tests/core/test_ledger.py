@@ -9,6 +9,7 @@ from app.core.assemble import summary_message
 from app.core.ledger import (
     _ABANDONED,
     _INSTRUCTION,
+    _PATH,
     Fact,
     _sentences,
     _sentences_matching,
@@ -20,6 +21,14 @@ from app.core.ledger import (
     render_ledger,
 )
 from tests.builders import assistant, parse, tool_result, tool_use, user
+
+
+def assert_sentences_as_before(text: str) -> None:
+    """The sentences found are those the patterns before found in each sentence."""
+    for pattern, reference in ((_INSTRUCTION, INSTRUCTION_BEFORE), (_ABANDONED, ABANDONED_BEFORE)):
+        expected = [s for s in _sentences(text) if reference.search(s)]
+        assert list(_sentences_matching(text, pattern)) == expected
+
 
 # The patterns as they were before the raw-text scan (sentence by sentence, no lookahead):
 # the ledger must find exactly what they found.
@@ -223,6 +232,73 @@ def test_a_ledger_the_llm_copied_is_replaced_not_doubled() -> None:
     ).map("".join)
 )
 def test_sentences_matching_finds_what_filtering_every_sentence_finds(text: str) -> None:
-    for pattern, reference in ((_INSTRUCTION, INSTRUCTION_BEFORE), (_ABANDONED, ABANDONED_BEFORE)):
-        expected = [s for s in _sentences(text) if reference.search(s)]
-        assert list(_sentences_matching(text, pattern)) == expected
+    assert_sentences_as_before(text)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "do",
+                "not",
+                "Not",
+                "NEVER",
+                "never",
+                "instead",
+                "Instead",
+                "of",
+                "gave",
+                "up",
+                "didn't",
+                "DIDN'T",
+                "work",
+                "make",
+                "Sure",
+                "should",
+                "mustn't",
+                "avoid",
+                "prefer",
+                "approach",
+                "another",
+                "x_y",
+                "a.py",
+                " ",
+                "  ",
+                "\t",
+                "\n",
+                "\r",
+                "\x0b",
+                "\x1c",
+                ".",
+                "!",
+                "?",
+                "-",
+                "'",
+                "x" * 150,
+                "x" * 290,
+            ]
+        ),
+        max_size=80,
+    ).map("".join)
+)
+def test_sentences_of_ascii_text_are_found_as_case_insensitively(text: str) -> None:
+    """ASCII text is lowercased and searched case-sensitively: the same sentences."""
+    assert text.isascii()
+    assert_sentences_as_before(text)
+
+
+PATH_BEFORE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["src", "a", "/", "//", ".", "py", "-", "_", " ", "\n", "é", "`", "x" * 9, "1", "~"]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_paths_are_found_as_before_the_lookahead(text: str) -> None:
+    assert _PATH.findall(text) == PATH_BEFORE.findall(text)
