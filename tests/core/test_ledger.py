@@ -9,8 +9,8 @@ from app.core.assemble import summary_message
 from app.core.ledger import (
     _ABANDONED,
     _INSTRUCTION,
-    _PATH,
     Fact,
+    _paths,
     _sentences,
     _sentences_matching,
     extract_ledger,
@@ -295,10 +295,13 @@ PATH_BEFORE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(
 @given(
     st.lists(
         st.sampled_from(
-            ["src", "a", "/", "//", ".", "py", "-", "_", " ", "\n", "é", "`", "x" * 9, "1", "~"]
+            [
+                *["src", "a", "/", "//", ".", "py", "-", "_", " ", "\n", "é", "`", "x" * 9, "1"],
+                *["~", "\t", "\u00a0", "\u2028", "\x1c", "\u3000", "(", ":"],
+            ]
         ),
         max_size=40,
     ).map("".join)
 )
-def test_paths_are_found_as_before_the_lookahead(text: str) -> None:
-    assert _PATH.findall(text) == PATH_BEFORE.findall(text)
+def test_paths_found_in_the_words_with_a_slash_are_those_of_the_whole_text(text: str) -> None:
+    assert _paths(text) == PATH_BEFORE.findall(text)
