@@ -65,8 +65,14 @@ async def app_for(
     settings_for: Callable[..., Settings], tokenizer: TiktokenTokenizer
 ) -> AsyncIterator[Callable[..., Any]]:
     """An in-process client over the real ASGI stack whose summarizer a test controls;
-    `stop()` ends its lifespan like a process exit."""
+    `make.stop(client)` ends its lifespan like a process exit."""
     running: list[tuple[LifespanManager, httpx.AsyncClient]] = []
+
+    async def stop(client: httpx.AsyncClient) -> None:
+        for entry in [e for e in running if e[1] is client]:
+            running.remove(entry)
+            await client.aclose()
+            await entry[0].__aexit__(None, None, None)
 
     async def make(gate: Gate | None = None, **overrides: Any) -> httpx.AsyncClient:
         settings = settings_for(**overrides)
@@ -81,6 +87,7 @@ async def app_for(
         running.append((manager, client))
         return client
 
+    make.stop = stop  # type: ignore[attr-defined]
     yield make
     for manager, client in running:
         await client.aclose()
@@ -245,8 +252,9 @@ async def test_a_restart_mid_job_marks_it_interrupted_and_keeps_done_results(
     gate.opened.clear()
     interrupted = (await before.post("/compactions", json=body)).json()
     await wait_for(before, interrupted["id"], "running")
+    await app_for.stop(before)  # type: ignore[attr-defined]
 
-    after = await app_for(Gate())  # a second process over the same data directory
+    after = await app_for(Gate())  # the next process over the same data directory
     assert (await after.get(f"/compactions/{finished['id']}")).json()["state"] == "done"
     failed = (await after.get(f"/compactions/{interrupted['id']}")).json()
     assert failed["state"] == "failed"
