@@ -366,7 +366,7 @@ class JobManager:
         interrupted = _interrupted(job, now)
         try:
             async with self._write_lock:
-                await to_thread.run_sync(self._store.save, job_to_json(interrupted))
+                await _to_the_end(self._store.save, job_to_json(interrupted))
         except JobStoreError as exc:
             log.error("job record not written", extra={"job": job.id, "error": str(exc)})
         log.warning("compaction job interrupted", extra={"job": job.id, "owner": job.owner})
@@ -445,13 +445,13 @@ class JobManager:
         async with self._write_lock:
             job = self._jobs.get(job_id)
             if job is not None:
-                await to_thread.run_sync(self._store.save, job_to_json(job))
+                await _to_the_end(self._store.save, job_to_json(job))
 
     async def _delete(self, job_id: str) -> None:
         """Deletes the record of a job already forgotten in memory. Under the write lock, so
         a write of the job still in flight finishes first and cannot bring the file back."""
         async with self._write_lock:
-            await to_thread.run_sync(self._store.delete, job_id)
+            await _to_the_end(self._store.delete, job_id)
 
     async def _delete_quietly(self, job_id: str) -> None:
         try:
@@ -464,6 +464,18 @@ class JobManager:
             await self._persist(job_id)
         except JobStoreError as exc:
             log.error("job record not written", extra={"job": job_id, "error": str(exc)})
+
+
+async def _to_the_end(write: Callable[[Any], None], arg: Any) -> None:
+    """Runs a store write in a thread and, if the caller is cancelled meanwhile (a job
+    cancelled, the app closing), still waits for it before giving up the write lock: a
+    write left running would land after the next one (a `running` after `interrupted`)."""
+    task = asyncio.ensure_future(to_thread.run_sync(write, arg))
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task])
+        raise
 
 
 def _interrupted(job: Job, now: datetime) -> Job:
