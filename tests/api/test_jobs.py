@@ -305,7 +305,7 @@ async def test_delete_on_another_replica_answers_202_and_the_owner_cancels(
     a = await app_for(Gate(), job_lease_seconds=1.5)  # a heartbeat every 0.5 s
     b = await app_for(Gate())
     job = (await a.post("/compactions", json={"messages": CONVERSATION, "force": True})).json()
-    await wait_for(a, job["id"], "running")
+    await wait_for(b, job["id"], "running")  # as written to the data directory
     requested = await b.delete(f"/compactions/{job['id']}")
     assert requested.status_code == 202
     assert (requested.json()["state"], requested.json()["cancel_requested"]) == ("running", True)
