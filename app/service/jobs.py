@@ -302,19 +302,25 @@ class JobManager:
         """Renews the lease of every job in flight here (one write each), and cancels
         those another replica asked to cancel."""
         for job_id in [j.id for j in self._jobs.values() if j.state in IN_FLIGHT]:
-            if await to_thread.run_sync(self._store.cancel_requested, job_id):
-                await self._cancel_here(job_id, quietly=True)
-                continue
+            requested = await to_thread.run_sync(self._store.cancel_requested, job_id)
             job = self._jobs.get(job_id)
             if job is None or job.state not in IN_FLIGHT:
                 continue  # finished or cancelled meanwhile
-            self._jobs[job_id] = replace(job, heartbeat_at=self._clock())
-            await self._persist_quietly(job_id)
+            if requested:
+                await self._cancel_here(job_id, quietly=True)
+            else:
+                self._jobs[job_id] = replace(job, heartbeat_at=self._clock())
+                await self._persist_quietly(job_id)
 
     async def _every(self, seconds: float, action: Callable[[], Awaitable[None]]) -> None:
+        """Runs `action` on a timer; a failure is logged and the timer goes on (a dead
+        heartbeat would let other replicas declare this one's jobs interrupted)."""
         while True:
             await asyncio.sleep(seconds)
-            await action()
+            try:
+                await action()
+            except Exception:
+                log.exception("job timer failed", extra={"action": action.__name__})
 
     async def _sweep_memory(self) -> None:
         """Forgets the finished jobs still in memory (their last write is in progress or

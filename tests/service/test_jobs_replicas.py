@@ -259,3 +259,20 @@ async def test_whichever_replica_sweeps_deletes_expired_records_and_their_index(
     assert sorted(p.name for p in (tmp_path / "jobs").iterdir()) == ["sessions"]
     assert list((tmp_path / "jobs" / "sessions").iterdir()) == []
     assert await a.get(job.id) is None
+
+
+async def test_a_job_that_finishes_before_the_owner_sees_the_cancel_request_stays_done(
+    replica: Replica,
+) -> None:
+    gate = Gate()
+    a = await replica("a", gate)
+    b = await replica("b", Gate())
+    job = await submit(a)
+    await wait_for(a, job.id, "running")
+    await b.cancel(job.id)
+    gate.opened.set()
+    await wait_for(a, job.id, "done")
+    await a.heartbeat()
+    done = await b.get(job.id)
+    assert done is not None
+    assert (done.state, done.cancel_requested) == ("done", False)
