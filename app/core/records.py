@@ -1,7 +1,8 @@
 """Compaction records of a session (seed 002 §3.2-3.3) and the rules read from them.
 
 A record is appended for every compaction a session attempts: compacted, or failed on the
-way (`archive_failed`, `summarization_failed`). Requests that were declined before any work
+way (`archive_failed`, `summarization_failed`, `selective_failed`: each after work began,
+the last two with an archive written). Requests that were declined before any work
 (below the threshold, too few messages or rounds, pending tool calls, `max_iterations`,
 too little to prune) leave no record: agents ask on every turn, and those answers carry
 no news. The session's state is derived from its records, never kept in memory, so every
@@ -21,7 +22,7 @@ from app.core.ids import archive_sha256
 from app.core.messages import Message, dump_message
 
 RecordReason = Literal["llm_call", "tool_execution", "manual"]
-RECORDED_FAILURES = frozenset({"archive_failed", "summarization_failed"})
+RECORDED_FAILURES = frozenset({"archive_failed", "summarization_failed", "selective_failed"})
 SUMMARIZING_STRATEGIES = frozenset({"full", "tail", "selective"})
 
 
@@ -35,7 +36,10 @@ class CompactionRecord(BaseModel):
     reason: RecordReason = Field(description="What triggered it (seed 002 §3.3).")
     strategy: str = Field(description="The strategy that ran (`prune` during a cooldown).")
     outcome: str = Field(
-        description="`compacted`, or the reason it was not: archive_failed | summarization_failed."
+        description=(
+            "`compacted`, or the reason it was not: archive_failed | summarization_failed | "
+            "selective_failed (only a failed summary starts the cooldown)."
+        )
     )
     message_count_before: int
     message_count_after: int

@@ -60,7 +60,7 @@ async def compact_tail(
         output,
         archive=archive,
         compacted_indexes=plan.compacted_indexes,
-        retained=len(head) + len(plan.kept),
+        retained=len(messages) - len(plan.compacted_indexes),
         strategy="tail",
         warnings=warnings,
         summarizer=summarized.summarizer,

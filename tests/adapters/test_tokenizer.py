@@ -1,8 +1,18 @@
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import pytest
 
-from app.adapters.tokenizer import TiktokenTokenizer, _split
+from app.adapters.tokenizer import (
+    CL100K_SHA256,
+    TiktokenTokenizer,
+    TokenizerLoadError,
+    _split,
+    bundled_encoding_path,
+    verify_bundle,
+)
 
 
 def test_large_batches_count_the_same_in_every_lane_and_in_one_call(
@@ -29,3 +39,23 @@ def test_split_keeps_order_and_balances_characters() -> None:
 def test_lanes_must_be_positive() -> None:
     with pytest.raises(ValueError, match="lanes"):
         TiktokenTokenizer(lanes=0)
+
+
+def test_the_bundled_encoding_is_the_official_file() -> None:
+    path = bundled_encoding_path()
+    with open(path, "rb") as file:
+        assert hashlib.sha256(file.read()).hexdigest() == CL100K_SHA256
+    verify_bundle(path)
+
+
+def test_a_tampered_encoding_file_fails_start_up(tmp_path: Path) -> None:
+    tampered = tmp_path / "cl100k_base.tiktoken"
+    original = Path(bundled_encoding_path()).read_bytes()
+    tampered.write_bytes(original.replace(b"IQ== 0", b"IQ== 1", 1))
+    with pytest.raises(TokenizerLoadError, match="not the official"):
+        TiktokenTokenizer(bundle=str(tampered))
+
+
+def test_a_missing_encoding_file_fails_start_up(tmp_path: Path) -> None:
+    with pytest.raises(TokenizerLoadError, match="cannot read the bundled encoding"):
+        TiktokenTokenizer(bundle=str(tmp_path / "absent.tiktoken"))

@@ -24,6 +24,8 @@ from tests.builders import (
     parse,
     rounds,
     system,
+    tool_result,
+    tool_use,
     user,
 )
 from tests.service.test_strategies import TITLE
@@ -135,3 +137,71 @@ async def test_prune_needs_no_summary_slot_while_a_summarizing_strategy_is_refus
                     )
                 )
     assert slots.in_use == 0
+
+
+async def test_a_selective_rollback_is_recorded_but_starts_no_cooldown(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    calls: list[SummaryRequest] = []
+
+    def explode(request: SummaryRequest) -> str:
+        calls.append(request)
+        if len(calls) == 1:
+            raise RuntimeError("summarizer bug")
+        return "BODY"
+
+    records = MemoryRecords()
+    service = make_service(
+        tokenizer, FakeSummarizer(explode), records=records, summary_cooldown_seconds=300.0
+    )
+    messages = parse([system("s"), *rounds(1, 4)])
+    options = CompactOptions(strategy="selective", keep_recent=1, context_window=200)
+    failed = await service.compact(
+        CompactRequest(messages=messages, options=options, session_id="s1", force=True)
+    )
+    assert (failed.compacted, failed.reason) == (False, "selective_failed")
+    (record,) = records.saved
+    assert (record.strategy, record.outcome) == ("selective", "selective_failed")
+    after = await service.compact(
+        CompactRequest(
+            messages=messages,
+            options=CompactOptions(strategy="tail", keep_recent_rounds=1),
+            session_id="s1",
+            force=True,
+        )
+    )
+    assert (after.compacted, after.strategy, after.warnings) == (True, "tail", [])
+
+
+async def test_tail_counts_a_split_first_kept_message_once(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    first = tool_use("bash", "t1", command="make 1")
+    second = tool_use("bash", "t2", command="make 2")
+    raw = [
+        system("s"),
+        user("Task 1."),
+        assistant("Running 1.", first),
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "ok"},
+                {"type": "text", "text": "Task 2."},
+            ],
+        },
+        assistant("Running 2.", second),
+        tool_result("t2", "ok"),
+        assistant("Done 2."),
+    ]
+    messages = parse(raw)
+    result = await make_service(tokenizer).compact(
+        CompactRequest(
+            messages=messages,
+            options=CompactOptions(strategy="tail", keep_recent_rounds=1),
+            force=True,
+        )
+    )
+    assert result.compacted is True
+    assert result.compacted_indexes == [1, 2, 3]
+    assert result.stats is not None
+    assert (result.stats.compacted_message_count, result.stats.retained_message_count) == (3, 4)
