@@ -53,6 +53,7 @@ class Job:
     result: JsonDict | None = None
     owner: str | None = None
     heartbeat_at: datetime | None = None
+    # Not in the record: read from the store's cancel request when the job is loaded.
     cancel_requested: bool = False
 
     @property
