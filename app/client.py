@@ -129,7 +129,9 @@ def _start(messages: Messages, options: Options | None, **fields: Any) -> _Call[
 
 
 def _job(method: str, job_id: str) -> _Call[CompactionJob]:
-    return _Call(method, f"/compactions/{job_id}", CompactionJob.model_validate)
+    # DELETE of a job another replica runs is 202: `cancel_requested`, the owner cancels.
+    ok = (200, 202) if method == "DELETE" else (200,)
+    return _Call(method, f"/compactions/{job_id}", CompactionJob.model_validate, ok=ok)
 
 
 def _apply(job_id: str, messages: Messages) -> _Call[ApplyResponse]:

@@ -220,6 +220,7 @@ def create_app(
         workers=settings.job_workers,
         queue_limit=settings.job_queue_limit,
         ttl=timedelta(seconds=settings.job_ttl_seconds),
+        lease=timedelta(seconds=settings.job_lease_seconds),
     )
 
     @asynccontextmanager

@@ -149,6 +149,15 @@ class Settings(BaseSettings):
     job_ttl_seconds: float = Field(
         3600.0, gt=0, description="a finished background compaction is kept this long, then deleted"
     )
+    job_lease_seconds: float = Field(
+        30.0,
+        gt=0,
+        description=(
+            "a replica renews the lease of each job it runs every third of this; a job "
+            "whose lease ran out (its replica died) is reported `failed: interrupted` by any "
+            "replica sharing the data directory"
+        ),
+    )
     # Seed 004 toolkit (/compress-tool-result, /preprocess-input, /project-rules, /assemble)
     tool_result_read_lines: int = Field(
         500, ge=1, description="`Read` results: lines kept in history"

@@ -255,3 +255,27 @@ def test_an_error_without_a_json_body_keeps_its_text() -> None:
         "http_error",
         "Bad Gateway",
     )
+
+
+def test_a_cancel_answered_202_by_another_replica_is_the_job_with_cancel_requested() -> None:
+    job = {
+        "id": "job-1",
+        "session_id": None,
+        "state": "running",
+        "format": "anthropic",
+        "created_at": "2026-11-22T22:00:00+00:00",
+        "finished_at": None,
+        "sent_count": 3,
+        "sent_sha256": "0" * 64,
+        "owner": "replica-a",
+        "heartbeat_at": "2026-11-22T22:00:10+00:00",
+        "cancel_requested": True,
+    }
+    transport = httpx.MockTransport(lambda r: httpx.Response(202, json=job))
+    with ContextCompactClient("http://compact.test", transport=transport) as c:
+        cancelled = c.cancel_compaction("job-1")
+    assert (cancelled.state, cancelled.owner, cancelled.cancel_requested) == (
+        "running",
+        "replica-a",
+        True,
+    )

@@ -33,6 +33,9 @@ class JobResponse(BaseModel):
                     ),
                     "replaces_message_count": None,
                     "result": None,
+                    "owner": "context-compact-7d9f-1-a1b2c3",
+                    "heartbeat_at": "2026-11-22T22:00:20+00:00",
+                    "cancel_requested": False,
                 }
             ]
         }
@@ -63,6 +66,23 @@ class JobResponse(BaseModel):
         ),
     )
     result: CompactResponse | None = Field(None, description="The compaction result, when done.")
+    owner: str | None = Field(
+        None, description="The replica that accepted the job and runs it (host-pid-random)."
+    )
+    heartbeat_at: str | None = Field(
+        None,
+        description=(
+            "When the owner last renewed the job's lease; a job in flight whose lease "
+            "(`COMPACT_JOB_LEASE_SECONDS`) ran out is reported `failed: interrupted`."
+        ),
+    )
+    cancel_requested: bool = Field(
+        False,
+        description=(
+            "A DELETE reached a replica other than the owner: the owner cancels the job at "
+            "its next heartbeat (within a third of the lease), unless it finished first."
+        ),
+    )
 
 
 def job_json(job: Job) -> dict[str, Any]:
@@ -79,6 +99,9 @@ def job_json(job: Job) -> dict[str, Any]:
         "sent_sha256": job.sent_sha256,
         "replaces_message_count": job.replaces_message_count,
         "result": job.result,
+        "owner": job.owner,
+        "heartbeat_at": job.heartbeat_at.isoformat() if job.heartbeat_at else None,
+        "cancel_requested": job.cancel_requested,
     }
 
 

@@ -2,8 +2,10 @@
 
 A job remembers what the agent sent as one sha256 per message (in the request's format),
 so `apply` can name the first message of the agent's current list that differs without
-keeping a second copy of the messages. Everything here is pure: times come in as
-arguments.
+keeping a second copy of the messages. A job in flight also names its `owner` (the
+replica running it) and when that owner last said it was alive (`heartbeat_at`): past
+the lease, any replica may declare it interrupted. Everything here is pure: times come
+in as arguments.
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ class Job:
     message: str | None = None
     finished_at: datetime | None = None
     result: JsonDict | None = None
+    owner: str | None = None
+    heartbeat_at: datetime | None = None
+    # Not in the record: read from the store's cancel request when the job is loaded.
+    cancel_requested: bool = False
 
     @property
     def replaces_message_count(self) -> int | None:
@@ -73,13 +79,38 @@ class Job:
 
 
 class JobStore(Protocol):
-    """Where job records live, so a restart keeps finished results."""
+    """Where job records live: shared by every replica, so any of them answers for any
+    job and a restart keeps finished results.
+
+    Besides the records: one cancel request per job (written by a replica that does not
+    own the job, honoured by the owner) and one index entry per session naming its
+    latest job (so `session_busy` needs one read, not a scan)."""
 
     def save(self, job: JsonDict) -> None: ...
 
+    def load(self, job_id: str) -> JsonDict | None: ...
+
     def load_all(self) -> list[JsonDict]: ...
 
-    def delete(self, job_id: str) -> None: ...
+    def delete(self, job_id: str) -> None:
+        """Deletes the record and its cancel request; a missing one is fine."""
+        ...
+
+    def request_cancel(self, job_id: str) -> None: ...
+
+    def cancel_requested(self, job_id: str) -> bool: ...
+
+    def set_session_job(self, session_id: str, job_id: str) -> None: ...
+
+    def session_job(self, session_id: str) -> str | None: ...
+
+    def session_jobs(self) -> dict[str, str]:
+        """Every session index entry: session id -> job id."""
+        ...
+
+    def delete_session(self, session_id: str, job_id: str) -> None:
+        """Deletes the entry if it still names `job_id`."""
+        ...
 
 
 def message_sha256(message: JsonDict) -> str:
@@ -133,6 +164,14 @@ def is_expired(job: Job, now: datetime, ttl: timedelta) -> bool:
     return job.finished_at is not None and now - job.finished_at >= ttl
 
 
+def is_abandoned(job: Job, now: datetime, lease: timedelta) -> bool:
+    """In flight, but its owner has not renewed the lease in time (it died, or it is a
+    record from before leases existed)."""
+    if job.state not in IN_FLIGHT:
+        return False
+    return job.heartbeat_at is None or now - job.heartbeat_at >= lease
+
+
 def job_to_json(job: Job) -> JsonDict:
     return {
         "id": job.id,
@@ -147,6 +186,8 @@ def job_to_json(job: Job) -> JsonDict:
         "sent_sha256": job.sent_sha256,
         "sent_hashes": list(job.sent_hashes),
         "result": job.result,
+        "owner": job.owner,
+        "heartbeat_at": job.heartbeat_at.isoformat() if job.heartbeat_at else None,
     }
 
 
@@ -158,6 +199,8 @@ def job_from_json(data: JsonDict) -> Job:
         if state not in get_args(JobState) or fmt not in get_args(Format):
             raise ValueError("unknown state or format")
         finished_at = data.get("finished_at")
+        heartbeat_at = data.get("heartbeat_at")
+        owner = data.get("owner")
         result = data.get("result")
         hashes = data["sent_hashes"]
         if not isinstance(hashes, list) or not all(isinstance(h, str) for h in hashes):
@@ -177,6 +220,8 @@ def job_from_json(data: JsonDict) -> Job:
             sent_sha256=str(data["sent_sha256"]),
             sent_hashes=tuple(hashes),
             result=result,
+            owner=str(owner) if owner is not None else None,
+            heartbeat_at=datetime.fromisoformat(heartbeat_at) if heartbeat_at else None,
         )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"not a job record: {exc}") from exc

@@ -1,19 +1,27 @@
-"""Background compaction: jobs on a bounded worker pool, kept in the data dir.
+"""Background compaction: jobs on a bounded worker pool, kept in the shared data dir.
 
 States: `queued` (waiting for one of the `workers` slots) → `running` → `done` (the result,
 compacted or not), `failed` (with a reason: `invalid_conversation`, `error`, or
-`interrupted` when the process stopped while the job was in flight) or `cancelled`.
+`interrupted` when its replica stopped while the job was in flight) or `cancelled`.
 A session has at most one job in flight; at most `queue_limit` jobs wait for a slot.
-Finished jobs expire `ttl` after finishing: swept on every access and on a timer, their
-records deleted. Memory is the source of truth while running; every change is written
-through to the store, so a restart keeps finished results.
+
+Several replicas may share one store. A job belongs to the replica that accepted it (its
+`owner`), which holds it in memory while it is in flight and renews its lease
+(`heartbeat_at`) every `lease / 3`; every change is written through. Everything else is
+read from the store: any replica answers for any job, and a job whose owner stopped
+renewing is declared `failed: interrupted` by whichever replica next looks at it. Only the
+owner writes a live job's record; another replica asks it to cancel through the store.
+Finished jobs expire `ttl` after finishing; whoever sweeps first deletes them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import os
+import platform
+import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -30,6 +38,7 @@ from app.core.jobs import (
     JobStore,
     JobStoreError,
     first_difference,
+    is_abandoned,
     is_expired,
     job_from_json,
     job_to_json,
@@ -45,6 +54,12 @@ log = logging.getLogger("context_compact.jobs")
 
 JsonDict = dict[str, Any]
 INTERRUPTED_MESSAGE = "the service stopped while the job was queued or running"
+
+
+def new_instance_id() -> str:
+    """Names this replica in the records of the jobs it runs: host, process, and a random
+    part, so two processes on one host, or a restarted one, never share an id."""
+    return f"{platform.node() or 'replica'}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
 class JobError(Exception):
@@ -103,110 +118,122 @@ class JobManager:
         workers: int = 4,
         queue_limit: int = 64,
         ttl: timedelta = timedelta(hours=1),
+        lease: timedelta = timedelta(seconds=30),
         sweep_interval: float | None = None,
+        heartbeat_interval: float | None = None,
         clock: Callable[[], datetime] = utc_now,
         new_id: Callable[[], str] = time_sortable_id,
+        instance_id: str | None = None,
     ) -> None:
         self._service = service
         self._store = store
         self._workers = workers
         self._queue_limit = queue_limit
         self._ttl = ttl
+        self._lease = lease
         self._sweep_interval = sweep_interval or min(60.0, ttl.total_seconds())
+        self._heartbeat_interval = heartbeat_interval or lease.total_seconds() / 3
         self._clock = clock
         self._new_id = new_id
+        self.instance_id = instance_id or new_instance_id()
         self._slots = asyncio.Semaphore(workers)
         self._write_lock = asyncio.Lock()
+        # The jobs this replica runs (and finished ones whose last write failed).
         self._jobs: dict[str, Job] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._sweeper: asyncio.Task[None] | None = None
+        self._timers: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        """Loads the stored jobs: those in flight when the process stopped become
-        `failed: interrupted`; expired ones are deleted. An unreadable store is logged,
-        not fatal."""
-        try:
-            records = await to_thread.run_sync(self._store.load_all)
-        except JobStoreError as exc:  # the service still starts; /readyz reports the data dir
-            log.error("stored jobs not loaded", extra={"error": str(exc)})
-            records = []
-        now = self._clock()
-        for record in records:
-            try:
-                job = job_from_json(record)
-            except ValueError as exc:
-                log.warning("skipping corrupt job record", extra={"error": str(exc)})
-                continue
-            self._jobs[job.id] = job
-            if job.state in IN_FLIGHT:
-                self._jobs[job.id] = job.finish(
-                    "failed", now, reason="interrupted", message=INTERRUPTED_MESSAGE
-                )
-                await self._persist_quietly(job.id)
+        """Sweeps the store (abandoned jobs become `failed: interrupted`, expired ones are
+        deleted; jobs of live replicas are left alone), then starts the sweep and heartbeat
+        timers. An unreadable store is logged, not fatal."""
         await self.sweep()
-        self._sweeper = asyncio.create_task(self._sweep_forever())
+        self._timers = [
+            asyncio.create_task(self._every(self._sweep_interval, self.sweep)),
+            asyncio.create_task(self._every(self._heartbeat_interval, self.heartbeat)),
+        ]
 
     async def close(self) -> None:
-        """Stops the sweeper and every job; their records stay in flight, so the next
-        start marks them interrupted."""
-        tasks = [*self._tasks.values(), *([self._sweeper] if self._sweeper else [])]
+        """Stops the timers and every job; their records become `failed: interrupted` at
+        once (if that write fails, the lease runs out and another replica says so)."""
+        tasks = [*self._tasks.values(), *self._timers]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._tasks.clear()
-        self._sweeper = None
+        self._timers = []
+        now = self._clock()
+        for job in [j for j in self._jobs.values() if j.state in IN_FLIGHT]:
+            self._jobs[job.id] = _interrupted(job, now)
+            await self._persist_quietly(job.id)
+        self._jobs.clear()
 
     async def submit(self, request: CompactRequest, sent: list[JsonDict]) -> Job:
         """Queues a compaction of `request`; `sent` are its messages as JSON in the
         request's format (what `apply` will compare the agent's list with)."""
         hashes, sha = await to_thread.run_sync(lambda: (message_hashes(sent), archive_sha256(sent)))
-        await self.sweep()
+        await self._sweep_memory()
         session = request.session_id
         if session is not None:
-            for other in self._jobs.values():
-                if other.session_id == session and other.state in IN_FLIGHT:
-                    raise SessionBusyError(other.id)
+            self._check_session_here(session)
+            elsewhere = await self._session_job_elsewhere(session)
+            if elsewhere is not None:
+                raise SessionBusyError(elsewhere)
+            self._check_session_here(session)  # again: a submit here may have won meanwhile
         in_flight = sum(1 for j in self._jobs.values() if j.state in IN_FLIGHT)
         if in_flight >= self._workers + self._queue_limit:  # this one would have to wait
             raise QueueFullError(self._queue_limit)
+        now = self._clock()
         job = Job(
             id=self._new_id(),
             session_id=session,
             state="queued",
             format=request.format,
-            created_at=self._clock(),
+            created_at=now,
             sent_count=len(sent),
             sent_sha256=sha,
             sent_hashes=hashes,
+            owner=self.instance_id,
+            heartbeat_at=now,
         )
         self._jobs[job.id] = job
         try:
             await self._persist(job.id)
+            if session is not None:  # after the record: see `sweep`
+                await to_thread.run_sync(self._store.set_session_job, session, job.id)
         except JobStoreError:
             self._jobs.pop(job.id, None)
+            await self._delete_quietly(job.id)
             raise
         self._tasks[job.id] = asyncio.create_task(self._run(job.id, request))
         log.info("compaction job queued", extra={"job": job.id, "session_id": session})
         return job
 
     async def get(self, job_id: str) -> Job | None:
-        await self.sweep()
-        return self._jobs.get(job_id)
+        """The job, from memory when this replica runs it, else from the store. Raises
+        `JobStoreError` when the store cannot be read."""
+        await self._sweep_memory()
+        job = self._jobs.get(job_id)
+        if job is not None:
+            return job
+        return await self._load(job_id)
 
     async def cancel(self, job_id: str) -> Job | None:
         """Cancels a job in flight (→ `cancelled`); a finished job is forgotten (its record
-        deleted) and returned as it was. None when there is no such job."""
+        deleted) and returned as it was. A job that another live replica runs is asked to
+        stop: answered as it is, with `cancel_requested`; its owner cancels it at its next
+        heartbeat (unless it finished first). None when there is no such job."""
         job = await self.get(job_id)
         if job is None:
             return None
-        if job.state in IN_FLIGHT:
-            self._jobs[job_id] = job.finish("cancelled", self._clock(), reason="cancelled")
-            task = self._tasks.pop(job_id, None)
-            if task is not None:
-                task.cancel()
-            await self._persist(job_id)
-            return self._jobs[job_id]
-        del self._jobs[job_id]
+        if job_id in self._jobs:
+            if job.state in IN_FLIGHT:
+                return await self._cancel_here(job_id, quietly=False)
+            del self._jobs[job_id]
+        elif job.state in IN_FLIGHT:
+            await to_thread.run_sync(self._store.request_cancel, job_id)
+            log.info("compaction job cancel requested", extra={"job": job_id, "owner": job.owner})
+            return replace(job, cancel_requested=True)
         await self._delete(job_id)
         return job
 
@@ -236,21 +263,130 @@ class JobManager:
         )
 
     async def sweep(self) -> None:
-        """Forgets finished jobs older than the time to live and deletes their records."""
+        """Reads every record: deletes finished jobs older than the time to live, declares
+        abandoned ones interrupted, and drops session index entries whose job is gone.
+        Several replicas may sweep at once; deleting twice is fine."""
+        await self._sweep_memory()
+        try:
+            # The index is listed before the records are read, and a submit writes the
+            # record before the index: an entry listed here has its record read below.
+            index = await to_thread.run_sync(self._store.session_jobs)
+            records = await to_thread.run_sync(self._store.load_all)
+        except JobStoreError as exc:  # the service goes on; /readyz reports the data dir
+            log.error("stored jobs not swept", extra={"error": str(exc)})
+            return
+        now = self._clock()
+        kept = set(self._jobs)
+        for record in records:
+            try:
+                job = job_from_json(record)
+            except ValueError as exc:
+                log.warning("skipping corrupt job record", extra={"error": str(exc)})
+                continue
+            if job.id in self._jobs:
+                continue
+            if is_expired(job, now, self._ttl):
+                await self._delete_quietly(job.id)
+                continue
+            if is_abandoned(job, now, self._lease):
+                await self._interrupt(job, now)
+            kept.add(job.id)
+        for session, job_id in index.items():
+            if job_id not in kept:
+                try:
+                    await to_thread.run_sync(self._store.delete_session, session, job_id)
+                except JobStoreError as exc:
+                    log.warning("session index not cleaned", extra={"error": str(exc)})
+
+    async def heartbeat(self) -> None:
+        """Renews the lease of every job in flight here (one write each), and cancels
+        those another replica asked to cancel."""
+        for job_id in [j.id for j in self._jobs.values() if j.state in IN_FLIGHT]:
+            requested = await to_thread.run_sync(self._store.cancel_requested, job_id)
+            job = self._jobs.get(job_id)
+            if job is None or job.state not in IN_FLIGHT:
+                continue  # finished or cancelled meanwhile
+            if requested:
+                await self._cancel_here(job_id, quietly=True)
+            else:
+                self._jobs[job_id] = replace(job, heartbeat_at=self._clock())
+                await self._persist_quietly(job_id)
+
+    async def _every(self, seconds: float, action: Callable[[], Awaitable[None]]) -> None:
+        """Runs `action` on a timer; a failure is logged and the timer goes on (a dead
+        heartbeat would let other replicas declare this one's jobs interrupted)."""
+        while True:
+            await asyncio.sleep(seconds)
+            try:
+                await action()
+            except Exception:
+                log.exception("job timer failed", extra={"action": action.__name__})
+
+    async def _sweep_memory(self) -> None:
+        """Forgets the finished jobs still in memory (their last write is in progress or
+        failed) once older than the time to live, and deletes their records."""
         now = self._clock()
         expired = [j.id for j in self._jobs.values() if is_expired(j, now, self._ttl)]
         for job_id in expired:
             del self._jobs[job_id]
         for job_id in expired:
-            try:
-                await self._delete(job_id)
-            except JobStoreError as exc:
-                log.warning("expired job not deleted", extra={"job": job_id, "error": str(exc)})
+            await self._delete_quietly(job_id)
 
-    async def _sweep_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self._sweep_interval)
-            await self.sweep()
+    def _check_session_here(self, session: str) -> None:
+        for other in self._jobs.values():
+            if other.session_id == session and other.state in IN_FLIGHT:
+                raise SessionBusyError(other.id)
+
+    async def _session_job_elsewhere(self, session: str) -> str | None:
+        """The id of the session's job in flight on another live replica, if any: one read
+        of the session index and one of the record it names."""
+        job_id = await to_thread.run_sync(self._store.session_job, session)
+        if job_id is None or job_id in self._jobs:
+            return None
+        job = await self._load(job_id)
+        return job.id if job is not None and job.state in IN_FLIGHT else None
+
+    async def _load(self, job_id: str) -> Job | None:
+        """A job from the store, as of now: None when expired (and deleted), interrupted
+        when its owner's lease ran out."""
+        record, cancel = await to_thread.run_sync(
+            lambda: (self._store.load(job_id), self._store.cancel_requested(job_id))
+        )
+        if record is None:
+            return None
+        try:
+            job = job_from_json(record)
+        except ValueError as exc:
+            log.warning("skipping corrupt job record", extra={"job": job_id, "error": str(exc)})
+            return None
+        now = self._clock()
+        if is_expired(job, now, self._ttl):
+            await self._delete_quietly(job_id)
+            return None
+        if is_abandoned(job, now, self._lease):
+            return await self._interrupt(job, now)
+        return replace(job, cancel_requested=cancel and job.state in IN_FLIGHT)
+
+    async def _interrupt(self, job: Job, now: datetime) -> Job:
+        """Declares a job of a replica that stopped renewing its lease interrupted."""
+        interrupted = _interrupted(job, now)
+        try:
+            async with self._write_lock:
+                await _to_the_end(self._store.save, job_to_json(interrupted))
+        except JobStoreError as exc:
+            log.error("job record not written", extra={"job": job.id, "error": str(exc)})
+        log.warning("compaction job interrupted", extra={"job": job.id, "owner": job.owner})
+        return interrupted
+
+    async def _cancel_here(self, job_id: str, *, quietly: bool) -> Job:
+        job = self._jobs[job_id].finish("cancelled", self._clock(), reason="cancelled")
+        self._jobs[job_id] = job
+        task = self._tasks.pop(job_id, None)
+        if task is not None:
+            task.cancel()
+        await self._write_final(job_id, quietly=quietly)
+        log.info("compaction job cancelled", extra={"job": job_id})
+        return job
 
     async def _run(self, job_id: str, request: CompactRequest) -> None:
         try:
@@ -291,8 +427,23 @@ class JobManager:
             return  # cancelled meanwhile
         now = self._clock()
         self._jobs[job_id] = job.finish(state, now, reason=reason, message=message, result=result)
-        await self._persist_quietly(job_id)
+        await self._write_final(job_id, quietly=True)
         log.info("compaction job finished", extra={"job": job_id, "state": state})
+
+    async def _write_final(self, job_id: str, *, quietly: bool) -> None:
+        """Writes a finished job and hands it over to the store, the source of truth for
+        finished jobs (so a DELETE on another replica is seen here too). A job whose write
+        failed stays in memory, answered from here until it expires."""
+        try:
+            await self._persist(job_id)
+        except JobStoreError as exc:
+            if not quietly:
+                raise
+            log.error("job record not written", extra={"job": job_id, "error": str(exc)})
+            return
+        job = self._jobs.get(job_id)
+        if job is not None and job.state not in IN_FLIGHT:
+            del self._jobs[job_id]
 
     async def _persist(self, job_id: str) -> None:
         """Writes the job's latest version (every change is followed by a write, so the
@@ -300,16 +451,38 @@ class JobManager:
         async with self._write_lock:
             job = self._jobs.get(job_id)
             if job is not None:
-                await to_thread.run_sync(self._store.save, job_to_json(job))
+                await _to_the_end(self._store.save, job_to_json(job))
 
     async def _delete(self, job_id: str) -> None:
         """Deletes the record of a job already forgotten in memory. Under the write lock, so
         a write of the job still in flight finishes first and cannot bring the file back."""
         async with self._write_lock:
-            await to_thread.run_sync(self._store.delete, job_id)
+            await _to_the_end(self._store.delete, job_id)
+
+    async def _delete_quietly(self, job_id: str) -> None:
+        try:
+            await self._delete(job_id)
+        except JobStoreError as exc:
+            log.warning("job record not deleted", extra={"job": job_id, "error": str(exc)})
 
     async def _persist_quietly(self, job_id: str) -> None:
         try:
             await self._persist(job_id)
         except JobStoreError as exc:
             log.error("job record not written", extra={"job": job_id, "error": str(exc)})
+
+
+async def _to_the_end(write: Callable[[Any], None], arg: Any) -> None:
+    """Runs a store write in a thread and, if the caller is cancelled meanwhile (a job
+    cancelled, the app closing), still waits for it before giving up the write lock: a
+    write left running would land after the next one (a `running` after `interrupted`)."""
+    task = asyncio.ensure_future(to_thread.run_sync(write, arg))
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task])
+        raise
+
+
+def _interrupted(job: Job, now: datetime) -> Job:
+    return job.finish("failed", now, reason="interrupted", message=INTERRUPTED_MESSAGE)

@@ -57,3 +57,42 @@ def test_a_data_dir_that_is_a_file_fails_with_a_job_store_error(tmp_path: Path) 
         store.save({"id": "job-1"})
     with pytest.raises(JobStoreError, match="unreadable"):
         store.load_all()
+
+
+def test_load_reads_one_record_and_none_when_missing_or_corrupt(tmp_path: Path) -> None:
+    store = FileJobStore(str(tmp_path))
+    store.save({"id": "job-1", "state": "done"})
+    (tmp_path / "jobs" / "job-2.json").write_text("{not json")
+    assert store.load("job-1") == {"id": "job-1", "state": "done"}
+    assert store.load("job-2") is None
+    assert store.load("job-3") is None
+    assert store.load("../escape") is None
+
+
+def test_a_cancel_request_is_a_file_beside_the_record_deleted_with_it(tmp_path: Path) -> None:
+    store = FileJobStore(str(tmp_path))
+    store.save({"id": "job-1", "state": "running"})
+    assert store.cancel_requested("job-1") is False
+    store.request_cancel("job-1")
+    assert store.cancel_requested("job-1") is True
+    assert store.load_all() == [{"id": "job-1", "state": "running"}]
+    store.delete("job-1")
+    assert store.cancel_requested("job-1") is False
+    assert list((tmp_path / "jobs").iterdir()) == []
+
+
+def test_the_session_index_names_the_latest_job_of_each_session(tmp_path: Path) -> None:
+    store = FileJobStore(str(tmp_path))
+    assert store.session_job("s1") is None
+    assert store.session_jobs() == {}
+    store.set_session_job("s1", "job-1")
+    store.set_session_job("s1", "job-2")
+    store.set_session_job("s2", "job-3")
+    assert store.session_job("s1") == "job-2"
+    assert store.session_jobs() == {"s1": "job-2", "s2": "job-3"}
+    store.delete_session("s1", "job-1")  # replaced since: kept
+    assert store.session_job("s1") == "job-2"
+    store.delete_session("s1", "job-2")
+    assert store.session_jobs() == {"s2": "job-3"}
+    with pytest.raises(JobStoreError, match="invalid session or job id"):
+        store.set_session_job("../s", "job-1")

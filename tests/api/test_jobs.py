@@ -65,8 +65,14 @@ async def app_for(
     settings_for: Callable[..., Settings], tokenizer: TiktokenTokenizer
 ) -> AsyncIterator[Callable[..., Any]]:
     """An in-process client over the real ASGI stack whose summarizer a test controls;
-    `stop()` ends its lifespan like a process exit."""
+    `make.stop(client)` ends its lifespan like a process exit."""
     running: list[tuple[LifespanManager, httpx.AsyncClient]] = []
+
+    async def stop(client: httpx.AsyncClient) -> None:
+        for entry in [e for e in running if e[1] is client]:
+            running.remove(entry)
+            await client.aclose()
+            await entry[0].__aexit__(None, None, None)
 
     async def make(gate: Gate | None = None, **overrides: Any) -> httpx.AsyncClient:
         settings = settings_for(**overrides)
@@ -81,6 +87,7 @@ async def app_for(
         running.append((manager, client))
         return client
 
+    make.stop = stop  # type: ignore[attr-defined]
     yield make
     for manager, client in running:
         await client.aclose()
@@ -245,8 +252,9 @@ async def test_a_restart_mid_job_marks_it_interrupted_and_keeps_done_results(
     gate.opened.clear()
     interrupted = (await before.post("/compactions", json=body)).json()
     await wait_for(before, interrupted["id"], "running")
+    await app_for.stop(before)  # type: ignore[attr-defined]
 
-    after = await app_for(Gate())  # a second process over the same data directory
+    after = await app_for(Gate())  # the next process over the same data directory
     assert (await after.get(f"/compactions/{finished['id']}")).json()["state"] == "done"
     failed = (await after.get(f"/compactions/{interrupted['id']}")).json()
     assert failed["state"] == "failed"
@@ -265,3 +273,45 @@ async def test_a_job_sent_between_a_tool_call_and_its_result_applies_unchanged(
     response = await client.post(f"/compactions/{job['id']}/apply", json={"messages": current})
     assert response.status_code == 200
     assert response.json()["messages"] == current
+
+
+async def test_any_replica_answers_for_a_job_of_another_on_the_same_data_directory(
+    app_for: Callable[..., Any],
+) -> None:
+    gate = Gate()
+    a = await app_for(gate)
+    b = await app_for(Gate())
+    body = {"messages": CONVERSATION, "force": True, "session_id": "s1"}
+    job = (await a.post("/compactions", json=body)).json()
+    await wait_for(a, job["id"], "running")
+    busy = await b.post("/compactions", json=body)
+    assert busy.status_code == 409
+    assert busy.json()["error"] == "session_busy"
+    assert busy.json()["message"] == f"the session already has a job in flight: {job['id']}"
+    seen = await wait_for(b, job["id"], "running")
+    assert (seen["owner"], seen["cancel_requested"]) == (job["owner"], False)
+
+    gate.opened.set()
+    done = await wait_for(b, job["id"], "done")
+    assert done["replaces_message_count"] == len(CONVERSATION)
+    applied = await b.post(f"/compactions/{job['id']}/apply", json={"messages": CONVERSATION})
+    assert applied.status_code == 200
+    assert applied.json()["messages"] == done["result"]["messages"]
+
+
+async def test_delete_on_another_replica_answers_202_and_the_owner_cancels(
+    app_for: Callable[..., Any],
+) -> None:
+    a = await app_for(Gate(), job_lease_seconds=1.5)  # a heartbeat every 0.5 s
+    b = await app_for(Gate())
+    job = (await a.post("/compactions", json={"messages": CONVERSATION, "force": True})).json()
+    await wait_for(b, job["id"], "running")  # as written to the data directory
+    requested = await b.delete(f"/compactions/{job['id']}")
+    assert requested.status_code == 202
+    assert (requested.json()["state"], requested.json()["cancel_requested"]) == ("running", True)
+    for _ in range(100):  # up to 5 s: the owner's next heartbeat
+        cancelled = (await b.get(f"/compactions/{job['id']}")).json()
+        if cancelled["state"] != "running":
+            break
+        await asyncio.sleep(0.05)
+    assert (cancelled["state"], cancelled["reason"]) == ("cancelled", "cancelled")

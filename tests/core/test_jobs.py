@@ -9,6 +9,7 @@ from app.core.jobs import (
     SEAM_USER_MESSAGE,
     Job,
     first_difference,
+    is_abandoned,
     is_expired,
     job_from_json,
     job_to_json,
@@ -87,6 +88,24 @@ def test_expiry_counts_from_finishing() -> None:
 def test_a_job_survives_its_json_record() -> None:
     original = job(reason=None, message=None)
     assert job_from_json(job_to_json(original)) == original
+    owned = job(state="running", finished_at=None, result=None, owner="a", heartbeat_at=T0)
+    assert job_from_json(job_to_json(owned)) == owned
+
+
+def test_a_job_in_flight_is_abandoned_once_its_lease_ran_out() -> None:
+    lease = timedelta(seconds=30)
+    running = job(state="running", finished_at=None, result=None, owner="a", heartbeat_at=T0)
+    assert not is_abandoned(running, T0 + lease - timedelta(seconds=1), lease)
+    assert is_abandoned(running, T0 + lease, lease)
+    assert not is_abandoned(job(owner="a", heartbeat_at=T0), T0 + 2 * lease, lease)
+
+
+def test_a_record_from_before_leases_is_abandoned_at_once() -> None:
+    legacy = {**job_to_json(job(state="queued", finished_at=None, result=None))}
+    del legacy["owner"], legacy["heartbeat_at"]
+    restored = job_from_json(legacy)
+    assert (restored.owner, restored.heartbeat_at) == (None, None)
+    assert is_abandoned(restored, T0, timedelta(seconds=30))
 
 
 @pytest.mark.parametrize(

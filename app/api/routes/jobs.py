@@ -18,6 +18,7 @@ from app.api.schemas import CompactRequestBody, ErrorDetail, ErrorResponse
 from app.core.dialects import dump_as
 from app.core.jobs import Job, JobStoreError
 from app.service.jobs import (
+    JobManager,
     JobNotDoneError,
     PrefixMismatchError,
     QueueFullError,
@@ -75,27 +76,44 @@ async def start_compaction(body: CompactRequestBody, jobs: JobsDep) -> Any:
     )
 
 
+async def _job(jobs: JobManager, job_id: str) -> Job:
+    require_id(job_id, "job_id")
+    try:
+        job = await jobs.get(job_id)
+    except JobStoreError as exc:
+        raise _store_failed(exc) from None
+    if job is None:
+        raise _not_found(job_id)
+    return job
+
+
 @router.get(
     "/compactions/{job_id}",
     summary="The state of a background compaction",
     response_model=JobResponse,
+    responses={503: {"model": ErrorResponse}},
 )
 async def get_compaction(job_id: str, jobs: JobsDep) -> Any:
     """Its state; when `done`, the result, how many sent messages it replaces and their
-    sha256. Unknown and expired jobs are 404."""
-    require_id(job_id, "job_id")
-    job = await jobs.get(job_id)
-    if job is None:
-        raise _not_found(job_id)
-    return JsonResponse(job_json(job))
+    sha256. Any replica answers for any job (records are on the shared data directory).
+    Unknown and expired jobs are 404."""
+    return JsonResponse(job_json(await _job(jobs, job_id)))
 
 
 @router.delete(
-    "/compactions/{job_id}", summary="Cancel a background compaction", response_model=JobResponse
+    "/compactions/{job_id}",
+    summary="Cancel a background compaction",
+    response_model=JobResponse,
+    responses={
+        202: {"model": JobResponse, "description": "Cancel requested from the owner replica"},
+        503: {"model": ErrorResponse},
+    },
 )
 async def cancel_compaction(job_id: str, jobs: JobsDep) -> Any:
     """A queued or running job becomes `cancelled`; a finished job is forgotten (a later
-    GET is 404). Answers the job as it is now (or was)."""
+    GET is 404). Answers the job as it is now (or was). A job that another replica runs
+    is answered `202` with `cancel_requested: true`: its owner cancels it within a third
+    of the lease, unless it finishes first."""
     require_id(job_id, "job_id")
     try:
         job = await jobs.cancel(job_id)
@@ -103,14 +121,14 @@ async def cancel_compaction(job_id: str, jobs: JobsDep) -> Any:
         raise _store_failed(exc) from None
     if job is None:
         raise _not_found(job_id)
-    return JsonResponse(job_json(job))
+    return JsonResponse(job_json(job), status_code=202 if job.cancel_requested else 200)
 
 
 @router.post(
     "/compactions/{job_id}/apply",
     summary="Swap a finished compaction into the agent's current message list",
     response_model=ApplyResponse,
-    responses={409: {"model": ErrorResponse}},
+    responses={409: {"model": ErrorResponse}, 503: {"model": ErrorResponse}},
 )
 async def apply_compaction(job_id: str, body: ApplyRequest, jobs: JobsDep) -> Any:
     """Send the current list (what was sent, then what was appended since; in the job's
@@ -121,13 +139,12 @@ async def apply_compaction(job_id: str, body: ApplyRequest, jobs: JobsDep) -> An
     break a provider rule after the compacted messages (a tool result whose call was
     summarized: the job was sent between a tool call and its result) is 409
     `invalid_seam`, indexes in the applied list. Nothing is changed on the server."""
-    require_id(job_id, "job_id")
-    job: Job | None = await jobs.get(job_id)
-    if job is None:
-        raise _not_found(job_id)
+    job = await _job(jobs, job_id)
     messages, fmt = read_messages(body.messages, job.format)
     try:
         applied = await jobs.apply(job_id, dump_as(messages, fmt))
+    except JobStoreError as exc:
+        raise _store_failed(exc) from None
     except JobNotDoneError as exc:
         raise ApiError(409, "job_not_done", str(exc), field="job_id") from None
     except PrefixMismatchError as exc:
