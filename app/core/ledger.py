@@ -19,7 +19,7 @@ does not fit is counted in the last line, never dropped silently.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from app.core.assemble import RESTORED_PREFIX, SUMMARY_PREFIX
@@ -51,15 +51,41 @@ _FILE_KINDS = frozenset({"file_changed", "file_read"})
 _FACT_LINE = re.compile(r"^- \[([a-z_]+)\] (.+)$")
 _DROPPED_LINE = re.compile(r"^- \((\d+) more facts? did not fit the ledger budget\)$")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_INSTRUCTION = re.compile(
-    r"\b(always|never|don'?t|do not|must|mustn'?t|should not|shouldn'?t|instead of|"
-    r"make sure|avoid|prefer)\b",
-    re.IGNORECASE,
+_BOUNDARY = re.compile(r"[.!?\n]")
+
+
+@dataclass(frozen=True)
+class _Phrases:
+    """Lowercase words found case-insensitively, each space in them matching any run of
+    whitespace within a line: they then match the raw text exactly where they match its
+    sentences with their whitespace collapsed (`_sentences_matching`)."""
+
+    any_case: re.Pattern[str]
+    lowered: re.Pattern[str]  # the same, case-sensitive: for ASCII text, lowercased
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        """The matches in `text`. Lowercased ASCII text has the same positions and is
+        searched case-sensitively, ~1.6x faster than `re.IGNORECASE` (which also folds
+        non-ASCII letters such as `ſ` into ASCII ones: used for any other text)."""
+        if text.isascii():
+            return self.lowered.finditer(text.lower())
+        return self.any_case.finditer(text)
+
+
+def _phrases(pattern: str) -> _Phrases:
+    spaced = pattern.replace(" ", r"[^\S\n]+")
+    return _Phrases(re.compile(spaced, re.IGNORECASE), re.compile(spaced))
+
+
+# Each starts with a lookahead for the first letters of its words: it changes no match, and
+# lets the engine skip most positions without trying every alternative (~2x faster).
+_INSTRUCTION = _phrases(
+    r"(?=[adimnps])\b(always|never|don'?t|do not|must|mustn'?t|should not|shouldn'?t|"
+    r"instead of|make sure|avoid|prefer)\b"
 )
-_ABANDONED = re.compile(
-    r"(didn'?t work|did not work|doesn'?t work|does not work|won'?t work|not working|"
-    r"\binstead\b|gave up|another approach|different approach)",
-    re.IGNORECASE,
+_ABANDONED = _phrases(
+    r"(?=[adginw])(didn'?t work|did not work|doesn'?t work|does not work|won'?t work|"
+    r"not working|\binstead\b|gave up|another approach|different approach)"
 )
 _BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
@@ -175,8 +201,17 @@ def _shell_file_facts(command: str) -> Iterable[Fact]:
 def _identifiers(text: str) -> Iterable[Fact]:
     for name in _BACKTICKED.findall(text):
         yield Fact("identifier", name)
-    for path in _PATH.findall(text):
+    for path in _paths(text):
         yield Fact("identifier", path)
+
+
+def _paths(text: str) -> list[str]:
+    """`_PATH`'s matches in `text`, searched in its words that hold a `/` only.
+
+    A match holds a `/`, is made of name characters and `/` only (never whitespace), and
+    whitespace is neither, so the words joined by spaces have the same matches in the same
+    order; the regex engine then skips most of a long text (~4x faster)."""
+    return _PATH.findall(" ".join([word for word in text.split() if "/" in word]))
 
 
 def _text(message: Message) -> str:
@@ -190,17 +225,25 @@ def _sentences(text: str) -> Iterable[str]:
             yield sentence
 
 
-def _sentences_matching(text: str, pattern: re.Pattern[str]) -> Iterable[str]:
-    """The sentences of `text` in which `pattern` (words and `\b` only) finds a match.
+def _sentences_matching(text: str, pattern: _Phrases) -> Iterable[str]:
+    """The sentences of `text` (as `_sentences` gives them) in which `pattern` finds a match.
 
-    Every sentence is a run of the text between `.!?` or newlines, whitespace collapsed, so
-    it also appears in the whole text with its whitespace collapsed, between non-word
-    characters: when that has no match, no sentence has one. Most messages have none, and
-    one search of the whole text is ~5x cheaper than splitting it (bench/RESULTS.md)."""
-    if pattern.search(" ".join(text.split())) is None:
-        return
-    for sentence in _sentences(text):
-        if pattern.search(sentence):
+    `pattern` is made by `_phrases`: its matches never cross a sentence's end (`.!?` or a
+    newline), and it matches the raw text where it matches the whitespace-collapsed
+    sentences. So one scan of the whole text finds every matching sentence, and only those
+    are cut out: splitting every sentence and searching each cost ~4x more
+    (bench/RESULTS.md)."""
+    end = 0  # where the last sentence cut out ends
+    for match in pattern.finditer(text):
+        at = match.start()
+        if at < end:
+            continue  # a second match in the same sentence
+        start = max(end, *(text.rfind(mark, end, at) + 1 for mark in ".!?\n"))
+        stop = _BOUNDARY.search(text, at)
+        # A sentence ends after its `.!?` and before its newline.
+        end = len(text) if stop is None else stop.end() - (stop.group() == "\n")
+        sentence = " ".join(text[start:end].split())
+        if 3 <= len(sentence) <= MAX_FACT_CHARS:
             yield sentence
 
 

@@ -59,10 +59,12 @@ async def summarize_in_chunks(
     build_request: BuildRequest,
     summarize: Summarize,
     warnings: list[str],
+    counts: Sequence[int] | None = None,
 ) -> ChunkedSummary | None:
     """The summary of `rest`; None when a chunk's summary failed or the budget cannot hold
-    even the prompt (both with a warning)."""
-    planner = _Planner(rest, budget, max_words, instructions, tokenizer)
+    even the prompt (both with a warning). `counts`: the token counts of `rest`'s messages
+    when the caller has them (they are not made again)."""
+    planner = _Planner(rest, budget, max_words, instructions, tokenizer, counts)
     await to_thread.run_sync(planner.prepare)
     if planner.room <= 0:
         warnings.append(
@@ -101,8 +103,10 @@ class _Planner:
         max_words: int,
         instructions: str | None,
         tokenizer: Tokenizer,
+        counts: Sequence[int] | None = None,
     ) -> None:
         self.rest = tuple(rest)
+        self.counts = None if counts is None else tuple(counts)
         self.budget = budget
         self.max_words = max_words
         self.instructions = instructions
@@ -117,7 +121,9 @@ class _Planner:
         self.room = self.budget - self.overhead
         # The usual case, a rest far within the budget, is decided from the counts the
         # service already made (cached); the transcript is tokenized only when chunking.
-        counted = count_messages(self.tokenizer, self.rest)
+        counted = (
+            self.counts if self.counts is not None else count_messages(self.tokenizer, self.rest)
+        )
         bound = sum(transcript_bound(m, n) for m, n in zip(self.rest, counted, strict=True))
         if self.overhead + bound <= EXACT_CHECK_SHARE * self.budget:
             self.units = [Unit(self.rest, bound, True)]

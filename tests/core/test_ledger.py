@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -8,6 +10,7 @@ from app.core.ledger import (
     _ABANDONED,
     _INSTRUCTION,
     Fact,
+    _paths,
     _sentences,
     _sentences_matching,
     extract_ledger,
@@ -18,6 +21,27 @@ from app.core.ledger import (
     render_ledger,
 )
 from tests.builders import assistant, parse, tool_result, tool_use, user
+
+
+def assert_sentences_as_before(text: str) -> None:
+    """The sentences found are those the patterns before found in each sentence."""
+    for pattern, reference in ((_INSTRUCTION, INSTRUCTION_BEFORE), (_ABANDONED, ABANDONED_BEFORE)):
+        expected = [s for s in _sentences(text) if reference.search(s)]
+        assert list(_sentences_matching(text, pattern)) == expected
+
+
+# The patterns as they were before the raw-text scan (sentence by sentence, no lookahead):
+# the ledger must find exactly what they found.
+INSTRUCTION_BEFORE = re.compile(
+    r"\b(always|never|don'?t|do not|must|mustn'?t|should not|shouldn'?t|instead of|"
+    r"make sure|avoid|prefer)\b",
+    re.IGNORECASE,
+)
+ABANDONED_BEFORE = re.compile(
+    r"(didn'?t work|did not work|doesn'?t work|does not work|won'?t work|not working|"
+    r"\binstead\b|gave up|another approach|different approach)",
+    re.IGNORECASE,
+)
 
 
 def words(text: str) -> int:
@@ -185,12 +209,99 @@ def test_a_ledger_the_llm_copied_is_replaced_not_doubled() -> None:
                 "\u00a0",
                 "é",
                 "x" * 150,
+                "ı",
+                "ſ",
+                "İ",
+                "\u212a",
+                "ſhould",
+                "ıNSTEAD",
+                "DON'T",
+                "don't",
+                "mustn't",
+                "should",
+                "of",
+                "make",
+                "sure",
+                "doesn't",
+                "approach",
+                "another",
+                "x" * 290,
             ]
         ),
-        max_size=60,
+        max_size=80,
     ).map("".join)
 )
 def test_sentences_matching_finds_what_filtering_every_sentence_finds(text: str) -> None:
-    for pattern in (_INSTRUCTION, _ABANDONED):
-        expected = [s for s in _sentences(text) if pattern.search(s)]
-        assert list(_sentences_matching(text, pattern)) == expected
+    assert_sentences_as_before(text)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "do",
+                "not",
+                "Not",
+                "NEVER",
+                "never",
+                "instead",
+                "Instead",
+                "of",
+                "gave",
+                "up",
+                "didn't",
+                "DIDN'T",
+                "work",
+                "make",
+                "Sure",
+                "should",
+                "mustn't",
+                "avoid",
+                "prefer",
+                "approach",
+                "another",
+                "x_y",
+                "a.py",
+                " ",
+                "  ",
+                "\t",
+                "\n",
+                "\r",
+                "\x0b",
+                "\x1c",
+                ".",
+                "!",
+                "?",
+                "-",
+                "'",
+                "x" * 150,
+                "x" * 290,
+            ]
+        ),
+        max_size=80,
+    ).map("".join)
+)
+def test_sentences_of_ascii_text_are_found_as_case_insensitively(text: str) -> None:
+    """ASCII text is lowercased and searched case-sensitively: the same sentences."""
+    assert text.isascii()
+    assert_sentences_as_before(text)
+
+
+PATH_BEFORE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                *["src", "a", "/", "//", ".", "py", "-", "_", " ", "\n", "é", "`", "x" * 9, "1"],
+                *["~", "\t", "\u00a0", "\u2028", "\x1c", "\u3000", "(", ":"],
+            ]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_paths_found_in_the_words_with_a_slash_are_those_of_the_whole_text(text: str) -> None:
+    assert _paths(text) == PATH_BEFORE.findall(text)

@@ -15,6 +15,7 @@ from app.core.extractive import ExtractiveSummarizer
 from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import SUMMARY_SYSTEM
+from app.core.tokens import count_text
 from app.core.validate import violations
 from app.service.compaction import CompactionService, CompactRequest
 from tests.api.test_corpus import FILES, load
@@ -180,6 +181,16 @@ async def test_a_rest_far_within_the_budget_is_not_tokenized_again_as_a_prompt()
     await compact(service, [system("s"), *round_of(1), *round_of(2)])
     assert not any("<conversation>\n[user]" in text for text in tokenizer.texts)
     assert not any(text.startswith("[user]\nTask 1.") for text in tokenizer.texts)
+
+
+async def test_the_plan_uses_the_counts_of_the_request_instead_of_counting_again() -> None:
+    tokenizer = RecordingWords()
+    service = make_service(numbered(), budget=100_000)
+    service.tokenizer = tokenizer
+    messages = parse([system("s"), *round_of(1), *round_of(2)])
+    await service.compact(CompactRequest(messages=messages, force=True))
+    texts = [count_text(m)[0] for m in messages[1:]]  # the head is counted again in the answer
+    assert [tokenizer.texts.count(t) for t in texts] == [texts.count(t) for t in texts]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
