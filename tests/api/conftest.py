@@ -40,14 +40,17 @@ def settings_for(tmp_path: Path, workdir: Path) -> Callable[..., Settings]:
 async def client_for(
     settings_for: Callable[..., Settings], tokenizer: TiktokenTokenizer
 ) -> AsyncIterator[Callable[..., Any]]:
-    """Builds an in-process client over the real ASGI stack, with lifespan."""
+    """Builds an in-process client over the real ASGI stack, with lifespan; a summarizer
+    given positionally replaces the service's (keywords are settings: `summarizer="openai"`)."""
     managers: list[LifespanManager] = []
     clients: list[httpx.AsyncClient] = []
 
-    async def make(**overrides: Any) -> httpx.AsyncClient:
+    async def make(summarizer: Any = None, /, **overrides: Any) -> httpx.AsyncClient:
         settings = settings_for(**overrides)
-        app = create_app(settings, service=build_service(settings, tokenizer))
-        manager = LifespanManager(app)
+        service = build_service(settings, tokenizer)
+        if summarizer is not None:
+            service.summarizer = summarizer
+        manager = LifespanManager(create_app(settings, service=service))
         await manager.__aenter__()
         managers.append(manager)
         client = httpx.AsyncClient(
@@ -70,29 +73,6 @@ async def client(client_for: Callable[..., Any]) -> httpx.AsyncClient:
 
 
 @pytest.fixture
-async def client_with(
-    settings_for: Callable[..., Settings], tokenizer: TiktokenTokenizer
-) -> AsyncIterator[Callable[..., Any]]:
-    """Like `client_for`, with the service's summarizer replaced by `summarizer` when given."""
-    managers: list[LifespanManager] = []
-    clients: list[httpx.AsyncClient] = []
-
-    async def make(summarizer: Any = None, **overrides: Any) -> httpx.AsyncClient:
-        settings = settings_for(**overrides)
-        service = build_service(settings, tokenizer)
-        if summarizer is not None:
-            service.summarizer = summarizer
-        manager = LifespanManager(create_app(settings, service=service))
-        await manager.__aenter__()
-        managers.append(manager)
-        client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=manager.app), base_url="http://compact.test"
-        )
-        clients.append(client)
-        return client
-
-    yield make
-    for client in clients:
-        await client.aclose()
-    for manager in managers:
-        await manager.__aexit__(None, None, None)
+def client_with(client_for: Callable[..., Any]) -> Callable[..., Any]:
+    """`client_for` under the name the summarizer-swapping tests use."""
+    return client_for
