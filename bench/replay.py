@@ -152,10 +152,25 @@ def report_json(runs: Sequence[RunResult], command: str, seconds: float) -> dict
     }
 
 
+LEGEND = """\
+Each conversation replayed message by message through the app in-process (extractive
+summarizer): `/should-compact` with the window before every assistant turn, `/compact`
+(strategy, window, a session id per replay) when told, continuing from the compacted list
+("Continue." after a trailing assistant turn). *LLM calls*: model requests made;
+*compactions / within 3 requests of the last*: successful compactions, and how many of them
+came at most 3 requests after the previous one (the context refilled at once); *refusals*:
+`compacted: false` answers by reason; *largest context sent*: the most tokens (cl100k) sent
+in one model request, share of the window, **OVER ×n** when n requests were at or over the
+window; *invalid*: compacted lists that break the provider's rules (`app/core/validate.py`);
+*kept*: ground-truth facts of the original session found in the final context (rules in
+`bench/replay_facts.py`); *ledger max*: the largest ledger of any answer, rebuilt from its
+`ledger` facts, and its share of the window; *wall s*: the replays' time."""
+
+
 def section(report: dict[str, Any], tables: str) -> str:
     return (
         f"{SECTION}\n\n`{report['command']}` on {report['date']}, {report['machine']}; "
-        f"{report['wall_seconds']} s in all.\n\n{tables}"
+        f"{report['wall_seconds']} s in all.\n\n{LEGEND}\n\n{tables}"
     )
 
 

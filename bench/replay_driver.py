@@ -28,6 +28,7 @@ Shape = Literal["anthropic", "openai"]
 CONTINUE: Msg = {"role": "user", "content": "Continue."}
 JSON = {"content-type": "application/json"}
 MAX_SAMPLES = 5
+REFILL_TURNS = 3  # a compaction this few model requests after the previous one is a refill
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class RunResult:
     llm_calls: int = 0
     compactions: int = 0
     continuations: int = 0
+    refills: int = 0
+    last_compaction_call: int | None = field(default=None, repr=False)
     refusals: Counter[str] = field(default_factory=Counter)
     answered_by: Counter[str] = field(default_factory=Counter)
     max_sent_tokens: int = 0
@@ -75,6 +78,7 @@ class RunResult:
             "llm_calls": self.llm_calls,
             "compactions": self.compactions,
             "continuations": self.continuations,
+            "refills": self.refills,
             "refusals": dict(sorted(self.refusals.items())),
             "answered_by": dict(sorted(self.answered_by.items())),
             "max_sent_tokens": self.max_sent_tokens,
@@ -211,6 +215,10 @@ def _compacted(
     result: RunResult, answer: dict[str, Any], fmt: str, count_text: Callable[[str], int]
 ) -> list[Msg]:
     result.compactions += 1
+    last = result.last_compaction_call
+    if last is not None and result.llm_calls - last <= REFILL_TURNS:
+        result.refills += 1
+    result.last_compaction_call = result.llm_calls
     result.answered_by[str(answer.get("strategy"))] += 1
     messages: list[Msg] = list(answer["messages"])
     problems = violations_of(messages, fmt)

@@ -41,6 +41,7 @@ def totals(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
                 "runs": len(group),
                 "llm_calls": sum(r.llm_calls for r in group),
                 "compactions": sum(r.compactions for r in group),
+                "refills": sum(r.refills for r in group),
                 "refusals": dict(sorted(refusals.items())),
                 "answered_by": dict(sorted(answered.items())),
                 "max_sent_tokens": max(r.max_sent_tokens for r in group),
@@ -76,7 +77,7 @@ def _cells(row: dict[str, Any], window: int) -> list[str]:
     facts = row["facts"]
     return [
         str(row["llm_calls"]),
-        str(row["compactions"]),
+        f"{row['compactions']} / {row['refills']}",
         _refusals(row["refusals"]),
         _sent(row["max_sent_tokens"], window, row["over_window"]),
         str(row["invalid"]),
@@ -88,7 +89,7 @@ def _cells(row: dict[str, Any], window: int) -> list[str]:
 
 HEADS = [
     "LLM calls",
-    "compactions",
+    "compactions / within 3 requests of the last",
     "refusals",
     "largest context sent",
     "invalid",

@@ -179,11 +179,12 @@ def test_a_fact_is_kept_when_found_with_whitespace_collapsed() -> None:
 
 
 class ScriptedService:
-    """Counts 100 tokens a message; says compact at 6 messages or more; compacts to a
+    """Counts 100 tokens a message; says compact at `at` messages or more; compacts to a
     summary pair, or refuses when `refuse` says so."""
 
-    def __init__(self, refuse: bool = False) -> None:
+    def __init__(self, refuse: bool = False, at: int = 6) -> None:
         self.refuse = refuse
+        self.at = at
         self.calls: list[tuple[str, int]] = []
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -191,7 +192,7 @@ class ScriptedService:
         self.calls.append((path, len(messages)))
         tokens = 100 * len(messages)
         if path == "/should-compact":
-            return 200, {"token_count": tokens, "should_compact": len(messages) >= 6}
+            return 200, {"token_count": tokens, "should_compact": len(messages) >= self.at}
         if path == "/count":
             return 200, {"token_count": tokens}
         assert body["options"]["strategy"] == "tail"
@@ -230,6 +231,7 @@ async def test_the_loop_compacts_continues_and_tracks_the_largest_context() -> N
     assert run.invalid == 0
     assert run.final_valid
     assert run.answered_by == {"tail": 1}
+    assert run.refills == 0
     assert run.ledger_tokens_max == words("## Ledger\n- [file_read] src/parser.py")
     assert run.summary_tokens_max == 3
     # the continuation sits between the compacted list's assistant turn and the next one
@@ -255,6 +257,13 @@ async def test_refusals_are_counted_by_reason_and_overflow_is_flagged() -> None:
     assert run.over_window == 2
     assert run.final_context == session()
     assert all(v[0] == v[1] for v in run.facts.values())
+
+
+async def test_compactions_soon_after_the_last_one_are_counted_as_refills() -> None:
+    service = ScriptedService(at=3)
+    run = await replay(service, Conversation("s", "anthropic", session()), "tail", 550, words)  # type: ignore[arg-type]
+    # compacted before the 2nd, 3rd, 4th and 5th model request: each refilled in one request
+    assert (run.compactions, run.refills) == (4, 3)
 
 
 # --- against the real app, in-process ----------------------------------------------------
@@ -321,7 +330,9 @@ def test_totals_add_up_per_strategy_and_window() -> None:
     assert row["facts"]["path"] == {"kept": 2, "total": 4}
     assert row["ledger_share_max"] == 0.04
     table = render(runs, [row])
-    assert "| full | 1k | 20 | 5 | 2 no_gain | 1,200 (120%) **OVER ×2** | 0 | 2/4 (50%) |" in table
+    assert (
+        "| full | 1k | 20 | 5 / 0 | 2 no_gain | 1,200 (120%) **OVER ×2** | 0 | 2/4 (50%) |" in table
+    )
 
 
 def test_main_json_on_a_built_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
