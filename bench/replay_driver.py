@@ -22,7 +22,7 @@ import orjson
 
 from app.core.messages import Message
 from app.core.validate import anthropic_violations, openai_violations
-from bench.replay_facts import KINDS, Msg, extract, kept
+from bench.replay_facts import KINDS, Msg, context_text, extract, kept
 
 Shape = Literal["anthropic", "openai"]
 CONTINUE: Msg = {"role": "user", "content": "Continue."}
@@ -61,6 +61,7 @@ class RunResult:
     http_errors: int = 0
     error_samples: list[str] = field(default_factory=list)
     facts: dict[str, list[int]] = field(default_factory=dict)
+    first_request_kept: bool = False
     ledger_tokens_max: int = 0
     summary_tokens_max: int = 0
     final_tokens: int = 0
@@ -88,6 +89,7 @@ class RunResult:
             "http_errors": self.http_errors,
             "error_samples": self.error_samples,
             "facts": {k: {"kept": v[0], "total": v[1]} for k, v in self.facts.items()},
+            "first_request_kept": self.first_request_kept,
             "ledger_tokens_max": self.ledger_tokens_max,
             "ledger_share_max": round(self.ledger_tokens_max / self.window, 4),
             "summary_tokens_max": self.summary_tokens_max,
@@ -160,6 +162,8 @@ async def replay(
     truth = extract(conversation.messages)
     found = kept(truth, context)
     result.facts = {kind: list(found[kind]) for kind in KINDS}
+    first = truth.by_kind["request"][:1]
+    result.first_request_kept = bool(first) and first[0] in context_text(context)
     return result
 
 

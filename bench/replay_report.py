@@ -51,6 +51,7 @@ def totals(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
                 "final_invalid": sum(1 for r in group if not r.final_valid),
                 "http_errors": sum(r.http_errors for r in group),
                 "facts": facts,
+                "first_request_kept": sum(1 for r in group if r.first_request_kept),
                 "ledger_tokens_max": ledger,
                 "ledger_share_max": round(ledger / window, 4),
                 "summary_tokens_max": max(r.summary_tokens_max for r in group),
@@ -81,7 +82,9 @@ def _cells(row: dict[str, Any], window: int) -> list[str]:
         _refusals(row["refusals"]),
         _sent(row["max_sent_tokens"], window, row["over_window"]),
         str(row["invalid"]),
-        *(_share(facts[k]["kept"], facts[k]["total"]) for k in KINDS),
+        *(_share(facts[k]["kept"], facts[k]["total"]) for k in KINDS[:-1]),
+        f"{_share(facts['request']['kept'], facts['request']['total'])}; "
+        f"first {int(row['first_request_kept'])}/{row.get('runs', 1)}",
         f"{row['ledger_tokens_max']:,} ({row['ledger_tokens_max'] / window:.1%})",
         f"{row['wall_seconds']:.1f}",
     ]

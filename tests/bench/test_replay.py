@@ -240,6 +240,7 @@ async def test_the_loop_compacts_continues_and_tracks_the_largest_context() -> N
     assert run.final_context[2] == CONTINUE
     assert run.facts["path"] == [1, 1]
     assert run.facts["request"] == [1, 2]  # "Now also handle tabs." came after
+    assert not run.first_request_kept
     assert run.facts["error"] == [0, 2]
 
 
@@ -257,6 +258,7 @@ async def test_refusals_are_counted_by_reason_and_overflow_is_flagged() -> None:
     assert run.over_window == 2
     assert run.final_context == session()
     assert all(v[0] == v[1] for v in run.facts.values())
+    assert run.first_request_kept
 
 
 async def test_compactions_soon_after_the_last_one_are_counted_as_refills() -> None:
@@ -329,7 +331,9 @@ def test_totals_add_up_per_strategy_and_window() -> None:
     assert (row["max_sent_tokens"], row["over_window"], row["runs_over_window"]) == (1200, 2, 1)
     assert row["facts"]["path"] == {"kept": 2, "total": 4}
     assert row["ledger_share_max"] == 0.04
+    assert row["first_request_kept"] == 0
     table = render(runs, [row])
+    assert "| 2/2 (100%); first 0/2 | 40 (4.0%) |" in table
     assert (
         "| full | 1k | 20 | 5 / 0 | 2 no_gain | 1,200 (120%) **OVER ×2** | 0 | 2/4 (50%) |" in table
     )
