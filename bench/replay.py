@@ -112,8 +112,8 @@ async def run_all(
                     runs.append(run)
                     if progress:
                         progress(run)
-    order = {(s, w): i for i, (w, s) in enumerate((w, s) for w in windows for s in strategies)}
-    return sorted(runs, key=lambda r: order[(r.strategy, r.window)])
+    order = [(w, s) for w in windows for s in strategies]
+    return sorted(runs, key=lambda r: order.index((r.window, r.strategy)))
 
 
 def _csv(text: str) -> list[str]:

@@ -142,99 +142,115 @@ async def replay(
 ) -> RunResult:
     """Replays `conversation` and returns what happened; never raises on a service error
     (a non-200 answer is counted and the loop goes on with the context it had)."""
-    result = RunResult(conversation.name, conversation.shape, strategy, window)
-    session_id = f"replay.{conversation.name}.{conversation.shape}.{strategy}.{window}"
-    fmt = conversation.shape
-    context: list[Msg] = []
-    started = time.perf_counter()
-    for message in conversation.messages:
-        if message.get("role") == "assistant" and context:
-            context = await _before_request(
-                service, result, context, fmt, strategy, window, session_id, force, count_text
-            )
-        context.append(message)
-    result.messages = len(conversation.messages)
-    result.wall_seconds = time.perf_counter() - started
-    status, counted = await service.post("/count", {"messages": context, "format": fmt})
-    result.final_tokens = int(counted.get("token_count", 0)) if status == 200 else -1
-    result.final_valid = not violations_of(context, fmt, pending_tail_ok=True)
-    result.final_context = context
-    truth = extract(conversation.messages)
-    found = kept(truth, context)
-    result.facts = {kind: list(found[kind]) for kind in KINDS}
-    first = truth.by_kind["request"][:1]
-    result.first_request_kept = bool(first) and first[0] in context_text(context)
-    return result
+    loop = _Loop(service, conversation, strategy, window, count_text, force)
+    return await loop.run()
 
 
-async def _before_request(
-    service: ServiceClient,
-    result: RunResult,
-    context: list[Msg],
-    fmt: str,
-    strategy: str,
-    window: int,
-    session_id: str,
-    force: bool,
-    count_text: Callable[[str], int],
-) -> list[Msg]:
-    """The agent's step before a model request: ask, compact when told, count what is sent."""
-    result.llm_calls += 1
-    body = {"messages": context, "format": fmt, "context_window": window}
-    status, decision = await service.post("/should-compact", body)
-    if status != 200:
-        result.http_errors += 1
-        _sample(result.error_samples, f"/should-compact {status}: {decision}")
-        return context
-    sent = int(decision["token_count"])
-    if decision["should_compact"]:
-        request = {
-            "messages": context,
-            "format": fmt,
-            "session_id": session_id,
-            "force": force,
-            "options": {"strategy": strategy, "context_window": window},
-        }
-        status, answer = await service.post("/compact", request)
+@dataclass
+class _Loop:
+    """One replay's state: the agent's running context and what was seen so far."""
+
+    service: ServiceClient
+    conversation: Conversation
+    strategy: str
+    window: int
+    count_text: Callable[[str], int]
+    force: bool
+    result: RunResult = field(init=False)
+    session_id: str = field(init=False)
+    fmt: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        c = self.conversation
+        self.result = RunResult(c.name, c.shape, self.strategy, self.window)
+        self.session_id = f"replay.{c.name}.{c.shape}.{self.strategy}.{self.window}"
+        self.fmt = c.shape
+
+    async def run(self) -> RunResult:
+        result = self.result
+        context: list[Msg] = []
+        started = time.perf_counter()
+        for message in self.conversation.messages:
+            if message.get("role") == "assistant" and context:
+                context = await self.before_request(context)
+            context.append(message)
+        result.messages = len(self.conversation.messages)
+        result.wall_seconds = time.perf_counter() - started
+        status, counted = await self.service.post(
+            "/count", {"messages": context, "format": self.fmt}
+        )
+        result.final_tokens = int(counted.get("token_count", 0)) if status == 200 else -1
+        result.final_valid = not violations_of(context, self.fmt, pending_tail_ok=True)
+        result.final_context = context
+        truth = extract(self.conversation.messages)
+        found = kept(truth, context)
+        result.facts = {kind: list(found[kind]) for kind in KINDS}
+        first = truth.by_kind["request"][:1]
+        result.first_request_kept = bool(first) and first[0] in context_text(context)
+        return result
+
+    def failed(self, route: str, status: int, answer: dict[str, Any]) -> None:
+        self.result.http_errors += 1
+        _sample(self.result.error_samples, f"{route} {status}: {answer}")
+
+    async def before_request(self, context: list[Msg]) -> list[Msg]:
+        """The agent's step before a model request: ask, compact when told, count what is
+        sent."""
+        result = self.result
+        result.llm_calls += 1
+        body = {"messages": context, "format": self.fmt, "context_window": self.window}
+        status, decision = await self.service.post("/should-compact", body)
         if status != 200:
-            result.http_errors += 1
-            _sample(result.error_samples, f"/compact {status}: {answer}")
-        elif not answer["compacted"]:
-            result.refusals[str(answer.get("reason"))] += 1
-        else:
-            context = _compacted(result, answer, fmt, count_text)
-            status, counted = await service.post("/count", {"messages": context, "format": fmt})
-            if status == 200:
-                sent = int(counted["token_count"])
+            self.failed("/should-compact", status, decision)
+            return context
+        sent = int(decision["token_count"])
+        if decision["should_compact"]:
+            request = {
+                "messages": context,
+                "format": self.fmt,
+                "session_id": self.session_id,
+                "force": self.force,
+                "options": {"strategy": self.strategy, "context_window": self.window},
+            }
+            status, answer = await self.service.post("/compact", request)
+            if status != 200:
+                self.failed("/compact", status, answer)
+            elif not answer["compacted"]:
+                result.refusals[str(answer.get("reason"))] += 1
             else:
-                result.http_errors += 1
-                _sample(result.error_samples, f"/count {status}: {counted}")
-    result.max_sent_tokens = max(result.max_sent_tokens, sent)
-    if sent >= window:
-        result.over_window += 1
-    return context
+                context = self.compacted(answer)
+                body = {"messages": context, "format": self.fmt}
+                status, counted = await self.service.post("/count", body)
+                if status == 200:
+                    sent = int(counted["token_count"])
+                else:
+                    self.failed("/count", status, counted)
+        result.max_sent_tokens = max(result.max_sent_tokens, sent)
+        if sent >= self.window:
+            result.over_window += 1
+        return context
 
-
-def _compacted(
-    result: RunResult, answer: dict[str, Any], fmt: str, count_text: Callable[[str], int]
-) -> list[Msg]:
-    result.compactions += 1
-    last = result.last_compaction_call
-    if last is not None and result.llm_calls - last <= REFILL_TURNS:
-        result.refills += 1
-    result.last_compaction_call = result.llm_calls
-    result.answered_by[str(answer.get("strategy"))] += 1
-    messages: list[Msg] = list(answer["messages"])
-    problems = violations_of(messages, fmt)
-    if problems:
-        result.invalid += 1
-        _sample(result.invalid_samples, f"compaction {result.compactions}: {problems[0]}")
-    if answer.get("ledger"):
-        tokens = count_text(ledger_text(answer["ledger"]))
-        result.ledger_tokens_max = max(result.ledger_tokens_max, tokens)
-    if answer.get("summary"):
-        result.summary_tokens_max = max(result.summary_tokens_max, count_text(answer["summary"]))
-    if messages and messages[-1].get("role") == "assistant":
-        messages.append(dict(CONTINUE))
-        result.continuations += 1
-    return messages
+    def compacted(self, answer: dict[str, Any]) -> list[Msg]:
+        """Records a compaction and returns the list the agent goes on from."""
+        result = self.result
+        result.compactions += 1
+        last = result.last_compaction_call
+        if last is not None and result.llm_calls - last <= REFILL_TURNS:
+            result.refills += 1
+        result.last_compaction_call = result.llm_calls
+        result.answered_by[str(answer.get("strategy"))] += 1
+        messages: list[Msg] = list(answer["messages"])
+        problems = violations_of(messages, self.fmt)
+        if problems:
+            result.invalid += 1
+            _sample(result.invalid_samples, f"compaction {result.compactions}: {problems[0]}")
+        if answer.get("ledger"):
+            tokens = self.count_text(ledger_text(answer["ledger"]))
+            result.ledger_tokens_max = max(result.ledger_tokens_max, tokens)
+        if answer.get("summary"):
+            tokens = self.count_text(answer["summary"])
+            result.summary_tokens_max = max(result.summary_tokens_max, tokens)
+        if messages and messages[-1].get("role") == "assistant":
+            messages.append(dict(CONTINUE))
+            result.continuations += 1
+        return messages
