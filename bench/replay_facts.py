@@ -1,0 +1,230 @@
+"""Ground-truth facts of an original agent session, by the replay benchmark's own rules.
+
+Deliberately independent of the service's fact ledger (`app/core/ledger.py`): the bench
+must be able to tell the ledger is wrong. The rules, applied to the messages as sent, in
+either shape (Anthropic Messages or OpenAI Chat Completions):
+
+- path: the string value of a tool call input key named `path`, `file_path`,
+  `target_file`, `filepath` or `filename` (a file read, written or edited; directories
+  passed as `relative_workspace_path` or `dir_path` are not files).
+- command: a tool call input `command` (or `cmd`), whitespace collapsed; distinct ones.
+- error: a tool result that the provider flags (`is_error`) or whose text names an error.
+  Its key line is the line that names the error: after a Python traceback the last
+  `SomeError: ...` line; else the first line that is `error:`/`fatal:`/`failed:`,
+  `SomethingError: ...` (an optional diagnostic code such as `E999` before it),
+  `FAILED ...`, or mentions `command not found`, `No such file or directory`,
+  `Permission denied`, `timed out`, a non-zero `exit code`/`exit status`, or is only
+  `Cancelled`/`Aborted`/`Interrupted`. A flagged result with none of these: its first
+  non-empty line. Whitespace collapsed, cut to 200 characters.
+- request: each user text that is not a tool result, with the blocks an agent's harness
+  injects removed (`<environment_details>`, `<system-reminder>` and the like, see
+  `HARNESS_TAGS`); its first non-empty line, whitespace collapsed, cut to 200 characters.
+
+A fact is kept when its text occurs in the final context's text (every string of every
+message, tool call arguments included) after both sides had whitespace collapsed. A short
+fact (a request of two words) can be found by chance; that is the price of a simple rule.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+Msg = dict[str, Any]
+KINDS = ("path", "command", "error", "request")
+PATH_KEYS = ("path", "file_path", "target_file", "filepath", "filename")
+COMMAND_KEYS = ("command", "cmd")
+FACT_CHARS = 200
+HARNESS_TAGS = (
+    "environment_details",
+    "system-reminder",
+    "system_reminder",
+    "additional_data",
+    "attached_files",
+    "open_files",
+    "user_info",
+    "custom_instructions",
+    "project_layout",
+    "task_progress",
+    "feedback",
+)
+_HARNESS = re.compile(
+    r"<(" + "|".join(map(re.escape, HARNESS_TAGS)) + r")\b[^>]*>.*?(</\1>|\Z)", re.DOTALL
+)
+_TRACEBACK = "Traceback (most recent call last)"
+_NAMED_ERROR = re.compile(r"^\s*(?:[A-Z]+\d+\s+)?(?:[\w]+\.)*[A-Z]\w*(?:Error|Exception)\b:")
+_ERROR_LINE = re.compile(
+    r"^\s*(?:error|fatal|failed)\s*[:\[]"
+    r"|^\s*(?-i:FAILED)\b"
+    r"|command not found|No such file or directory|Permission denied|timed out"
+    r"|exit (?:code|status)\s*:?\s*[1-9]"
+    r"|^\s*(?:cancell?ed|canceled|aborted|interrupted)\.?\s*$",
+    re.IGNORECASE,
+)
+
+
+def normal(text: str) -> str:
+    """Whitespace collapsed to single spaces, ends stripped."""
+    return " ".join(text.split())
+
+
+def _cut(text: str) -> str:
+    return normal(text)[:FACT_CHARS].rstrip()
+
+
+@dataclass
+class Facts:
+    """The distinct facts of one session, by kind, in order of first appearance."""
+
+    by_kind: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KINDS})
+
+    def add(self, kind: str, text: str) -> None:
+        if text and text not in self.by_kind[kind]:
+            self.by_kind[kind].append(text)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    id: str
+    text: str
+    is_error: bool
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(_text_of(part) for part in content)
+    if isinstance(content, dict):
+        if isinstance(content.get("text"), str):
+            return str(content["text"])
+        if "content" in content:
+            return _text_of(content["content"])
+    return ""
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def walk(messages: Iterable[Msg]) -> Iterator[ToolCall | ToolResult | str]:
+    """Tool calls, tool results and user texts, in order, from either shape."""
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role == "assistant":
+            for call in message.get("tool_calls") or ():
+                function = call.get("function") or {}
+                args = _arguments(function.get("arguments"))
+                yield ToolCall(str(call.get("id")), str(function.get("name")), args)
+            for block in content if isinstance(content, list) else ():
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    args = _arguments(block.get("input"))
+                    yield ToolCall(str(block.get("id")), str(block.get("name")), args)
+        elif role == "tool":
+            yield ToolResult(str(message.get("tool_call_id")), _text_of(content), False)
+        elif role == "user":
+            if isinstance(content, str):
+                yield content
+                continue
+            for block in content if isinstance(content, list) else ():
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_result":
+                    text = _text_of(block.get("content"))
+                    yield ToolResult(
+                        str(block.get("tool_use_id")), text, bool(block.get("is_error"))
+                    )
+                elif block.get("type") == "text":
+                    yield str(block.get("text", ""))
+
+
+def error_line(text: str, flagged: bool) -> str | None:
+    """The key line of an error tool result, or None when the result is not an error."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if any(_TRACEBACK in line for line in lines):
+        start = max(i for i, line in enumerate(lines) if _TRACEBACK in line)
+        named = [line for line in lines[start:] if _NAMED_ERROR.match(line)]
+        if named:
+            return _cut(named[-1])
+    for line in lines:
+        if _NAMED_ERROR.match(line) or _ERROR_LINE.search(line):
+            return _cut(line)
+    if flagged and lines:
+        return _cut(lines[0])
+    return None
+
+
+def request_line(text: str) -> str | None:
+    """The first line of what the user said, harness-injected blocks removed."""
+    stripped = _HARNESS.sub("", text)
+    for line in stripped.splitlines():
+        if line.strip():
+            return _cut(line)
+    return None
+
+
+def extract(messages: Iterable[Msg]) -> Facts:
+    facts = Facts()
+    for item in walk(messages):
+        if isinstance(item, ToolCall):
+            for key in PATH_KEYS:
+                value = item.input.get(key)
+                if isinstance(value, str) and value.strip():
+                    facts.add("path", normal(value))
+            for key in COMMAND_KEYS:
+                value = item.input.get(key)
+                if isinstance(value, str) and value.strip():
+                    facts.add("command", normal(value))
+        elif isinstance(item, ToolResult):
+            line = error_line(item.text, item.is_error)
+            if line:
+                facts.add("error", line)
+        else:
+            line = request_line(item)
+            if line:
+                facts.add("request", line)
+    return facts
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+        parsed = _arguments(value) if value.startswith("{") else {}
+        for inner in parsed.values():
+            yield from _strings(inner)
+    elif isinstance(value, dict):
+        for inner in value.values():
+            yield from _strings(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _strings(inner)
+
+
+def context_text(messages: Iterable[Msg]) -> str:
+    """Every string of the messages (tool call arguments decoded), whitespace collapsed."""
+    return normal("\n".join(s for m in messages for s in _strings(m)))
+
+
+def kept(facts: Facts, messages: Iterable[Msg]) -> dict[str, tuple[int, int]]:
+    """Per kind: (facts found in `messages`, facts in all)."""
+    text = context_text(messages)
+    return {
+        kind: (sum(1 for f in found if f in text), len(found))
+        for kind, found in facts.by_kind.items()
+    }

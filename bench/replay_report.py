@@ -1,0 +1,131 @@
+"""Totals and the printed tables of the long-session replay."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from bench.replay_driver import RunResult
+from bench.replay_facts import KINDS
+
+FACT_HEADS = {"path": "paths", "command": "commands", "error": "errors", "request": "requests"}
+
+
+def totals(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
+    """One row per (strategy, window), over every conversation and shape, in run order."""
+    keys: list[tuple[str, int]] = []
+    for run in runs:
+        if (run.strategy, run.window) not in keys:
+            keys.append((run.strategy, run.window))
+    rows = []
+    for strategy, window in keys:
+        group = [r for r in runs if (r.strategy, r.window) == (strategy, window)]
+        refusals: Counter[str] = Counter()
+        answered: Counter[str] = Counter()
+        for run in group:
+            refusals.update(run.refusals)
+            answered.update(run.answered_by)
+        facts = {
+            kind: {
+                "kept": sum(r.facts[kind][0] for r in group),
+                "total": sum(r.facts[kind][1] for r in group),
+            }
+            for kind in KINDS
+        }
+        ledger = max(r.ledger_tokens_max for r in group)
+        rows.append(
+            {
+                "strategy": strategy,
+                "window": window,
+                "runs": len(group),
+                "llm_calls": sum(r.llm_calls for r in group),
+                "compactions": sum(r.compactions for r in group),
+                "refills": sum(r.refills for r in group),
+                "refusals": dict(sorted(refusals.items())),
+                "answered_by": dict(sorted(answered.items())),
+                "max_sent_tokens": max(r.max_sent_tokens for r in group),
+                "over_window": sum(r.over_window for r in group),
+                "runs_over_window": sum(1 for r in group if r.over_window),
+                "invalid": sum(r.invalid for r in group),
+                "final_invalid": sum(1 for r in group if not r.final_valid),
+                "http_errors": sum(r.http_errors for r in group),
+                "facts": facts,
+                "first_request_kept": sum(1 for r in group if r.first_request_kept),
+                "ledger_tokens_max": ledger,
+                "ledger_share_max": round(ledger / window, 4),
+                "summary_tokens_max": max(r.summary_tokens_max for r in group),
+                "wall_seconds": round(sum(r.wall_seconds for r in group), 3),
+            }
+        )
+    return rows
+
+
+def _share(kept: int, total: int) -> str:
+    return f"{kept}/{total} ({kept / total:.0%})" if total else "-"
+
+
+def _refusals(refusals: dict[str, int]) -> str:
+    return ", ".join(f"{n} {reason}" for reason, n in refusals.items()) or "0"
+
+
+def _sent(max_sent: int, window: int, over: int) -> str:
+    flag = f" **OVER ×{over}**" if over else ""
+    return f"{max_sent:,} ({max_sent / window:.0%}){flag}"
+
+
+def _cells(row: dict[str, Any], window: int) -> list[str]:
+    facts = row["facts"]
+    return [
+        str(row["llm_calls"]),
+        f"{row['compactions']} / {row['refills']}",
+        _refusals(row["refusals"]),
+        _sent(row["max_sent_tokens"], window, row["over_window"]),
+        str(row["invalid"]),
+        *(_share(facts[k]["kept"], facts[k]["total"]) for k in KINDS[:-1]),
+        f"{_share(facts['request']['kept'], facts['request']['total'])}; "
+        f"first {int(row['first_request_kept'])}/{row.get('runs', 1)}",
+        f"{row['ledger_tokens_max']:,} ({row['ledger_tokens_max'] / window:.1%})",
+        f"{row['wall_seconds']:.1f}",
+    ]
+
+
+HEADS = [
+    "LLM calls",
+    "compactions / within 3 requests of the last",
+    "refusals",
+    "largest context sent",
+    "invalid",
+    *(f"{FACT_HEADS[k]} kept" for k in KINDS),
+    "ledger max",
+    "wall s",
+]
+
+
+def render(runs: Sequence[RunResult], rows: Sequence[dict[str, Any]]) -> str:
+    """Markdown: totals per strategy and window, then one row per replay."""
+    lines = [
+        "| strategy | window | " + " | ".join(HEADS) + " |",
+        "|---|---|" + "---|" * len(HEADS),
+    ]
+    for row in rows:
+        head = f"| {row['strategy']} | {row['window'] // 1000}k | "
+        lines.append(head + " | ".join(_cells(row, row["window"])) + " |")
+    lines += [
+        "",
+        "| conversation | shape | strategy | window | " + " | ".join(HEADS) + " |",
+        "|---|---|---|---|" + "---|" * len(HEADS),
+    ]
+    for run in runs:
+        data = run.as_json()
+        head = f"| {run.conversation} | {run.shape} | {run.strategy} | {run.window // 1000}k | "
+        lines.append(head + " | ".join(_cells(data, run.window)) + " |")
+    problems = [
+        f"- {r.conversation} ({r.shape}, {r.strategy}, {r.window // 1000}k): {sample}"
+        for r in runs
+        for sample in [*r.invalid_samples, *r.error_samples]
+    ]
+    if problems:
+        lines += ["", "Invalid compacted lists and service errors (first of each run):", ""]
+        lines += problems
+    return "\n".join(lines) + "\n"
