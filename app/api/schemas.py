@@ -79,6 +79,9 @@ FORMAT_DESCRIPTION = (
 
 Messages = list[dict[str, Any]]
 
+# A response's messages: plain dicts as they go out, documented as either shape.
+ANY_MESSAGE_ITEMS: dict[str, JsonValue] = {"items": {"$ref": "#/components/schemas/AnyMessage"}}
+
 SessionIdField = Field(
     None,
     pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$",
@@ -208,6 +211,9 @@ class ShouldCompactResponse(BaseModel):
                     "overflow_tokens": 180000,
                     "context_window": 200000,
                     "message_count": 120,
+                    "format": "anthropic",
+                    "exact": True,
+                    "warnings": [],
                 }
             ]
         }
@@ -352,7 +358,9 @@ class ArchiveResponse(BaseModel):
     created_at: str
     message_count: int
     sha256: str = Field(description="sha256 of the canonical JSON of `messages`.")
-    messages: list[dict[str, Any]] = Field(description="The archived messages, as sent.")
+    messages: list[dict[str, Any]] = Field(
+        description="The archived messages, as sent.", json_schema_extra=ANY_MESSAGE_ITEMS
+    )
 
 
 class HealthResponse(BaseModel):
