@@ -2,9 +2,8 @@
 // (types from openapi.yaml, openapi-fetch underneath). An agent asks before each model
 // call and compacts when told.
 //
-//   (cd clients/typescript && npm ci)
 //   python -m app serve &
-//   npx --prefix clients/typescript tsx examples/client.ts
+//   cd clients/typescript && npm ci && npx tsx ../../examples/client.ts
 
 import {
   type AnyMessage,
