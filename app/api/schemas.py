@@ -10,9 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 
 from app.api.dialect import RequestFormat
 from app.core.compaction import CompactOptions, CompactResult
-from app.core.dialects import OpenAIMessage
+from app.core.dialects import Format, OpenAIMessage
 from app.core.messages import Message
 from app.core.records import CompactionRecord, RecordReason
+from app.service.compaction import Count
 
 EXAMPLE_MESSAGES: list[JsonValue] = [
     {"role": "system", "content": "You are a coding agent."},
@@ -137,6 +138,18 @@ class CountResponse(BaseModel):
     exact: bool = Field(description="False when the count is an estimate.")
     format: Literal["anthropic", "openai"] = Field(description="The format of the request.")
     warnings: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, counted: Count, message_count: int, fmt: Format) -> CountResponse:
+        """The answer for a count of `message_count` messages as sent, in `fmt`."""
+        return cls(
+            token_count=counted.token_count,
+            message_count=message_count,
+            tokenizer=counted.tokenizer,
+            exact=counted.exact,
+            format=fmt,
+            warnings=list(counted.warnings),
+        )
 
 
 class Usage(BaseModel):

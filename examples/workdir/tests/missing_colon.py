@@ -2,7 +2,7 @@
 
 
 def division(a: float, b: float) -> float:
-    return a / b
+    return a/b
 
 
 if __name__ == "__main__":
