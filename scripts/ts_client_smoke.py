@@ -48,6 +48,7 @@ def main() -> int:
             "COMPACT_WORKDIR": tmp,
             "COMPACT_DATA_DIR": str(Path(tmp) / "data"),
             "COMPACT_SUMMARIZER": "extractive",
+            "COMPACT_LOG_LEVEL": "warning",  # the smoke test's lines, not one per request
             "NO_PROXY": "127.0.0.1,localhost",
         }
         env.pop("COMPACT_API_TOKEN", None)

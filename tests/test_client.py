@@ -4,6 +4,7 @@ async in-process over ASGI, sync over a real loopback server."""
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import subprocess
 import sys
@@ -437,3 +438,67 @@ def test_each_typed_answer_has_the_keys_of_its_schema(name: str) -> None:
     assert set(typed.__annotations__) == set(schema["properties"])
     if typed.__total__:
         assert set(typed.__required_keys__) == set(schema.get("required", []))
+
+
+BODIES = {
+    "count": "CountRequest",
+    "should_compact": "ShouldCompactRequest",
+    "compact": "CompactRequestBody",
+    "start_compaction": "CompactRequestBody",
+    "apply_compaction": "ApplyRequest",
+    "compress_tool_result": "CompressToolResultRequest",
+    "preprocess_input": "PreprocessInputRequest",
+    "assemble": "AssembleRequest",
+}
+PATH_PARAMETERS = {"job_id"}
+
+
+@pytest.mark.parametrize("client_class", [ContextCompactClient, AsyncContextCompactClient])
+@pytest.mark.parametrize(("method", "schema"), sorted(BODIES.items()))
+def test_each_method_takes_every_field_of_its_request_body(
+    client_class: type[Any], method: str, schema: str
+) -> None:
+    parameters = set(inspect.signature(getattr(client_class, method)).parameters) - {"self"}
+    fields = set(SPEC["components"]["schemas"][schema]["properties"])
+    assert parameters - PATH_PARAMETERS == fields
+
+
+def test_the_client_calls_every_operation_of_the_spec() -> None:
+    called: set[tuple[str, str]] = set()
+    templates = {
+        "job-1": "{job_id}",
+        "arch-1": "{archive_id}",
+        "sess-1": "{session_id}",
+    }
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        for value, template in templates.items():
+            path = path.replace(value, template)
+        called.add((request.method.lower(), path))
+        if path == "/metrics":
+            return httpx.Response(200, text="# metrics\n")
+        status = 202 if path == "/compactions" and request.method == "POST" else 200
+        return httpx.Response(status, json={})
+
+    with ContextCompactClient("http://compact.test", transport=httpx.MockTransport(answer)) as c:
+        c.count([])
+        c.should_compact([])
+        c.compact([])
+        c.start_compaction([])
+        c.get_compaction("job-1")
+        c.cancel_compaction("job-1")
+        c.apply_compaction("job-1", [])
+        c.get_archive("arch-1")
+        c.list_compactions("sess-1")
+        c.compress_tool_result("Read", "text")
+        c.preprocess_input("hi")
+        c.project_rules()
+        c.assemble()
+        c.healthz()
+        c.readyz()
+        c.metrics()
+    documented = {
+        (method, path) for path, operations in SPEC["paths"].items() for method in operations
+    }
+    assert called == documented
