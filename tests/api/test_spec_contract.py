@@ -206,11 +206,11 @@ def conversations() -> list[tuple[str, list[dict[str, Any]]]]:
             ],
         ),
     ]
-    for path in sorted(CORPUS.glob("*.json")) if CORPUS.is_dir() else []:
+    for path in sorted(CORPUS.rglob("*.json")) if CORPUS.is_dir() else []:
         data = json.loads(path.read_text(encoding="utf-8"))
         messages = data.get("messages") if isinstance(data, dict) else data
         if isinstance(messages, list):
-            built.append((path.name, messages))
+            built.append((str(path.relative_to(CORPUS)), messages))
     return built
 
 
