@@ -18,39 +18,128 @@ from pydantic import ValidationError
 
 FORMATS = ("auto", "anthropic", "openai")
 
+EXAMPLES = """\
+examples:
+  python -m app serve --port 8080
+  python -m app count session.json
+  python -m app compact session.json --context-window 32000 --threshold 0.5
+  python -m app compact session.json --force --strategy tail -o compacted.json
+  cat session.jsonl | python -m app count --format openai
+
+Settings come from the COMPACT_* environment variables (and .env), as for the service.
+"""
+COUNT_EXAMPLES = """\
+examples:
+  python -m app count session.json
+  python -m app count session.jsonl --format openai
+  python -m app count - < body.json          # a /count body: its fields are used
+"""
+COMPACT_EXAMPLES = """\
+Without --force, a list compacts only at or above --threshold x --context-window tokens
+(defaults: COMPACT_THRESHOLD and COMPACT_CONTEXT_WINDOW, 0.8 x 200000): a short session
+comes back unchanged with reason below_threshold, and a note on stderr says why.
+
+examples:
+  python -m app compact session.json --context-window 32000 --threshold 0.5
+  python -m app compact session.json --force --instructions "Focus on the failing test."
+  python -m app compact session.json --force --strategy prune -o compacted.json
+"""
+SERVE_EXAMPLES = """\
+examples:
+  python -m app serve
+  COMPACT_API_TOKEN=s3cret python -m app serve --host 127.0.0.1 --port 9000
+"""
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m app", description="Context Compact")
+    parser = argparse.ArgumentParser(
+        prog="python -m app",
+        description="Context Compact: count and compact LLM agent message lists.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the HTTP service")
+    serve = commands.add_parser(
+        "serve",
+        help="run the HTTP service",
+        epilog=SERVE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     serve.add_argument("--host", help="bind address (default: COMPACT_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: COMPACT_PORT or 8080)")
 
-    def with_input(name: str, help_text: str) -> argparse.ArgumentParser:
-        command = commands.add_parser(name, help=help_text)
+    def with_input(name: str, help_text: str, epilog: str) -> argparse.ArgumentParser:
+        command = commands.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         command.add_argument(
             "file",
             nargs="?",
             default="-",
             help="JSON list, JSON object with `messages`, or JSONL; `-` or none: stdin",
         )
-        command.add_argument("--format", choices=FORMATS, help="message shape (default: auto)")
+        command.add_argument(
+            "--format",
+            choices=FORMATS,
+            help="message shape (default: auto); one the messages contradict is refused",
+        )
         command.add_argument("--output", "-o", help="write the JSON here instead of stdout")
         return command
 
-    count = with_input("count", "count the tokens of a message list (as POST /count)")
+    count = with_input(
+        "count", "count the tokens of a message list (as POST /count)", COUNT_EXAMPLES
+    )
     count.add_argument("--tokenizer", choices=("tiktoken", "anthropic"))
-    compact = with_input("compact", "compact a message list (as POST /compact)")
+    compact = with_input("compact", "compact a message list (as POST /compact)", COMPACT_EXAMPLES)
     compact.add_argument(
         "--force",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="compact even below the threshold",
     )
-    compact.add_argument("--strategy", help="options.strategy")
+    compact.add_argument(
+        "--context-window",
+        dest="context_window",
+        type=_positive_int,
+        metavar="TOKENS",
+        help="the model's context window (default: COMPACT_CONTEXT_WINDOW)",
+    )
+    compact.add_argument(
+        "--threshold",
+        type=_fraction,
+        metavar="FRACTION",
+        help="compact at this share of the window, in (0, 1] (default: COMPACT_THRESHOLD)",
+    )
+    compact.add_argument("--strategy", help="options.strategy: full, tail, selective, prune")
     compact.add_argument("--session-id", dest="session_id", help="groups the archives")
     compact.add_argument("--instructions", help="focus for the summary")
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of tokens, got {text!r}"
+        ) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,7 +191,9 @@ def _run(settings: Any, args: argparse.Namespace) -> int:
     except cli.InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    rendered = json.dumps(answer, ensure_ascii=False, indent=2) + "\n"
+    if answer.note:
+        print(f"note: {answer.note}", file=sys.stderr)
+    rendered = json.dumps(answer.json, ensure_ascii=False, indent=2) + "\n"
     if args.output:
         try:
             Path(args.output).write_text(rendered, encoding="utf-8")

@@ -3,11 +3,16 @@
 The input is a message list as a JSON list, a JSON object with `messages` (a `/compact`
 or `/count` body, or a corpus file), or JSONL with one message a line; from a file or
 stdin. Request fields found in an object (`format`, `session_id`, `force`,
-`instructions`, `options`, `tokenizer`) are used, and the flags override them; any other
+`instructions`, `options`, `reason`, `tokenizer`) are used, and the flags override them; any other
 key (a corpus file's `source`) is ignored. The output is the JSON the HTTP API answers.
 
+A `--format` that the messages contradict is refused, not converted: OpenAI-only roles,
+keys or parts under `anthropic`, Anthropic-only blocks (`tool_use`, `tool_result`,
+`thinking`, ...) under `openai`, whether the format came from the flag or the file.
+
 Bad input raises `InputError` with a message naming the problem the way the API's 422
-does (`messages[3].role: ...`); `__main__` prints it and exits 2.
+does (`messages[3].role: ...`); `__main__` prints it and exits 2. This module calls the
+service layer directly: no route function, no web framework exception.
 """
 
 from __future__ import annotations
@@ -15,22 +20,27 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from app.api.dialect import compact_request
-from app.api.errors import invalid_conversation, validation_details
-from app.api.routes.counting import count_response
-from app.api.schemas import CompactRequestBody, CountRequest
+from app.api.fields import validation_details
+from app.api.schemas import CompactRequestBody, CountRequest, CountResponse
 from app.core.compaction import result_json
+from app.core.decide import Thresholds
+from app.core.dialects import Format, detect_format, parse_messages
 from app.core.errors import InvalidConversationError
+from app.core.messages import KNOWN_BLOCK_TYPES, Message
 from app.main import build_service, close_ports
-from app.service.compaction import CompactionService
+from app.service.compaction import CompactionService, CompactRequest
 from app.settings import Settings
 
-COMPACT_FIELDS = ("format", "session_id", "force", "instructions", "options")
+COMPACT_FIELDS = ("format", "session_id", "force", "instructions", "options", "reason")
+# Flags that set a field of `options` (`--strategy`, `--context-window`, `--threshold`).
+OPTION_FLAGS = ("strategy", "context_window", "threshold")
+# Block types only the Anthropic shape has (`text` is in both).
+ANTHROPIC_ONLY_BLOCKS = KNOWN_BLOCK_TYPES - {"text"}
 COUNT_FIELDS = ("format", "tokenizer")
 SHAPES = "a JSON list of messages, a JSON object with `messages`, or JSONL (a message a line)"
 
@@ -39,6 +49,14 @@ _T = TypeVar("_T")
 
 class InputError(Exception):
     """The input cannot be read as a request; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The JSON the API would answer, and a note for the person at the terminal."""
+
+    json: Any
+    note: str | None = None
 
 
 def parse_input(text: str) -> dict[str, Any]:
@@ -83,33 +101,121 @@ def request_fields(
     return chosen
 
 
-def count(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Settings) -> Any:
+def count(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Settings) -> Answer:
     """What `POST /count` would answer."""
     body = _validated(CountRequest, request_fields(data, COUNT_FIELDS, overrides))
+    messages, fmt = read_messages(body.messages, body.format, _asked(overrides))
 
-    async def run(service: CompactionService) -> Any:
-        return (await count_response(body, service)).model_dump(mode="json")
+    async def run(service: CompactionService) -> Answer:
+        counted = await service.count_with(messages, body.tokenizer)
+        return Answer(CountResponse.of(counted, len(body.messages), fmt).model_dump(mode="json"))
 
     return _with_service(settings, run)
 
 
-def compact(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Settings) -> Any:
-    """What `POST /compact` would answer. `overrides["strategy"]` sets `options.strategy`."""
-    strategy = overrides.get("strategy")
-    fields = request_fields(data, COMPACT_FIELDS, {**overrides, "strategy": None})
-    if strategy is not None:
+def compact(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Settings) -> Answer:
+    """What `POST /compact` would answer. The flags in `OPTION_FLAGS` set `options` fields."""
+    chosen = {k: v for k, v in overrides.items() if k in OPTION_FLAGS and v is not None}
+    fields = request_fields(data, COMPACT_FIELDS, {**overrides, **dict.fromkeys(OPTION_FLAGS)})
+    if chosen:
         options = fields.get("options")
-        fields["options"] = {**(options if isinstance(options, dict) else {}), "strategy": strategy}
+        fields["options"] = {**(options if isinstance(options, dict) else {}), **chosen}
     body = _validated(CompactRequestBody, fields)
+    messages, fmt = read_messages(body.messages, body.format, _asked(overrides))
+    request = CompactRequest(
+        messages=messages,
+        options=body.options,
+        session_id=body.session_id,
+        force=body.force,
+        instructions=body.instructions,
+        format=fmt,
+        reason=body.reason,
+    )
 
-    async def run(service: CompactionService) -> Any:
+    async def run(service: CompactionService) -> Answer:
         try:
-            result = await service.compact(compact_request(body))
+            result = await service.compact(request)
         except InvalidConversationError as exc:
-            raise InputError(invalid_conversation(exc).message) from None
-        return result_json(result)
+            raise InputError(
+                "; ".join(f"messages[{v.index}]: {v}" for v in exc.violations[:5])
+            ) from None
+        options = body.options
+        thresholds = service.thresholds(
+            context_window=options.context_window,
+            threshold=options.threshold,
+            min_messages=options.min_messages,
+        )
+        answer = result_json(result)
+        return Answer(answer, _not_compacted_note(answer, thresholds))
 
     return _with_service(settings, run)
+
+
+def _not_compacted_note(answer: Mapping[str, Any], thresholds: Thresholds) -> str | None:
+    """Why a list came back unchanged, with the numbers and the flags that change it."""
+    reason = answer.get("reason")
+    if answer.get("compacted") or reason is None:
+        return None
+    if reason == "below_threshold":
+        return (
+            f"not compacted (below_threshold): {answer['token_count']} tokens, under "
+            f"{thresholds.threshold_tokens} ({thresholds.threshold} x a "
+            f"{thresholds.context_window}-token window); give --context-window and "
+            "--threshold for your model, or --force"
+        )
+    if reason == "below_min_messages":
+        return (
+            f"not compacted (below_min_messages): fewer than {thresholds.min_messages} "
+            "messages; --force compacts anyway"
+        )
+    return f"not compacted ({reason})"
+
+
+def _asked(overrides: Mapping[str, Any]) -> str:
+    """Where the format came from, for a refusal."""
+    return "--format" if overrides.get("format") is not None else "the file's `format`"
+
+
+def read_messages(
+    raw: Sequence[dict[str, Any]], requested: str, asked: str = "--format"
+) -> tuple[list[Message], Format]:
+    """Canonical messages in the requested format; a format the messages contradict is
+    refused (the API reads them as asked; at a terminal it is a mistake to point out)."""
+    detected = detect_format(raw)
+    if requested == "anthropic" and detected == "openai":
+        raise InputError(
+            f"{asked} anthropic, but the messages are in the OpenAI Chat Completions shape "
+            "(a tool or developer role, `tool_calls`, `tool_call_id` or an OpenAI-only "
+            "content part); use --format openai or auto"
+        )
+    if requested == "openai":
+        found = _anthropic_only_block(raw)
+        if found is not None:
+            raise InputError(
+                f"{asked} openai, but {found} is an Anthropic Messages block; "
+                "use --format anthropic or auto"
+            )
+    fmt: Format = "openai" if requested == "openai" else "anthropic"
+    if requested == "auto":
+        fmt = detected
+    try:
+        return parse_messages(raw, fmt), fmt
+    except ValidationError as exc:
+        located = [{**e, "loc": ("messages", *e["loc"])} for e in exc.errors()]
+        raise _input_error(located) from None
+
+
+def _anthropic_only_block(raw: Sequence[Any]) -> str | None:
+    """`messages[i].content[j] (tool_use)` for the first Anthropic-only block, or None."""
+    for i, message in enumerate(raw):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        for j, block in enumerate(content):
+            kind = block.get("type") if isinstance(block, dict) else None
+            if isinstance(kind, str) and kind in ANTHROPIC_ONLY_BLOCKS:
+                return f"messages[{i}].content[{j}] ({kind})"
+    return None
 
 
 _M = TypeVar("_M", CountRequest, CompactRequestBody)
@@ -132,8 +238,6 @@ def _with_service(settings: Settings, run: Callable[[CompactionService], Awaitab
         service = build_service(settings)
         try:
             return await run(service)
-        except RequestValidationError as exc:  # a message failed its format's schema
-            raise _input_error(exc.errors()) from None
         finally:
             await close_ports(service)
 

@@ -43,6 +43,7 @@ from app.api.routes import (
     sessions,
     toolkit,
 )
+from app.api.spec import finish_openapi
 from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
 from app.core.ports import ProviderCounter, Summarizer, Tokenizer
@@ -61,12 +62,23 @@ from app.settings import Settings
 log = logging.getLogger("context_compact")
 
 DESCRIPTION = """\
-Keeps LLM agents alive in very long sessions. POST a message list (Anthropic Messages
-shape): the service counts its tokens, decides whether it is near the window, and compacts
-it — everything after the system prompt becomes a structured summary, the files the agent
+Keeps LLM agents alive in very long sessions. POST a message list, in either of the two
+shapes agents use — Anthropic Messages (`role` system, user or assistant; `content` a
+string or typed blocks) or OpenAI Chat Completions (roles system, developer, user,
+assistant and tool; `tool_calls`, `tool_call_id`) — and the answer comes back in the same
+shape. The service counts its tokens, decides whether it is near the window, and compacts
+it: everything after the system prompt becomes a structured summary, the files the agent
 read most recently are re-read from the work directory and re-injected, and the original
 messages are archived so that nothing is ever lost.
 """
+
+# "/" is wherever this document is served from (what `/docs` calls); the second is the
+# address `python -m app serve` listens on by default.
+SERVERS = [
+    {"url": "/", "description": "The server that serves this document"},
+    {"url": "http://127.0.0.1:8080", "description": "A local `python -m app serve`"},
+]
+LICENSE = {"name": "MIT", "identifier": "MIT"}
 
 
 def build_summarizer(settings: Settings) -> Summarizer:
@@ -246,6 +258,8 @@ def create_app(
         title="Context Compact",
         version=__version__,
         description=DESCRIPTION,
+        servers=SERVERS,
+        license_info=LICENSE,
         lifespan=lifespan,
     )
     app.state.service = service
@@ -268,6 +282,7 @@ def create_app(
     if settings.api_token is not None:
         app.add_middleware(BearerAuth, token=settings.api_token.get_secret_value())
     document_bearer_auth(app)
+    finish_openapi(app)
     app.add_middleware(ObserveRequests, metrics=recorder)  # last added: outermost
     return app
 

@@ -1,12 +1,13 @@
 """An agent loop that asks before every model call whether to compact, and compacts when
-told (issue 7), with the typed client `app.client.ContextCompactClient`.
+told, with the typed client package `context_compact_client` (clients/python).
 
 Before each call it sends `/should-compact` the provider's `usage` of the last response
-plus the input about to be sent (no tokenizing: seed 004 A6). When the answer is
+plus the input about to be sent (no tokenizing: the provider already counted). When the answer is
 `should_compact`, it compacts the history with `/compact` *before* appending the new
 input, so the new request is never summarized away, and continues from the compacted
 list. `call_model` stands in for your LLM client.
 
+    pip install ./clients/python          # the client; depends on httpx only
     python -m app serve &                 # the service on 127.0.0.1:8080
     python examples/agent_loop.py
 """
@@ -17,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.client import ContextCompactClient
+from context_compact_client import ContextCompactClient
 
 SERVICE = "http://127.0.0.1:8080"
 CONTEXT_WINDOW = 200_000
@@ -60,10 +61,10 @@ def run(
         decision = client.should_compact(
             session.messages, last_usage=usage, pending_input=text, context_window=context_window
         )
-        if decision.should_compact:
+        if decision["should_compact"]:
             result = client.compact(session.messages, session_id=SESSION_ID, force=True)
-            if result.compacted:  # else (e.g. archive_failed) go on with the full list
-                session.messages = result.messages
+            if result["compacted"]:  # else (e.g. archive_failed) go on with the full list
+                session.messages = result["messages"]
                 session.compacted_at.append(turn)
                 usage = None  # the last usage measured the old list: count the new one
         session.messages.append({"role": "user", "content": text})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import io
 import json
@@ -40,6 +41,11 @@ def _strategy_error(value: str) -> str:
 
 
 UNKNOWN_STRATEGY = _strategy_error("bogus")
+OPENAI_REQUEST_FILE = ROOT / "examples" / "compact-request.openai.json"
+BELOW_THRESHOLD_NOTE = (
+    "not compacted (below_threshold): 1829 tokens, under 160000 (0.8 x a 200000-token "
+    "window); give --context-window and --threshold for your model, or --force"
+)
 
 
 @pytest.fixture
@@ -121,7 +127,8 @@ def test_flags_override_the_fields_of_the_file(
     code, answer, err = run_in_process(
         capsys, "compact", str(REQUEST_FILE), "--no-force", "--output", str(out)
     )
-    assert (code, answer, err) == (0, None, "")
+    assert (code, answer) == (0, None)
+    assert err == f"note: {BELOW_THRESHOLD_NOTE}\n"
     written = json.loads(out.read_text())
     assert (written["compacted"], written["reason"]) == (False, "below_threshold")
     assert written["messages"] == REQUEST["messages"]
@@ -209,4 +216,130 @@ def test_an_unwritable_output_exits_2(
     assert (code, answer) == (2, None)
     assert err == (
         f"error: cannot write {target}: [Errno 2] No such file or directory: '{target}'\n"
+    )
+
+
+def test_a_context_window_and_threshold_compact_without_force_as_the_api_does(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["compact", str(REQUEST_FILE), "--no-force", "--context-window", "3000"]
+    code, answer, err = run_in_process(capsys, *argv, "--threshold", "0.5")
+    assert (code, err) == (0, "")
+    assert (answer["compacted"], answer["reason"], answer["token_count"]) == (True, None, 1829)
+    body = {**REQUEST, "force": False, "options": {"context_window": 3000, "threshold": 0.5}}
+    expected = asyncio.run(api_answer("/compact", body))
+    assert without_archive_id(answer) == without_archive_id(expected)
+
+
+def test_a_window_the_list_stays_under_says_why_it_was_not_compacted(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["compact", str(REQUEST_FILE), "--no-force", "--context-window", "4000"]
+    code, answer, err = run_in_process(capsys, *argv, "--threshold", "0.5")
+    assert (code, answer["compacted"], answer["reason"]) == (0, False, "below_threshold")
+    assert err == (
+        "note: not compacted (below_threshold): 1829 tokens, under 2000 (0.5 x a 4000-token "
+        "window); give --context-window and --threshold for your model, or --force\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["count", str(REQUEST_FILE), "--format", "openai"],
+            "--format openai, but messages[2].content[1] (tool_use) is an Anthropic Messages "
+            "block; use --format anthropic or auto",
+        ),
+        (
+            ["compact", str(REQUEST_FILE), "--format", "openai"],
+            "--format openai, but messages[2].content[1] (tool_use) is an Anthropic Messages "
+            "block; use --format anthropic or auto",
+        ),
+        (
+            ["compact", str(OPENAI_REQUEST_FILE), "--format", "anthropic"],
+            "--format anthropic, but the messages are in the OpenAI Chat Completions shape "
+            "(a tool or developer role, `tool_calls`, `tool_call_id` or an OpenAI-only "
+            "content part); use --format openai or auto",
+        ),
+    ],
+)
+def test_a_format_the_file_contradicts_is_refused_not_converted(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, answer, err = run_in_process(capsys, *argv)
+    assert (code, answer, err) == (2, None, f"error: {message}\n")
+
+
+def test_the_matching_format_is_accepted_either_way(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, anthropic, _ = run_in_process(capsys, "count", str(REQUEST_FILE), "--format", "anthropic")
+    assert (code, anthropic["format"]) == (0, "anthropic")
+    code, openai, _ = run_in_process(
+        capsys, "count", str(OPENAI_REQUEST_FILE), "--format", "openai"
+    )
+    assert (code, openai["format"]) == (0, "openai")
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--threshold", "1.5", "argument --threshold: must be in (0, 1], got 1.5"),
+        ("--threshold", "half", "argument --threshold: expected a number in (0, 1], got 'half'"),
+        ("--context-window", "0", "argument --context-window: must be greater than 0, got 0"),
+    ],
+)
+def test_an_out_of_range_window_or_threshold_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], flag: str, value: str, message: str
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["compact", str(REQUEST_FILE), flag, value])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.endswith(f"python -m app compact: error: {message}\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], "python -m app compact session.json --context-window 32000 --threshold 0.5"),
+        (["count"], "python -m app count session.jsonl --format openai"),
+        (["compact"], "--context-window TOKENS"),
+        (["compact"], "python -m app compact session.json --force --strategy prune"),
+        (["serve"], "COMPACT_API_TOKEN=s3cret python -m app serve"),
+    ],
+)
+def test_help_shows_examples(
+    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main([*argv, "--help"])
+    assert stopped.value.code == 0
+    assert expected in capsys.readouterr().out
+
+
+def test_the_cli_calls_the_service_not_routes_or_web_framework_exceptions() -> None:
+    tree = ast.parse((ROOT / "app" / "cli.py").read_text(encoding="utf-8"))
+    imported = {
+        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    } | {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    forbidden = ("fastapi", "starlette", "app.api.routes", "app.api.errors", "app.api.dialect")
+    assert [m for m in imported if m.startswith(forbidden)] == []
+    assert "app.service.compaction" in imported
+
+
+def test_a_format_in_the_file_that_its_messages_contradict_is_refused_too(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = json.dumps({**REQUEST, "format": "openai"})
+    code, answer, err = run_in_process(capsys, "compact", stdin=body)
+    assert (code, answer) == (2, None)
+    assert err == (
+        "error: the file's `format` openai, but messages[2].content[1] (tool_use) is an "
+        "Anthropic Messages block; use --format anthropic or auto\n"
     )

@@ -13,9 +13,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from context_compact_client import ContextCompactClient
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.client import ContextCompactClient
 from app.main import build_service, create_app
 from app.settings import Settings
 from tests.live_server import serve_in_thread

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi.exceptions import RequestValidationError
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
-from app.core.dialects import Format, OpenAIMessage, detect_format, from_openai
+from app.core.dialects import Format, detect_format, parse_messages
 from app.core.messages import Message
 from app.service.compaction import CompactRequest
 
@@ -22,9 +22,6 @@ if TYPE_CHECKING:  # schemas imports RequestFormat from here
 
 RequestFormat = Literal["auto", "anthropic", "openai"]
 
-_ANTHROPIC = TypeAdapter(list[Message])
-_OPENAI = TypeAdapter(list[OpenAIMessage])
-
 
 def read_messages(
     raw: Sequence[dict[str, Any]], requested: RequestFormat
@@ -32,10 +29,7 @@ def read_messages(
     """Canonical messages and the format they came in."""
     fmt: Format = detect_format(raw) if requested == "auto" else requested
     try:
-        if fmt == "openai":
-            _OPENAI.validate_python(raw)
-            return from_openai(raw), fmt
-        return _ANTHROPIC.validate_python(raw), fmt
+        return parse_messages(raw, fmt), fmt
     except ValidationError as exc:
         raise RequestValidationError(
             [{**e, "loc": ("body", "messages", *e["loc"])} for e in exc.errors()]

@@ -6,7 +6,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.schemas import EXAMPLE_MESSAGES, CompactResponse, Messages, MessagesField
+from app.api.schemas import (
+    ANY_MESSAGE_ITEMS,
+    EXAMPLE_MESSAGES,
+    CompactResponse,
+    Messages,
+    MessagesField,
+)
 from app.core.dialects import Format
 from app.core.jobs import Job, JobState
 
@@ -137,4 +143,7 @@ class ApplyResponse(BaseModel):
     format: Literal["anthropic", "openai"]
     replaced_message_count: int = Field(description="Sent messages replaced by the result.")
     kept_message_count: int = Field(description="Messages appended since, kept after it.")
-    messages: list[dict[str, Any]]
+    messages: list[dict[str, Any]] = Field(
+        description="The compacted messages, then every newer one, in the job's format.",
+        json_schema_extra=ANY_MESSAGE_ITEMS,
+    )

@@ -10,9 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 
 from app.api.dialect import RequestFormat
 from app.core.compaction import CompactOptions, CompactResult
-from app.core.dialects import OpenAIMessage
+from app.core.dialects import Format, OpenAIMessage
 from app.core.messages import Message
 from app.core.records import CompactionRecord, RecordReason
+from app.service.compaction import Count
 
 EXAMPLE_MESSAGES: list[JsonValue] = [
     {"role": "system", "content": "You are a coding agent."},
@@ -79,6 +80,9 @@ FORMAT_DESCRIPTION = (
 
 Messages = list[dict[str, Any]]
 
+# A response's messages: plain dicts as they go out, documented as either shape.
+ANY_MESSAGE_ITEMS: dict[str, JsonValue] = {"items": {"$ref": "#/components/schemas/AnyMessage"}}
+
 SessionIdField = Field(
     None,
     pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$",
@@ -134,6 +138,18 @@ class CountResponse(BaseModel):
     exact: bool = Field(description="False when the count is an estimate.")
     format: Literal["anthropic", "openai"] = Field(description="The format of the request.")
     warnings: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, counted: Count, message_count: int, fmt: Format) -> CountResponse:
+        """The answer for a count of `message_count` messages as sent, in `fmt`."""
+        return cls(
+            token_count=counted.token_count,
+            message_count=message_count,
+            tokenizer=counted.tokenizer,
+            exact=counted.exact,
+            format=fmt,
+            warnings=list(counted.warnings),
+        )
 
 
 class Usage(BaseModel):
@@ -208,6 +224,9 @@ class ShouldCompactResponse(BaseModel):
                     "overflow_tokens": 180000,
                     "context_window": 200000,
                     "message_count": 120,
+                    "format": "anthropic",
+                    "exact": True,
+                    "warnings": [],
                 }
             ]
         }
@@ -352,7 +371,9 @@ class ArchiveResponse(BaseModel):
     created_at: str
     message_count: int
     sha256: str = Field(description="sha256 of the canonical JSON of `messages`.")
-    messages: list[dict[str, Any]] = Field(description="The archived messages, as sent.")
+    messages: list[dict[str, Any]] = Field(
+        description="The archived messages, as sent.", json_schema_extra=ANY_MESSAGE_ITEMS
+    )
 
 
 class HealthResponse(BaseModel):

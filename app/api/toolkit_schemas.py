@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.dialect import RequestFormat
 from app.api.schemas import (
+    ANY_MESSAGE_ITEMS,
     EXAMPLE_MESSAGES,
     FORMAT_DESCRIPTION,
     Messages,
@@ -275,7 +276,10 @@ class AssembleResponse(BaseModel):
             ]
         }
     )
-    messages: list[dict[str, Any]]
+    messages: list[dict[str, Any]] = Field(
+        description="The messages to send, in the request's format.",
+        json_schema_extra=ANY_MESSAGE_ITEMS,
+    )
     format: Literal["anthropic", "openai"]
     layers: list[Literal["L1", "L2", "L3", "input", "L3+input"]] = Field(
         description="The layer of each message of `messages`, one label each."

@@ -25,7 +25,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, TypeAdapter, model_validator
 
 from app.core.messages import (
     Message,
@@ -340,3 +340,16 @@ def dump_as(messages: Sequence[Message], fmt: Format) -> list[dict[str, Any]]:
     if fmt == "openai":
         return to_openai(messages)
     return [m.model_dump(mode="json", exclude_unset=True) for m in messages]
+
+
+_ANTHROPIC = TypeAdapter(list[Message])
+_OPENAI = TypeAdapter(list[OpenAIMessage])
+
+
+def parse_messages(raw: Sequence[dict[str, Any]], fmt: Format) -> list[Message]:
+    """Canonical messages from JSON messages in `fmt`; pydantic's `ValidationError`, located
+    inside the list (`3.role`), when they do not fit that format's schema."""
+    if fmt == "openai":
+        _OPENAI.validate_python(raw)
+        return from_openai(raw)
+    return _ANTHROPIC.validate_python(raw)

@@ -80,15 +80,19 @@ class DocumentBlock(_Block):
     source: dict[str, Any]
 
 
-class UnknownBlock(_Block):
-    """Any block type this service does not model: kept verbatim, counted from its JSON."""
-
-    type: str
-
-
 KNOWN_BLOCK_TYPES = frozenset(
     {"text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
 )
+
+
+class UnknownBlock(_Block):
+    """Any block type this service does not model: kept verbatim, counted from its JSON.
+
+    Its schema excludes the known names, so the union is one schema per `type` value and a
+    validator or generator never finds a known block matching two branches (the routing
+    itself is `_block_tag`)."""
+
+    type: str = Field(json_schema_extra={"not": {"enum": [*sorted(KNOWN_BLOCK_TYPES)]}})
 
 
 def _block_tag(value: Any) -> str | None:

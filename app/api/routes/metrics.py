@@ -13,7 +13,12 @@ router = APIRouter(tags=["health"])
     "/metrics",
     summary="Prometheus metrics: requests, compactions, tokens, summarizer latency",
     response_class=Response,
-    responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}},
+    responses={
+        200: {
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+            "description": "Prometheus text format",
+        }
+    },
 )
 async def metrics(recorder: MetricsDep) -> Response:
     body, content_type = recorder.exposition()

@@ -96,7 +96,11 @@ async def project_rules(toolkit: ToolkitDep) -> ProjectRulesResponse:
     )
 
 
-@router.post("/assemble", summary="Assemble a model call's messages in layer order")
+@router.post(
+    "/assemble",
+    summary="Assemble a model call's messages in layer order",
+    response_model=AssembleResponse,
+)
 async def assemble(body: AssembleRequest, toolkit: ToolkitDep) -> Any:
     """Seed 004 A1: L1 (system + tools), L2 (CODE_LAW.md), L3 (history), the current input
     and the todo recap, as a message list in the request's format that passes the

@@ -1,0 +1,49 @@
+"""A typed Python client for Context Compact, the sidecar that counts and compacts LLM agent
+message lists: `ContextCompactClient` (blocking) and `AsyncContextCompactClient`, on httpx.
+
+    from context_compact_client import ContextCompactClient
+
+    with ContextCompactClient("http://127.0.0.1:8080") as compact:
+        if compact.should_compact(messages, last_usage=usage)["should_compact"]:
+            messages = compact.compact(messages, session_id="s-1")["messages"]
+"""
+
+from context_compact_client.client import (
+    DEFAULT_BASE_URL,
+    DEFAULT_TIMEOUT,
+    AsyncContextCompactClient,
+    ContextCompactClient,
+)
+from context_compact_client.errors import (
+    ConflictError,
+    ConnectionFailedError,
+    ContextCompactError,
+    DeadlineError,
+    InvalidRequestError,
+    NotFoundError,
+    RequestTooLargeError,
+    ServiceError,
+    UnauthorizedError,
+    UnavailableError,
+    UnexpectedResponseError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_TIMEOUT",
+    "AsyncContextCompactClient",
+    "ConflictError",
+    "ConnectionFailedError",
+    "ContextCompactClient",
+    "ContextCompactError",
+    "DeadlineError",
+    "InvalidRequestError",
+    "NotFoundError",
+    "RequestTooLargeError",
+    "ServiceError",
+    "UnauthorizedError",
+    "UnavailableError",
+    "UnexpectedResponseError",
+]

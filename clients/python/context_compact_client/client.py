@@ -1,0 +1,480 @@
+"""The clients: `ContextCompactClient` (blocking) and `AsyncContextCompactClient`, with the
+same methods, one per route, each taking the route's fields as keyword arguments (left out:
+the server's default) and returning the decoded JSON answer, typed (`types`). Errors are
+exceptions (`errors`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx
+
+from context_compact_client import _calls as calls
+from context_compact_client._calls import Format, Messages, Reason, TokenizerName
+from context_compact_client.types import (
+    ApplyResponse,
+    ArchiveResponse,
+    AssembleResponse,
+    CompactOptions,
+    CompactResponse,
+    CompressToolResultResponse,
+    CountResponse,
+    HealthResponse,
+    JobResponse,
+    PreprocessInputResponse,
+    ProjectRulesResponse,
+    ReadyResponse,
+    SessionCompactionsResponse,
+    ShouldCompactResponse,
+    ToolResultLimits,
+    Usage,
+)
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+# A summary by an LLM may take the server's whole retry deadline (120 s by default).
+DEFAULT_TIMEOUT = 180.0
+
+_T = TypeVar("_T")
+
+
+def _headers(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+class ContextCompactClient:
+    """Blocking client. `transport` is for tests (`httpx.MockTransport`) and proxies."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        token: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._http = httpx.Client(
+            base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport
+        )
+
+    def _send(self, call: calls.Call[_T]) -> _T:
+        try:
+            response = self._http.request(call.method, call.path, json=call.body)
+        except httpx.TransportError as exc:
+            raise calls.transport_error(exc) from exc
+        return call.read(response)
+
+    def count(
+        self,
+        messages: Messages,
+        *,
+        format: Format | None = None,
+        tokenizer: TokenizerName | None = None,
+    ) -> CountResponse:
+        """`POST /count`: the token count of `messages`."""
+        return self._send(calls.count(messages, format, tokenizer))
+
+    def should_compact(
+        self,
+        messages: Messages,
+        *,
+        format: Format | None = None,
+        tokenizer: TokenizerName | None = None,
+        last_usage: Usage | Mapping[str, Any] | None = None,
+        pending_input: str | None = None,
+        context_window: int | None = None,
+        threshold: float | None = None,
+        overflow_threshold: float | None = None,
+        min_messages: int | None = None,
+    ) -> ShouldCompactResponse:
+        """`POST /should-compact`: whether to compact now (from `last_usage` when given)."""
+        return self._send(
+            calls.should_compact(
+                messages,
+                format=format,
+                tokenizer=tokenizer,
+                last_usage=last_usage,
+                pending_input=pending_input,
+                context_window=context_window,
+                threshold=threshold,
+                overflow_threshold=overflow_threshold,
+                min_messages=min_messages,
+            )
+        )
+
+    def compact(
+        self,
+        messages: Messages,
+        *,
+        format: Format | None = None,
+        session_id: str | None = None,
+        force: bool | None = None,
+        instructions: str | None = None,
+        options: CompactOptions | Mapping[str, Any] | None = None,
+        reason: Reason | None = None,
+    ) -> CompactResponse:
+        """`POST /compact`: the compacted messages, in the request's format."""
+        return self._send(
+            calls.compact(
+                calls.compact_body(
+                    messages,
+                    format=format,
+                    session_id=session_id,
+                    force=force,
+                    instructions=instructions,
+                    options=options,
+                    reason=reason,
+                )
+            )
+        )
+
+    def start_compaction(
+        self,
+        messages: Messages,
+        *,
+        format: Format | None = None,
+        session_id: str | None = None,
+        force: bool | None = None,
+        instructions: str | None = None,
+        options: CompactOptions | Mapping[str, Any] | None = None,
+        reason: Reason | None = None,
+    ) -> JobResponse:
+        """`POST /compactions`: the same compaction as a background job (answered 202)."""
+        return self._send(
+            calls.start_compaction(
+                calls.compact_body(
+                    messages,
+                    format=format,
+                    session_id=session_id,
+                    force=force,
+                    instructions=instructions,
+                    options=options,
+                    reason=reason,
+                )
+            )
+        )
+
+    def get_compaction(self, job_id: str) -> JobResponse:
+        """`GET /compactions/{job_id}`: the job's state, and its result once `done`."""
+        return self._send(calls.get_compaction(job_id))
+
+    def cancel_compaction(self, job_id: str) -> JobResponse:
+        """`DELETE /compactions/{job_id}`: cancel (or forget a finished job)."""
+        return self._send(calls.cancel_compaction(job_id))
+
+    def apply_compaction(self, job_id: str, messages: Messages) -> ApplyResponse:
+        """`POST /compactions/{job_id}/apply`: the result swapped into the current list."""
+        return self._send(calls.apply_compaction(job_id, messages))
+
+    def get_archive(self, archive_id: str) -> ArchiveResponse:
+        """`GET /archives/{archive_id}`: the original messages one compaction replaced."""
+        return self._send(calls.get_archive(archive_id))
+
+    def list_compactions(self, session_id: str) -> SessionCompactionsResponse:
+        """`GET /sessions/{session_id}/compactions`: the session's records, oldest first."""
+        return self._send(calls.list_compactions(session_id))
+
+    def compress_tool_result(
+        self,
+        tool: str,
+        result: str | Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        *,
+        input: Mapping[str, Any] | None = None,
+        is_error: bool | None = None,
+        session_id: str | None = None,
+        limits: ToolResultLimits | Mapping[str, Any] | None = None,
+    ) -> CompressToolResultResponse:
+        """`POST /compress-tool-result`: a tool result compressed for history."""
+        return self._send(
+            calls.compress_tool_result(
+                tool,
+                result,
+                input=input,
+                is_error=is_error,
+                session_id=session_id,
+                limits=limits,
+            )
+        )
+
+    def preprocess_input(
+        self, text: str, *, check_exists: bool | None = None, limit: int | None = None
+    ) -> PreprocessInputResponse:
+        """`POST /preprocess-input`: @file reminders appended to a user input."""
+        return self._send(calls.preprocess_input(text, check_exists=check_exists, limit=limit))
+
+    def project_rules(self) -> ProjectRulesResponse:
+        """`GET /project-rules`: CODE_LAW.md of the work directory, if any."""
+        return self._send(calls.PROJECT_RULES)
+
+    def assemble(
+        self,
+        *,
+        messages: Messages | None = None,
+        format: Format | None = None,
+        system: str | None = None,
+        tools: str | None = None,
+        rules: str | None = None,
+        input: str | None = None,
+        preprocess: bool | None = None,
+        todo_recap: str | None = None,
+    ) -> AssembleResponse:
+        """`POST /assemble`: a model call's messages in layer order."""
+        return self._send(
+            calls.assemble(
+                messages=messages,
+                format=format,
+                system=system,
+                tools=tools,
+                rules=rules,
+                input=input,
+                preprocess=preprocess,
+                todo_recap=todo_recap,
+            )
+        )
+
+    def healthz(self) -> HealthResponse:
+        """`GET /healthz`: the process answers."""
+        return self._send(calls.HEALTHZ)
+
+    def readyz(self) -> ReadyResponse:
+        """`GET /readyz`: readiness; a 503 answers `ready: false`, not an error."""
+        return self._send(calls.READYZ)
+
+    def metrics(self) -> str:
+        """`GET /metrics`: the Prometheus text exposition."""
+        return self._send(calls.METRICS)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncContextCompactClient:
+    """The same methods, awaitable. `transport` is for tests and in-process use
+    (`httpx.ASGITransport(app=...)`)."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        token: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._http = httpx.AsyncClient(
+            base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport
+        )
+
+    async def _send(self, call: calls.Call[_T]) -> _T:
+        try:
+            response = await self._http.request(call.method, call.path, json=call.body)
+        except httpx.TransportError as exc:
+            raise calls.transport_error(exc) from exc
+        return call.read(response)
+
+    async def count(
+        self,
+        messages: Messages,
+        *,
+        format: Format | None = None,
+        tokenizer: TokenizerName | None = None,
+    ) -> CountResponse:
+        """`POST /count`: the token count of `messages`."""
+        return await self._send(calls.count(messages, format, tokenizer))
+
+    async def should_compact(
+        self,
+        messages: Messages,
+        *,
+        format: Format | None = None,
+        tokenizer: TokenizerName | None = None,
+        last_usage: Usage | Mapping[str, Any] | None = None,
+        pending_input: str | None = None,
+        context_window: int | None = None,
+        threshold: float | None = None,
+        overflow_threshold: float | None = None,
+        min_messages: int | None = None,
+    ) -> ShouldCompactResponse:
+        """`POST /should-compact`: whether to compact now (from `last_usage` when given)."""
+        return await self._send(
+            calls.should_compact(
+                messages,
+                format=format,
+                tokenizer=tokenizer,
+                last_usage=last_usage,
+                pending_input=pending_input,
+                context_window=context_window,
+                threshold=threshold,
+                overflow_threshold=overflow_threshold,
+                min_messages=min_messages,
+            )
+        )
+
+    async def compact(
+        self,
+        messages: Messages,
+        *,
+        format: Format | None = None,
+        session_id: str | None = None,
+        force: bool | None = None,
+        instructions: str | None = None,
+        options: CompactOptions | Mapping[str, Any] | None = None,
+        reason: Reason | None = None,
+    ) -> CompactResponse:
+        """`POST /compact`: the compacted messages, in the request's format."""
+        return await self._send(
+            calls.compact(
+                calls.compact_body(
+                    messages,
+                    format=format,
+                    session_id=session_id,
+                    force=force,
+                    instructions=instructions,
+                    options=options,
+                    reason=reason,
+                )
+            )
+        )
+
+    async def start_compaction(
+        self,
+        messages: Messages,
+        *,
+        format: Format | None = None,
+        session_id: str | None = None,
+        force: bool | None = None,
+        instructions: str | None = None,
+        options: CompactOptions | Mapping[str, Any] | None = None,
+        reason: Reason | None = None,
+    ) -> JobResponse:
+        """`POST /compactions`: the same compaction as a background job (answered 202)."""
+        return await self._send(
+            calls.start_compaction(
+                calls.compact_body(
+                    messages,
+                    format=format,
+                    session_id=session_id,
+                    force=force,
+                    instructions=instructions,
+                    options=options,
+                    reason=reason,
+                )
+            )
+        )
+
+    async def get_compaction(self, job_id: str) -> JobResponse:
+        """`GET /compactions/{job_id}`: the job's state, and its result once `done`."""
+        return await self._send(calls.get_compaction(job_id))
+
+    async def cancel_compaction(self, job_id: str) -> JobResponse:
+        """`DELETE /compactions/{job_id}`: cancel (or forget a finished job)."""
+        return await self._send(calls.cancel_compaction(job_id))
+
+    async def apply_compaction(self, job_id: str, messages: Messages) -> ApplyResponse:
+        """`POST /compactions/{job_id}/apply`: the result swapped into the current list."""
+        return await self._send(calls.apply_compaction(job_id, messages))
+
+    async def get_archive(self, archive_id: str) -> ArchiveResponse:
+        """`GET /archives/{archive_id}`: the original messages one compaction replaced."""
+        return await self._send(calls.get_archive(archive_id))
+
+    async def list_compactions(self, session_id: str) -> SessionCompactionsResponse:
+        """`GET /sessions/{session_id}/compactions`: the session's records, oldest first."""
+        return await self._send(calls.list_compactions(session_id))
+
+    async def compress_tool_result(
+        self,
+        tool: str,
+        result: str | Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        *,
+        input: Mapping[str, Any] | None = None,
+        is_error: bool | None = None,
+        session_id: str | None = None,
+        limits: ToolResultLimits | Mapping[str, Any] | None = None,
+    ) -> CompressToolResultResponse:
+        """`POST /compress-tool-result`: a tool result compressed for history."""
+        return await self._send(
+            calls.compress_tool_result(
+                tool,
+                result,
+                input=input,
+                is_error=is_error,
+                session_id=session_id,
+                limits=limits,
+            )
+        )
+
+    async def preprocess_input(
+        self, text: str, *, check_exists: bool | None = None, limit: int | None = None
+    ) -> PreprocessInputResponse:
+        """`POST /preprocess-input`: @file reminders appended to a user input."""
+        return await self._send(
+            calls.preprocess_input(text, check_exists=check_exists, limit=limit)
+        )
+
+    async def project_rules(self) -> ProjectRulesResponse:
+        """`GET /project-rules`: CODE_LAW.md of the work directory, if any."""
+        return await self._send(calls.PROJECT_RULES)
+
+    async def assemble(
+        self,
+        *,
+        messages: Messages | None = None,
+        format: Format | None = None,
+        system: str | None = None,
+        tools: str | None = None,
+        rules: str | None = None,
+        input: str | None = None,
+        preprocess: bool | None = None,
+        todo_recap: str | None = None,
+    ) -> AssembleResponse:
+        """`POST /assemble`: a model call's messages in layer order."""
+        return await self._send(
+            calls.assemble(
+                messages=messages,
+                format=format,
+                system=system,
+                tools=tools,
+                rules=rules,
+                input=input,
+                preprocess=preprocess,
+                todo_recap=todo_recap,
+            )
+        )
+
+    async def healthz(self) -> HealthResponse:
+        """`GET /healthz`: the process answers."""
+        return await self._send(calls.HEALTHZ)
+
+    async def readyz(self) -> ReadyResponse:
+        """`GET /readyz`: readiness; a 503 answers `ready: false`, not an error."""
+        return await self._send(calls.READYZ)
+
+    async def metrics(self) -> str:
+        """`GET /metrics`: the Prometheus text exposition."""
+        return await self._send(calls.METRICS)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

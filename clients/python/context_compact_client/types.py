@@ -1,0 +1,320 @@
+"""The API's JSON bodies as `TypedDict`s: what each method returns is the decoded JSON,
+typed. Written from openapi.yaml; a test in the server's suite fails when a key or its
+requiredness differs from the spec. A key the spec marks optional is `NotRequired`."""
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+# One message in either shape (Anthropic Messages or OpenAI Chat Completions), as JSON.
+Message = dict[str, Any]
+
+
+class CountResponse(TypedDict):
+    """The token count of a message list."""
+
+    token_count: int
+    message_count: int
+    tokenizer: str
+    exact: bool
+    format: Literal["anthropic", "openai"]
+    warnings: NotRequired[list[str]]
+
+
+class ShouldCompactResponse(TypedDict):
+    """The threshold decision and the figures behind it."""
+
+    should_compact: bool
+    overflow: bool
+    reason: Literal["below_min_messages", "below_threshold", "above_threshold", "overflow"]
+    token_count: int
+    token_source: Literal["counted", "last_usage"]
+    threshold_tokens: int
+    overflow_tokens: int
+    context_window: int
+    message_count: int
+    format: Literal["anthropic", "openai"]
+    exact: NotRequired[bool]
+    warnings: NotRequired[list[str]]
+
+
+class RestoredFileInfo(TypedDict):
+    path: str
+    token_count: int
+
+
+class SkippedFileInfo(TypedDict):
+    path: str
+    reason: str
+
+
+class CompactStats(TypedDict):
+    """Tokens and messages before and after a compaction."""
+
+    original_token_count: int
+    compacted_token_count: int
+    compaction_ratio: float
+    compacted_message_count: int
+    retained_message_count: int
+    restored_file_count: int
+    restored_token_count: int
+
+
+class ArchiveInfo(TypedDict):
+    id: str
+    session_id: str | None
+    message_count: int
+    sha256: str
+
+
+class LedgerFactInfo(TypedDict):
+    """One fact of the ledger, and whether the summarizer's own text already stated it."""
+
+    kind: str
+    text: str
+    in_summary: bool
+
+
+class PhaseInfo(TypedDict):
+    """One step of a compaction, with the tokens of the whole list before and after it."""
+
+    phase: str
+    tokens_before: int
+    tokens_after: int
+    detail: NotRequired[str | None]
+
+
+class CompactResponse(TypedDict):
+    """What a compaction did; `messages` in the request's format."""
+
+    compacted: bool
+    format: NotRequired[Literal["anthropic", "openai"]]
+    reason: NotRequired[
+        Literal[
+            "below_threshold",
+            "below_min_messages",
+            "nothing_to_compact",
+            "pending_tool_calls",
+            "archive_failed",
+            "summarization_failed",
+            "too_few_rounds",
+            "nothing_to_prune",
+            "max_iterations",
+            "selective_failed",
+        ]
+        | None
+    ]
+    messages: list[Message]
+    summary: NotRequired[str | None]
+    token_count: int
+    restored_files: NotRequired[list[RestoredFileInfo]]
+    skipped_files: NotRequired[list[SkippedFileInfo]]
+    stats: NotRequired[CompactStats | None]
+    archive: NotRequired[ArchiveInfo | None]
+    summarizer: NotRequired[str | None]
+    ledger: NotRequired[list[LedgerFactInfo]]
+    ledger_dropped: NotRequired[int]
+    strategy: NotRequired[str]
+    compacted_indexes: NotRequired[list[int]]
+    phases: NotRequired[list[PhaseInfo]]
+    summary_chunks: NotRequired[int]
+    warnings: NotRequired[list[str]]
+
+
+class JobResponse(TypedDict):
+    """A background compaction; `result` (what `/compact` would answer) once `done`."""
+
+    id: str
+    session_id: str | None
+    state: Literal["queued", "running", "done", "failed", "cancelled"]
+    reason: NotRequired[str | None]
+    message: NotRequired[str | None]
+    format: Literal["anthropic", "openai"]
+    created_at: str
+    finished_at: str | None
+    sent_count: int
+    sent_sha256: str
+    replaces_message_count: NotRequired[int | None]
+    result: NotRequired[CompactResponse | None]
+    owner: NotRequired[str | None]
+    heartbeat_at: NotRequired[str | None]
+    cancel_requested: NotRequired[bool]
+
+
+class ApplyResponse(TypedDict):
+    """The agent's list with the sent prefix swapped for the compacted messages."""
+
+    job_id: str
+    compacted: bool
+    format: Literal["anthropic", "openai"]
+    replaced_message_count: int
+    kept_message_count: int
+    messages: list[Message]
+
+
+class ArchiveResponse(TypedDict):
+    """The original messages one compaction replaced, exactly as they were sent."""
+
+    id: str
+    session_id: str | None
+    created_at: str
+    message_count: int
+    sha256: str
+    messages: list[Message]
+
+
+class CompactionRecord(TypedDict):
+    """One compaction of a session, as `GET /sessions/{id}/compactions` serves it."""
+
+    id: str
+    session_id: str
+    timestamp: str
+    reason: Literal["llm_call", "tool_execution", "manual"]
+    strategy: str
+    outcome: str
+    message_count_before: int
+    message_count_after: int
+    tokens_before: int
+    tokens_after: int
+    compacted_message_ids: list[str]
+    summary_message_id: NotRequired[str | None]
+    archive_id: NotRequired[str | None]
+    warnings: NotRequired[list[str]]
+
+
+class SessionCompactionsResponse(TypedDict):
+    """The compaction records of one session, oldest first."""
+
+    session_id: str
+    records: list[CompactionRecord]
+
+
+class MissingMentionInfo(TypedDict):
+    """A mention that names nothing in the work directory, and why."""
+
+    path: str
+    reason: str
+
+
+class CompressToolResultResponse(TypedDict):
+    """The compressed result: `result` as an object, `content` as the tool message text."""
+
+    tool: str
+    rule: Literal["ls", "glob", "grep", "read", "edit", "write", "bash", "todo", "fallback"]
+    result: dict[str, Any]
+    content: str
+    original_chars: int
+    compressed_chars: int
+    warnings: NotRequired[list[str]]
+
+
+class PreprocessInputResponse(TypedDict):
+    """The input with the reminders appended, and what was found."""
+
+    text: str
+    mentions: list[str]
+    reminded: list[str]
+    more_count: int
+    missing: list[MissingMentionInfo]
+    warnings: NotRequired[list[str]]
+
+
+class ProjectRulesResponse(TypedDict):
+    """`CODE_LAW.md` (any case) at the root of the work directory."""
+
+    found: bool
+    path: str | None
+    content: str | None
+    skipped: str | None
+
+
+class AssembleResponse(TypedDict):
+    """The message list to send, in the request's format, and the layer of each message."""
+
+    messages: list[Message]
+    format: Literal["anthropic", "openai"]
+    layers: list[Literal["L1", "L2", "L3", "input", "L3+input"]]
+    rules_source: Literal["workdir", "request", "none"]
+    rules_path: str | None
+    mentions: NotRequired[PreprocessInputResponse | None]
+    warnings: NotRequired[list[str]]
+
+
+class HealthResponse(TypedDict):
+    """The process is alive."""
+
+    status: NotRequired[Literal["ok"]]
+
+
+class ReadyResponse(TypedDict):
+    """Whether the service can do its work: 200 when every check passes, else 503."""
+
+    ready: bool
+    checks: dict[str, Any]
+
+
+class ErrorDetail(TypedDict):
+    """One problem with the request."""
+
+    field: NotRequired[str | None]
+    message: str
+
+
+class ErrorResponse(TypedDict):
+    """Every error answer: a stable code, a readable message, and the fields at fault."""
+
+    error: str
+    message: str
+    details: NotRequired[list[ErrorDetail]]
+
+
+class CompactOptions(TypedDict, total=False):
+    """Per-request overrides of the server's defaults; every field is optional."""
+
+    strategy: Literal["full", "tail", "selective", "prune"]
+    keep_recent_rounds: int | None
+    prune_keep_recent: int | None
+    prune_exclude_tools: list[str] | None
+    prune_min_tokens: int | None
+    prune_clear_inputs: bool | None
+    max_iterations: int | None
+    context_window: int | None
+    threshold: float | None
+    min_messages: int | None
+    max_restore_files: int | None
+    max_restore_tokens_per_file: int | None
+    max_restore_tokens_total: int | None
+    ledger_budget: int | None
+    max_summary_words: int | None
+    read_tools: list[str] | None
+    keep_recent: int | None
+    tool_call_threshold: int | None
+    tool_result_threshold: int | None
+    preview_tokens: int | None
+    fallback_to_summary: bool | None
+    summary_input_budget: int | None
+
+
+class ToolResultLimits(TypedDict, total=False):
+    """How much of each kind of tool result history keeps."""
+
+    read_lines: int
+    grep_matches: int
+    glob_hits: int
+    ls_entries: int
+    edit_lines: int
+    write_lines: int
+    bash_stdout_head: int
+    bash_stdout_tail: int
+    bash_stderr_lines: int
+    todo_items: int
+    fallback_chars: int
+
+
+class Usage(TypedDict, total=False):
+    """A provider's `usage` block from the last response: Anthropic's or OpenAI's keys."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_creation_input_tokens: int | None
+    cache_read_input_tokens: int | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
