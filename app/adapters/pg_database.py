@@ -152,6 +152,10 @@ class Database:
             timeout=limits.wait,
             kwargs={"connect_timeout": limits.connect_timeout, "options": options},
             check=ConnectionPool.check_connection,
+            # The pool retries a failed connection with a doubling delay until this runs
+            # out, then starts again at the next request: it bounds how long a replica
+            # takes to notice the database is back.
+            reconnect_timeout=max(2 * limits.wait, 2.0),
             name="context-compact",
             open=False,
         )

@@ -303,7 +303,7 @@ class PgJobStore:
                 "SELECT id, record, request FROM compact_jobs"
                 f" WHERE state IN {_IN_FLIGHT_SQL} AND request IS NOT NULL"
                 " AND NOT cancel_requested"
-                " AND (heartbeat_at IS NULL OR heartbeat_at < %(before)s)"
+                " AND (heartbeat_at IS NULL OR heartbeat_at <= %(before)s)"
                 f" {only} ORDER BY id LIMIT %(limit)s FOR UPDATE SKIP LOCKED",
                 {"before": abandoned_before, "limit": limit, "job_id": job_id},
             ).fetchall()

@@ -210,12 +210,13 @@ class JobManager:
             owner=self.instance_id,
             heartbeat_at=now,
         )
-        self._jobs[job.id] = job
-        if self._queue is not None:
+        if self._queue is not None:  # in memory once the database accepted it
             await self._create(self._queue, job, request)
+            self._jobs[job.id] = job
             self._tasks[job.id] = asyncio.create_task(self._run(job.id, request))
             log.info("compaction job queued", extra={"job": job.id, "session_id": session})
             return job
+        self._jobs[job.id] = job
         try:
             await self._persist(job.id)
             if session is not None:  # after the record: see `sweep`
@@ -513,16 +514,11 @@ class JobManager:
         """Writes a new job with its request; the store refuses a second job in flight
         for the session (`SessionBusyError`, after taking over that job if its replica
         died)."""
-        try:
-            async with self._write_lock:
-                busy = await _to_the_end(
-                    lambda args: queue.create(*args), (job_to_json(job), request_to_json(request))
-                )
-        except JobStoreError:
-            self._jobs.pop(job.id, None)
-            raise
+        async with self._write_lock:
+            busy = await _to_the_end(
+                lambda args: queue.create(*args), (job_to_json(job), request_to_json(request))
+            )
         if busy is not None:
-            self._jobs.pop(job.id, None)
             await self._load(busy)  # an abandoned job is taken over here
             raise SessionBusyError(busy)
 
