@@ -183,7 +183,8 @@ class Settings(BaseSettings):
         description=(
             "a replica renews the lease of each job it runs every third of this; a job "
             "whose lease ran out (its replica died) is reported `failed: interrupted` by any "
-            "replica sharing the data directory"
+            "replica sharing the data directory, or taken over and finished by another "
+            "replica with `COMPACT_DATABASE_URL`"
         ),
     )
     # Seed 004 toolkit (/compress-tool-result, /preprocess-input, /project-rules, /assemble)
