@@ -3,10 +3,10 @@
 Two measurements, each on a fresh database created on `--admin-url` (default: the local
 server, `postgresql://postgres@127.0.0.1:5432/postgres`) and dropped afterwards:
 
-1. Throughput of forced `/compact` calls (a 61-message conversation of ~14,600 tokens, a summarizer that
-   waits `--llm-delay` seconds like an LLM call and uses no CPU), `--clients` concurrent
-   clients spread evenly over the replicas, for: one replica on the file store (the
-   reference), one replica on the database, two replicas on one database.
+1. Throughput of forced `/compact` calls (a 61-message conversation of ~14,600 tokens,
+   a summarizer that waits `--llm-delay` seconds like an LLM call and uses no CPU),
+   `--clients` concurrent clients spread evenly over the replicas, for: one replica on
+   the file store (the reference), one replica on the database, two on one database.
 2. What a replica's death costs a background job: a job posted to replica A (lease
    `--lease` s, the summary taking `--job-delay` s), A killed with SIGKILL once the job
    runs, replica B polled until the job is done: seconds from the kill to `done`.
@@ -74,7 +74,8 @@ async def drive(urls: list[str], body: bytes, clients: int, seconds: float) -> d
 
     async def worker(index: int) -> None:
         address = urlsplit(urls[index % len(urls)])
-        assert address.hostname is not None and address.port is not None
+        assert address.hostname is not None
+        assert address.port is not None
         connection = Http1Connection(address.hostname, address.port)
         try:
             while time.perf_counter() < deadline:
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(name)
         out = [f"machine: {machine()}", ""]
         if not args.skip_throughput:
-            out += throughput(args, tmp) + [""]
+            out += [*throughput(args, tmp), ""]
         out += takeover(args, tmp)
     print("\n".join(out))
     return 0

@@ -464,6 +464,11 @@ class JobManager:
         failed stays in memory, answered from here until it expires."""
         try:
             await self._persist(job_id)
+        except JobTakenOverError:
+            self._give_up(job_id)  # the other replica's record is the job now
+            if not quietly:
+                raise
+            return
         except JobStoreError as exc:
             if not quietly:
                 raise
