@@ -12,11 +12,17 @@ read from the store: any replica answers for any job, and a job whose owner stop
 renewing is declared `failed: interrupted` by whichever replica next looks at it. Only the
 owner writes a live job's record; another replica asks it to cancel through the store.
 Finished jobs expire `ttl` after finishing; whoever sweeps first deletes them.
+
+With a `JobQueue` (the database store) three things change: the store, not a read, refuses
+a second job in flight for a session; the request is stored with the job; and a job whose
+owner stopped renewing is claimed by another replica and run again from its request to the
+end, instead of being declared interrupted. A clean stop hands its jobs over at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import platform
@@ -524,7 +530,8 @@ class JobManager:
                 lambda args: queue.create(*args), (job_to_json(job), request_to_json(request))
             )
         if busy is not None:
-            await self._load(busy)  # an abandoned job is taken over here
+            with contextlib.suppress(JobStoreError):
+                await self._load(busy)  # an abandoned job is taken over here
             raise SessionBusyError(busy)
 
     async def _take_over_abandoned(self, queue: JobQueue, job_id: str | None = None) -> list[Job]:
@@ -544,11 +551,16 @@ class JobManager:
         for record, request_data in claimed:
             try:
                 job = job_from_json(record)
-                request = request_from_json(request_data)
             except ValueError as exc:
                 log.error("job not taken over", extra={"job": record.get("id"), "error": str(exc)})
                 continue
             self._jobs[job.id] = job
+            try:
+                request = request_from_json(request_data)
+            except ValueError as exc:  # fail it, or every replica would claim it again
+                self._jobs[job.id] = job.finish("failed", now, reason="error", message=str(exc))
+                await self._write_final(job.id, quietly=True)
+                continue
             self._tasks[job.id] = asyncio.create_task(self._run(job.id, request))
             log.warning(
                 "compaction job taken over", extra={"job": job.id, "session_id": job.session_id}

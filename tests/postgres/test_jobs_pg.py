@@ -228,3 +228,30 @@ async def test_a_submit_while_the_database_refuses_is_a_store_error(
     a = await replica("a", Gate(), Down(database))
     with pytest.raises(JobStoreError):
         await submit(a, session=session())
+
+
+async def test_a_claimed_job_whose_request_is_unreadable_fails_instead_of_looping(
+    replica: Replica, database: Database, clock: Clock
+) -> None:
+    b = await replica("b", lambda r: "SUMMARY")
+    job_id = f"job-{secrets.token_hex(8)}"
+    stale = (clock.now - 2 * LEASE).isoformat()
+    record = {
+        "id": job_id,
+        "session_id": session(),
+        "state": "running",
+        "format": "anthropic",
+        "created_at": stale,
+        "finished_at": None,
+        "sent_count": 1,
+        "sent_sha256": "x",
+        "sent_hashes": ["x"],
+        "owner": "dead-replica",
+        "heartbeat_at": stale,
+    }
+    assert PgJobStore(database).create(record, {"messages": "not a list"}) is None
+    await b.heartbeat()
+    failed = await wait_for(b, job_id, "failed")
+    assert failed.reason == "error"
+    assert failed.message is not None
+    assert failed.message.startswith("stored request is unreadable")
