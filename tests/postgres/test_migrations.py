@@ -6,8 +6,15 @@ from __future__ import annotations
 import threading
 
 import psycopg
+import pytest
 
-from app.adapters.pg_database import SCHEMA_VERSION, Database, migrate, schema_version
+from app.adapters.pg_database import (
+    SCHEMA_VERSION,
+    Database,
+    PoolLimits,
+    migrate,
+    schema_version,
+)
 
 
 def _indexes(conn: psycopg.Connection[tuple[object, ...]], table: str) -> set[str]:
@@ -67,5 +74,17 @@ def test_the_pool_migrates_on_first_use(empty_database_url: str) -> None:
         assert database.unavailable_reason() is None
         with database.connection() as conn:
             assert schema_version(conn) == SCHEMA_VERSION
+    finally:
+        database.close()
+
+
+def test_the_statement_timeout_and_pool_size_are_the_settings(database_url: str) -> None:
+    database = Database(database_url, PoolLimits(min_size=0, max_size=2, statement_timeout=0.2))
+    try:
+        with database.connection() as conn:
+            assert conn.execute("SHOW statement_timeout").fetchone() == ("200ms",)
+            with pytest.raises(psycopg.errors.QueryCanceled):
+                conn.execute("SELECT pg_sleep(2)")
+        assert database.pool.max_size == 2
     finally:
         database.close()

@@ -166,11 +166,13 @@ async def test_a_database_down_at_start_is_reported_then_used_once_back(
     app_on: App, empty_database_url: str, proxy: CuttableProxy
 ) -> None:
     proxy.cut()
-    app = await app_on(url_through(empty_database_url, proxy.port), database_pool_wait=0.3)
+    url = url_through(empty_database_url, proxy.port) + " password=hunter2-not-logged"
+    app = await app_on(url, database_pool_wait=0.3)
     assert (await app.get("/healthz")).status_code == 200
     ready = await app.get("/readyz")
     assert ready.status_code == 503
     assert "database_ready" in ready.json()["reasons"]
+    assert "hunter2" not in ready.text
     proxy.restore()
     await ready_again(app)  # and migrated on first use
     body = {"messages": CONVERSATION, "force": True}
