@@ -21,6 +21,8 @@ from app.adapters.archive_store import FileArchiveStore
 from app.adapters.job_store import FileJobStore
 from app.adapters.logs import configure_logging
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
+from app.adapters.pg_database import Database, PoolLimits
+from app.adapters.pg_stores import PgArchiveStore, PgJobStore, PgRecordStore, PgSeenStore
 from app.adapters.prometheus_metrics import PrometheusMetrics
 from app.adapters.record_store import FileRecordStore
 from app.adapters.retry import RetryingSummarizer
@@ -46,7 +48,9 @@ from app.api.routes import (
 from app.api.spec import finish_openapi
 from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
-from app.core.ports import ProviderCounter, Summarizer, Tokenizer
+from app.core.jobs import JobQueue, JobStore
+from app.core.ports import ArchiveStore, ProviderCounter, SeenStore, Summarizer, Tokenizer
+from app.core.records import RecordStore
 from app.core.restore import RestoreLimits, read_tools_from
 from app.core.selective import SelectiveLimits
 from app.core.tool_results import ToolResultLimits
@@ -79,6 +83,53 @@ SERVERS = [
     {"url": "http://127.0.0.1:8080", "description": "A local `python -m app serve`"},
 ]
 LICENSE = {"name": "MIT", "identifier": "MIT"}
+
+
+class Stores:
+    """Where the shared state lives: files under `data_dir` (the default), or PostgreSQL
+    when `COMPACT_DATABASE_URL` is set. Built once per app; `open`/`close` belong to the
+    lifespan (the file stores have nothing to open)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.database: Database | None = None
+        self.archive: ArchiveStore
+        self.records: RecordStore
+        self.seen: SeenStore
+        self.jobs: JobStore
+        self.queue: JobQueue | None = None
+        if settings.database_url is None:
+            self.archive = FileArchiveStore(settings.data_dir)
+            self.records = FileRecordStore(settings.data_dir)
+            self.seen = FileSeenStore(settings.data_dir)
+            self.jobs = FileJobStore(settings.data_dir)
+            return
+        limits = PoolLimits(
+            min_size=settings.database_pool_min,
+            max_size=settings.database_pool_max,
+            wait=settings.database_pool_wait,
+            connect_timeout=settings.database_connect_timeout,
+            statement_timeout=settings.database_statement_timeout,
+        )
+        self.database = Database(settings.database_url.get_secret_value(), limits)
+        self.archive = PgArchiveStore(self.database)
+        self.records = PgRecordStore(self.database)
+        self.seen = PgSeenStore(self.database)
+        jobs = PgJobStore(self.database)
+        self.jobs, self.queue = jobs, jobs
+
+    async def open(self) -> None:
+        """Connects and migrates the schema; a database that is down is logged (`/readyz`
+        says why) and the first use after it is back migrates."""
+        if self.database is None:
+            return
+        self.database.open()
+        reason = await to_thread.run_sync(self.database.unavailable_reason)
+        if reason is not None:
+            log.error("database not ready at start", extra={"error": reason})
+
+    async def close(self) -> None:
+        if self.database is not None:
+            await to_thread.run_sync(self.database.close)
 
 
 def build_summarizer(settings: Settings) -> Summarizer:
@@ -134,10 +185,12 @@ def build_service(
     tokenizer: Tokenizer | None = None,
     summarizer: Summarizer | None = None,
     metrics: Metrics | None = None,
+    stores: Stores | None = None,
 ) -> MeteredCompactionService:
     """The service, its compactions and summarizer calls recorded in `metrics` (a new
     Prometheus registry unless one is given)."""
     metrics = metrics or PrometheusMetrics()
+    stores = stores or Stores(settings)
     summarizer = summarizer or build_summarizer(settings)
     fallback = (
         TimedSummarizer(ExtractiveSummarizer(), metrics)
@@ -151,9 +204,9 @@ def build_service(
         fallback=fallback,
         provider_counter=build_provider_counter(settings),
         workdir=SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases),
-        archive=FileArchiveStore(settings.data_dir),
-        freshness=Freshness(FileSeenStore(settings.data_dir)),
-        records=FileRecordStore(settings.data_dir),
+        archive=stores.archive,
+        freshness=Freshness(stores.seen),
+        records=stores.records,
         defaults=Defaults(
             thresholds=Thresholds(
                 context_window=settings.context_window,
@@ -189,7 +242,7 @@ def build_service(
     )
 
 
-def build_toolkit(settings: Settings) -> ToolkitService:
+def build_toolkit(settings: Settings, seen: SeenStore | None = None) -> ToolkitService:
     """Seed 004's toolkit: the same sandbox and data directory as the compaction."""
     workdir = SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases)
     prefix = "tool_result_"
@@ -201,7 +254,7 @@ def build_toolkit(settings: Settings) -> ToolkitService:
     return ToolkitService(
         reader=workdir,
         inspector=workdir,
-        freshness=Freshness(FileSeenStore(settings.data_dir)),
+        freshness=Freshness(seen or FileSeenStore(settings.data_dir)),
         defaults=ToolkitDefaults(
             limits=ToolResultLimits(**limits),
             mention_limit=settings.mention_limit,
@@ -219,16 +272,22 @@ async def close_ports(service: CompactionService) -> None:
 
 
 def create_app(
-    settings: Settings | None = None, *, service: CompactionService | None = None
+    settings: Settings | None = None,
+    *,
+    service: CompactionService | None = None,
+    stores: Stores | None = None,
 ) -> FastAPI:
-    """A ready app. The tokenizer loads here, at start-up, never on the first request."""
+    """A ready app. The tokenizer loads here, at start-up, never on the first request.
+    A `service` built beforehand should be given the same `stores` (one pool)."""
     settings = settings or Settings()
-    service = service or build_service(settings)
+    stores = stores or Stores(settings)
+    service = service or build_service(settings, stores=stores)
     recorder = service.metrics if isinstance(service, MeteredCompactionService) else None
     recorder = recorder or PrometheusMetrics()
     job_manager = JobManager(
         service,
-        FileJobStore(settings.data_dir),
+        stores.jobs,
+        queue=stores.queue,
         workers=settings.job_workers,
         queue_limit=settings.job_queue_limit,
         ttl=timedelta(seconds=settings.job_ttl_seconds),
@@ -237,6 +296,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await stores.open()
         sweep = getattr(service.archive, "remove_stale_temps", None)
         if sweep is not None:  # debris of a process killed mid-write
             await to_thread.run_sync(sweep)
@@ -253,6 +313,7 @@ def create_app(
         gc.unfreeze()
         await job_manager.close()
         await close_ports(service)
+        await stores.close()
 
     app = FastAPI(
         title="Context Compact",
@@ -265,7 +326,7 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.jobs = job_manager
-    app.state.toolkit = build_toolkit(settings)
+    app.state.toolkit = build_toolkit(settings, stores.seen)
     app.state.metrics = recorder
     install_error_handlers(app)
     for module in (counting, compaction, jobs, archives, sessions, toolkit, health, metrics):

@@ -35,6 +35,34 @@ class Settings(BaseSettings):
             "times are written"
         ),
     )
+    database_url: SecretStr | None = Field(
+        None,
+        description=(
+            "a PostgreSQL URL (`postgresql://user:pass@host:5432/db`): archives, session "
+            "records, seen times and background jobs live there instead of `data_dir`, for "
+            "replicas without a shared volume (docs/postgres.md); never logged"
+        ),
+    )
+    database_pool_min: int = Field(
+        1, ge=0, description="database connections each replica keeps open"
+    )
+    database_pool_max: int = Field(
+        10, ge=1, description="database connections each replica may open at most"
+    )
+    database_pool_wait: float = Field(
+        5.0,
+        gt=0,
+        description=(
+            "seconds a request waits for a free database connection (then the storage "
+            "failure: `archive_failed`, or `503` for jobs)"
+        ),
+    )
+    database_connect_timeout: int = Field(
+        5, ge=1, description="seconds to establish one database connection"
+    )
+    database_statement_timeout: float = Field(
+        10.0, ge=0, description="seconds one SQL statement may run (`0`: no limit)"
+    )
     context_window: int = Field(200_000, gt=0, description="model window in tokens")
     threshold: float = Field(0.8, gt=0, le=1, description="compact at this share of the window")
     overflow_threshold: float = Field(
@@ -155,7 +183,8 @@ class Settings(BaseSettings):
         description=(
             "a replica renews the lease of each job it runs every third of this; a job "
             "whose lease ran out (its replica died) is reported `failed: interrupted` by any "
-            "replica sharing the data directory"
+            "replica sharing the data directory, or taken over and finished by another "
+            "replica with `COMPACT_DATABASE_URL`"
         ),
     )
     # Seed 004 toolkit (/compress-tool-result, /preprocess-input, /project-rules, /assemble)

@@ -4,10 +4,11 @@ Every document is validated strictly (unknown fields are errors) against the Kub
 OpenAPI schemas that kubernetes-validate bundles, for the oldest and the newest version we
 claim, then checked against what docs/deploy.md promises: several replicas, a non-root
 pod with a read-only root file system, resources, liveness on `/healthz` and readiness on
-`/readyz`, the work directory mounted read-only, the data directory on a ReadWriteMany
-claim, and a Service that reaches the pods.
+`/readyz`, the work directory mounted read-only, the shared state either on a
+ReadWriteMany claim at the data directory (deploy/) or in PostgreSQL, its URL from a
+Secret and no ReadWriteMany claim (deploy/postgres/), and a Service that reaches the pods.
 
-Usage: python -m scripts.check_kubernetes [DIRECTORY]
+Usage: python -m scripts.check_kubernetes [DIRECTORY ...]   (default: deploy and deploy/postgres)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KUBERNETES_VERSIONS = ("1.29", "1.37")
 WORKDIR_MOUNT = "/workspace"
 DATA_MOUNT = "/data"
+DATABASE_VARIABLE = "COMPACT_DATABASE_URL"
 
 Manifest = Mapping[str, Any]
 
@@ -106,6 +108,11 @@ def deployment_problems(deployment: Manifest, claims: Mapping[str, Manifest]) ->
             problems.append(f"{variable} is {env[variable]!r}, not the mount {path}")
     if WORKDIR_MOUNT in mounts and mounts[WORKDIR_MOUNT].get("readOnly") is not True:
         problems.append(f"the work directory {WORKDIR_MOUNT} is not mounted readOnly")
+    database = next(
+        (e for e in container.get("env") or [] if e.get("name") == DATABASE_VARIABLE), None
+    )
+    if database is not None:
+        return problems + _database_problems(database, mounts, volumes)
     if DATA_MOUNT in mounts:
         volume = volumes.get(mounts[DATA_MOUNT].get("name")) or {}
         claim_name = (volume.get("persistentVolumeClaim") or {}).get("claimName")
@@ -114,6 +121,21 @@ def deployment_problems(deployment: Manifest, claims: Mapping[str, Manifest]) ->
             problems.append(f"{DATA_MOUNT} is not a PersistentVolumeClaim defined in deploy/")
         elif "ReadWriteMany" not in (claim.get("spec") or {}).get("accessModes", []):
             problems.append(f"claim {claim_name!r} for {DATA_MOUNT} is not ReadWriteMany")
+    return problems
+
+
+def _database_problems(
+    variable: Manifest, mounts: Mapping[Any, Manifest], volumes: Mapping[Any, Manifest]
+) -> list[str]:
+    """The shared shape on PostgreSQL: the URL (it holds a password) from a Secret, and
+    no claim at the data directory (the database replaces the shared volume)."""
+    problems = []
+    if "secretKeyRef" not in (variable.get("valueFrom") or {}):
+        problems.append(f"{DATABASE_VARIABLE} does not come from a Secret (secretKeyRef)")
+    if DATA_MOUNT in mounts:
+        volume = volumes.get(mounts[DATA_MOUNT].get("name")) or {}
+        if "persistentVolumeClaim" in volume:
+            problems.append(f"{DATA_MOUNT} is a claim; with {DATABASE_VARIABLE} it needs none")
     return problems
 
 
@@ -150,16 +172,27 @@ def manifest_problems(manifests: Sequence[tuple[str, Manifest]]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("directory", nargs="?", type=Path, default=ROOT / "deploy")
+    parser.add_argument(
+        "directories",
+        nargs="*",
+        type=Path,
+        default=[ROOT / "deploy", ROOT / "deploy" / "postgres"],
+    )
     args = parser.parse_args(argv)
-    manifests = load_manifests(args.directory)
-    problems = manifest_problems(manifests)
-    for problem in problems:
-        print(problem)
-    if not problems:
-        versions = " and ".join(KUBERNETES_VERSIONS)
-        print(f"{len(manifests)} manifests valid for Kubernetes {versions}; every rule holds")
-    return 1 if problems else 0
+    failed = False
+    for directory in args.directories:
+        manifests = load_manifests(directory)
+        problems = manifest_problems(manifests)
+        for problem in problems:
+            print(f"{directory.name}/{problem}")
+        if not problems:
+            versions = " and ".join(KUBERNETES_VERSIONS)
+            print(
+                f"{directory.name}: {len(manifests)} manifests valid for Kubernetes "
+                f"{versions}; every rule holds"
+            )
+        failed = failed or bool(problems)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

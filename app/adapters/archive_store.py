@@ -54,7 +54,7 @@ class FileArchiveStore:
             raise ArchiveError("invalid archive id")
         if ref.session_id is not None and not is_valid_id(ref.session_id):
             raise ArchiveError("invalid session id")
-        data = self._encode(archive)
+        data = encode_archive(archive)
         final = self._path(ref.id)
         temp = temp_path(self._dir, ref.id)
         published = False
@@ -88,7 +88,7 @@ class FileArchiveStore:
             raise ArchiveError(f"archive read failed: {errno_name(exc)}") from exc
         if data is None:
             raise ArchiveError("archive is not a regular file")
-        return _decode(archive_id, data)
+        return decode_archive(archive_id, data)
 
     def writable(self) -> bool:
         probe = temp_path(self._dir, "probe")
@@ -122,24 +122,25 @@ class FileArchiveStore:
             return False
         return True
 
-    @staticmethod
-    def _encode(archive: Archive) -> bytes:
-        ref = archive.ref
-        document = {
-            "id": ref.id,
-            "session_id": ref.session_id,
-            "created_at": archive.created_at,
-            "message_count": ref.message_count,
-            "sha256": ref.sha256,
-            "messages": archive.messages,
-        }
-        try:
-            return orjson.dumps(document)
-        except orjson.JSONEncodeError as exc:
-            raise ArchiveError("archive is not serializable as JSON") from exc
+
+def encode_archive(archive: Archive) -> bytes:
+    """The archive as one JSON document (what is written, byte for byte)."""
+    ref = archive.ref
+    document = {
+        "id": ref.id,
+        "session_id": ref.session_id,
+        "created_at": archive.created_at,
+        "message_count": ref.message_count,
+        "sha256": ref.sha256,
+        "messages": archive.messages,
+    }
+    try:
+        return orjson.dumps(document)
+    except orjson.JSONEncodeError as exc:
+        raise ArchiveError("archive is not serializable as JSON") from exc
 
 
-def _decode(archive_id: str, data: bytes) -> Archive:
+def decode_archive(archive_id: str, data: bytes) -> Archive:
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

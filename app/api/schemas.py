@@ -402,7 +402,13 @@ class ReadyResponse(BaseModel):
     )
     ready: bool
     checks: dict[str, bool] = Field(
-        description="tokenizer_loaded, data_dir_writable, workdir_readable"
+        description=(
+            "tokenizer_loaded, data_dir_writable (or database_ready with "
+            "`COMPACT_DATABASE_URL`), workdir_readable"
+        )
+    )
+    reasons: dict[str, str] | None = Field(
+        None, description="why a failing check failed, when known (absent otherwise)"
     )
 
 

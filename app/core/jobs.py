@@ -37,6 +37,11 @@ class JobStoreError(CompactError):
     """A job record could not be written, read or deleted."""
 
 
+class JobTakenOverError(JobStoreError):
+    """The job's lease ran out and another replica took it over: this one's writes no
+    longer land, and it stops running the job."""
+
+
 @dataclass(frozen=True)
 class Job:
     id: str
@@ -111,6 +116,33 @@ class JobStore(Protocol):
     def delete_session(self, session_id: str, job_id: str) -> None:
         """Deletes the entry if it still names `job_id`."""
         ...
+
+
+class JobQueue(Protocol):
+    """A job store that can also hand a job from one replica to another (the database
+    store; the file store cannot, and its abandoned jobs end `failed: interrupted`).
+
+    `create` writes a new job in flight together with its request, refusing it when the
+    session already has one in flight (decided by the store, not read-then-write);
+    `take_over` claims jobs whose lease ran out so this replica runs them to the end;
+    `release` hands this replica's jobs in flight to the others at once (a clean stop)."""
+
+    def create(self, job: JsonDict, request: JsonDict) -> str | None:
+        """None when written; else the id of the session's job in flight."""
+        ...
+
+    def take_over(
+        self,
+        owner: str,
+        now: datetime,
+        abandoned_before: datetime,
+        limit: int,
+        job_id: str | None = None,
+    ) -> list[tuple[JsonDict, JsonDict]]:
+        """The claimed jobs' records (now `queued`, owned by `owner`) and requests."""
+        ...
+
+    def release(self, owner: str, job_ids: Sequence[str]) -> None: ...
 
 
 def message_sha256(message: JsonDict) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from app.core.messages import Message
 
@@ -157,6 +157,16 @@ class ArchiveStore(Protocol):
     def load(self, archive_id: str) -> Archive | None: ...
 
     def writable(self) -> bool: ...
+
+
+@runtime_checkable
+class ExplainsReadiness(Protocol):
+    """A store that can say why it cannot work (the database store: unreachable, a
+    timeout). `/readyz` reports it under `check_name` instead of `data_dir_writable`."""
+
+    check_name: str
+
+    def unavailable_reason(self) -> str | None: ...
 
 
 class ProviderCounter(Protocol):

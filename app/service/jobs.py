@@ -12,11 +12,17 @@ read from the store: any replica answers for any job, and a job whose owner stop
 renewing is declared `failed: interrupted` by whichever replica next looks at it. Only the
 owner writes a live job's record; another replica asks it to cancel through the store.
 Finished jobs expire `ttl` after finishing; whoever sweeps first deletes them.
+
+With a `JobQueue` (the database store) three things change: the store, not a read, refuses
+a second job in flight for a session; the request is stored with the job; and a job whose
+owner stopped renewing is claimed by another replica and run again from its request to the
+end, instead of being declared interrupted. A clean stop hands its jobs over at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import platform
@@ -27,16 +33,19 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from anyio import to_thread
+from pydantic import TypeAdapter, ValidationError
 
-from app.core.compaction import result_json
+from app.core.compaction import CompactOptions, result_json
 from app.core.errors import InvalidConversationError
 from app.core.ids import archive_sha256
 from app.core.jobs import (
     IN_FLIGHT,
     Job,
+    JobQueue,
     JobState,
     JobStore,
     JobStoreError,
+    JobTakenOverError,
     first_difference,
     is_abandoned,
     is_expired,
@@ -46,6 +55,7 @@ from app.core.jobs import (
     seam_violations,
     swap_prefix,
 )
+from app.core.messages import Message, dump_messages
 from app.core.validate import Violation
 from app.service.clock import time_sortable_id, utc_now
 from app.service.compaction import CompactionService, CompactRequest
@@ -124,9 +134,14 @@ class JobManager:
         clock: Callable[[], datetime] = utc_now,
         new_id: Callable[[], str] = time_sortable_id,
         instance_id: str | None = None,
+        queue: JobQueue | None = None,
     ) -> None:
         self._service = service
         self._store = store
+        # With a queue (the database store), jobs carry their request and a job whose
+        # replica died is taken over and run to the end; without one (files), it ends
+        # `failed: interrupted`.
+        self._queue = queue
         self._workers = workers
         self._queue_limit = queue_limit
         self._ttl = ttl
@@ -163,7 +178,11 @@ class JobManager:
         self._tasks.clear()
         self._timers = []
         now = self._clock()
-        for job in [j for j in self._jobs.values() if j.state in IN_FLIGHT]:
+        in_flight = [j for j in self._jobs.values() if j.state in IN_FLIGHT]
+        if self._queue is not None and in_flight:
+            await self._release(self._queue, [j.id for j in in_flight])
+            in_flight = []
+        for job in in_flight:
             self._jobs[job.id] = _interrupted(job, now)
             await self._persist_quietly(job.id)
         self._jobs.clear()
@@ -176,6 +195,7 @@ class JobManager:
         session = request.session_id
         if session is not None:
             self._check_session_here(session)
+        if session is not None and self._queue is None:
             elsewhere = await self._session_job_elsewhere(session)
             if elsewhere is not None:
                 raise SessionBusyError(elsewhere)
@@ -196,6 +216,12 @@ class JobManager:
             owner=self.instance_id,
             heartbeat_at=now,
         )
+        if self._queue is not None:  # in memory once the database accepted it
+            await self._create(self._queue, job, request)
+            self._jobs[job.id] = job
+            self._tasks[job.id] = asyncio.create_task(self._run(job.id, request))
+            log.info("compaction job queued", extra={"job": job.id, "session_id": session})
+            return job
         self._jobs[job.id] = job
         try:
             await self._persist(job.id)
@@ -288,9 +314,11 @@ class JobManager:
             if is_expired(job, now, self._ttl):
                 await self._delete_quietly(job.id)
                 continue
-            if is_abandoned(job, now, self._lease):
+            if is_abandoned(job, now, self._lease) and self._queue is None:
                 await self._interrupt(job, now)
             kept.add(job.id)
+        if self._queue is not None:
+            await self._take_over_abandoned(self._queue)
         for session, job_id in index.items():
             if job_id not in kept:
                 try:
@@ -311,6 +339,8 @@ class JobManager:
             else:
                 self._jobs[job_id] = replace(job, heartbeat_at=self._clock())
                 await self._persist_quietly(job_id)
+        if self._queue is not None:
+            await self._take_over_abandoned(self._queue)
 
     async def _every(self, seconds: float, action: Callable[[], Awaitable[None]]) -> None:
         """Runs `action` on a timer; a failure is logged and the timer goes on (a dead
@@ -364,7 +394,11 @@ class JobManager:
             await self._delete_quietly(job_id)
             return None
         if is_abandoned(job, now, self._lease):
-            return await self._interrupt(job, now)
+            if self._queue is None:
+                return await self._interrupt(job, now)
+            taken = await self._take_over_abandoned(self._queue, job_id)
+            if taken:
+                return taken[0]
         return replace(job, cancel_requested=cancel and job.state in IN_FLIGHT)
 
     async def _interrupt(self, job: Job, now: datetime) -> Job:
@@ -436,6 +470,11 @@ class JobManager:
         failed stays in memory, answered from here until it expires."""
         try:
             await self._persist(job_id)
+        except JobTakenOverError:
+            self._give_up(job_id)  # the other replica's record is the job now
+            if not quietly:
+                raise
+            return
         except JobStoreError as exc:
             if not quietly:
                 raise
@@ -468,17 +507,81 @@ class JobManager:
     async def _persist_quietly(self, job_id: str) -> None:
         try:
             await self._persist(job_id)
+        except JobTakenOverError:
+            self._give_up(job_id)
         except JobStoreError as exc:
             log.error("job record not written", extra={"job": job_id, "error": str(exc)})
 
+    def _give_up(self, job_id: str) -> None:
+        """Stops running a job another replica took over (this one stalled past its lease):
+        the other replica's record is the job now."""
+        self._jobs.pop(job_id, None)
+        task = self._tasks.pop(job_id, None)
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+        log.warning("compaction job taken over by another replica", extra={"job": job_id})
 
-async def _to_the_end(write: Callable[[Any], None], arg: Any) -> None:
+    async def _create(self, queue: JobQueue, job: Job, request: CompactRequest) -> None:
+        """Writes a new job with its request; the store refuses a second job in flight
+        for the session (`SessionBusyError`, after taking over that job if its replica
+        died)."""
+        async with self._write_lock:
+            busy = await _to_the_end(
+                lambda args: queue.create(*args), (job_to_json(job), request_to_json(request))
+            )
+        if busy is not None:
+            with contextlib.suppress(JobStoreError):
+                await self._load(busy)  # an abandoned job is taken over here
+            raise SessionBusyError(busy)
+
+    async def _take_over_abandoned(self, queue: JobQueue, job_id: str | None = None) -> list[Job]:
+        """Claims jobs whose replica stopped renewing its lease (as many as this replica
+        has room for, or just `job_id`) and runs them here from their stored request."""
+        in_flight = sum(1 for j in self._jobs.values() if j.state in IN_FLIGHT)
+        room = self._workers + self._queue_limit - in_flight
+        now = self._clock()
+        try:
+            claimed = await to_thread.run_sync(
+                lambda: queue.take_over(self.instance_id, now, now - self._lease, room, job_id)
+            )
+        except JobStoreError as exc:
+            log.error("abandoned jobs not taken over", extra={"error": str(exc)})
+            return []
+        jobs = []
+        for record, request_data in claimed:
+            try:
+                job = job_from_json(record)
+            except ValueError as exc:
+                log.error("job not taken over", extra={"job": record.get("id"), "error": str(exc)})
+                continue
+            self._jobs[job.id] = job
+            try:
+                request = request_from_json(request_data)
+            except ValueError as exc:  # fail it, or every replica would claim it again
+                self._jobs[job.id] = job.finish("failed", now, reason="error", message=str(exc))
+                await self._write_final(job.id, quietly=True)
+                continue
+            self._tasks[job.id] = asyncio.create_task(self._run(job.id, request))
+            log.warning(
+                "compaction job taken over", extra={"job": job.id, "session_id": job.session_id}
+            )
+            jobs.append(job)
+        return jobs
+
+    async def _release(self, queue: JobQueue, job_ids: list[str]) -> None:
+        try:
+            await to_thread.run_sync(queue.release, self.instance_id, job_ids)
+        except JobStoreError as exc:  # the lease runs out instead
+            log.error("jobs not released", extra={"error": str(exc)})
+
+
+async def _to_the_end(write: Callable[[Any], Any], arg: Any) -> Any:
     """Runs a store write in a thread and, if the caller is cancelled meanwhile (a job
     cancelled, the app closing), still waits for it before giving up the write lock: a
     write left running would land after the next one (a `running` after `interrupted`)."""
     task = asyncio.ensure_future(to_thread.run_sync(write, arg))
     try:
-        await asyncio.shield(task)
+        return await asyncio.shield(task)
     except asyncio.CancelledError:
         await asyncio.wait([task])
         raise
@@ -486,3 +589,35 @@ async def _to_the_end(write: Callable[[Any], None], arg: Any) -> None:
 
 def _interrupted(job: Job, now: datetime) -> Job:
     return job.finish("failed", now, reason="interrupted", message=INTERRUPTED_MESSAGE)
+
+
+_MESSAGES = TypeAdapter(list[Message])
+
+
+def request_to_json(request: CompactRequest) -> JsonDict:
+    """What a job stores of its request, so another replica can run it again."""
+    return {
+        "messages": dump_messages(request.messages),
+        "options": request.options.model_dump(mode="json", exclude_unset=True),
+        "session_id": request.session_id,
+        "force": request.force,
+        "instructions": request.instructions,
+        "format": request.format,
+        "reason": request.reason,
+    }
+
+
+def request_from_json(data: JsonDict) -> CompactRequest:
+    """Raises `ValueError` for a stored request that is not one."""
+    try:
+        return CompactRequest(
+            messages=_MESSAGES.validate_python(data["messages"]),
+            options=CompactOptions.model_validate(data.get("options") or {}),
+            session_id=data.get("session_id"),
+            force=bool(data.get("force")),
+            instructions=data.get("instructions"),
+            format=data.get("format") or "anthropic",
+            reason=data.get("reason"),
+        )
+    except (KeyError, TypeError, ValidationError) as exc:
+        raise ValueError(f"stored request is unreadable: {exc}") from exc

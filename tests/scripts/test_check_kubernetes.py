@@ -127,3 +127,33 @@ def test_the_service_must_reach_the_pods(manifests: Manifests) -> None:
         "Service: the Service selector does not match the Deployment's pod labels",
         "Service: Service port 8080 targets no container port",
     ]
+
+
+def test_the_postgres_shape_keeps_every_rule_with_no_shared_claim() -> None:
+    shipped = load_manifests(DEPLOY / "postgres")
+    assert [(name, m["kind"]) for name, m in shipped] == [
+        ("deployment.yaml", "Deployment"),
+        ("service.yaml", "Service"),
+    ]
+    assert manifest_problems(shipped) == []
+    volumes = of_kind(shipped, "Deployment")["spec"]["template"]["spec"]["volumes"]
+    claims = [
+        v["persistentVolumeClaim"]["claimName"] for v in volumes if "persistentVolumeClaim" in v
+    ]
+    assert claims == ["agent-workspace"]
+
+
+def test_the_database_url_must_come_from_a_secret_and_data_needs_no_claim() -> None:
+    manifests = load_manifests(DEPLOY / "postgres")
+    env = container(manifests)["env"]
+    url = next(e for e in env if e["name"] == "COMPACT_DATABASE_URL")
+    del url["valueFrom"]
+    url["value"] = "postgresql://compact:secret@db/compact"
+    pod = of_kind(manifests, "Deployment")["spec"]["template"]["spec"]
+    data = next(v for v in pod["volumes"] if v["name"] == "data")
+    del data["emptyDir"]
+    data["persistentVolumeClaim"] = {"claimName": "context-compact-data"}
+    assert manifest_problems(manifests) == [
+        "Deployment: COMPACT_DATABASE_URL does not come from a Secret (secretKeyRef)",
+        "Deployment: /data is a claim; with COMPACT_DATABASE_URL it needs none",
+    ]

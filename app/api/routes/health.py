@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from app.api.deps import ServiceDep
 from app.api.responses import JsonResponse
 from app.api.schemas import HealthResponse, ReadyResponse
+from app.core.ports import ExplainsReadiness
 
 router = APIRouter(tags=["health"])
 
@@ -26,11 +27,19 @@ async def healthz() -> HealthResponse:
     responses={503: {"model": ReadyResponse}},
 )
 async def readyz(service: ServiceDep) -> Any:
-    checks = {
-        "tokenizer_loaded": service.tokenizer.count("ready") > 0,
-        "data_dir_writable": await to_thread.run_sync(service.archive.writable),
-        "workdir_readable": await to_thread.run_sync(service.workdir.readable),
-    }
+    checks = {"tokenizer_loaded": service.tokenizer.count("ready") > 0}
+    reasons: dict[str, str] = {}
+    store = service.archive
+    if isinstance(store, ExplainsReadiness):
+        reason = await to_thread.run_sync(store.unavailable_reason)
+        checks[store.check_name] = reason is None
+        if reason is not None:
+            reasons[store.check_name] = reason
+    else:
+        checks["data_dir_writable"] = await to_thread.run_sync(store.writable)
+    checks["workdir_readable"] = await to_thread.run_sync(service.workdir.readable)
     ready = all(checks.values())
-    body = ReadyResponse(ready=ready, checks=checks).model_dump()
+    body = ReadyResponse(ready=ready, checks=checks, reasons=reasons or None).model_dump(
+        exclude_none=True
+    )
     return JsonResponse(body, status_code=200 if ready else 503)

@@ -1,0 +1,214 @@
+"""The PostgreSQL connection pool and the schema migrations, for the shared deployment.
+
+One synchronous `psycopg_pool.ConnectionPool` per process: the stores are called from
+worker threads (`anyio.to_thread`), like the file stores, so a thread borrows a connection
+for one short transaction and gives it back. The pool opens without waiting, so a process
+whose database is down still starts (`/readyz` says why) and reconnects when it is back;
+every borrowed connection is checked first, so a connection broken by a database restart
+is replaced instead of failing one request.
+
+Migrations are numbered SQL steps applied in one transaction under a transaction-level
+advisory lock: replicas starting together queue on the lock, the first applies what is
+missing, the others find the version current and apply nothing. A process whose database
+was down at start applies them on its first successful use.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import psycopg
+from psycopg.rows import TupleRow
+from psycopg_pool import ConnectionPool
+
+Conn = psycopg.Connection[TupleRow]
+
+log = logging.getLogger("context_compact.database")
+
+# pg_advisory_xact_lock key of the migrations: any fixed 64-bit number unique to this app.
+MIGRATION_LOCK_KEY = 0x636F6D7061637401
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "archives, compaction records, seen times, jobs",
+        """
+        CREATE TABLE compact_archives (
+            id text PRIMARY KEY,
+            session_id text,
+            created_at text NOT NULL,
+            stored_at timestamptz NOT NULL DEFAULT now(),
+            message_count integer NOT NULL,
+            sha256 text NOT NULL,
+            body bytea NOT NULL,
+            body_sha256 text NOT NULL
+        );
+        CREATE TABLE compact_records (
+            session_id text NOT NULL,
+            id text NOT NULL,
+            record jsonb NOT NULL,
+            PRIMARY KEY (session_id, id)
+        );
+        CREATE TABLE compact_seen (
+            session_id text NOT NULL,
+            location text NOT NULL,
+            mtime_ns bigint NOT NULL,
+            PRIMARY KEY (session_id, location)
+        );
+        CREATE TABLE compact_jobs (
+            id text PRIMARY KEY,
+            session_id text,
+            state text NOT NULL,
+            owner text,
+            heartbeat_at timestamptz,
+            finished_at timestamptz,
+            cancel_requested boolean NOT NULL DEFAULT false,
+            record jsonb NOT NULL,
+            request jsonb
+        );
+        CREATE UNIQUE INDEX compact_jobs_one_in_flight ON compact_jobs (session_id)
+            WHERE state IN ('queued', 'running');
+        """,
+    ),
+    Migration(
+        2,
+        "indexes: a session's archives in order; jobs in flight by heartbeat",
+        """
+        CREATE INDEX compact_archives_session ON compact_archives (session_id, id);
+        CREATE INDEX compact_jobs_in_flight ON compact_jobs (heartbeat_at)
+            WHERE state IN ('queued', 'running');
+        """,
+    ),
+)
+
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+
+def migrate(conn: Conn, upto: int = SCHEMA_VERSION) -> list[int]:
+    """Applies the missing migrations up to `upto` in one transaction under the advisory
+    lock; the versions applied (none when another replica already did)."""
+    applied: list[int] = []
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS compact_schema ("
+            " version integer PRIMARY KEY, description text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        row = conn.execute("SELECT coalesce(max(version), 0) FROM compact_schema").fetchone()
+        current = int(row[0]) if row else 0
+        for migration in MIGRATIONS:
+            if current < migration.version <= upto:
+                conn.execute(migration.sql.encode())
+                conn.execute(
+                    "INSERT INTO compact_schema (version, description) VALUES (%s, %s)",
+                    (migration.version, migration.description),
+                )
+                applied.append(migration.version)
+    return applied
+
+
+def schema_version(conn: Conn) -> int:
+    """The applied version; 0 for an empty database."""
+    exists = conn.execute("SELECT to_regclass('compact_schema') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return 0
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM compact_schema").fetchone()
+    return int(row[0]) if row else 0
+
+
+@dataclass(frozen=True)
+class PoolLimits:
+    min_size: int = 1
+    max_size: int = 10
+    wait: float = 5.0  # seconds a caller waits for a free connection
+    connect_timeout: int = 5
+    statement_timeout: float = 10.0  # seconds; 0 disables
+
+
+class Database:
+    """The pool, with the schema brought up to date before the first use. Errors are
+    `psycopg.Error` (the stores translate them to their own)."""
+
+    def __init__(self, url: str, limits: PoolLimits | None = None) -> None:
+        limits = limits or PoolLimits()
+        options = f"-c statement_timeout={int(limits.statement_timeout * 1000)}"
+        self.pool = ConnectionPool(
+            url,
+            min_size=limits.min_size,
+            max_size=max(limits.max_size, limits.min_size),
+            timeout=limits.wait,
+            kwargs={"connect_timeout": limits.connect_timeout, "options": options},
+            check=ConnectionPool.check_connection,
+            # The pool retries a failed connection with a doubling delay until this runs
+            # out, then starts again at the next request: it bounds how long a replica
+            # takes to notice the database is back.
+            reconnect_timeout=max(2 * limits.wait, 2.0),
+            name="context-compact",
+            open=False,
+        )
+        self._opened = False
+        self._migrated = False
+        self._migrate_lock = threading.Lock()
+
+    def open(self) -> None:
+        """Starts connecting in the background; never waits for the database. Idempotent;
+        the first use opens the pool too."""
+        with self._migrate_lock:
+            if not self._opened:
+                self.pool.open(wait=False)
+                self._opened = True
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @contextmanager
+    def connection(self) -> Iterator[Conn]:
+        """A connection from the pool, the schema current (migrated on first use)."""
+        if not self._opened:
+            self.open()
+        with self.pool.connection() as conn:
+            if not self._migrated:
+                self._ensure_schema(conn)
+            yield conn
+
+    def ensure_schema(self) -> None:
+        with self.connection():
+            pass
+
+    def unavailable_reason(self) -> str | None:
+        """None when a connection is to be had and the schema is current, else why not."""
+        try:
+            with self.connection() as conn:
+                conn.execute("SELECT 1")
+        except psycopg.Error as exc:
+            return describe(exc)
+        return None
+
+    def _ensure_schema(self, conn: Conn) -> None:
+        with self._migrate_lock:
+            if self._migrated:
+                return
+            applied = migrate(conn)
+            if applied:
+                log.info("database schema migrated", extra={"versions": applied})
+            self._migrated = True
+
+
+def describe(exc: psycopg.Error) -> str:
+    """A one-line reason, without the connection string (it may hold a password)."""
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    return f"database unavailable: {type(exc).__name__}: {first}"[:300]
