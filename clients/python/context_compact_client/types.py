@@ -249,6 +249,7 @@ class ReadyResponse(TypedDict):
 
     ready: bool
     checks: dict[str, Any]
+    reasons: NotRequired[dict[str, str]]
 
 
 class ErrorDetail(TypedDict):

@@ -1929,11 +1929,18 @@ export interface components {
             ready: boolean;
             /**
              * Checks
-             * @description tokenizer_loaded, data_dir_writable, workdir_readable
+             * @description tokenizer_loaded, data_dir_writable (or database_ready with `COMPACT_DATABASE_URL`), workdir_readable
              */
             checks: {
                 [key: string]: boolean;
             };
+            /**
+             * Reasons
+             * @description why a failing check failed, when known (absent otherwise)
+             */
+            reasons?: {
+                [key: string]: string;
+            } | null;
         };
         /**
          * RedactedThinkingBlock
