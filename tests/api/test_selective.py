@@ -16,8 +16,8 @@ from app.core.dialects import from_openai
 from app.core.messages import Message
 from app.core.tokens import compact_json
 from app.core.validate import anthropic_violations, openai_violations
-from tests.api.test_corpus import FILES, load
 from tests.builders import assistant, system, tool_result, tool_use, user
+from tests.corpus import FILES, load
 
 pytestmark = pytest.mark.anyio
 
