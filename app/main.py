@@ -30,6 +30,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
 from app.api.auth import BearerAuth, document_bearer_auth
 from app.api.deadline import RequestDeadline
+from app.api.docs import install_docs
 from app.api.errors import install_error_handlers
 from app.api.limits import BodySizeLimit, ShapeLimits
 from app.api.observe import ObserveRequests
@@ -247,6 +248,8 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # served from installed assets instead of a CDN: install_docs
+        redoc_url=None,
     )
     app.state.service = service
     app.state.settings = settings
@@ -256,6 +259,7 @@ def create_app(
     install_error_handlers(app)
     for module in (counting, compaction, jobs, archives, sessions, toolkit, health, metrics):
         app.include_router(module.router)
+    install_docs(app)
     app.state.shape_limits = ShapeLimits(
         max_messages=settings.max_messages,
         max_blocks=settings.max_blocks,
