@@ -1,4 +1,4 @@
-"""Load benchmark: `python -m bench.load` (see README, "Load benchmark").
+"""Load benchmark: `python -m bench.load` (see docs/development.md, "Load benchmark").
 
 The real server (uvicorn in a subprocess, on a free 127.0.0.1 port) with the
 OpenAI-compatible summarizer pointed at a fake LLM on 127.0.0.1 that answers after

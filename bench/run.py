@@ -1,4 +1,4 @@
-"""The benchmark runner: `python -m bench` (see README, "Benchmarks").
+"""The benchmark runner: `python -m bench` (see docs/development.md, "Benchmarks").
 
 Every figure is measured side by side in one run on the same inputs, and targets are
 ratios between such figures, so a noisy machine moves both sides together. Inputs are
