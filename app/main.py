@@ -179,7 +179,7 @@ def build_service(
 
 
 def build_toolkit(settings: Settings) -> ToolkitService:
-    """Seed 004's toolkit: the same sandbox and data directory as the compaction."""
+    """The context-engineering toolkit: the same sandbox and data directory as the compaction."""
     workdir = SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases)
     prefix = "tool_result_"
     limits = {

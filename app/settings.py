@@ -1,4 +1,4 @@
-"""Server configuration: environment variables with the prefix `COMPACT_` (DESIGN §7).
+"""Server configuration: environment variables with the prefix `COMPACT_`.
 
 Every option has a working default, so zero configuration runs: the extractive summarizer,
 the current directory as work directory and `./data` for archives. The container image sets
@@ -158,7 +158,7 @@ class Settings(BaseSettings):
             "replica sharing the data directory"
         ),
     )
-    # Seed 004 toolkit (/compress-tool-result, /preprocess-input, /project-rules, /assemble)
+    # The toolkit (/compress-tool-result, /preprocess-input, /project-rules, /assemble)
     tool_result_read_lines: int = Field(
         500, ge=1, description="`Read` results: lines kept in history"
     )
@@ -240,7 +240,7 @@ class Settings(BaseSettings):
     )
     # The `tail` and `prune` strategies and the session limits read from its records.
     keep_recent_rounds: int = Field(
-        10, ge=1, description="`tail`: complete rounds kept verbatim, at least (seed 004 C6)"
+        10, ge=1, description="`tail`: complete rounds kept verbatim, at least"
     )
     prune_keep_recent: int = Field(
         3, ge=0, description="`prune`: the most recent tool uses whose results are kept"
@@ -256,7 +256,7 @@ class Settings(BaseSettings):
         False, description="`prune`: also clear the inputs of the calls whose results go"
     )
     max_iterations: int = Field(
-        0, ge=0, description="successful compactions per session (0: unlimited; seed 002: 3)"
+        0, ge=0, description="successful compactions per session (0: unlimited)"
     )
     summary_cooldown_seconds: float = Field(
         300.0,
