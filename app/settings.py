@@ -234,8 +234,9 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = Field(
         None,
         description=(
-            "when set, every route but `/healthz`, `/readyz`, `/metrics` needs "
-            "`Authorization: Bearer <token>` (401 otherwise); never logged"
+            "when set, every route but `/healthz`, `/readyz`, `/metrics` and the docs "
+            "(`/docs`, `/redoc`, `/openapi.json`) needs `Authorization: Bearer <token>` "
+            "(401 otherwise); never logged"
         ),
     )
     # The `tail` and `prune` strategies and the session limits read from its records.
