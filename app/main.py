@@ -32,6 +32,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
 from app.api.auth import BearerAuth, document_bearer_auth
 from app.api.deadline import RequestDeadline
+from app.api.docs import install_docs
 from app.api.errors import install_error_handlers
 from app.api.limits import BodySizeLimit, ShapeLimits
 from app.api.observe import ObserveRequests
@@ -243,7 +244,7 @@ def build_service(
 
 
 def build_toolkit(settings: Settings, seen: SeenStore | None = None) -> ToolkitService:
-    """Seed 004's toolkit: the same sandbox and data directory as the compaction."""
+    """The context-engineering toolkit: the same sandbox and data directory as the compaction."""
     workdir = SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases)
     prefix = "tool_result_"
     limits = {
@@ -322,6 +323,8 @@ def create_app(
         servers=SERVERS,
         license_info=LICENSE,
         lifespan=lifespan,
+        docs_url=None,  # served from installed assets instead of a CDN: install_docs
+        redoc_url=None,
     )
     app.state.service = service
     app.state.settings = settings
@@ -331,6 +334,7 @@ def create_app(
     install_error_handlers(app)
     for module in (counting, compaction, jobs, archives, sessions, toolkit, health, metrics):
         app.include_router(module.router)
+    install_docs(app)
     app.state.shape_limits = ShapeLimits(
         max_messages=settings.max_messages,
         max_blocks=settings.max_blocks,

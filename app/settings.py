@@ -1,4 +1,4 @@
-"""Server configuration: environment variables with the prefix `COMPACT_` (DESIGN §7).
+"""Server configuration: environment variables with the prefix `COMPACT_`.
 
 Every option has a working default, so zero configuration runs: the extractive summarizer,
 the current directory as work directory and `./data` for archives. The container image sets
@@ -187,7 +187,7 @@ class Settings(BaseSettings):
             "replica with `COMPACT_DATABASE_URL`"
         ),
     )
-    # Seed 004 toolkit (/compress-tool-result, /preprocess-input, /project-rules, /assemble)
+    # The toolkit (/compress-tool-result, /preprocess-input, /project-rules, /assemble)
     tool_result_read_lines: int = Field(
         500, ge=1, description="`Read` results: lines kept in history"
     )
@@ -263,13 +263,14 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = Field(
         None,
         description=(
-            "when set, every route but `/healthz`, `/readyz`, `/metrics` needs "
-            "`Authorization: Bearer <token>` (401 otherwise); never logged"
+            "when set, every route but `/healthz`, `/readyz`, `/metrics` and the docs "
+            "(`/docs`, `/redoc`, `/openapi.json`) needs `Authorization: Bearer <token>` "
+            "(401 otherwise); never logged"
         ),
     )
     # The `tail` and `prune` strategies and the session limits read from its records.
     keep_recent_rounds: int = Field(
-        10, ge=1, description="`tail`: complete rounds kept verbatim, at least (seed 004 C6)"
+        10, ge=1, description="`tail`: complete rounds kept verbatim, at least"
     )
     prune_keep_recent: int = Field(
         3, ge=0, description="`prune`: the most recent tool uses whose results are kept"
@@ -285,7 +286,7 @@ class Settings(BaseSettings):
         False, description="`prune`: also clear the inputs of the calls whose results go"
     )
     max_iterations: int = Field(
-        0, ge=0, description="successful compactions per session (0: unlimited; seed 002: 3)"
+        0, ge=0, description="successful compactions per session (0: unlimited)"
     )
     summary_cooldown_seconds: float = Field(
         300.0,

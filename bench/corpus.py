@@ -1,9 +1,14 @@
-"""Benchmark inputs built from the real transcripts in `shared/corpus` (beside the repo)."""
+"""Benchmark inputs built from the real transcripts shipped in `tests/data/corpus/`.
+
+`BENCH_CORPUS=/path/to/dir` runs the benchmarks over another directory of transcripts in
+the same shape (for example a larger corpus kept outside the repository).
+"""
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +16,8 @@ from app.core.messages import Message
 from app.core.ports import Tokenizer
 from app.core.tokens import count_messages
 
-CORPUS_DIR = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+DEFAULT_CORPUS_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
+CORPUS_DIR = Path(os.environ.get("BENCH_CORPUS") or DEFAULT_CORPUS_DIR)
 
 Msg = dict[str, Any]
 
@@ -24,8 +30,8 @@ def corpus_files(corpus_dir: Path = CORPUS_DIR) -> list[Path]:
     files = sorted(corpus_dir.glob("*.anthropic.json"))
     if not files:
         raise CorpusMissingError(
-            f"no *.anthropic.json transcripts in {corpus_dir}: the benchmark expects the "
-            "project's shared/ directory beside the repository clone"
+            f"no *.anthropic.json transcripts in {corpus_dir}: the benchmark reads "
+            "tests/data/corpus/ of the repository, or the directory BENCH_CORPUS names"
         )
     return files
 

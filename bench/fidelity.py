@@ -2,7 +2,7 @@
 
 Usage: python -m bench.fidelity          (prints the table and updates bench/RESULTS.md)
 
-Ground truth, per transcript of shared/corpus/*.anthropic.json:
+Ground truth, per transcript of the corpus's *.anthropic.json (`bench/corpus.py`):
 - files: every path the agent read, created, edited or deleted (the same extraction the
   extractive summarizer uses: file-tool calls, SWE-agent's `create`/`edit`, shell `rm`);
 - commands: the first line of every tool call's `input.command`;
@@ -27,7 +27,6 @@ import tempfile
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 from app.core.extractive import ExtractiveSummarizer, extract_facts
@@ -36,9 +35,10 @@ from app.core.ports import Summarizer, SummaryRequest
 from app.main import build_service
 from app.service.compaction import CompactionService, CompactRequest
 from app.settings import Settings
+from bench.corpus import CORPUS_DIR
 from bench.results import write_section
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 SECTION = "## Summary fidelity"
 ERROR_CHARS = 120
 

@@ -1,9 +1,9 @@
-"""Load benchmark: `python -m bench.load` (see README, "Load benchmark").
+"""Load benchmark: `python -m bench.load` (see docs/development.md, "Load benchmark").
 
 The real server (uvicorn in a subprocess, on a free 127.0.0.1 port) with the
 OpenAI-compatible summarizer pointed at a fake LLM on 127.0.0.1 that answers after
 `--llm-delay` seconds (1 s). `--clients` concurrent clients (64) send a fixed mix of
-`/count`, `/should-compact` and `/compact` (force) built from the `shared/corpus`
+`/count`, `/should-compact` and `/compact` (force) built from the `tests/data/corpus`
 transcripts until `--seconds` (30) have passed or `--max-requests` were sent, whichever
 comes first. The clients run in this process, the server in its own, and speak HTTP/1.1
 through `bench/http1.py`, which costs a fraction of httpx's CPU (see there): the figures
@@ -210,7 +210,7 @@ def render(report: LoadReport, command: str) -> str:
         f"{cfg.max_requests:,} requests); server: one uvicorn process; summarizer: "
         f"OpenAI-compatible client against a fake LLM that answers after {cfg.llm_delay:g} s "
         f"({report.llm_calls:,} summary calls), {cfg.slots} summary slots "
-        "(`COMPACT_MAX_CONCURRENT_SUMMARIES`); inputs: the shared/corpus transcripts",
+        "(`COMPACT_MAX_CONCURRENT_SUMMARIES`); inputs: the tests/data/corpus transcripts",
         f"- total: {report.requests:,} requests, {report.errors} errors, "
         f"{report.requests / report.wall:.1f} requests/s; CPU during the run: server "
         f"{report.server_cpu:.1f} s, clients {report.client_cpu:.1f} s "

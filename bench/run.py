@@ -1,8 +1,8 @@
-"""The benchmark runner: `python -m bench` (see README, "Benchmarks").
+"""The benchmark runner: `python -m bench` (see docs/development.md, "Benchmarks").
 
 Every figure is measured side by side in one run on the same inputs, and targets are
 ratios between such figures, so a noisy machine moves both sides together. Inputs are
-real transcripts from `shared/corpus`; each round salts them (a tag at the start of every
+real transcripts of `tests/data/corpus/`; each round salts them (a tag at the start of every
 message) so that nothing is already in the token cache unless the round says so.
 """
 
@@ -449,7 +449,7 @@ def report(cfg: Config, runs: list[Run], command: str) -> str:
         f"- command: `{command}`",
         f"- input: {first.facts['token_count']:,} tokens (cl100k), "
         f"{first.facts['message_count']} messages, {first.facts['body_bytes']:,} bytes of JSON, "
-        f"from shared/corpus; {cfg.repeat} rounds per figure, medians; each round salts the "
+        f"from tests/data/corpus; {cfg.repeat} rounds per figure, medians; each round salts the "
         "messages so counts start cold",
         f"- concurrency: {cfg.concurrency} /compact requests of "
         f"{first.facts['concurrent_body_bytes']:,} bytes each (one corpus transcript)",

@@ -2,8 +2,8 @@
 
 Usage: python -m bench.tool_results
 
-Every `tool_use` of shared/corpus/*.anthropic.json is paired with its `tool_result`; the
-result's text is compressed with the default limits (seed 004 A3) and the characters of
+Every `tool_use` of the corpus's *.anthropic.json (`bench/corpus.py`) is paired with its
+`tool_result`; the result's text is compressed with the default limits and the characters of
 the compressed JSON (`content`, what history would store) are compared with the result's
 text. Grouped by the rule that applied. Pure CPU, a second or two; prints a table.
 """
@@ -14,12 +14,12 @@ import json
 import platform
 from collections import defaultdict
 from itertools import pairwise
-from pathlib import Path
 
 from app.core.messages import Message, ToolResultBlock, tool_result_text, tool_uses
 from app.core.tool_results import ToolResultLimits, compress_tool_result
+from bench.corpus import CORPUS_DIR
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = CORPUS_DIR
 
 
 def main() -> None:

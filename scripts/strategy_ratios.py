@@ -1,6 +1,6 @@
 """Print each strategy's compaction ratio per corpus transcript, as a markdown table.
 
-Usage: python scripts/strategy_ratios.py [CORPUS_DIR]   (default: ../shared/corpus)
+Usage: python scripts/strategy_ratios.py [CORPUS_DIR]   (default: tests/data/corpus)
 
 Runs the real service in-process (extractive summarizer, offline tokenizer) with
 `force: true` and settings small enough that every strategy compacts: `tail` keeps 1
@@ -26,7 +26,7 @@ from app.main import build_service
 from app.service.compaction import CompactRequest
 from app.settings import Settings
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
 STRATEGIES: dict[str, CompactOptions] = {
     "full": CompactOptions(strategy="full"),
     "tail": CompactOptions(strategy="tail", keep_recent_rounds=1),

@@ -168,7 +168,7 @@ SERVICE_DEFAULTS = Defaults(
     restore=RestoreLimits(5, 5000, 50_000),
     read_tools=(FileReadTool("read_file", "path"),),
     max_summary_words=1200,
-    ledger_budget=0,  # seed 000's exact output; the ledger has its own tests
+    ledger_budget=0,  # the pipeline's exact output without the ledger (tested on its own)
 )
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

@@ -5,8 +5,8 @@ location, written with `replace_durably` (temp file, fsync, atomic rename, fsync
 directory). Two requests that record different files never touch the same file, and two
 that record the same file each replace it whole, so no update is ever half-written or lost
 to a read-modify-write of a shared index; every replica reading the same data directory
-sees the same times. Seed 004 C4 keeps them in process memory; that would give each
-replica its own idea of what the session has seen.
+sees the same times. Kept in process memory instead, they would give each replica its
+own idea of what the session has seen.
 """
 
 from __future__ import annotations

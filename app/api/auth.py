@@ -1,11 +1,12 @@
 """Optional bearer-token authentication (`COMPACT_API_TOKEN`).
 
-With a token set, every request but the probes and metrics (`OPEN_PATHS`) must carry
-`Authorization: Bearer <token>`, the documentation routes included (the schema tells what
-the service reads; the safe default is to show it only to callers who may use it). The
-check runs before the body is read, so an unauthenticated caller cannot make us parse
-anything. The comparison is constant-time (`hmac.compare_digest`) over bytes; the token is
-never logged, and a refusal never says which part was wrong.
+With a token set, every request must carry `Authorization: Bearer <token>` except the
+probes and metrics (`OPEN_PATHS`) and the documentation (`/docs`, `/redoc`, their assets
+and `/openapi.json`: the published schema, the same for every deployment, which Swagger UI
+must load before its Authorize button can take the token). The check runs before the body
+is read, so an unauthenticated caller cannot make us parse anything. The comparison is
+constant-time (`hmac.compare_digest`) over bytes; the token is never logged, and a refusal
+never says which part was wrong.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.deadline import OPEN_PATHS
+from app.api.docs import is_documentation
 from app.api.errors import error_response
 from app.api.schemas import ErrorResponse
 
@@ -33,7 +35,8 @@ class BearerAuth:
         self._expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path in OPEN_PATHS or is_documentation(path):
             await self.app(scope, receive, send)
             return
         presented = _bearer(scope)

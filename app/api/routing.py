@@ -30,6 +30,7 @@ from starlette.types import Receive, Scope
 
 from app.api.errors import ApiError
 from app.api.limits import ShapeLimits, check_shape, too_deep
+from app.api.schemas import ErrorResponse
 
 # What FastAPI sees as the body once the real bytes are held for parsing only: it only
 # asks whether the body is empty before calling `json()`.
@@ -133,9 +134,41 @@ def _loads(body: bytes, max_depth: int) -> Any:
         raise too_deep(max_depth) from None
 
 
+CONTENT_TYPE_FIELD = "headers.content-type"
+UNSUPPORTED_MEDIA_TYPE = {
+    "model": ErrorResponse,
+    "description": "The request has no `content-type: application/json` header (error "
+    "`unsupported_media_type`, field `headers.content-type`).",
+}
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def unsupported_media_type(request: Request) -> ApiError:
+    """A 415 naming the header and what was sent, so a client that forgot it (curl without
+    `-H 'content-type: application/json'`, a form post) learns what to fix."""
+    sent = request.headers.get("content-type")
+    got = f"got `{sent}`" if sent else "the header is missing"
+    return ApiError(
+        415,
+        "unsupported_media_type",
+        f"the request body must be JSON with a `content-type: application/json` header; {got}",
+        field=CONTENT_TYPE_FIELD,
+    )
+
+
 class FastJsonRoute(APIRoute):
     """An `APIRoute` whose handler sees a `FastJsonRequest`, limits already checked, that
-    validates the route's body model on parsing."""
+    validates the route's body model on parsing. A route with a body answers 415 to a
+    request that does not declare JSON (`application/json` or a `+json` type), before
+    reading the body; the 415 is documented on every such operation."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        methods = {m.upper() for m in kwargs.get("methods") or ()}
+        if methods & _BODY_METHODS:
+            responses = dict(kwargs.get("responses") or {})
+            responses.setdefault(415, UNSUPPORTED_MEDIA_TYPE)
+            kwargs["responses"] = responses
+        super().__init__(path, endpoint, **kwargs)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -149,6 +182,9 @@ class FastJsonRoute(APIRoute):
         validate = body_model if field is not None else None
 
         async def fast_json_handler(request: Request) -> Response:
+            needs_json = field is not None and request.method in _BODY_METHODS
+            if needs_json and not is_json_content(request):
+                raise unsupported_media_type(request)
             fast = FastJsonRequest(request.scope, request.receive, validate)
             await fast.check_limits()
             return await handler(fast)

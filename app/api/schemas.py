@@ -194,7 +194,7 @@ class ShouldCompactRequest(BaseModel):
         None,
         description=(
             "The provider's usage block of the last response. When given, it replaces "
-            "counting: its tokens plus an estimate of `pending_input` (seed 004 A6)."
+            "counting: its tokens plus an estimate of `pending_input` (a third of its characters)."
         ),
     )
     pending_input: str | None = Field(
@@ -291,7 +291,7 @@ class CompactRequestBody(BaseModel):
     reason: RecordReason | None = Field(
         None,
         description=(
-            "Why the agent compacts, for the session's record (seed 002 §3.3): before an "
+            "Why the agent compacts, for the session's record: before an "
             "LLM call, after a tool execution, or on the user's request. Default: `manual` "
             "with `force`, else `llm_call`."
         ),

@@ -1,4 +1,4 @@
-"""Bodies of seed 004's toolkit routes: `/compress-tool-result`, `/preprocess-input`,
+"""Bodies of the context-engineering toolkit's routes: `/compress-tool-result`, `/preprocess-input`,
 `/project-rules` and `/assemble`."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ _REMINDER = (
 
 
 class CompressToolResultRequest(BaseModel):
-    """One tool call's full result, to compress for history (seed 004 A3/C1)."""
+    """One tool call's full result, to compress for history (the model saw it whole once)."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -128,7 +128,7 @@ class CompressToolResultResponse(BaseModel):
 
 
 class PreprocessInputRequest(BaseModel):
-    """A user input whose `@path` mentions get reminders (seed 004 A7/C3)."""
+    """A user input whose `@path` mentions get reminders to read the file."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -184,7 +184,7 @@ class PreprocessInputResponse(BaseModel):
 
 
 class ProjectRulesResponse(BaseModel):
-    """`CODE_LAW.md` (any case) at the root of the work directory (seed 004 C5)."""
+    """`CODE_LAW.md` (any case) at the root of the work directory: the project's rules."""
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -208,7 +208,7 @@ class ProjectRulesResponse(BaseModel):
 
 
 class AssembleRequest(BaseModel):
-    """The parts of one model call, to put in seed 004 A1's order."""
+    """The parts of one model call, to put in layer order (system, rules, history, input)."""
 
     model_config = ConfigDict(
         extra="forbid",

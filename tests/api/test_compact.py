@@ -11,6 +11,7 @@ import pytest
 from app.core.assemble import SUMMARY_ACK
 from app.core.ids import archive_sha256
 from tests.builders import assistant, read_round, system, user
+from tests.corpus import ANTHROPIC_FILES
 
 pytestmark = pytest.mark.anyio
 
@@ -158,12 +159,9 @@ async def test_readiness_fails_when_the_work_dir_is_missing(
     assert ready.json()["checks"]["workdir_readable"] is False
 
 
-CORPUS_DIR = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-CORPUS = sorted(CORPUS_DIR.glob("*.anthropic.json"))
-
-
-@pytest.mark.skipif(not CORPUS, reason="shared/corpus is not beside the repo")
-@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name.removesuffix(".anthropic.json"))
+@pytest.mark.parametrize(
+    "path", ANTHROPIC_FILES, ids=lambda p: p.name.removesuffix(".anthropic.json")
+)
 async def test_every_corpus_transcript_compacts(client: httpx.AsyncClient, path: Path) -> None:
     messages = json.loads(path.read_bytes())["messages"]  # noqa: ASYNC240 (tiny file)
     data = (await client.post("/compact", json={"messages": messages, "force": True})).json()

@@ -1,10 +1,8 @@
-"""Every real transcript in ../shared/corpus compacts in its format and passes the validator."""
+"""Every real transcript of the test corpus compacts in its format and passes the validator."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -12,17 +10,7 @@ import pytest
 from app.core.dialects import OpenAIMessage, from_openai, to_openai
 from app.core.messages import Message
 from app.core.validate import anthropic_violations, openai_violations
-
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-FILES = sorted(CORPUS.glob("*.json"))
-OPENAI_FILES = [f for f in FILES if f.name.endswith(".openai.json")]
-
-pytestmark = pytest.mark.skipif(not FILES, reason=f"no corpus at {CORPUS}")
-
-
-def load(path: Path) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["messages"]
-    return messages
+from tests.corpus import FILES, OPENAI_FILES, load
 
 
 @pytest.mark.anyio

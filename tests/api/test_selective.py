@@ -16,8 +16,8 @@ from app.core.dialects import from_openai
 from app.core.messages import Message
 from app.core.tokens import compact_json
 from app.core.validate import anthropic_violations, openai_violations
-from tests.api.test_corpus import FILES, load
 from tests.builders import assistant, system, tool_result, tool_use, user
+from tests.corpus import FILES, load
 
 pytestmark = pytest.mark.anyio
 
@@ -163,16 +163,18 @@ async def test_every_transcript_falls_back_to_a_chunked_summary_valid_and_smalle
     )
 
 
-README_EXAMPLE = re.search(
+DOC_EXAMPLE = re.search(
     r"-d '(\{\n  \"force\".*?\n\})'",
-    (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8"),
+    (Path(__file__).resolve().parents[2] / "docs" / "strategies.md").read_text(encoding="utf-8"),
     re.DOTALL,
 )
 
 
-async def test_the_readme_example_answers_as_the_readme_says(client: httpx.AsyncClient) -> None:
-    assert README_EXAMPLE is not None
-    body = json.loads(README_EXAMPLE.group(1))
+async def test_the_documented_example_answers_as_docs_strategies_says(
+    client: httpx.AsyncClient,
+) -> None:
+    assert DOC_EXAMPLE is not None
+    body = json.loads(DOC_EXAMPLE.group(1))
     data = (await client.post("/compact", json=body)).json()
     sent = body["messages"]
     gap = {"role": "assistant", "content": "[Earlier messages compacted]"}

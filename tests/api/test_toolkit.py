@@ -1,4 +1,4 @@
-"""Seed 004's toolkit through the real ASGI stack."""
+"""The context-engineering toolkit through the real ASGI stack."""
 
 from __future__ import annotations
 

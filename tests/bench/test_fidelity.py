@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.fidelity import CORPUS, measure
+from bench.fidelity import measure
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared/corpus is not beside the repo")
 async def test_the_ledger_keeps_every_fact_through_three_compactions() -> None:
     table = dict(await measure())
     for label, shares in table.items():

@@ -13,8 +13,8 @@ from app.core.chunking import (
 from app.core.cut import CUT_TAG, cut_note, cut_text, prefix_within
 from app.core.dialects import from_openai
 from app.core.tokens import count_messages
-from tests.api.test_corpus import FILES, load
 from tests.builders import assistant, parse, tool_result, tool_use, user
+from tests.corpus import FILES, load
 from tests.fakes.tokenizer import WordTokenizer
 
 WORDS = WordTokenizer()

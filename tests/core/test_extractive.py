@@ -15,8 +15,7 @@ from app.core.extractive import (
 from app.core.messages import Message
 from app.core.ports import SummaryRequest
 from app.core.prompt import ARCHIVED_HEADINGS
-
-CORPUS = sorted(Path("/work/shared/corpus").glob("*.anthropic.json"))
+from tests.corpus import ANTHROPIC_FILES
 
 
 @pytest.fixture
@@ -462,7 +461,7 @@ def test_below_the_barest_form_only_the_headings_remain() -> None:
     assert summary == "\n\n".join(f"{heading}\n- (trimmed)" for heading in HEADINGS)
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ANTHROPIC_FILES, ids=lambda p: p.name)
 def test_corpus_transcript_summary(path: Path) -> None:
     raw = json.loads(path.read_text(encoding="utf-8"))["messages"][1:]
     messages = [Message.model_validate(m) for m in raw]

@@ -18,7 +18,6 @@ from app.core.prompt import SUMMARY_SYSTEM
 from app.core.tokens import count_text
 from app.core.validate import violations
 from app.service.compaction import CompactionService, CompactRequest
-from tests.api.test_corpus import FILES, load
 from tests.builders import (
     FakeSummarizer,
     assistant,
@@ -29,6 +28,7 @@ from tests.builders import (
     tool_use,
     user,
 )
+from tests.corpus import FILES, load
 from tests.fakes.tokenizer import WordTokenizer
 
 pytestmark = pytest.mark.anyio

@@ -25,7 +25,7 @@ router = APIRouter(
 
 @router.post(
     "/compact",
-    summary="Compact a message list (seed 000: full compression + file restoration)",
+    summary="Compact a message list (summary of the history + file restoration)",
     response_model=CompactResponse,
     responses={503: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
 )

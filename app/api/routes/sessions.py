@@ -1,4 +1,4 @@
-"""`GET /sessions/{session_id}/compactions`: a session's compaction records (seed 002 §3.3)."""
+"""`GET /sessions/{session_id}/compactions`: a session's compaction records, oldest first."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 004's toolkit: `POST /compress-tool-result`, `POST /preprocess-input`,
+"""The context-engineering toolkit: `POST /compress-tool-result`, `POST /preprocess-input`,
 `GET /project-rules`, `POST /assemble`."""
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ router = APIRouter(
 async def compress_tool_result(
     body: CompressToolResultRequest, toolkit: ToolkitDep
 ) -> CompressToolResultResponse:
-    """Seed 004 A3/C1: keeps `status`, the tool's rule applied to `data`, and a full
-    `error`; drops `text`, `stats` and `context`. A Read in a `session_id` whose file
-    changed since the session's previous read gets `data.note`."""
+    """History keeps a compressed form of the result: `status`, the tool's rule applied
+    to `data`, and a full `error`; `text`, `stats` and `context` are dropped. A Read in a
+    `session_id` whose file changed since the session's previous read gets `data.note`."""
     limits = body.limits.model_dump(exclude_unset=True) if body.limits else None
     done = await toolkit.compress(
         body.tool,
@@ -77,7 +77,7 @@ def _preprocessed(done: Preprocessed) -> PreprocessInputResponse:
 async def preprocess_input(
     body: PreprocessInputRequest, toolkit: ToolkitDep
 ) -> PreprocessInputResponse:
-    """Seed 004 A7/C3: each `@path` that exists in the work directory gets a
+    """Each `@path` that exists in the work directory gets a
     system-reminder appended to the input (no file content); at most `limit` are named,
     then "(and N more…)". An `@` after a letter or digit (an e-mail address) is no mention."""
     done = await toolkit.preprocess(body.text, check_exists=body.check_exists, limit=body.limit)
@@ -86,7 +86,7 @@ async def preprocess_input(
 
 @router.get("/project-rules", summary="The project's CODE_LAW.md, if any")
 async def project_rules(toolkit: ToolkitDep) -> ProjectRulesResponse:
-    """Seed 004 C5: `CODE_LAW.md` in any case at the root of the work directory."""
+    """The project's rules: `CODE_LAW.md` in any case at the root of the work directory."""
     rules = await toolkit.project_rules()
     return ProjectRulesResponse(
         found=rules.content is not None,
@@ -102,9 +102,10 @@ async def project_rules(toolkit: ToolkitDep) -> ProjectRulesResponse:
     response_model=AssembleResponse,
 )
 async def assemble(body: AssembleRequest, toolkit: ToolkitDep) -> Any:
-    """Seed 004 A1: L1 (system + tools), L2 (CODE_LAW.md), L3 (history), the current input
-    and the todo recap, as a message list in the request's format that passes the
-    provider's rules. A history that breaks one gets 422 `invalid_conversation`."""
+    """The layers of one model call in order: L1 (system + tools), L2 (CODE_LAW.md), L3
+    (history), the current input and the todo recap, as a message list in the request's
+    format that passes the provider's rules. A history that breaks one gets 422
+    `invalid_conversation`."""
     history, fmt = read_messages(body.messages, body.format)
     request = AssembleInput(
         history=history,

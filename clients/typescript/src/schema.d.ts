@@ -57,7 +57,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Compact a message list (seed 000: full compression + file restoration)
+         * Compact a message list (summary of the history + file restoration)
          * @description Archives everything after the system prompt, replaces it with a structured summary,
          *     and re-injects the files read most recently. Below the threshold (without `force`),
          *     or when archiving or summarizing fails, the messages come back unchanged with
@@ -203,9 +203,9 @@ export interface paths {
         put?: never;
         /**
          * Compress a tool result for history
-         * @description Seed 004 A3/C1: keeps `status`, the tool's rule applied to `data`, and a full
-         *     `error`; drops `text`, `stats` and `context`. A Read in a `session_id` whose file
-         *     changed since the session's previous read gets `data.note`.
+         * @description History keeps a compressed form of the result: `status`, the tool's rule applied
+         *     to `data`, and a full `error`; `text`, `stats` and `context` are dropped. A Read in a
+         *     `session_id` whose file changed since the session's previous read gets `data.note`.
          */
         post: operations["compress_tool_result_compress_tool_result_post"];
         delete?: never;
@@ -225,7 +225,7 @@ export interface paths {
         put?: never;
         /**
          * Add @file reminders to a user input
-         * @description Seed 004 A7/C3: each `@path` that exists in the work directory gets a
+         * @description Each `@path` that exists in the work directory gets a
          *     system-reminder appended to the input (no file content); at most `limit` are named,
          *     then "(and N more…)". An `@` after a letter or digit (an e-mail address) is no mention.
          */
@@ -245,7 +245,7 @@ export interface paths {
         };
         /**
          * The project's CODE_LAW.md, if any
-         * @description Seed 004 C5: `CODE_LAW.md` in any case at the root of the work directory.
+         * @description The project's rules: `CODE_LAW.md` in any case at the root of the work directory.
          */
         get: operations["project_rules_project_rules_get"];
         put?: never;
@@ -267,9 +267,10 @@ export interface paths {
         put?: never;
         /**
          * Assemble a model call's messages in layer order
-         * @description Seed 004 A1: L1 (system + tools), L2 (CODE_LAW.md), L3 (history), the current input
-         *     and the todo recap, as a message list in the request's format that passes the
-         *     provider's rules. A history that breaks one gets 422 `invalid_conversation`.
+         * @description The layers of one model call in order: L1 (system + tools), L2 (CODE_LAW.md), L3
+         *     (history), the current input and the todo recap, as a message list in the request's
+         *     format that passes the provider's rules. A history that breaks one gets 422
+         *     `invalid_conversation`.
          */
         post: operations["assemble_assemble_post"];
         delete?: never;
@@ -515,7 +516,7 @@ export interface components {
         };
         /**
          * AssembleRequest
-         * @description The parts of one model call, to put in seed 004 A1's order.
+         * @description The parts of one model call, to put in layer order (system, rules, history, input).
          * @example {
          *       "system": "You are a coding agent.",
          *       "tools": "Tools: Read(file_path), Bash(command).",
@@ -996,7 +997,7 @@ export interface components {
             options?: components["schemas"]["CompactOptions"];
             /**
              * Reason
-             * @description Why the agent compacts, for the session's record (seed 002 §3.3): before an LLM call, after a tool execution, or on the user's request. Default: `manual` with `force`, else `llm_call`.
+             * @description Why the agent compacts, for the session's record: before an LLM call, after a tool execution, or on the user's request. Default: `manual` with `force`, else `llm_call`.
              */
             reason?: ("llm_call" | "tool_execution" | "manual") | null;
         };
@@ -1242,7 +1243,7 @@ export interface components {
         };
         /**
          * CompressToolResultRequest
-         * @description One tool call's full result, to compress for history (seed 004 A3/C1).
+         * @description One tool call's full result, to compress for history (the model saw it whole once).
          * @example {
          *       "tool": "Read",
          *       "input": {
@@ -1806,7 +1807,7 @@ export interface components {
         };
         /**
          * PreprocessInputRequest
-         * @description A user input whose `@path` mentions get reminders (seed 004 A7/C3).
+         * @description A user input whose `@path` mentions get reminders to read the file.
          * @example {
          *       "text": "Why does @src/utils/auth.ts reject user@example.com?"
          *     }
@@ -1876,7 +1877,7 @@ export interface components {
         };
         /**
          * ProjectRulesResponse
-         * @description `CODE_LAW.md` (any case) at the root of the work directory (seed 004 C5).
+         * @description `CODE_LAW.md` (any case) at the root of the work directory: the project's rules.
          * @example {
          *       "found": true,
          *       "path": "CODE_LAW.md",
@@ -2108,7 +2109,7 @@ export interface components {
              * @enum {string}
              */
             tokenizer?: "tiktoken" | "anthropic";
-            /** @description The provider's usage block of the last response. When given, it replaces counting: its tokens plus an estimate of `pending_input` (seed 004 A6). */
+            /** @description The provider's usage block of the last response. When given, it replaces counting: its tokens plus an estimate of `pending_input` (a third of its characters). */
             last_usage?: components["schemas"]["Usage"] | null;
             /**
              * Pending Input
@@ -2438,6 +2439,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request has no `content-type: application/json` header (error `unsupported_media_type`, field `headers.content-type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -2498,6 +2508,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request has no `content-type: application/json` header (error `unsupported_media_type`, field `headers.content-type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -2551,6 +2570,15 @@ export interface operations {
             };
             /** @description The body is larger than `COMPACT_MAX_REQUEST_BYTES` (`request_too_large`). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request has no `content-type: application/json` header (error `unsupported_media_type`, field `headers.content-type`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2638,6 +2666,15 @@ export interface operations {
             };
             /** @description The body is larger than `COMPACT_MAX_REQUEST_BYTES` (`request_too_large`). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request has no `content-type: application/json` header (error `unsupported_media_type`, field `headers.content-type`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2868,6 +2905,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request has no `content-type: application/json` header (error `unsupported_media_type`, field `headers.content-type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -3044,6 +3090,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request has no `content-type: application/json` header (error `unsupported_media_type`, field `headers.content-type`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -3088,6 +3143,15 @@ export interface operations {
             };
             /** @description The body is larger than `COMPACT_MAX_REQUEST_BYTES` (`request_too_large`). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request has no `content-type: application/json` header (error `unsupported_media_type`, field `headers.content-type`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3186,6 +3250,15 @@ export interface operations {
             };
             /** @description The body is larger than `COMPACT_MAX_REQUEST_BYTES` (`request_too_large`). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request has no `content-type: application/json` header (error `unsupported_media_type`, field `headers.content-type`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
