@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
@@ -49,6 +49,7 @@ from app.core.ports import ProviderCounter, Summarizer, Tokenizer
 from app.core.restore import RestoreLimits, read_tools_from
 from app.core.selective import SelectiveLimits
 from app.core.tool_results import ToolResultLimits
+from app.service.checked import CheckedSummarizer
 from app.service.compaction import CompactionService, Defaults
 from app.service.freshness import Freshness
 from app.service.jobs import JobManager
@@ -59,6 +60,10 @@ from app.service.toolkit import ToolkitDefaults, ToolkitService
 from app.settings import Settings
 
 log = logging.getLogger("context_compact")
+# An LLM summary may run to this many times `summary_max_tokens` in our (cl100k) count
+# before it is `oversized`: tokenizers differ (Qwen's counts CJK text in fewer tokens than
+# cl100k), an answer that ignored `max_tokens` by megabytes does not pass.
+SUMMARY_CAP_FACTOR = 2
 
 DESCRIPTION = """\
 Keeps LLM agents alive in very long sessions. POST a message list (Anthropic Messages
@@ -69,7 +74,11 @@ messages are archived so that nothing is ever lost.
 """
 
 
-def build_summarizer(settings: Settings) -> Summarizer:
+def build_summarizer(settings: Settings, count: Callable[[str], int] | None = None) -> Summarizer:
+    """The configured summarizer. An LLM one makes one attempt per call behind the retry
+    loop (each attempt bounded as a whole by `summary_timeout`, all of them by
+    `summary_deadline`), and its answers are checked (`app.core.summary_check`) against a
+    cap of `SUMMARY_CAP_FACTOR × summary_max_tokens` tokens counted by `count`."""
     kind = settings.summarizer_kind
     if kind == "extractive":
         return ExtractiveSummarizer()
@@ -93,8 +102,16 @@ def build_summarizer(settings: Settings) -> Summarizer:
             timeout=settings.summary_timeout,
             max_tokens=settings.summary_max_tokens,
         )
-    return RetryingSummarizer(
-        client, attempts=settings.summary_attempts, deadline=settings.summary_deadline
+    retrying = RetryingSummarizer(
+        client,
+        attempts=settings.summary_attempts,
+        deadline=settings.summary_deadline,
+        attempt_timeout=settings.summary_timeout,
+    )
+    return CheckedSummarizer(
+        retrying,
+        cap_tokens=SUMMARY_CAP_FACTOR * settings.summary_max_tokens,
+        count=count or TiktokenTokenizer().count,
     )
 
 
@@ -126,7 +143,8 @@ def build_service(
     """The service, its compactions and summarizer calls recorded in `metrics` (a new
     Prometheus registry unless one is given)."""
     metrics = metrics or PrometheusMetrics()
-    summarizer = summarizer or build_summarizer(settings)
+    counting = build_tokenizer(settings, tokenizer)
+    summarizer = summarizer or build_summarizer(settings, counting.count)
     fallback = (
         TimedSummarizer(ExtractiveSummarizer(), metrics)
         if settings.summary_fallback == "extractive" and summarizer.name != "extractive"
@@ -134,7 +152,7 @@ def build_service(
     )
     return MeteredCompactionService(
         metrics=metrics,
-        tokenizer=build_tokenizer(settings, tokenizer),
+        tokenizer=counting,
         summarizer=TimedSummarizer(summarizer, metrics),
         fallback=fallback,
         provider_counter=build_provider_counter(settings),
@@ -221,6 +239,7 @@ def create_app(
         queue_limit=settings.job_queue_limit,
         ttl=timedelta(seconds=settings.job_ttl_seconds),
         lease=timedelta(seconds=settings.job_lease_seconds),
+        deadline=settings.request_timeout,
     )
 
     @asynccontextmanager

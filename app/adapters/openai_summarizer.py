@@ -5,8 +5,12 @@ Same rules as the Anthropic adapter; `RetryingSummarizer` owns the retries:
 
     retryable      timeout, connection error, 408, 409, 429, >= 500 (with `retry-after`)
     not retryable  other 4xx, a body that is not a chat completion (not JSON, no choices,
-                   no message), empty text, finish_reason "length" (a cut-off summary)
-                   or "content_filter"
+                   no message), empty text, and the finish reasons
+                   `app.core.summary_check.stop_failure` names ("length": a cut-off
+                   summary, "content_filter")
+
+Each error carries its `reason`, as in the Anthropic adapter (`filtered` for a content
+filter).
 
 The key is optional (local servers need none) and sent as a Bearer token. Error messages
 carry the exception class name and the status code only, never a body or the key.
@@ -18,9 +22,10 @@ from typing import Any
 
 import httpx
 
-from app.adapters.retry import RETRYABLE_4XX, parse_retry_after
+from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
+from app.core.summary_check import stop_failure
 
 
 class OpenAICompatibleSummarizer:
@@ -57,24 +62,29 @@ class OpenAICompatibleSummarizer:
         body = {"model": self._model, "max_tokens": self._max_tokens, "messages": messages}
         try:
             response = await self._client.post("/chat/completions", json=body)
-        except httpx.TransportError as exc:  # timeouts and connection errors
-            raise SummarizerError(_describe(exc), retryable=True) from None
+        except httpx.TimeoutException as exc:
+            raise SummarizerError(_describe(exc), retryable=True, reason="timeout") from None
+        except httpx.TransportError as exc:  # connection errors
+            raise SummarizerError(_describe(exc), retryable=True, reason="connection") from None
         except httpx.HTTPError as exc:
-            raise SummarizerError(_describe(exc), retryable=False) from None
+            raise SummarizerError(_describe(exc), retryable=False, reason="bad_response") from None
         status = response.status_code
         if status >= 500 or status in RETRYABLE_4XX:
             raise SummarizerError(
                 _describe_status(status),
                 retryable=True,
                 retry_after=parse_retry_after(response.headers.get("retry-after")),
+                reason=status_reason(status),
             )
         if status >= 400:
-            raise SummarizerError(_describe_status(status), retryable=False)
+            raise SummarizerError(_describe_status(status), retryable=False, reason="client_error")
         try:
             payload = response.json()
         except ValueError:
             raise SummarizerError(
-                "chat completion API returned a body that is not JSON", retryable=False
+                "chat completion API returned a body that is not JSON",
+                retryable=False,
+                reason="bad_response",
             ) from None
         return _summary_text(payload)
 
@@ -88,20 +98,20 @@ def _summary_text(payload: Any) -> str:
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
         raise SummarizerError(
-            "chat completion API returned an unexpected response", retryable=False
+            "chat completion API returned an unexpected response",
+            retryable=False,
+            reason="bad_response",
         )
-    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-    if finish == "length":
-        raise SummarizerError("summary cut off at max_tokens", retryable=False)
-    if finish == "content_filter":
-        raise SummarizerError("the summary was filtered by the server", retryable=False)
+    stopped = stop_failure(choice.get("finish_reason") if isinstance(choice, dict) else None)
+    if stopped is not None:
+        raise stopped
     content = message.get("content")
     if isinstance(content, list):  # some servers answer with content parts
         texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
         content = "".join(t for t in texts if isinstance(t, str))
     text = content.strip() if isinstance(content, str) else ""
     if not text:
-        raise SummarizerError("empty summary", retryable=False)
+        raise SummarizerError("empty summary", retryable=False, reason="empty")
     return text
 
 

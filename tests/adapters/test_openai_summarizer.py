@@ -113,7 +113,7 @@ async def test_all_attempts_failing_raise_the_last_error(
     assert route.call_count == 3
     assert len(sleeps) == 2
     assert error.retryable is True
-    assert str(error) == "chat completion API call failed: HTTP 500 after 3 attempts"
+    assert str(error) == "[server_error] chat completion API call failed: HTTP 500 after 3 attempts"
 
 
 @pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504])
@@ -164,7 +164,7 @@ async def test_an_empty_answer_is_a_failure(
 ) -> None:
     api.post("/chat/completions").respond(200, json=body)
     error = await failure(summarizer)
-    assert (error.retryable, str(error)) == (False, "empty summary")
+    assert (error.retryable, error.reason, str(error)) == (False, "empty", "[empty] empty summary")
 
 
 @pytest.mark.parametrize(
