@@ -5,6 +5,8 @@ This is the one place that knows which adapter implements which port.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -18,6 +20,7 @@ from app import __version__
 from app.adapters.anthropic_counter import AnthropicCounter
 from app.adapters.anthropic_summarizer import AnthropicSummarizer
 from app.adapters.archive_store import FileArchiveStore
+from app.adapters.data_dir import DataDirectory
 from app.adapters.job_store import FileJobStore
 from app.adapters.logs import configure_logging
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
@@ -242,11 +245,16 @@ def create_app(
         deadline=settings.request_timeout,
     )
 
+    data_dir = DataDirectory(settings.data_dir, min_free_bytes=settings.min_free_bytes)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        sweep = getattr(service.archive, "remove_stale_temps", None)
-        if sweep is not None:  # debris of a process killed mid-write
-            await to_thread.run_sync(sweep)
+        await to_thread.run_sync(data_dir.sweep_temps)  # debris of a process killed mid-write
+        sweeper = (
+            asyncio.create_task(sweep_periodically(data_dir, settings.temp_sweep_seconds))
+            if settings.temp_sweep_seconds > 0
+            else None
+        )
         await job_manager.start()
         # Start-up builds ~120k long-lived objects (pydantic validators, the SDKs) that a
         # full collection walked in 110-180 ms, stalling every request; a large request
@@ -258,6 +266,10 @@ def create_app(
         )
         yield
         gc.unfreeze()
+        if sweeper is not None:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
         await job_manager.close()
         await close_ports(service)
 
@@ -270,6 +282,7 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.jobs = job_manager
+    app.state.data_dir = data_dir
     app.state.toolkit = build_toolkit(settings)
     app.state.metrics = recorder
     install_error_handlers(app)
@@ -289,6 +302,17 @@ def create_app(
     document_bearer_auth(app)
     app.add_middleware(ObserveRequests, metrics=recorder)  # last added: outermost
     return app
+
+
+async def sweep_periodically(data_dir: DataDirectory, seconds: float) -> None:
+    """Sweeps the data directory's stale temp files every `seconds`, until cancelled; a
+    failing sweep is logged and tried again next time."""
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            await to_thread.run_sync(data_dir.sweep_temps)
+        except Exception:
+            log.exception("temp file sweep failed")
 
 
 def setup_logging(settings: Settings, level: str | None = None) -> None:

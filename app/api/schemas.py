@@ -373,6 +373,7 @@ class ReadyResponse(BaseModel):
                     "checks": {
                         "tokenizer_loaded": True,
                         "data_dir_writable": True,
+                        "data_dir_has_room": True,
                         "workdir_readable": True,
                     },
                 }
@@ -381,7 +382,10 @@ class ReadyResponse(BaseModel):
     )
     ready: bool
     checks: dict[str, bool] = Field(
-        description="tokenizer_loaded, data_dir_writable, workdir_readable"
+        description=(
+            "tokenizer_loaded, data_dir_writable, data_dir_has_room (at least "
+            "`COMPACT_MIN_FREE_BYTES` free), workdir_readable"
+        )
     )
 
 
