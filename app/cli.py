@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from app.api.dialect import compact_request
 from app.api.errors import invalid_conversation, validation_details
+from app.api.limits import unencodable_text
 from app.api.routes.counting import count_response
 from app.api.schemas import CompactRequestBody, CountRequest
 from app.core.compaction import result_json
@@ -42,7 +43,16 @@ class InputError(Exception):
 
 
 def parse_input(text: str) -> dict[str, Any]:
-    """The request fields of the input: `messages` always, plus any others it holds."""
+    """The request fields of the input: `messages` always, plus any others it holds. A
+    lone surrogate escape is refused as the API refuses it."""
+    fields = _parse_input(text)
+    refused = unencodable_text(fields)
+    if refused is not None:
+        raise InputError(f"{refused.field}: {refused.message}")
+    return fields
+
+
+def _parse_input(text: str) -> dict[str, Any]:
     if not text.strip():
         raise InputError(f"no input: expected {SHAPES}")
     try:
