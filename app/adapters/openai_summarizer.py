@@ -12,12 +12,16 @@ Same rules as the Anthropic adapter; `RetryingSummarizer` owns the retries:
 Each error carries its `reason`, as in the Anthropic adapter (`filtered` for a content
 filter).
 
-The key is optional (local servers need none) and sent as a Bearer token. Error messages
-carry the exception class name and the status code only, never a body or the key.
+The body of a 200 is read up to `BYTES_PER_TOKEN × max_tokens` (+ 64 KiB for the
+envelope): a server that ignores `max_tokens` is cut off there (`oversized`) instead of
+filling memory. The key is optional (local servers need none) and sent as a Bearer
+token. Error messages carry the exception class name and the status code only, never a
+body or the key.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -26,6 +30,11 @@ from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
 from app.core.summary_check import stop_failure
+
+# A token of the answer is at most ~16 characters, each at most 6 bytes once JSON-escaped
+# (`\\uXXXX`), and thinking models may add as much reasoning: far above any real answer.
+BYTES_PER_TOKEN = 128
+ENVELOPE_BYTES = 64 * 1024
 
 
 class OpenAICompatibleSummarizer:
@@ -43,6 +52,7 @@ class OpenAICompatibleSummarizer:
     ) -> None:
         self._model = model
         self._max_tokens = max_tokens
+        self._max_body = BYTES_PER_TOKEN * max_tokens + ENVELOPE_BYTES
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),
@@ -61,13 +71,27 @@ class OpenAICompatibleSummarizer:
             messages.insert(0, {"role": "system", "content": request.system})
         body = {"model": self._model, "max_tokens": self._max_tokens, "messages": messages}
         try:
-            response = await self._client.post("/chat/completions", json=body)
+            async with self._client.stream("POST", "/chat/completions", json=body) as response:
+                raw = await self._read(response)
         except httpx.TimeoutException as exc:
             raise SummarizerError(_describe(exc), retryable=True, reason="timeout") from None
         except httpx.TransportError as exc:  # connection errors
             raise SummarizerError(_describe(exc), retryable=True, reason="connection") from None
         except httpx.HTTPError as exc:
             raise SummarizerError(_describe(exc), retryable=False, reason="bad_response") from None
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            raise SummarizerError(
+                "chat completion API returned a body that is not JSON",
+                retryable=False,
+                reason="bad_response",
+            ) from None
+        return _summary_text(payload)
+
+    async def _read(self, response: httpx.Response) -> bytes:
+        """The body of a successful answer, at most `_max_body` bytes; a status error
+        raises without reading it (error bodies may echo the prompt)."""
         status = response.status_code
         if status >= 500 or status in RETRYABLE_4XX:
             raise SummarizerError(
@@ -78,15 +102,18 @@ class OpenAICompatibleSummarizer:
             )
         if status >= 400:
             raise SummarizerError(_describe_status(status), retryable=False, reason="client_error")
-        try:
-            payload = response.json()
-        except ValueError:
-            raise SummarizerError(
-                "chat completion API returned a body that is not JSON",
-                retryable=False,
-                reason="bad_response",
-            ) from None
-        return _summary_text(payload)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self._max_body:
+                raise SummarizerError(
+                    f"chat completion API answer over {self._max_body} bytes",
+                    retryable=False,
+                    reason="oversized",
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     async def aclose(self) -> None:
         await self._client.aclose()

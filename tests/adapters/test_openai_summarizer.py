@@ -229,3 +229,20 @@ async def test_the_fake_server_on_localhost_answers_after_a_retry() -> None:
         "role": "user",
         "content": "Summarize this history.",
     }
+
+
+async def test_an_answer_over_the_byte_cap_is_oversized_and_one_at_the_cap_is_read(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter
+) -> None:
+    cap = 128 * 321 + 64 * 1024  # max_tokens 321
+    envelope = len(json.dumps(openai_completion("")).encode())
+    at_cap = openai_completion("x" * (cap - envelope))
+    assert len(json.dumps(at_cap).encode()) == cap
+    route = api.post("/chat/completions")
+    route.respond(200, content=json.dumps(at_cap).encode())
+    assert await summarizer.summarize(REQUEST) == "x" * (cap - envelope)
+    over = openai_completion("x" * (cap - envelope + 1))
+    route.respond(200, content=json.dumps(over).encode())
+    error = await failure(summarizer)
+    assert (error.reason, error.retryable) == ("oversized", False)
+    assert str(error) == f"[oversized] chat completion API answer over {cap} bytes"

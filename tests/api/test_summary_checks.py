@@ -49,7 +49,7 @@ ANSWERS = [
         "no_sections",
         "the answer has none of the section headings the prompt asked for",
     ),
-    Answer("## Goals & Decisions\n" + "word " * 20_000, "oversized", "summary over 128 tokens"),
+    Answer("## Goals & Decisions\n" + "word " * 2_000, "oversized", "summary over 128 tokens"),
 ]
 ANSWER_PARAMS = [pytest.param(a, id=a.reason + "-" + a.text[:12]) for a in ANSWERS]
 
@@ -100,6 +100,25 @@ async def test_the_extractive_fallback_replaces_an_answer_that_is_no_summary(
         f"summarizer {adapter.name} failed: [{answer.reason}] {answer.message}",
         "summary written by the fallback summarizer extractive",
     ]
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+async def test_ten_megabytes_from_an_llm_that_ignores_max_tokens_are_refused(
+    client_for: Any, adapter: Adapter
+) -> None:
+    """The OpenAI-compatible adapter stops reading past its byte cap; the Anthropic SDK
+    reads the whole body, and the check refuses it before anything is counted."""
+    huge = "## Goals & Decisions\n" + "x" * 10_000_000
+    with start_fake_llm([reply(200, adapter.success(huge))]) as fake:
+        client = await client_for(**adapter.settings(fake.url))
+        response = await client.post("/compact", json={"messages": CONVERSATION, "force": True})
+    data = response.json()
+    assert (data["compacted"], data["reason"]) == (False, "summarization_failed")
+    error = {
+        "anthropic": "summary over 8192 tokens",  # 2 x COMPACT_SUMMARY_MAX_TOKENS
+        "openai": "chat completion API answer over 589824 bytes",  # 128 B x 4096 + 64 KiB
+    }[adapter.name]
+    assert data["warnings"] == [f"summarizer {adapter.name} failed: [oversized] {error}"]
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)
