@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from app.api.fields import validation_details
+from app.api.limits import unencodable_text
 from app.api.schemas import CompactRequestBody, CountRequest, CountResponse
 from app.core.compaction import result_json
 from app.core.decide import Thresholds
@@ -60,7 +61,16 @@ class Answer:
 
 
 def parse_input(text: str) -> dict[str, Any]:
-    """The request fields of the input: `messages` always, plus any others it holds."""
+    """The request fields of the input: `messages` always, plus any others it holds. A
+    lone surrogate escape is refused as the API refuses it."""
+    fields = _parse_input(text)
+    refused = unencodable_text(fields)
+    if refused is not None:
+        raise InputError(f"{refused.field}: {refused.message}")
+    return fields
+
+
+def _parse_input(text: str) -> dict[str, Any]:
     if not text.strip():
         raise InputError(f"no input: expected {SHAPES}")
     try:

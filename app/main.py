@@ -5,9 +5,11 @@ This is the one place that knows which adapter implements which port.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
@@ -18,6 +20,7 @@ from app import __version__
 from app.adapters.anthropic_counter import AnthropicCounter
 from app.adapters.anthropic_summarizer import AnthropicSummarizer
 from app.adapters.archive_store import FileArchiveStore
+from app.adapters.data_dir import DataDirectory
 from app.adapters.job_store import FileJobStore
 from app.adapters.logs import configure_logging
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
@@ -55,6 +58,7 @@ from app.core.records import RecordStore
 from app.core.restore import RestoreLimits, read_tools_from
 from app.core.selective import SelectiveLimits
 from app.core.tool_results import ToolResultLimits
+from app.service.checked import CheckedSummarizer
 from app.service.compaction import CompactionService, Defaults
 from app.service.freshness import Freshness
 from app.service.jobs import JobManager
@@ -65,6 +69,10 @@ from app.service.toolkit import ToolkitDefaults, ToolkitService
 from app.settings import Settings
 
 log = logging.getLogger("context_compact")
+# An LLM summary may run to this many times `summary_max_tokens` in our (cl100k) count
+# before it is `oversized`: tokenizers differ (Qwen's counts CJK text in fewer tokens than
+# cl100k), an answer that ignored `max_tokens` by megabytes does not pass.
+SUMMARY_CAP_FACTOR = 2
 
 DESCRIPTION = """\
 Keeps LLM agents alive in very long sessions. POST a message list, in either of the two
@@ -133,7 +141,11 @@ class Stores:
             await to_thread.run_sync(self.database.close)
 
 
-def build_summarizer(settings: Settings) -> Summarizer:
+def build_summarizer(settings: Settings, count: Callable[[str], int] | None = None) -> Summarizer:
+    """The configured summarizer. An LLM one makes one attempt per call behind the retry
+    loop (each attempt bounded as a whole by `summary_timeout`, all of them by
+    `summary_deadline`), and its answers are checked (`app.core.summary_check`) against a
+    cap of `SUMMARY_CAP_FACTOR × summary_max_tokens` tokens counted by `count`."""
     kind = settings.summarizer_kind
     if kind == "extractive":
         return ExtractiveSummarizer()
@@ -157,8 +169,16 @@ def build_summarizer(settings: Settings) -> Summarizer:
             timeout=settings.summary_timeout,
             max_tokens=settings.summary_max_tokens,
         )
-    return RetryingSummarizer(
-        client, attempts=settings.summary_attempts, deadline=settings.summary_deadline
+    retrying = RetryingSummarizer(
+        client,
+        attempts=settings.summary_attempts,
+        deadline=settings.summary_deadline,
+        attempt_timeout=settings.summary_timeout,
+    )
+    return CheckedSummarizer(
+        retrying,
+        cap_tokens=SUMMARY_CAP_FACTOR * settings.summary_max_tokens,
+        count=count or TiktokenTokenizer().count,
     )
 
 
@@ -192,7 +212,8 @@ def build_service(
     Prometheus registry unless one is given)."""
     metrics = metrics or PrometheusMetrics()
     stores = stores or Stores(settings)
-    summarizer = summarizer or build_summarizer(settings)
+    counting = build_tokenizer(settings, tokenizer)
+    summarizer = summarizer or build_summarizer(settings, counting.count)
     fallback = (
         TimedSummarizer(ExtractiveSummarizer(), metrics)
         if settings.summary_fallback == "extractive" and summarizer.name != "extractive"
@@ -200,7 +221,7 @@ def build_service(
     )
     return MeteredCompactionService(
         metrics=metrics,
-        tokenizer=build_tokenizer(settings, tokenizer),
+        tokenizer=counting,
         summarizer=TimedSummarizer(summarizer, metrics),
         fallback=fallback,
         provider_counter=build_provider_counter(settings),
@@ -293,14 +314,20 @@ def create_app(
         queue_limit=settings.job_queue_limit,
         ttl=timedelta(seconds=settings.job_ttl_seconds),
         lease=timedelta(seconds=settings.job_lease_seconds),
+        deadline=settings.request_timeout,
     )
+
+    data_dir = DataDirectory(settings.data_dir, min_free_bytes=settings.min_free_bytes)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await stores.open()
-        sweep = getattr(service.archive, "remove_stale_temps", None)
-        if sweep is not None:  # debris of a process killed mid-write
-            await to_thread.run_sync(sweep)
+        await to_thread.run_sync(data_dir.sweep_temps)  # debris of a process killed mid-write
+        sweeper = (
+            asyncio.create_task(sweep_periodically(data_dir, settings.temp_sweep_seconds))
+            if settings.temp_sweep_seconds > 0
+            else None
+        )
         await job_manager.start()
         # Start-up builds ~120k long-lived objects (pydantic validators, the SDKs) that a
         # full collection walked in 110-180 ms, stalling every request; a large request
@@ -312,6 +339,10 @@ def create_app(
         )
         yield
         gc.unfreeze()
+        if sweeper is not None:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
         await job_manager.close()
         await close_ports(service)
         await stores.close()
@@ -329,6 +360,7 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.jobs = job_manager
+    app.state.data_dir = data_dir
     app.state.toolkit = build_toolkit(settings, stores.seen)
     app.state.metrics = recorder
     install_error_handlers(app)
@@ -350,6 +382,17 @@ def create_app(
     finish_openapi(app)
     app.add_middleware(ObserveRequests, metrics=recorder)  # last added: outermost
     return app
+
+
+async def sweep_periodically(data_dir: DataDirectory, seconds: float) -> None:
+    """Sweeps the data directory's stale temp files every `seconds`, until cancelled; a
+    failing sweep is logged and tried again next time."""
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            await to_thread.run_sync(data_dir.sweep_temps)
+        except Exception:
+            log.exception("temp file sweep failed")
 
 
 def setup_logging(settings: Settings, level: str | None = None) -> None:

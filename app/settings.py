@@ -296,6 +296,23 @@ class Settings(BaseSettings):
             "for this long (`0` disables)"
         ),
     )
+    # The data directory's health: room left, and crash debris swept.
+    min_free_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=0,
+        description=(
+            "`/readyz` answers 503 when the data directory's file system has fewer free "
+            "bytes than this (`0`: not checked)"
+        ),
+    )
+    temp_sweep_seconds: float = Field(
+        600.0,
+        ge=0,
+        description=(
+            "every this many seconds, temp files of killed writes older than an hour are "
+            "deleted in every directory of the data directory (`0`: at start-up only)"
+        ),
+    )
     host: str = Field("127.0.0.1", description="where `python -m app serve` listens")
     port: int = Field(8080, gt=0, lt=65536, description="port of `python -m app serve`")
     log_level: Literal["debug", "info", "warning", "error"] = Field(

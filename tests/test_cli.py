@@ -187,6 +187,12 @@ def test_jsonl_on_stdin_counts_like_the_same_list(
             '[{"role": "assistant", "content": "a"}, {"role": "user", "content": "b"}]',
             "messages[0]: first_message_user: the first message must be user",
         ),
+        (
+            ["compact"],
+            '[{"role": "user", "content": "a \\udc80"}]',
+            "messages[0].content: a lone surrogate escape (such as \\udc80) is not text: "
+            "it has no UTF-8 form",
+        ),
     ],
 )
 def test_bad_input_exits_2_naming_the_problem(

@@ -6,8 +6,13 @@ is the one retry loop of the service. Every failure leaves this module as a
 from message text:
 
     retryable      timeout, connection error, 408, 409, 429, >= 500 (incl. 529 overloaded)
-    not retryable  other 4xx, a body that is not a Message, empty text,
-                   stop_reason "max_tokens" (a cut-off summary) or "refusal"
+    not retryable  other 4xx, a body that is not a Message, empty text, and the stop
+                   reasons `app.core.summary_check.stop_failure` names ("max_tokens":
+                   a cut-off summary, "refusal")
+
+Each error carries its `reason` (`timeout`, `connection`, `rate_limited`, `server_error`,
+`client_error`, `bad_response`, `truncated`, `refusal`, `empty`); whether a text that came
+back is a summary is `app.core.summary_check`'s call, applied around this adapter.
 
 Error messages carry the exception class name and the status code only: the response body
 may echo the prompt, and the request holds the API key, so the SDK's exception is not
@@ -22,9 +27,10 @@ import anthropic
 import httpx
 from anthropic.types import Message, TextBlock
 
-from app.adapters.retry import RETRYABLE_4XX, parse_retry_after
+from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
+from app.core.summary_check import stop_failure
 
 # At DEBUG the SDK logs every request's options, the whole prompt (the agent's history)
 # included. We never want that in our logs, whatever level the operator chose.
@@ -78,12 +84,14 @@ class AnthropicSummarizer:
             )
         except anthropic.APIStatusError as exc:
             raise _status_error(exc) from None
-        except anthropic.APIConnectionError as exc:  # APITimeoutError included
-            raise SummarizerError(_describe(exc), retryable=True) from None
+        except anthropic.APITimeoutError as exc:
+            raise SummarizerError(_describe(exc), retryable=True, reason="timeout") from None
+        except anthropic.APIConnectionError as exc:
+            raise SummarizerError(_describe(exc), retryable=True, reason="connection") from None
         except anthropic.AnthropicError as exc:  # APIResponseValidationError and the rest
-            raise SummarizerError(_describe(exc), retryable=False) from None
+            raise SummarizerError(_describe(exc), retryable=False, reason="bad_response") from None
         except ValueError as exc:  # the SDK lets a 200 with invalid JSON through as-is
-            raise SummarizerError(_describe(exc), retryable=False) from None
+            raise SummarizerError(_describe(exc), retryable=False, reason="bad_response") from None
         return _summary_text(message)
 
     async def aclose(self) -> None:
@@ -94,18 +102,19 @@ def _summary_text(message: object) -> str:
     # Without strict validation the SDK returns a 200 with a non-JSON body as a `str`, and
     # builds a `Message` from any JSON object, missing fields as None: check the shape here.
     if not isinstance(message, Message) or not isinstance(message.content, list):
-        raise SummarizerError("Anthropic API returned an unexpected response", retryable=False)
-    if message.stop_reason == "max_tokens":
-        raise SummarizerError("summary cut off at max_tokens", retryable=False)
-    if message.stop_reason == "refusal":
-        raise SummarizerError("the model refused to summarize", retryable=False)
+        raise SummarizerError(
+            "Anthropic API returned an unexpected response", retryable=False, reason="bad_response"
+        )
+    stopped = stop_failure(message.stop_reason)
+    if stopped is not None:
+        raise stopped
     text = "".join(
         block.text
         for block in message.content
         if isinstance(block, TextBlock) and block.type == "text" and isinstance(block.text, str)
     ).strip()
     if not text:
-        raise SummarizerError("empty summary", retryable=False)
+        raise SummarizerError("empty summary", retryable=False, reason="empty")
     return text
 
 
@@ -116,8 +125,9 @@ def _status_error(exc: anthropic.APIStatusError) -> SummarizerError:
             _describe(exc, status),
             retryable=True,
             retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
+            reason=status_reason(status),
         )
-    return SummarizerError(_describe(exc, status), retryable=False)
+    return SummarizerError(_describe(exc, status), retryable=False, reason="client_error")
 
 
 def _describe(exc: Exception, status: int | None = None) -> str:

@@ -5,22 +5,36 @@ Same rules as the Anthropic adapter; `RetryingSummarizer` owns the retries:
 
     retryable      timeout, connection error, 408, 409, 429, >= 500 (with `retry-after`)
     not retryable  other 4xx, a body that is not a chat completion (not JSON, no choices,
-                   no message), empty text, finish_reason "length" (a cut-off summary)
-                   or "content_filter"
+                   no message), empty text, and the finish reasons
+                   `app.core.summary_check.stop_failure` names ("length": a cut-off
+                   summary, "content_filter")
 
-The key is optional (local servers need none) and sent as a Bearer token. Error messages
-carry the exception class name and the status code only, never a body or the key.
+Each error carries its `reason`, as in the Anthropic adapter (`filtered` for a content
+filter).
+
+The body of a 200 is read up to `BYTES_PER_TOKEN × max_tokens` (+ 64 KiB for the
+envelope): a server that ignores `max_tokens` is cut off there (`oversized`) instead of
+filling memory. The key is optional (local servers need none) and sent as a Bearer
+token. Error messages carry the exception class name and the status code only, never a
+body or the key.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
 
-from app.adapters.retry import RETRYABLE_4XX, parse_retry_after
+from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
+from app.core.summary_check import stop_failure
+
+# A token of the answer is at most ~16 characters, each at most 6 bytes once JSON-escaped
+# (`\\uXXXX`), and thinking models may add as much reasoning: far above any real answer.
+BYTES_PER_TOKEN = 128
+ENVELOPE_BYTES = 64 * 1024
 
 
 class OpenAICompatibleSummarizer:
@@ -38,6 +52,7 @@ class OpenAICompatibleSummarizer:
     ) -> None:
         self._model = model
         self._max_tokens = max_tokens
+        self._max_body = BYTES_PER_TOKEN * max_tokens + ENVELOPE_BYTES
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),
@@ -56,27 +71,49 @@ class OpenAICompatibleSummarizer:
             messages.insert(0, {"role": "system", "content": request.system})
         body = {"model": self._model, "max_tokens": self._max_tokens, "messages": messages}
         try:
-            response = await self._client.post("/chat/completions", json=body)
-        except httpx.TransportError as exc:  # timeouts and connection errors
-            raise SummarizerError(_describe(exc), retryable=True) from None
+            async with self._client.stream("POST", "/chat/completions", json=body) as response:
+                raw = await self._read(response)
+        except httpx.TimeoutException as exc:
+            raise SummarizerError(_describe(exc), retryable=True, reason="timeout") from None
+        except httpx.TransportError as exc:  # connection errors
+            raise SummarizerError(_describe(exc), retryable=True, reason="connection") from None
         except httpx.HTTPError as exc:
-            raise SummarizerError(_describe(exc), retryable=False) from None
+            raise SummarizerError(_describe(exc), retryable=False, reason="bad_response") from None
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            raise SummarizerError(
+                "chat completion API returned a body that is not JSON",
+                retryable=False,
+                reason="bad_response",
+            ) from None
+        return _summary_text(payload)
+
+    async def _read(self, response: httpx.Response) -> bytes:
+        """The body of a successful answer, at most `_max_body` bytes; a status error
+        raises without reading it (error bodies may echo the prompt)."""
         status = response.status_code
         if status >= 500 or status in RETRYABLE_4XX:
             raise SummarizerError(
                 _describe_status(status),
                 retryable=True,
                 retry_after=parse_retry_after(response.headers.get("retry-after")),
+                reason=status_reason(status),
             )
         if status >= 400:
-            raise SummarizerError(_describe_status(status), retryable=False)
-        try:
-            payload = response.json()
-        except ValueError:
-            raise SummarizerError(
-                "chat completion API returned a body that is not JSON", retryable=False
-            ) from None
-        return _summary_text(payload)
+            raise SummarizerError(_describe_status(status), retryable=False, reason="client_error")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self._max_body:
+                raise SummarizerError(
+                    f"chat completion API answer over {self._max_body} bytes",
+                    retryable=False,
+                    reason="oversized",
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -88,20 +125,20 @@ def _summary_text(payload: Any) -> str:
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
         raise SummarizerError(
-            "chat completion API returned an unexpected response", retryable=False
+            "chat completion API returned an unexpected response",
+            retryable=False,
+            reason="bad_response",
         )
-    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-    if finish == "length":
-        raise SummarizerError("summary cut off at max_tokens", retryable=False)
-    if finish == "content_filter":
-        raise SummarizerError("the summary was filtered by the server", retryable=False)
+    stopped = stop_failure(choice.get("finish_reason") if isinstance(choice, dict) else None)
+    if stopped is not None:
+        raise stopped
     content = message.get("content")
     if isinstance(content, list):  # some servers answer with content parts
         texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
         content = "".join(t for t in texts if isinstance(t, str))
     text = content.strip() if isinstance(content, str) else ""
     if not text:
-        raise SummarizerError("empty summary", retryable=False)
+        raise SummarizerError("empty summary", retryable=False, reason="empty")
     return text
 
 

@@ -68,6 +68,12 @@ class PrometheusMetrics:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
+        self._summary_failures = Counter(
+            f"{PREFIX}_summarizer_failures",
+            "Failed summarizer calls, by summarizer and reason (refusal, truncated, timeout...).",
+            ["summarizer", "reason"],
+            registry=r,
+        )
         self._restore_skips = Counter(
             f"{PREFIX}_restore_skips",
             "Files named in the history that were not restored, by reason.",
@@ -89,6 +95,9 @@ class PrometheusMetrics:
 
     def observe_summary(self, summarizer: str, outcome: str, seconds: float) -> None:
         self._summary_seconds.labels(summarizer, outcome).observe(seconds)
+
+    def observe_summary_failure(self, summarizer: str, reason: str) -> None:
+        self._summary_failures.labels(summarizer, reason).inc()
 
     def observe_restore_skip(self, reason: str) -> None:
         self._restore_skips.labels(reason).inc()

@@ -6,9 +6,12 @@ Policy:
 - At most `attempts` calls in total. Before retry n (n = 0, 1, ...) we wait the server's
   `retry_after` if it gave one, else `base_delay * 2**n` scaled by a jitter factor in
   [0.5, 1); either way at most `max_delay`.
-- `deadline` seconds, counted from the first call, bound the whole loop: a wait that would
-  end past it is not started, and the last error is raised instead. The deadline does not
-  cut a call short: each call is bounded by the inner summarizer's own timeout.
+- `attempt_timeout` seconds bound each call as a whole (`timeout`, retryable). The
+  adapters' own HTTP timeouts bound only the gap between bytes: an LLM that sends one byte
+  a second would hold a call for as long as it likes.
+- `deadline` seconds, counted from the first call, bound the whole loop, calls included:
+  a call still running at the deadline is cancelled (`deadline`, not retryable), and a
+  wait that would end past it is not started (the last error is raised instead).
 - When the loop gives up, the last error is raised, same type, its message ending with
   how many attempts were made.
 
@@ -24,6 +27,8 @@ import math
 import random
 import time
 from collections.abc import Awaitable, Callable
+
+import anyio
 
 from app.core.errors import SummarizerError
 from app.core.ports import Summarizer, SummaryRequest
@@ -45,6 +50,7 @@ class RetryingSummarizer:
         base_delay: float = 0.5,
         max_delay: float = 8.0,
         deadline: float = 120.0,
+        attempt_timeout: float | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
         jitter: Callable[[], float] = random.random,
@@ -56,6 +62,7 @@ class RetryingSummarizer:
         self._base_delay = base_delay
         self._max_delay = max_delay
         self._deadline = deadline
+        self._attempt_timeout = attempt_timeout
         self._sleep = sleep
         self._clock = clock
         self._jitter = jitter
@@ -70,8 +77,10 @@ class RetryingSummarizer:
         while True:
             made += 1
             try:
-                return await self._inner.summarize(request)
+                return await self._attempt(request, ends_at)
             except SummarizerError as exc:
+                if exc.reason == "deadline":
+                    _note_attempts(exc, made, "")
                 if not exc.retryable:
                     raise
                 if made >= self._attempts:
@@ -91,6 +100,24 @@ class RetryingSummarizer:
                 )
                 await self._sleep(wait)
 
+    async def _attempt(self, request: SummaryRequest, ends_at: float) -> str:
+        """One call, cut off at the attempt timeout or the deadline, whichever comes first."""
+        left = max(0.0, ends_at - self._clock())
+        bound = left if self._attempt_timeout is None else min(self._attempt_timeout, left)
+        try:
+            with anyio.fail_after(bound):
+                return await self._inner.summarize(request)
+        except TimeoutError:
+            if self._attempt_timeout is not None and self._attempt_timeout < left:
+                raise SummarizerError(
+                    f"summary attempt took longer than {bound:g}s", retryable=True, reason="timeout"
+                ) from None
+            raise SummarizerError(
+                f"summary deadline of {self._deadline:g}s passed",
+                retryable=False,
+                reason="deadline",
+            ) from None
+
     async def aclose(self) -> None:
         close: Callable[[], Awaitable[None]] | None = getattr(self._inner, "aclose", None)
         if close is not None:
@@ -107,7 +134,13 @@ class RetryingSummarizer:
 def _note_attempts(exc: SummarizerError, made: int, why: str) -> None:
     """Appends to the error's message how many attempts were made; type and fields stay."""
     noun = "attempt" if made == 1 else "attempts"
-    exc.args = (f"{exc} after {made} {noun}{why}", *exc.args[1:])
+    exc.args = (f"{exc.args[0]} after {made} {noun}{why}", *exc.args[1:])
+
+
+def status_reason(status: int) -> str:
+    """The failure reason of a retryable HTTP status: `rate_limited` (429) or
+    `server_error` (5xx, 408, 409)."""
+    return "rate_limited" if status == 429 else "server_error"
 
 
 def parse_retry_after(value: str | None) -> float | None:

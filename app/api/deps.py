@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from app.core.ports import DataDirectory
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
 from app.service.metrics import Metrics
@@ -26,3 +27,4 @@ ServiceDep = Annotated[CompactionService, _state("service")]
 JobsDep = Annotated[JobManager, _state("jobs")]
 ToolkitDep = Annotated[ToolkitService, _state("toolkit")]
 MetricsDep = Annotated[Metrics, _state("metrics")]
+DataDirDep = Annotated[DataDirectory, _state("data_dir")]

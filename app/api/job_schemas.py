@@ -54,8 +54,9 @@ class JobResponse(BaseModel):
     reason: str | None = Field(
         None,
         description=(
-            "Why the job failed or stopped: invalid_conversation, error, interrupted (the "
-            "service stopped while it ran), cancelled."
+            "Why the job failed or stopped: invalid_conversation, error, deadline_exceeded "
+            "(it ran longer than `COMPACT_REQUEST_TIMEOUT`), interrupted (the service "
+            "stopped while it ran), cancelled."
         ),
     )
     message: str | None = Field(None, description="Details of the failure, for people.")

@@ -4,8 +4,10 @@ built, then validated as soon as it is parsed.
 orjson is ~3x faster than `json` on the large message lists agents send, and on the event
 loop it is pure latency for every other request. It refuses a few documents that `json`
 accepts (integers beyond 64 bits, `NaN`, lone surrogate escapes); those fall back to
-`json`, so what is accepted and every error message stay exactly as before. Nesting past
-either parser's recursion limit is a 422 `too_deep`, never a `RecursionError`.
+`json`, so what is accepted and every error message stay exactly as before, but for lone
+surrogates: a string that has no UTF-8 form is a 422 `invalid_request` naming it, on every
+route (see `unencodable_text`). Nesting past either parser's recursion limit is a 422
+`too_deep`, never a `RecursionError`.
 
 Memory: FastAPI keeps whatever `Request.body()` and `Request.json()` return alive until the
 response is sent. For a JSON body, `FastJsonRequest` hands FastAPI a one-byte stand-in for
@@ -29,7 +31,7 @@ from fastapi.routing import APIRoute
 from starlette.types import Receive, Scope
 
 from app.api.errors import ApiError
-from app.api.limits import ShapeLimits, check_shape, too_deep
+from app.api.limits import ShapeLimits, check_shape, too_deep, unencodable_text
 from app.api.schemas import ErrorResponse
 
 # What FastAPI sees as the body once the real bytes are held for parsing only: it only
@@ -129,9 +131,13 @@ def _loads(body: bytes, max_depth: int) -> Any:
         if "recursion" in str(exc).lower():
             raise too_deep(max_depth) from None
     try:
-        return json.loads(body)
+        document = json.loads(body)
     except RecursionError:
         raise too_deep(max_depth) from None
+    refused = unencodable_text(document)
+    if refused is not None:
+        raise refused
+    return document
 
 
 CONTENT_TYPE_FIELD = "headers.content-type"

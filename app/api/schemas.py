@@ -394,6 +394,7 @@ class ReadyResponse(BaseModel):
                     "checks": {
                         "tokenizer_loaded": True,
                         "data_dir_writable": True,
+                        "data_dir_has_room": True,
                         "workdir_readable": True,
                     },
                 }
@@ -404,7 +405,8 @@ class ReadyResponse(BaseModel):
     checks: dict[str, bool] = Field(
         description=(
             "tokenizer_loaded, data_dir_writable (or database_ready with "
-            "`COMPACT_DATABASE_URL`), workdir_readable"
+            "`COMPACT_DATABASE_URL`), data_dir_has_room (at least `COMPACT_MIN_FREE_BYTES` "
+            "free), workdir_readable"
         )
     )
     reasons: dict[str, str] | None = Field(

@@ -26,12 +26,27 @@ class CompactError(Exception):
 
 class SummarizerError(CompactError):
     """The summarizer failed. `retryable` says whether another attempt may succeed
-    (timeouts, 429, 5xx, connection errors); `retry_after` carries the server's hint."""
+    (timeouts, 429, 5xx, connection errors); `retry_after` carries the server's hint;
+    `reason` is one word of a closed vocabulary (`SUMMARY_FAILURES` in
+    `app.core.summary_check`) for metrics and the answer's warning, which then reads
+    `[reason] message`. Without one (a test's fake) the message is shown alone."""
 
-    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        retry_after: float | None = None,
+        reason: str | None = None,
+    ):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.reason = reason
+
+    def __str__(self) -> str:
+        message = super().__str__()
+        return f"[{self.reason}] {message}" if self.reason else message
 
 
 class ArchiveError(CompactError):

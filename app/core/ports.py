@@ -177,3 +177,15 @@ class ProviderCounter(Protocol):
     def name(self) -> str: ...
 
     async def count_tokens(self, messages: Sequence[Message]) -> int: ...
+
+
+class DataDirectory(Protocol):
+    """The data directory as a whole: room left on its file system, and crash debris."""
+
+    def has_room(self) -> bool:
+        """At least the configured minimum of free bytes."""
+        ...
+
+    def sweep_temps(self) -> list[str]:
+        """Deletes stale temp files of killed writers beneath it; the paths removed."""
+        ...

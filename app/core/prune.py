@@ -7,12 +7,12 @@ has its content replaced by a placeholder that names the call and what was remov
 
 Results of excluded tools, results already cleared, and results whose placeholder would
 not be smaller are left as they are. With `clear_inputs`, the call's `input` becomes `{}`
-too (its arguments stay readable in the placeholder). A cleared block carries a
-`compacted_at` marker (the time of the compaction) where the request's format keeps it:
-a field of the `tool_result` (and `tool_use`) block in the Anthropic shape, a field of the
-`tool` message (and of the tool call) in the OpenAI shape. A block with the marker, or
-whose content is a placeholder (an agent may strip unknown fields), is never cleared
-again. Token figures are those of the result's text.
+too (its arguments stay readable in the placeholder). The placeholder text is the only
+mark of a cleared result: the providers reject unknown keys on `tool_result` blocks and
+`tool` messages, so nothing else is added (the session record and the archive say when
+and what). A result whose content is a placeholder is never cleared again; one that still
+carries the `compacted_at` field earlier versions added is recognized too. Token figures
+are those of the result's text.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 def already_cleared(block: ToolResultBlock | ToolUseBlock) -> bool:
+    """A placeholder as content, or the marker field of earlier versions."""
     extra = block.model_extra or {}
     note = extra.get(BOOKKEEPING)
     note_extra = note.get("extra") if isinstance(note, dict) else None
@@ -84,6 +85,8 @@ def plan_prune(
     compacted_at: str,
     count: Callable[[str], int],
 ) -> PrunePlan:
+    """`fmt` and `compacted_at` are kept for callers; the output carries neither (see the
+    module doc)."""
     uses = {use.id: use for message in messages for use in tool_uses(message)}
     order = list(uses)
     protected = set(order[len(order) - rules.keep_recent :]) if rules.keep_recent else set()
@@ -142,17 +145,12 @@ def _clear_inputs(
 def _marked(
     block: ToolResultBlock | ToolUseBlock, update: dict[str, Any], fmt: Format, at: str
 ) -> Any:
-    """A copy of the block with `update` and the marker where the format keeps it."""
+    """A copy of the block with `update`, and nothing else: no marker field (`fmt` and
+    `at` no longer change it)."""
     data = block.model_dump(mode="json", exclude_unset=True) | update
-    if fmt == "anthropic":
-        data[MARKER] = at
-    else:
-        note = dict(data.get(BOOKKEEPING) or {})
-        call = note.get("call")
-        if isinstance(call, dict):  # an OpenAI tool call: its raw arguments go too
-            function = dict(call.get("function") or {}) | {"arguments": "{}"}
-            note["call"] = call | {"function": function, MARKER: at}
-        else:
-            note["extra"] = dict(note.get("extra") or {}) | {MARKER: at}
-        data[BOOKKEEPING] = note
+    note = data.get(BOOKKEEPING)
+    call = note.get("call") if isinstance(note, dict) else None
+    if isinstance(call, dict) and "input" in update:  # an OpenAI call's raw arguments too
+        function = dict(call.get("function") or {}) | {"arguments": "{}"}
+        data[BOOKKEEPING] = dict(note or {}) | {"call": call | {"function": function}}
     return type(block).model_validate(data)

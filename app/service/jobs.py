@@ -1,7 +1,8 @@
 """Background compaction: jobs on a bounded worker pool, kept in the shared data dir.
 
 States: `queued` (waiting for one of the `workers` slots) → `running` → `done` (the result,
-compacted or not), `failed` (with a reason: `invalid_conversation`, `error`, or
+compacted or not), `failed` (with a reason: `invalid_conversation`, `error`,
+`deadline_exceeded` when it ran longer than its `deadline`, as a `/compact` would have, or
 `interrupted` when its replica stopped while the job was in flight) or `cancelled`.
 A session has at most one job in flight; at most `queue_limit` jobs wait for a slot.
 
@@ -135,6 +136,7 @@ class JobManager:
         new_id: Callable[[], str] = time_sortable_id,
         instance_id: str | None = None,
         queue: JobQueue | None = None,
+        deadline: float | None = None,
     ) -> None:
         self._service = service
         self._store = store
@@ -151,6 +153,7 @@ class JobManager:
         self._clock = clock
         self._new_id = new_id
         self.instance_id = instance_id or new_instance_id()
+        self._deadline = deadline
         self._slots = asyncio.Semaphore(workers)
         self._write_lock = asyncio.Lock()
         # The jobs this replica runs (and finished ones whose last write failed).
@@ -432,7 +435,13 @@ class JobManager:
                 await self._persist_quietly(job_id)
                 try:
                     # A job waits for a summary slot; only /compact gets `busy`.
-                    result = await self._service.compact(replace(request, background=True))
+                    async with asyncio.timeout(self._deadline):
+                        result = await self._service.compact(replace(request, background=True))
+                except TimeoutError:
+                    message = f"the compaction took longer than {self._deadline:g}s"
+                    await self._finish(
+                        job_id, "failed", reason="deadline_exceeded", message=message
+                    )
                 except InvalidConversationError as exc:
                     await self._finish(
                         job_id, "failed", reason="invalid_conversation", message=str(exc)

@@ -11,8 +11,9 @@ import time
 from typing import Any
 
 from app.core.compaction import CompactResult
-from app.core.errors import InvalidConversationError
+from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.ports import Summarizer, SummaryRequest
+from app.core.summary_check import known_reason
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.metrics import Metrics
 from app.service.slots import BusyError
@@ -48,7 +49,8 @@ class MeteredCompactionService(CompactionService):
 
 
 class TimedSummarizer:
-    """A `Summarizer` whose calls are timed into `metrics`, retries included."""
+    """A `Summarizer` whose calls are timed into `metrics`, retries included, and whose
+    failures are counted by reason."""
 
     def __init__(self, inner: Summarizer, metrics: Metrics) -> None:
         self._inner = inner
@@ -70,6 +72,9 @@ class TimedSummarizer:
             text = await self._inner.summarize(request)
             outcome = "ok"
             return text
+        except SummarizerError as exc:
+            self._metrics.observe_summary_failure(self.name, known_reason(exc.reason))
+            raise
         finally:
             self._metrics.observe_summary(self.name, outcome, time.perf_counter() - started)
 

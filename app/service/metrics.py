@@ -25,6 +25,10 @@ class Metrics(Protocol):
     def observe_summary(self, summarizer: str, outcome: str, seconds: float) -> None:
         """One summarizer call (its retries included): `outcome` is `ok` or `error`."""
 
+    def observe_summary_failure(self, summarizer: str, reason: str) -> None:
+        """One failed summarizer call, by reason (`app.core.summary_check.SUMMARY_FAILURES`,
+        or `other`)."""
+
     def observe_restore_skip(self, reason: str) -> None:
         """One file named in the history that was not restored, and why."""
 

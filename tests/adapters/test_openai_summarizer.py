@@ -113,7 +113,7 @@ async def test_all_attempts_failing_raise_the_last_error(
     assert route.call_count == 3
     assert len(sleeps) == 2
     assert error.retryable is True
-    assert str(error) == "chat completion API call failed: HTTP 500 after 3 attempts"
+    assert str(error) == "[server_error] chat completion API call failed: HTTP 500 after 3 attempts"
 
 
 @pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504])
@@ -164,7 +164,7 @@ async def test_an_empty_answer_is_a_failure(
 ) -> None:
     api.post("/chat/completions").respond(200, json=body)
     error = await failure(summarizer)
-    assert (error.retryable, str(error)) == (False, "empty summary")
+    assert (error.retryable, error.reason, str(error)) == (False, "empty", "[empty] empty summary")
 
 
 @pytest.mark.parametrize(
@@ -229,3 +229,20 @@ async def test_the_fake_server_on_localhost_answers_after_a_retry() -> None:
         "role": "user",
         "content": "Summarize this history.",
     }
+
+
+async def test_an_answer_over_the_byte_cap_is_oversized_and_one_at_the_cap_is_read(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter
+) -> None:
+    cap = 128 * 321 + 64 * 1024  # max_tokens 321
+    envelope = len(json.dumps(openai_completion("")).encode())
+    at_cap = openai_completion("x" * (cap - envelope))
+    assert len(json.dumps(at_cap).encode()) == cap
+    route = api.post("/chat/completions")
+    route.respond(200, content=json.dumps(at_cap).encode())
+    assert await summarizer.summarize(REQUEST) == "x" * (cap - envelope)
+    over = openai_completion("x" * (cap - envelope + 1))
+    route.respond(200, content=json.dumps(over).encode())
+    error = await failure(summarizer)
+    assert (error.reason, error.retryable) == ("oversized", False)
+    assert str(error) == f"[oversized] chat completion API answer over {cap} bytes"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from app.adapters.retry import RetryingSummarizer
@@ -239,3 +240,45 @@ async def test_aclose_is_fine_when_inner_has_none() -> None:
 def test_attempts_must_be_positive() -> None:
     with pytest.raises(ValueError, match="attempts"):
         RetryingSummarizer(ScriptedSummarizer(), attempts=0)
+
+
+class SlowThenFast:
+    """Takes `slow` real seconds on its first call, answers at once afterwards."""
+
+    def __init__(self, slow: float) -> None:
+        self.slow = slow
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        return "slow"
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        self.calls += 1
+        if self.calls == 1:
+            await anyio.sleep(self.slow)
+        return "## Goals\nok"
+
+
+async def test_an_attempt_past_its_timeout_is_cut_and_retried() -> None:
+    inner = SlowThenFast(slow=5.0)
+    summarizer = RetryingSummarizer(inner, attempt_timeout=0.05, base_delay=0.01, deadline=5.0)
+    assert await summarizer.summarize(REQUEST) == "## Goals\nok"
+    assert inner.calls == 2
+
+
+async def test_a_call_past_the_deadline_is_cut_and_not_retried() -> None:
+    inner = SlowThenFast(slow=5.0)
+    summarizer = RetryingSummarizer(inner, attempt_timeout=1.0, deadline=0.05)
+    with pytest.raises(SummarizerError) as info:
+        await summarizer.summarize(REQUEST)
+    error = info.value
+    assert (error.reason, error.retryable, inner.calls) == ("deadline", False, 1)
+    assert str(error) == "[deadline] summary deadline of 0.05s passed after 1 attempt"
+
+
+async def test_without_an_attempt_timeout_the_deadline_bounds_the_call() -> None:
+    inner = SlowThenFast(slow=5.0)
+    summarizer = RetryingSummarizer(inner, deadline=0.05)
+    with pytest.raises(SummarizerError, match=r"^\[deadline\]"):
+        await summarizer.summarize(REQUEST)

@@ -73,7 +73,8 @@ async def test_all_attempts_failing_returns_the_original_messages(client_for: An
     assert data["messages"] == CONVERSATION
     assert attempts == 2
     assert data["warnings"] == [
-        "summarizer anthropic failed: Anthropic API call failed: InternalServerError (HTTP 503)"
+        "summarizer anthropic failed: [server_error] Anthropic API call failed: "
+        "InternalServerError (HTTP 503)"
         " after 2 attempts"
     ]
     assert SECRET not in response.text

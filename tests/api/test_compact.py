@@ -146,7 +146,12 @@ async def test_health_and_readiness(client: httpx.AsyncClient) -> None:
     assert ready.status_code == 200
     assert ready.json() == {
         "ready": True,
-        "checks": {"tokenizer_loaded": True, "data_dir_writable": True, "workdir_readable": True},
+        "checks": {
+            "tokenizer_loaded": True,
+            "data_dir_writable": True,
+            "data_dir_has_room": True,
+            "workdir_readable": True,
+        },
     }
 
 

@@ -67,6 +67,7 @@ class Fault:
     script: Callable[[Adapter], list[Reply]]
     attempts: int  # calls the fake server sees
     errors: dict[str, str]  # adapter name -> the summarizer's error message
+    reason: str  # the failure's reason, shown as `[reason]` before the message
     timeout: float = 10.0  # COMPACT_SUMMARY_TIMEOUT: short only where the fault is a timeout
 
 
@@ -79,6 +80,7 @@ FAULTS = [
             "anthropic": "Anthropic API call failed: InternalServerError (HTTP 500)",
             "openai": "chat completion API call failed: HTTP 500",
         },
+        "server_error",
     ),
     Fault(
         "overloaded 529",
@@ -88,6 +90,7 @@ FAULTS = [
             "anthropic": "Anthropic API call failed: OverloadedError (HTTP 529)",
             "openai": "chat completion API call failed: HTTP 529",
         },
+        "server_error",
     ),
     Fault(
         "rate limited 429 with retry-after",
@@ -97,15 +100,17 @@ FAULTS = [
             "anthropic": "Anthropic API call failed: RateLimitError (HTTP 429)",
             "openai": "chat completion API call failed: HTTP 429",
         },
+        "rate_limited",
     ),
     Fault(
         "timeout",
         lambda a: [reply(200, a.success("too late"), delay=1.0)],
         ATTEMPTS,
-        {
-            "anthropic": "Anthropic API call failed: APITimeoutError",
-            "openai": "chat completion API call failed: ReadTimeout",
+        {  # the attempt's bound fires before the SDK's own timeout (a gap between bytes)
+            "anthropic": "summary attempt took longer than 0.15s",
+            "openai": "summary attempt took longer than 0.15s",
         },
+        "timeout",
         timeout=0.15,
     ),
     Fault(
@@ -116,18 +121,21 @@ FAULTS = [
             "anthropic": "Anthropic API returned an unexpected response",
             "openai": "chat completion API returned a body that is not JSON",
         },
+        "bad_response",
     ),
     Fault(
         "an empty answer",
         lambda a: [reply(200, a.success("   "))],
         1,
         {"anthropic": "empty summary", "openai": "empty summary"},
+        "empty",
     ),
     Fault(
         "an answer cut off at max_tokens",
         lambda a: [reply(200, a.cut_off)],
         1,
         {"anthropic": "summary cut off at max_tokens", "openai": "summary cut off at max_tokens"},
+        "truncated",
     ),
     Fault(
         "a client error 400",
@@ -137,17 +145,18 @@ FAULTS = [
             "anthropic": "Anthropic API call failed: BadRequestError (HTTP 400)",
             "openai": "chat completion API call failed: HTTP 400",
         },
+        "client_error",
     ),
 ]
 ADAPTERS = [pytest.param(ANTHROPIC, id="anthropic"), pytest.param(OPENAI, id="openai")]
 FAULT_PARAMS = [pytest.param(f, id=f.name) for f in FAULTS]
 
 
-def failed(fault_error: str, attempts: int, retried: bool) -> str:
+def failed(fault_error: str, attempts: int, retried: bool, reason: str) -> str:
     if not retried:
-        return fault_error
+        return f"[{reason}] {fault_error}"
     noun = "attempt" if attempts == 1 else "attempts"
-    return f"{fault_error} after {attempts} {noun}"
+    return f"[{reason}] {fault_error} after {attempts} {noun}"
 
 
 def fault_settings(adapter: Adapter, url: str, **extra: Any) -> dict[str, Any]:
@@ -169,7 +178,7 @@ async def test_a_fault_returns_the_messages_unchanged_after_the_defined_attempts
     data = response.json()
     assert (data["compacted"], data["reason"]) == (False, "summarization_failed")
     assert data["messages"] == CONVERSATION
-    error = failed(fault.errors[adapter.name], fault.attempts, fault.attempts > 1)
+    error = failed(fault.errors[adapter.name], fault.attempts, fault.attempts > 1, fault.reason)
     assert data["warnings"] == [f"summarizer {adapter.name} failed: {error}"]
     assert attempts == fault.attempts
 
@@ -191,7 +200,7 @@ async def test_a_fault_with_the_extractive_fallback_still_compacts(
     data = response.json()
     assert (data["compacted"], data["summarizer"]) == (True, "extractive")
     assert data["summary"].startswith("## Goals & Decisions")
-    error = failed(fault.errors[adapter.name], fault.attempts, fault.attempts > 1)
+    error = failed(fault.errors[adapter.name], fault.attempts, fault.attempts > 1, fault.reason)
     assert data["warnings"] == [
         f"summarizer {adapter.name} failed: {error}",
         "summary written by the fallback summarizer extractive",
@@ -215,7 +224,9 @@ async def test_a_refused_connection_is_retried_then_fails(
         "anthropic": "Anthropic API call failed: APIConnectionError",
         "openai": "chat completion API call failed: ConnectError",
     }[adapter.name]
-    assert data["warnings"] == [f"summarizer {adapter.name} failed: {error} after 2 attempts"]
+    assert data["warnings"] == [
+        f"summarizer {adapter.name} failed: [connection] {error} after 2 attempts"
+    ]
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)

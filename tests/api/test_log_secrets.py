@@ -111,7 +111,7 @@ async def test_a_full_session_logs_no_content_key_or_token(
             json={"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]},
             headers=auth,
         )
-    with start_fake_llm([reply(200, openai_completion(CONTENT[4]))]) as fake:
+    with start_fake_llm([reply(200, openai_completion(f"## Goals\n{CONTENT[4]}"))]) as fake:
         other = await client_for(
             summarizer="openai", openai_base_url=fake.url + "/v1", openai_api_key=OPENAI_KEY
         )

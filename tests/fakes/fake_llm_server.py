@@ -29,12 +29,15 @@ PATHS = frozenset({"/v1/messages", "/v1/chat/completions"})
 @dataclass(frozen=True)
 class Reply:
     """One scripted answer. A `bytes` body is sent as is, anything else as JSON. `delay`
-    seconds pass before the answer (a slow LLM, or one that makes a client time out)."""
+    seconds pass before the answer (a slow LLM, or one that makes a client time out);
+    with `drip`, the body is sent one byte every `drip` seconds (an LLM that never lets a
+    read time out, yet never finishes)."""
 
     status: int
     body: Any
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    drip: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -45,9 +48,14 @@ class ReceivedRequest:
 
 
 def reply(
-    status: int, body: Any, headers: Mapping[str, str] | None = None, *, delay: float = 0.0
+    status: int,
+    body: Any,
+    headers: Mapping[str, str] | None = None,
+    *,
+    delay: float = 0.0,
+    drip: float = 0.0,
 ) -> Reply:
-    return Reply(status, body, dict(headers or {}), delay)
+    return Reply(status, body, dict(headers or {}), delay, drip)
 
 
 def anthropic_message(text: str, *, stop_reason: str = "end_turn") -> dict[str, Any]:
@@ -185,7 +193,17 @@ def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:
                 self.send_header(name, value)
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
-            self.wfile.write(payload)
+            if not answer.drip:
+                self.wfile.write(payload)
+                return
+            self.wfile.flush()
+            for byte in payload:
+                try:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                except OSError:  # the client gave up
+                    return
+                time.sleep(answer.drip)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # keep test output quiet

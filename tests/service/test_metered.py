@@ -39,6 +39,9 @@ class RecordingMetrics:
     def observe_summary(self, summarizer: str, outcome: str, seconds: float) -> None:
         pass
 
+    def observe_summary_failure(self, summarizer: str, reason: str) -> None:
+        pass
+
     def observe_restore_skip(self, reason: str) -> None:
         pass
 

@@ -162,7 +162,6 @@ async def test_prune_clears_old_results_without_calling_a_summarizer(
                 "tool_use_id": tool_id,
                 "content": f"[Old tool result cleared: bash(command=make {tool_id[1]}), "
                 "300 tokens]",
-                "compacted_at": "2026-11-22T12:00:00+00:00",
             }
         ]
     assert dump_messages(result.messages) == expected

@@ -7,7 +7,7 @@ from typing import Any
 from anyio import to_thread
 from fastapi import APIRouter
 
-from app.api.deps import ServiceDep
+from app.api.deps import DataDirDep, ServiceDep
 from app.api.responses import JsonResponse
 from app.api.schemas import HealthResponse, ReadyResponse
 from app.core.ports import ExplainsReadiness
@@ -22,11 +22,13 @@ async def healthz() -> HealthResponse:
 
 @router.get(
     "/readyz",
-    summary="Readiness: tokenizer loaded, data dir writable, work dir readable",
+    summary=(
+        "Readiness: tokenizer loaded, data dir writable with room to spare, work dir readable"
+    ),
     response_model=ReadyResponse,
     responses={503: {"model": ReadyResponse}},
 )
-async def readyz(service: ServiceDep) -> Any:
+async def readyz(service: ServiceDep, data_dir: DataDirDep) -> Any:
     checks = {"tokenizer_loaded": service.tokenizer.count("ready") > 0}
     reasons: dict[str, str] = {}
     store = service.archive
@@ -37,6 +39,8 @@ async def readyz(service: ServiceDep) -> Any:
             reasons[store.check_name] = reason
     else:
         checks["data_dir_writable"] = await to_thread.run_sync(store.writable)
+    # an empty probe file fits on a full disk: ask how much room is left
+    checks["data_dir_has_room"] = await to_thread.run_sync(data_dir.has_room)
     checks["workdir_readable"] = await to_thread.run_sync(service.workdir.readable)
     ready = all(checks.values())
     body = ReadyResponse(ready=ready, checks=checks, reasons=reasons or None).model_dump(

@@ -303,7 +303,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: tokenizer loaded, data dir writable, work dir readable */
+        /** Readiness: tokenizer loaded, data dir writable with room to spare, work dir readable */
         get: operations["readyz_readyz_get"];
         put?: never;
         post?: never;
@@ -1633,7 +1633,7 @@ export interface components {
             state: "queued" | "running" | "done" | "failed" | "cancelled";
             /**
              * Reason
-             * @description Why the job failed or stopped: invalid_conversation, error, interrupted (the service stopped while it ran), cancelled.
+             * @description Why the job failed or stopped: invalid_conversation, error, deadline_exceeded (it ran longer than `COMPACT_REQUEST_TIMEOUT`), interrupted (the service stopped while it ran), cancelled.
              */
             reason?: string | null;
             /**
@@ -1921,6 +1921,7 @@ export interface components {
          *       "checks": {
          *         "tokenizer_loaded": true,
          *         "data_dir_writable": true,
+         *         "data_dir_has_room": true,
          *         "workdir_readable": true
          *       }
          *     }
@@ -1930,7 +1931,7 @@ export interface components {
             ready: boolean;
             /**
              * Checks
-             * @description tokenizer_loaded, data_dir_writable (or database_ready with `COMPACT_DATABASE_URL`), workdir_readable
+             * @description tokenizer_loaded, data_dir_writable (or database_ready with `COMPACT_DATABASE_URL`), data_dir_has_room (at least `COMPACT_MIN_FREE_BYTES` free), workdir_readable
              */
             checks: {
                 [key: string]: boolean;

@@ -1,0 +1,53 @@
+"""A summarizer whose answers are checked before anyone uses them.
+
+Wrapped around the LLM summarizer (its retry loop included) in `app.main`, so every
+strategy, chunked summaries and background jobs get checked text without knowing it: a
+text that `app.core.summary_check` rejects (a refusal, an error message, an oversized or
+unstructured answer) leaves here as a `SummarizerError` with its reason, and the
+pipeline's usual failure path runs (the extractive fallback, else `summarization_failed`).
+The check counts tokens, so it runs in a worker thread like every other count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from anyio import to_thread
+
+from app.core.ports import Summarizer, SummaryRequest
+from app.core.summary_check import check_summary
+
+
+class CheckedSummarizer:
+    """`inner`'s summaries, each checked against `request.template`'s headings and a cap
+    of `cap_tokens` tokens counted by `count`."""
+
+    def __init__(self, inner: Summarizer, *, cap_tokens: int, count: Callable[[str], int]):
+        self._inner = inner
+        self._cap_tokens = cap_tokens
+        self._count = count
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def reads_prompt(self) -> bool:
+        return bool(getattr(self._inner, "reads_prompt", True))
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        text = await self._inner.summarize(request)
+        failure = await to_thread.run_sync(self._check, text, request)
+        if failure is not None:
+            raise failure
+        return text
+
+    def _check(self, text: str, request: SummaryRequest) -> Exception | None:
+        return check_summary(
+            text, template=request.template, cap_tokens=self._cap_tokens, count=self._count
+        )
+
+    async def aclose(self) -> None:
+        close = getattr(self._inner, "aclose", None)
+        if close is not None:
+            await close()
