@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Generic, Literal, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import httpx
 from pydantic import ConfigDict, ValidationError
@@ -38,14 +38,14 @@ from app.api.schemas import (
 )
 from app.api.schemas import CompactResponse as ApiCompactResponse
 from app.core.compaction import CompactOptions
+from app.core.vocabulary import RequestFormat as Format
+from app.core.vocabulary import TokenizerName
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 # An LLM summary may take its whole retry deadline (COMPACT_SUMMARY_DEADLINE, 120 s).
 DEFAULT_TIMEOUT = 180.0
 
 Messages = Sequence[Mapping[str, Any]]
-Format = Literal["auto", "anthropic", "openai"]
-TokenizerName = Literal["tiktoken", "anthropic"]
 Options = CompactOptions | Mapping[str, Any]
 
 _T = TypeVar("_T")

@@ -200,10 +200,9 @@ def build_toolkit(settings: Settings) -> ToolkitService:
 
 async def close_ports(service: CompactionService) -> None:
     """Closes the HTTP clients of the LLM ports (when the app or a command ends)."""
-    for port in (service.summarizer, service.provider_counter):
-        close = getattr(port, "aclose", None)
-        if close is not None:
-            await close()
+    await service.summarizer.aclose()
+    if service.provider_counter is not None:
+        await service.provider_counter.aclose()
 
 
 def create_app(
@@ -225,9 +224,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        sweep = getattr(service.archive, "remove_stale_temps", None)
-        if sweep is not None:  # debris of a process killed mid-write
-            await to_thread.run_sync(sweep)
+        # debris of a process killed mid-write
+        await to_thread.run_sync(service.archive.remove_stale_temps)
         await job_manager.start()
         # Start-up builds ~120k long-lived objects (pydantic validators, the SDKs) that a
         # full collection walked in 110-180 ms, stalling every request; a large request

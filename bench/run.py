@@ -259,7 +259,9 @@ def measure_restore(workdir: Path, data_dir: Path, messages: list[Msg], run: Run
     parsed = [Message.model_validate(m) for m in messages]
     times = []
     for _ in range(5):
-        seconds, selection = _timed(lambda: asyncio.run(service.restore(parsed, CompactOptions())))
+        seconds, selection = _timed(
+            lambda: asyncio.run(service.steps.restore(parsed, CompactOptions()))
+        )
         times.append(seconds)
     run.values["restore_5_files"] = median_time(times)
     run.facts["restored_files"] = len(selection.restored)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.core.decide import Thresholds
-from app.core.errors import ArchiveError
+from app.core.errors import ArchiveError, RecordStoreError
 from app.core.messages import Message
 from app.core.ports import (
     Archive,
@@ -100,6 +100,13 @@ class FakeSummarizer:
     def name(self) -> str:
         return self._name
 
+    @property
+    def reads_prompt(self) -> bool:
+        return True
+
+    async def aclose(self) -> None:
+        """No client to close."""
+
     async def summarize(self, request: SummaryRequest) -> str:
         self.requests.append(request)
         result = self._fn(request)
@@ -156,7 +163,7 @@ class MemoryRecords:
 
     def append(self, record: CompactionRecord) -> None:
         if self.fail:
-            raise ArchiveError("record write failed: ENOSPC")
+            raise RecordStoreError("record write failed: ENOSPC")
         self.saved.append(record)
 
     def list(self, session_id: str) -> list[CompactionRecord]:

@@ -46,6 +46,6 @@ def test_the_summary_prompt_is_built_only_when_a_wired_summarizer_reads_it(
         settings, tokenizer, summarizer=FakeSummarizer(name="openai") if llm else None
     )
     rest = parse([user("Fix a.py."), assistant("Done.")])
-    request = service._summary_request(rest, CompactOptions(), None)
+    request = service.summaries.request(rest, CompactOptions(), None)
     assert (request.messages, MOST_RECENT_RULE in request.prompt) == (tuple(rest), prompt_built)
     assert (request.prompt == "") is not prompt_built

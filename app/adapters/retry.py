@@ -91,10 +91,12 @@ class RetryingSummarizer:
                 )
                 await self._sleep(wait)
 
+    @property
+    def reads_prompt(self) -> bool:
+        return self._inner.reads_prompt
+
     async def aclose(self) -> None:
-        close: Callable[[], Awaitable[None]] | None = getattr(self._inner, "aclose", None)
-        if close is not None:
-            await close()
+        await self._inner.aclose()
 
     def _wait_before_retry(self, retry: int, retry_after: float | None) -> float:
         if retry_after is not None:

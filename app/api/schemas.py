@@ -8,11 +8,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 
-from app.api.dialect import RequestFormat
 from app.core.compaction import CompactOptions, CompactResult
 from app.core.dialects import OpenAIMessage
 from app.core.messages import Message
 from app.core.records import CompactionRecord, RecordReason
+from app.core.vocabulary import Format, RequestFormat, TokenizerName
 
 EXAMPLE_MESSAGES: list[JsonValue] = [
     {"role": "system", "content": "You are a coding agent."},
@@ -101,7 +101,7 @@ class CountRequest(BaseModel):
     )
     messages: Messages = MessagesField
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: Literal["tiktoken", "anthropic"] = Field(
+    tokenizer: TokenizerName = Field(
         "tiktoken",
         description=(
             "`tiktoken`: exact cl100k_base counts, offline. `anthropic`: the provider's "
@@ -132,7 +132,7 @@ class CountResponse(BaseModel):
     message_count: int = Field(description="Messages as sent (OpenAI tool messages each).")
     tokenizer: str = Field(description="Which tokenizer counted.")
     exact: bool = Field(description="False when the count is an estimate.")
-    format: Literal["anthropic", "openai"] = Field(description="The format of the request.")
+    format: Format = Field(description="The format of the request.")
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -171,7 +171,7 @@ class ShouldCompactRequest(BaseModel):
     )
     messages: Messages = MessagesField
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: Literal["tiktoken", "anthropic"] = Field(
+    tokenizer: TokenizerName = Field(
         "tiktoken", description="As for `/count`; unused when `last_usage` is given."
     )
     last_usage: Usage | None = Field(
@@ -221,7 +221,7 @@ class ShouldCompactResponse(BaseModel):
     overflow_tokens: int
     context_window: int
     message_count: int
-    format: Literal["anthropic", "openai"] = Field(description="The format of the request.")
+    format: Format = Field(description="The format of the request.")
     exact: bool = Field(True, description="False when the count is an estimate.")
     warnings: list[str] = Field(default_factory=list)
 

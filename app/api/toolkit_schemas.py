@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.dialect import RequestFormat
 from app.api.schemas import (
     EXAMPLE_MESSAGES,
     FORMAT_DESCRIPTION,
@@ -15,6 +14,7 @@ from app.api.schemas import (
     SessionIdField,
 )
 from app.core.tool_results import ToolResultLimits
+from app.core.vocabulary import Format, RequestFormat
 
 MAX_TEXT = 1_000_000
 
@@ -276,7 +276,7 @@ class AssembleResponse(BaseModel):
         }
     )
     messages: list[dict[str, Any]]
-    format: Literal["anthropic", "openai"]
+    format: Format
     layers: list[Literal["L1", "L2", "L3", "input", "L3+input"]] = Field(
         description="The layer of each message of `messages`, one label each."
     )

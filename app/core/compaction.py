@@ -11,9 +11,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.config import JsonDict
 
-from app.core.dialects import Format, dump_as
+from app.core.dialects import dump_as
 from app.core.messages import Message
 from app.core.restore import read_tools_from
+from app.core.vocabulary import Format, StrategyName
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -36,7 +37,7 @@ class CompactOptions(BaseModel):
 
     model_config = _FROZEN
 
-    strategy: Literal["full", "tail", "selective", "prune"] = Field(
+    strategy: StrategyName = Field(
         "full",
         description=(
             "`full` (seed 000): everything after the system prompt is summarized. `tail` "

@@ -42,12 +42,21 @@ class SummaryRequest:
 
 
 class Summarizer(Protocol):
-    """Produces summary text; raises `SummarizerError` on failure (empty text included)."""
+    """Produces summary text; raises `SummarizerError` on failure (empty text included).
+
+    `reads_prompt` is false for a summarizer that reads `messages` instead of `prompt` (the
+    extractive one): the service then builds no prompt and never chunks its input.
+    `aclose` releases its HTTP client (a no-op for one without)."""
 
     @property
     def name(self) -> str: ...
 
+    @property
+    def reads_prompt(self) -> bool: ...
+
     async def summarize(self, request: SummaryRequest) -> str: ...
+
+    async def aclose(self) -> None: ...
 
 
 class SkipReason(StrEnum):
@@ -156,7 +165,15 @@ class ArchiveStore(Protocol):
 
     def load(self, archive_id: str) -> Archive | None: ...
 
+    def delete(self, archive_id: str) -> None:
+        """Removes an archive whose compaction was refused; raises `ArchiveError`."""
+        ...
+
     def writable(self) -> bool: ...
+
+    def remove_stale_temps(self) -> list[str]:
+        """Removes the temp files of writes a killed process left; returns their names."""
+        ...
 
 
 class ProviderCounter(Protocol):
@@ -167,3 +184,5 @@ class ProviderCounter(Protocol):
     def name(self) -> str: ...
 
     async def count_tokens(self, messages: Sequence[Message]) -> int: ...
+
+    async def aclose(self) -> None: ...

@@ -23,7 +23,6 @@ from app.core.messages import Message, dump_message
 
 RecordReason = Literal["llm_call", "tool_execution", "manual"]
 RECORDED_FAILURES = frozenset({"archive_failed", "summarization_failed", "selective_failed"})
-SUMMARIZING_STRATEGIES = frozenset({"full", "tail", "selective"})
 
 
 class CompactionRecord(BaseModel):

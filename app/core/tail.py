@@ -85,9 +85,9 @@ def plan_tail(
 
 def _split_results(message: Message) -> tuple[Message, Message]:
     """The tool results of a user message as a message of their own, and the rest of it."""
-    assert not isinstance(message.content, str)
-    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
-    others = [b for b in message.content if not isinstance(b, ToolResultBlock)]
+    blocks = [] if isinstance(message.content, str) else message.content
+    results = [b for b in blocks if isinstance(b, ToolResultBlock)]
+    others = [b for b in blocks if not isinstance(b, ToolResultBlock)]
     return (
         Message(role="user", content=results),
         message.model_copy(update={"content": others}),

@@ -29,7 +29,7 @@ from typing import Any
 from anyio import to_thread
 
 from app.core.compaction import result_json
-from app.core.errors import InvalidConversationError
+from app.core.errors import CompactError, InvalidConversationError
 from app.core.ids import archive_sha256
 from app.core.jobs import (
     IN_FLIGHT,
@@ -62,7 +62,7 @@ def new_instance_id() -> str:
     return f"{platform.node() or 'replica'}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
-class JobError(Exception):
+class JobError(CompactError):
     """Base of the job manager's refusals; the API maps each to a status."""
 
 

@@ -8,52 +8,60 @@ never kept in memory, so replicas sharing the data directory agree.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from anyio import to_thread
 
 from app.core.compaction import CompactResult
-from app.core.errors import ArchiveError
+from app.core.errors import RecordStoreError
 from app.core.messages import Message, message_text
 from app.core.records import (
     RECORDED_FAILURES,
-    SUMMARIZING_STRATEGIES,
     CompactionRecord,
+    RecordStore,
     cooldown_end,
     message_id,
     successful_compactions,
 )
+from app.core.vocabulary import StrategyName
 from app.service.clock import time_sortable_id
+from app.service.defaults import Defaults
 from app.service.overrides import pick
 from app.service.prepared import Prepared
-
-if TYPE_CHECKING:
-    from app.service.compaction import CompactionService
+from app.service.registry import STRATEGIES
 
 log = logging.getLogger("context_compact.sessions")
 
 
+@dataclass
+class Admitted:
+    """The strategy the session allows, and the warnings that say why it changed."""
+
+    strategy: StrategyName
+    warnings: list[str] = field(default_factory=list)
+
+
 async def session_gate(
-    service: CompactionService, prepared: Prepared
-) -> tuple[str, list[str]] | CompactResult:
+    records: RecordStore | None, defaults: Defaults, now: datetime, prepared: Prepared
+) -> Admitted | CompactResult:
     """The strategy to run, per the session's records: none past `max_iterations`;
     `prune` instead of a summarizing strategy during the cooldown after a failed summary."""
     request = prepared.request
-    strategy: str = request.options.strategy
-    warnings: list[str] = []
-    limit = pick(request.options.max_iterations, service.defaults.max_iterations)
-    cooldown = service.defaults.summary_cooldown_seconds
-    summarizing = strategy in SUMMARIZING_STRATEGIES
-    if request.session_id is None or service.records is None:
-        return strategy, warnings
+    admitted = Admitted(request.options.strategy)
+    limit = pick(request.options.max_iterations, defaults.max_iterations)
+    cooldown = defaults.summary_cooldown_seconds
+    summarizing = STRATEGIES[admitted.strategy].summarizes
+    if request.session_id is None or records is None:
+        return admitted
     if not limit and not (summarizing and cooldown > 0):
-        return strategy, warnings
+        return admitted
     try:
-        records = await to_thread.run_sync(service.records.list, request.session_id)
-    except ArchiveError as exc:
-        warnings.append(f"session records unreadable, limits not applied: {exc}")
-        return strategy, warnings
-    done = successful_compactions(records)
+        past = await to_thread.run_sync(records.list, request.session_id)
+    except RecordStoreError as exc:
+        admitted.warnings.append(f"session records unreadable, limits not applied: {exc}")
+        return admitted
+    done = successful_compactions(past)
     if limit and done >= limit:
         return prepared.unchanged(
             "max_iterations",
@@ -62,31 +70,31 @@ async def session_gate(
                 f"{done} compactions of {limit} allowed"
             ],
         )
-    end = cooldown_end(records, cooldown, service.now()) if summarizing else None
+    end = cooldown_end(past, cooldown, now) if summarizing else None
     if end is not None:
-        warnings.append(
+        admitted.warnings.append(
             f"summaries are cooling down until {end.isoformat()} after a failed summary "
-            f"in this session: ran prune instead of {strategy}"
+            f"in this session: ran prune instead of {admitted.strategy}"
         )
-        strategy = "prune"
-    return strategy, warnings
+        admitted.strategy = "prune"
+    return admitted
 
 
 async def record(
-    service: CompactionService, prepared: Prepared, result: CompactResult
+    records: RecordStore | None, now: datetime, prepared: Prepared, result: CompactResult
 ) -> CompactResult:
     """Appends the session's record of an attempted compaction (see `app.core.records`).
     A record that cannot be written costs a warning, never the compaction."""
     request = prepared.request
     recorded = result.compacted or result.reason in RECORDED_FAILURES
-    if request.session_id is None or service.records is None or not recorded:
+    if request.session_id is None or records is None or not recorded:
         return result
     messages = prepared.messages
     summary_message = _summary_message(result, len(prepared.partition.head))
-    record = CompactionRecord(
+    entry = CompactionRecord(
         id=time_sortable_id(),
         session_id=request.session_id,
-        timestamp=service.now().isoformat(),
+        timestamp=now.isoformat(),
         reason=request.record_reason,
         strategy=result.strategy,
         outcome="compacted" if result.compacted else str(result.reason),
@@ -100,8 +108,8 @@ async def record(
         warnings=result.warnings,
     )
     try:
-        await to_thread.run_sync(service.records.append, record)
-    except ArchiveError as exc:
+        await to_thread.run_sync(records.append, entry)
+    except RecordStoreError as exc:
         log.error("compaction record not written", extra={"error": str(exc)})
         warning = f"compaction record not written: {exc}"
         return result.model_copy(update={"warnings": [*result.warnings, warning]})

@@ -15,7 +15,7 @@ from app.core.selective import GAP_TEXT, SelectivePlan, plan_selective
 from app.core.tokens import count_total
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.prepared import Prepared
-from app.service.selective import compact_selective
+from app.service.strategies.selective import Selective
 from tests.builders import (
     FakeSummarizer,
     MemoryArchive,
@@ -151,7 +151,7 @@ async def _compact_with_plan(plan: Any) -> CompactResult:
     request = CompactRequest(messages=parse(RAW), options=options(30), force=True)
     prepared = await service._prepare(request)
     assert isinstance(prepared, Prepared)
-    return await compact_selective(service, prepared, plan=plan)
+    return await Selective(plan=plan).run(prepared, service.steps, [])
 
 
 async def test_an_exception_in_the_rules_rolls_back_to_the_input() -> None:
