@@ -59,6 +59,17 @@ def tool_result(tool_id: str, content: str, *, is_error: bool = False) -> dict[s
     return {"role": "user", "content": [block]}
 
 
+BULK_OUTPUT = "".join(f"test_case_{i:03d} PASSED in 0.01s\n" for i in range(120))
+
+
+def bulk_round(tool_id: str = "bulk") -> list[dict[str, Any]]:
+    """A long tool output early in a conversation: the summary replaces it, so a
+    compaction of an otherwise tiny conversation still shrinks it (a compaction that would
+    not is refused with `no_gain`)."""
+    call = tool_use("list_tests", tool_id)
+    return [assistant("Running the tests.", call), tool_result(tool_id, BULK_OUTPUT)]
+
+
 def read_round(path: str, content: str = "...") -> list[dict[str, Any]]:
     """An assistant `read_file` call and its result."""
     call = tool_use("read_file", path=path)
@@ -149,6 +160,12 @@ class MemoryArchive:
 
     def load(self, archive_id: str) -> Archive | None:
         return self.saved.get(archive_id)
+
+    def delete(self, archive_id: str) -> None:
+        self.saved.pop(archive_id, None)
+
+    def remove_stale_temps(self) -> list[str]:
+        return []
 
     def writable(self) -> bool:
         return not self.fail

@@ -25,18 +25,35 @@ from app.core.compaction import CompactOptions
 from app.core.ports import Summarizer, SummaryRequest
 from app.main import build_service, create_app
 from app.settings import Settings
-from tests.builders import FakeSummarizer, assistant, read_round, system, user
+from tests.builders import (
+    BULK_OUTPUT,
+    FakeSummarizer,
+    assistant,
+    bulk_round,
+    read_round,
+    system,
+    user,
+)
 from tests.live_server import serve_in_thread
 
 CONVERSATION = [
     system("You are a coding agent."),
     user("Fix the bug in src/app.py."),
+    *bulk_round(),
     *read_round("src/app.py", "def f(:"),
     assistant("Fixed it."),
 ]
 OPENAI_CONVERSATION = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "Read it."},
+    {
+        "role": "assistant",
+        "content": "Testing first.",
+        "tool_calls": [
+            {"id": "b1", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "b1", "content": BULK_OUTPUT},
     {
         "role": "assistant",
         "content": None,
@@ -110,7 +127,7 @@ async def test_async_count_and_should_compact_answer_the_api_models(
     counted = await aclient.count(CONVERSATION)
     assert counted == CountResponse(
         token_count=counted.token_count,
-        message_count=5,
+        message_count=7,
         tokenizer="tiktoken",
         exact=True,
         format="anthropic",
@@ -174,7 +191,7 @@ async def test_a_background_compaction_is_started_polled_and_applied(
     later = [*CONVERSATION, user("And now the tests.")]
     applied = await aclient.apply_compaction(job.id, later)
     assert applied.messages == [*job.result.messages, user("And now the tests.")]
-    assert (applied.replaced_message_count, applied.kept_message_count) == (5, 1)
+    assert (applied.replaced_message_count, applied.kept_message_count) == (7, 1)
 
 
 @pytest.mark.anyio

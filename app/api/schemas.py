@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 
-from app.core.compaction import CompactOptions, CompactResult
+from app.core.compaction import CompactOptions, CompactResult, RefillingMessage
 from app.core.dialects import OpenAIMessage
 from app.core.messages import Message
 from app.core.records import CompactionRecord, RecordReason
@@ -190,6 +190,15 @@ class ShouldCompactRequest(BaseModel):
         None, gt=0, le=1, description="Defaults to the server's."
     )
     min_messages: int | None = Field(None, ge=0, description="Defaults to the server's.")
+    session_id: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$",
+        description=(
+            "The agent's session, as sent to `/compact`: over the threshold, the answer is no "
+            "while the session's records hold this context (`no_gain`, `thrashing`)."
+        ),
+        examples=["session-42"],
+    )
 
 
 class ShouldCompactResponse(BaseModel):
@@ -214,7 +223,28 @@ class ShouldCompactResponse(BaseModel):
     )
     should_compact: bool
     overflow: bool = Field(description="True at or above the overflow threshold.")
-    reason: Literal["below_min_messages", "below_threshold", "above_threshold", "overflow"]
+    reason: Literal[
+        "below_min_messages",
+        "below_threshold",
+        "above_threshold",
+        "overflow",
+        "no_gain",
+        "thrashing",
+    ] = Field(
+        description=(
+            "`no_gain` / `thrashing` (with a `session_id`): over the threshold, but the "
+            "session's last attempt on this context was refused, or it keeps refilling "
+            "right after each compaction; `detail` says why and when it will say yes again."
+        )
+    )
+    detail: str | None = Field(None, description="Why the answer is no despite the tokens.")
+    retry_at_tokens: int | None = Field(
+        None, description="`no_gain`: the token count from which the answer is yes again."
+    )
+    refilling: list[RefillingMessage] = Field(
+        default_factory=list,
+        description="`thrashing`: the largest messages since the last compaction.",
+    )
     token_count: int
     token_source: Literal["counted", "last_usage"]
     threshold_tokens: int

@@ -29,6 +29,8 @@ NotCompactedReason = Literal[
     "nothing_to_prune",
     "max_iterations",
     "selective_failed",
+    "no_gain",
+    "thrashing",
 ]
 
 
@@ -118,6 +120,15 @@ class CompactOptions(BaseModel):
     fallback_to_summary: bool | None = Field(
         None, description="`selective`: summarize when the rules leave it over the threshold."
     )
+    fallback: bool | None = Field(
+        None,
+        description=(
+            "Go on to the next strategy when the one asked for declines or does not leave the "
+            "context smaller than sent and under the threshold: tail → full, selective → "
+            "full, prune → tail → full (default true). Off: that strategy's answer, refused "
+            "with `no_gain` when it would not shrink the context below the threshold."
+        ),
+    )
     summary_input_budget: int | None = Field(
         None,
         ge=1000,
@@ -181,6 +192,33 @@ class PhaseInfo(BaseModel):
     tokens_before: int
     tokens_after: int
     detail: str | None = Field(None, description="What the step removed or cut.")
+
+
+class FallbackInfo(BaseModel):
+    """A strategy tried before the one that produced the answer, and why it did not."""
+
+    model_config = _FROZEN
+    strategy: StrategyName
+    reason: NotCompactedReason = Field(
+        description="Why it was not kept (`no_gain`: its result was not smaller than the "
+        "input and under the threshold)."
+    )
+    tokens_after: int | None = Field(
+        None, description="The tokens its result would have taken (`no_gain` only)."
+    )
+    detail: str | None = None
+
+
+class RefillingMessage(BaseModel):
+    """One of the largest messages since the last compaction (`thrashing`)."""
+
+    model_config = _FROZEN
+    index: int = Field(description="Its index in the canonical list of the request.")
+    role: str
+    tool_name: str | None = Field(
+        None, description="The tool that produced it (a result) or that it calls."
+    )
+    token_count: int
 
 
 class CompactStats(BaseModel):
@@ -284,7 +322,13 @@ class CompactResult(BaseModel):
         description="The facts of the ledger appended to the summary (seed 003 §7.1).",
     )
     ledger_dropped: int = Field(0, description="Facts left out of the ledger by its budget.")
-    strategy: str = Field("full", description="The strategy that ran (or would have).")
+    strategy: StrategyName = Field(
+        "full",
+        description=(
+            "The strategy that produced the answer (a fallback's, or `prune` during a "
+            "cooldown); when nothing was compacted, the last one tried."
+        ),
+    )
     compacted_indexes: list[int] = Field(
         default_factory=list,
         description=(
@@ -294,6 +338,24 @@ class CompactResult(BaseModel):
     )
     phases: list[PhaseInfo] = Field(
         default_factory=list, description="`selective`: each phase with its tokens."
+    )
+    fallbacks: list[FallbackInfo] = Field(
+        default_factory=list,
+        description=(
+            "The strategies tried before `strategy`, in order, each with why it was not "
+            "kept; empty when the strategy asked for produced the answer."
+        ),
+    )
+    retry_at_tokens: int | None = Field(
+        None,
+        description=(
+            "`no_gain` with a `session_id`: the token count at which this context is worth "
+            "another attempt (until then `/should-compact` says no)."
+        ),
+    )
+    refilling: list[RefillingMessage] = Field(
+        default_factory=list,
+        description="`thrashing`: the largest messages since the last compaction.",
     )
     summary_chunks: int = Field(
         0,

@@ -28,7 +28,12 @@ from typing import Any, Literal
 
 from anyio import to_thread
 
-from app.core.compaction import CompactResult, NotCompactedReason
+from app.core.compaction import (
+    CompactResult,
+    FallbackInfo,
+    NotCompactedReason,
+    RefillingMessage,
+)
 from app.core.decide import (
     Decision,
     Thresholds,
@@ -36,7 +41,8 @@ from app.core.decide import (
     estimate_pending_input,
     usage_tokens,
 )
-from app.core.errors import CountError
+from app.core.errors import ArchiveError, CountError, RecordStoreError
+from app.core.holds import Hold, refilling, session_hold
 from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
 from app.core.ports import (
@@ -56,8 +62,16 @@ from app.service.defaults import Defaults
 from app.service.freshness import Freshness
 from app.service.overrides import pick
 from app.service.prepared import CompactRequest, Prepared, refuse, unchanged
-from app.service.registry import STRATEGIES
-from app.service.sessions import record, session_gate
+from app.service.registry import FALLBACKS, STRATEGIES
+from app.service.sessions import (
+    Admitted,
+    Declined,
+    last_output_end,
+    message_id_at,
+    record,
+    refill_info,
+    session_gate,
+)
 from app.service.slots import SummarySlots
 from app.service.steps import Steps
 from app.service.strategy import Strategy
@@ -66,6 +80,14 @@ from app.service.summaries import Summaries
 __all__ = ["CompactRequest", "CompactionService", "Count", "Defaults"]
 
 log = logging.getLogger("context_compact.compaction")
+
+
+@dataclass(frozen=True)
+class Held:
+    """A hold on a context and, when thrashing, the messages that refill it."""
+
+    hold: Hold
+    refilling: tuple[RefillingMessage, ...]
 
 
 @dataclass(frozen=True)
@@ -205,6 +227,39 @@ class CompactionService:
             tokens += estimate_pending_input(pending_input)
         return decide(tokens, len(messages), thresholds), "counted", counted
 
+    async def session_hold(
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        decision: Decision,
+        thresholds: Thresholds,
+        warnings: list[str],
+    ) -> Held | None:
+        """The session's hold on a context that is over the threshold (as `/compact`
+        applies it): None without a session, below the threshold, or with no hold."""
+        if session_id is None or self.records is None or not decision.should_compact:
+            return None
+        try:
+            past = await to_thread.run_sync(self.records.list, session_id)
+        except RecordStoreError as exc:
+            warnings.append(f"session records unreadable, holds not applied: {exc}")
+            return None
+        hold = session_hold(
+            past,
+            len(messages),
+            decision.token_count,
+            thresholds.threshold_tokens,
+            message_id_at(messages),
+        )
+        if hold is None:
+            return None
+        if hold.reason != "thrashing":
+            return Held(hold, ())
+        since = last_output_end(past)
+        recent = list(messages[since:])
+        counts = [0] * since + await self.count_each(recent)
+        return Held(hold, tuple(refill_info(r) for r in refilling(messages, counts, since)))
+
     async def compact(self, request: CompactRequest) -> CompactResult:
         """Raises `InvalidConversationError` when the input breaks a provider rule in a part that
         would come back as sent: the head always, the whole list when nothing is compacted.
@@ -213,12 +268,57 @@ class CompactionService:
         if isinstance(prepared, CompactResult):
             return prepared
         admitted = await session_gate(self.records, self.defaults, self.now(), prepared)
-        if isinstance(admitted, CompactResult):
-            return admitted
-        strategy = STRATEGIES[admitted.strategy]
-        async with self._summary_slot(request, strategy):
-            result = await strategy.run(prepared, self.steps, admitted.warnings)
+        if isinstance(admitted, Declined):
+            if admitted.record:
+                return await record(self.records, self.now(), prepared, admitted.result)
+            return admitted.result
+        result = await self._run_chain(prepared, admitted)
         return await record(self.records, self.now(), prepared, result)
+
+    async def _run_chain(self, prepared: Prepared, admitted: Admitted) -> CompactResult:
+        """The strategy, then its fallbacks while each declines or misses the goal. During
+        a cooldown, no summarizing fallback: the cooldown is there to spare the LLM."""
+        chain = [admitted.strategy]
+        if pick(prepared.request.options.fallback, True):
+            chain += [
+                name
+                for name in FALLBACKS[admitted.strategy]
+                if not (admitted.cooling_down and STRATEGIES[name].summarizes)
+            ]
+        tried: list[FallbackInfo] = []
+        for position, name in enumerate(chain):
+            strategy = STRATEGIES[name]
+            async with self._summary_slot(prepared.request, strategy):
+                result = await strategy.run(prepared, self.steps, list(admitted.warnings))
+            result, refused_at = await self._kept_or_refused(prepared, result)
+            last = position == len(chain) - 1
+            if result.compacted or result.reason not in FALLS_THROUGH or last:
+                return result.model_copy(update={"fallbacks": tried})
+            tried.append(fallback_info(result, refused_at))
+        raise RuntimeError("a strategy chain is never empty")  # pragma: no cover
+
+    async def _kept_or_refused(
+        self, prepared: Prepared, result: CompactResult
+    ) -> tuple[CompactResult, int | None]:
+        """A result that is not smaller than the input and under the threshold is refused
+        (`no_gain`): the input comes back unchanged and its archive is removed."""
+        if not result.compacted or result.stats is None or result.archive is None:
+            return result, None
+        after = result.stats.compacted_token_count
+        limit = prepared.thresholds.threshold_tokens
+        if after < prepared.token_count and after < limit:
+            return result, None
+        note = (
+            f"{result.strategy} would leave {after} tokens: not smaller than the "
+            f"{prepared.token_count} sent and under the threshold of {limit}"
+        )
+        warnings = [*result.warnings, note]
+        try:
+            await self.steps.discard(result.archive.id)
+        except ArchiveError as exc:
+            log.error("refused archive not removed", extra={"error": str(exc)})
+            warnings.append(f"the refused result's archive {result.archive.id} stays: {exc}")
+        return prepared.unchanged("no_gain", warnings, strategy=result.strategy), after
 
     def _summary_slot(
         self, request: CompactRequest, strategy: Strategy
@@ -276,6 +376,22 @@ class CompactionService:
 
     async def load_archive(self, archive_id: str) -> Archive | None:
         return await to_thread.run_sync(self.archive.load, archive_id)
+
+
+# Reasons a step declines that the next strategy may do better on. A failed archive or
+# summary is a dependency's failure: the next strategy would meet it again.
+FALLS_THROUGH: frozenset[NotCompactedReason] = frozenset(
+    {"too_few_rounds", "nothing_to_prune", "nothing_to_compact", "selective_failed", "no_gain"}
+)
+
+
+def fallback_info(result: CompactResult, refused_at: int | None) -> FallbackInfo:
+    return FallbackInfo(
+        strategy=result.strategy,
+        reason=result.reason or "no_gain",
+        tokens_after=refused_at,
+        detail=result.warnings[-1] if result.warnings else None,
+    )
 
 
 def _decision_reason(decision: Decision) -> NotCompactedReason:

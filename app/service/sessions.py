@@ -8,13 +8,15 @@ never kept in memory, so replicas sharing the data directory agree.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from anyio import to_thread
 
-from app.core.compaction import CompactResult
+from app.core.compaction import CompactResult, RefillingMessage
 from app.core.errors import RecordStoreError
+from app.core.holds import Hold, IdAt, Refill, refilling, session_hold
 from app.core.messages import Message, message_text
 from app.core.records import (
     RECORDED_FAILURES,
@@ -34,18 +36,28 @@ from app.service.registry import STRATEGIES
 log = logging.getLogger("context_compact.sessions")
 
 
+@dataclass(frozen=True)
+class Declined:
+    """The answer without a compaction; `record`: whether the session records it."""
+
+    result: CompactResult
+    record: bool = False
+
+
 @dataclass
 class Admitted:
     """The strategy the session allows, and the warnings that say why it changed."""
 
     strategy: StrategyName
     warnings: list[str] = field(default_factory=list)
+    cooling_down: bool = False
 
 
 async def session_gate(
     records: RecordStore | None, defaults: Defaults, now: datetime, prepared: Prepared
-) -> Admitted | CompactResult:
-    """The strategy to run, per the session's records: none past `max_iterations`;
+) -> Admitted | Declined:
+    """The strategy to run, per the session's records: none past `max_iterations`, none
+    while a hold is on the context (`app.core.holds`; a forced request ignores it);
     `prune` instead of a summarizing strategy during the cooldown after a failed summary."""
     request = prepared.request
     admitted = Admitted(request.options.strategy)
@@ -54,8 +66,6 @@ async def session_gate(
     summarizing = STRATEGIES[admitted.strategy].summarizes
     if request.session_id is None or records is None:
         return admitted
-    if not limit and not (summarizing and cooldown > 0):
-        return admitted
     try:
         past = await to_thread.run_sync(records.list, request.session_id)
     except RecordStoreError as exc:
@@ -63,13 +73,26 @@ async def session_gate(
         return admitted
     done = successful_compactions(past)
     if limit and done >= limit:
-        return prepared.unchanged(
-            "max_iterations",
-            [
-                f"session {request.session_id} has reached max_iterations: "
-                f"{done} compactions of {limit} allowed"
-            ],
+        return Declined(
+            prepared.unchanged(
+                "max_iterations",
+                [
+                    f"session {request.session_id} has reached max_iterations: "
+                    f"{done} compactions of {limit} allowed"
+                ],
+            )
         )
+    if not request.force:
+        messages = prepared.messages
+        hold = session_hold(
+            past,
+            len(messages),
+            prepared.token_count,
+            prepared.thresholds.threshold_tokens,
+            message_id_at(messages),
+        )
+        if hold is not None:
+            return Declined(held(prepared, hold, past), record=hold.fresh)
     end = cooldown_end(past, cooldown, now) if summarizing else None
     if end is not None:
         admitted.warnings.append(
@@ -77,7 +100,40 @@ async def session_gate(
             f"in this session: ran prune instead of {admitted.strategy}"
         )
         admitted.strategy = "prune"
+        admitted.cooling_down = True
     return admitted
+
+
+def message_id_at(messages: Sequence[Message]) -> IdAt:
+    def id_at(index: int) -> str | None:
+        return message_id(messages[index]) if 0 <= index < len(messages) else None
+
+    return id_at
+
+
+def held(prepared: Prepared, hold: Hold, past: Sequence[CompactionRecord]) -> CompactResult:
+    """The input unchanged under a hold, with what refills the context when thrashing."""
+    result = prepared.unchanged(hold.reason, [hold.detail])
+    if hold.reason != "thrashing":
+        return result.model_copy(update={"retry_at_tokens": hold.retry_at_tokens})
+    since = last_output_end(past)
+    refills = refilling(prepared.messages, prepared.counts, since)
+    return result.model_copy(update={"refilling": [refill_info(r) for r in refills]})
+
+
+def last_output_end(past: Sequence[CompactionRecord]) -> int:
+    """Where the messages added since the session's last compaction start."""
+    compacted = [r for r in sorted(past, key=lambda r: r.id) if r.outcome == "compacted"]
+    return compacted[-1].message_count_after if compacted else 0
+
+
+def refill_info(refill: Refill) -> RefillingMessage:
+    return RefillingMessage(
+        index=refill.index,
+        role=refill.role,
+        tool_name=refill.tool_name,
+        token_count=refill.token_count,
+    )
 
 
 async def record(
@@ -105,6 +161,7 @@ async def record(
         compacted_message_ids=[message_id(messages[i]) for i in result.compacted_indexes],
         summary_message_id=message_id(summary_message) if summary_message else None,
         archive_id=result.archive.id if result.archive else None,
+        context_end_id=message_id((result.messages or list(messages))[-1]) if messages else None,
         warnings=result.warnings,
     )
     try:

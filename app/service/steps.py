@@ -102,9 +102,9 @@ class Steps:
         except ValueError as exc:
             raise ArchiveError(str(exc)) from exc
 
-    async def discard(self, archive: Archive) -> None:
+    async def discard(self, archive_id: str) -> None:
         """Removes the archive of a result that was not kept. Raises `ArchiveError`."""
-        await to_thread.run_sync(self.archives.delete, archive.ref.id)
+        await to_thread.run_sync(self.archives.delete, archive_id)
 
     async def summarize(
         self,

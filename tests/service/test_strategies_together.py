@@ -21,6 +21,7 @@ from tests.builders import (
     MemoryRecords,
     assistant,
     build_service,
+    bulk_round,
     parse,
     rounds,
     system,
@@ -155,7 +156,9 @@ async def test_a_selective_rollback_is_recorded_but_starts_no_cooldown(
         tokenizer, FakeSummarizer(explode), records=records, summary_cooldown_seconds=300.0
     )
     messages = parse([system("s"), *rounds(1, 4)])
-    options = CompactOptions(strategy="selective", keep_recent=1, context_window=200)
+    options = CompactOptions(
+        strategy="selective", keep_recent=1, context_window=200, fallback=False
+    )
     failed = await service.compact(
         CompactRequest(messages=messages, options=options, session_id="s1", force=True)
     )
@@ -181,6 +184,7 @@ async def test_tail_counts_a_split_first_kept_message_once(
     raw = [
         system("s"),
         user("Task 1."),
+        *bulk_round(),
         assistant("Running 1.", first),
         {
             "role": "user",
@@ -202,6 +206,6 @@ async def test_tail_counts_a_split_first_kept_message_once(
         )
     )
     assert result.compacted is True
-    assert result.compacted_indexes == [1, 2, 3]
+    assert result.compacted_indexes == [1, 2, 3, 4, 5]
     assert result.stats is not None
-    assert (result.stats.compacted_message_count, result.stats.retained_message_count) == (3, 4)
+    assert (result.stats.compacted_message_count, result.stats.retained_message_count) == (5, 4)

@@ -20,7 +20,7 @@ from app.core.tail import (
     plan_tail,
 )
 from app.core.vocabulary import StrategyName
-from app.service.prepared import Prepared, refuse_from
+from app.service.prepared import Prepared, refuse
 from app.service.steps import Steps
 from app.service.strategies.full import SUMMARY_OPTIONS
 
@@ -45,8 +45,13 @@ class Tail:
                 f"every round would be kept (keep_recent_rounds {keep}): nothing older to archive"
             )
             return prepared.unchanged("too_few_rounds", [*warnings, note], strategy=self.name)
-        first_kept = len(messages) - len(plan.kept)
-        refuse_from(prepared, first_kept + (first_kept in plan.compacted_indexes))
+        refuse(
+            [
+                v
+                for v in prepared.broken
+                if v.index >= plan.verbatim_from or v.index == plan.request_kept
+            ]
+        )
         warnings = [*warnings, *plan.warnings]
         originals = [messages[i] for i in plan.compacted_indexes]
         try:
