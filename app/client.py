@@ -214,6 +214,7 @@ class ContextCompactClient:
         context_window: int | None = None,
         threshold: float | None = None,
         format: Format = "auto",
+        session_id: str | None = None,
     ) -> ShouldCompactResponse:
         return self._send(
             _should_compact(
@@ -223,6 +224,7 @@ class ContextCompactClient:
                 context_window=context_window,
                 threshold=threshold,
                 format=format,
+                session_id=session_id,
             )
         )
 
@@ -338,6 +340,7 @@ class AsyncContextCompactClient:
         context_window: int | None = None,
         threshold: float | None = None,
         format: Format = "auto",
+        session_id: str | None = None,
     ) -> ShouldCompactResponse:
         return await self._send(
             _should_compact(
@@ -347,6 +350,7 @@ class AsyncContextCompactClient:
                 context_window=context_window,
                 threshold=threshold,
                 format=format,
+                session_id=session_id,
             )
         )
 

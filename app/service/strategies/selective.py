@@ -89,7 +89,9 @@ async def _run(
         archive = await steps.archive(prepared, prepared.partition.rest)
     except ArchiveError as exc:
         log.error("archive failed; not compacting", extra={"error": str(exc)})
-        return prepared.unchanged("archive_failed", [*warnings, f"archive failed: {exc}"])
+        return prepared.unchanged(
+            "archive_failed", [*warnings, f"archive failed: {exc}"], strategy="selective"
+        )
     limits = limits_for(steps.defaults.selective, request)
     head = prepared.partition.head
     target = prepared.thresholds.threshold_tokens
@@ -109,11 +111,13 @@ async def _run(
         _check(planned.messages, fmt)
     except Exception as exc:  # seed 003: any failure of the rules rolls back
         log.exception("selective rules failed; not compacting")
-        return prepared.unchanged("selective_failed", [*warnings, f"rules failed: {exc}"])
+        return prepared.unchanged(
+            "selective_failed", [*warnings, f"rules failed: {exc}"], strategy="selective"
+        )
     done = _Outcome(steps, prepared, archive, planned, warnings)
     if planned.token_count < target or not limits.fallback_to_summary:
         if not planned.compacted_indexes:
-            return prepared.unchanged("nothing_to_compact", warnings)
+            return prepared.unchanged("nothing_to_compact", warnings, strategy="selective")
         if planned.token_count >= target:
             done.warnings.append(
                 f"still {planned.token_count} tokens after the rules, over the threshold "
@@ -125,7 +129,7 @@ async def _run(
     except Exception as exc:
         log.exception("selective summary failed; not compacting")
         reason = f"summary fallback failed: {exc}"
-        return prepared.unchanged("selective_failed", [*warnings, reason])
+        return prepared.unchanged("selective_failed", [*warnings, reason], strategy="selective")
 
 
 class _Outcome:
