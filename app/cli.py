@@ -20,9 +20,9 @@ from typing import Any, TypeVar
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
+from app.api.answers import count_response
 from app.api.dialect import compact_request
 from app.api.errors import invalid_conversation, validation_details
-from app.api.routes.counting import count_response
 from app.api.schemas import CompactRequestBody, CountRequest
 from app.core.compaction import result_json
 from app.core.errors import InvalidConversationError

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.config import JsonDict
 
 from app.core.dialects import dump_as
 from app.core.messages import Message
@@ -250,60 +249,10 @@ class ArchiveInfo(BaseModel):
     sha256: str = Field(description="sha256 of the archived messages' canonical JSON.")
 
 
-_RESULT_EXAMPLE: JsonDict = {
-    "compacted": True,
-    "reason": None,
-    "messages": [
-        {"role": "system", "content": "You are a coding agent."},
-        {"role": "user", "content": "[Conversation compressed]\n\n## Goals & Decisions\n..."},
-        {
-            "role": "assistant",
-            "content": (
-                "Understood. I have the context from the compressed conversation. Continuing work."
-            ),
-        },
-        {"role": "user", "content": "[Restored after compact] tests/test_app.py:\n..."},
-        {"role": "assistant", "content": "Noted, file content restored."},
-    ],
-    "summary": "## Goals & Decisions\n...",
-    "token_count": 152340,
-    "restored_files": [{"path": "tests/test_app.py", "token_count": 812}],
-    "skipped_files": [{"path": "build/huge.log", "reason": "too_large"}],
-    "stats": {
-        "original_token_count": 152340,
-        "compacted_token_count": 4210,
-        "compaction_ratio": 0.0276,
-        "compacted_message_count": 212,
-        "retained_message_count": 1,
-        "restored_file_count": 1,
-        "restored_token_count": 812,
-    },
-    "archive": {
-        "id": "01795389068102951832-bb8a6efe30a6",
-        "session_id": "session-42",
-        "message_count": 212,
-        "sha256": "df689ec28f0e444d2a0a1a8ccdc78e017f8f229dbef077ac56d039dd664bbd83",
-    },
-    "summarizer": "extractive",
-    "ledger": [
-        {"kind": "instruction", "text": "Never edit the generated files.", "in_summary": False},
-        {"kind": "file_changed", "text": "src/app.py (edited)", "in_summary": True},
-    ],
-    "ledger_dropped": 0,
-    "strategy": "full",
-    "compacted_indexes": [1, 2, 3],
-    "phases": [],
-    "summary_chunks": 1,
-    "warnings": [],
-}
-
-
 class CompactResult(BaseModel):
     """What a compaction did. When `compacted` is false, `messages` are the input as sent."""
 
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", json_schema_extra={"examples": [_RESULT_EXAMPLE]}
-    )
+    model_config = _FROZEN
     compacted: bool
     format: Format = Field(
         "anthropic", description="The format of `messages`: the format of the request."

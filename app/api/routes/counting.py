@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app.api.answers import count_response
 from app.api.deps import ServiceDep
 from app.api.dialect import read_messages
 from app.api.errors import ApiError
@@ -15,7 +16,6 @@ from app.api.schemas import (
     ShouldCompactRequest,
     ShouldCompactResponse,
 )
-from app.service.compaction import CompactionService
 
 router = APIRouter(
     route_class=FastJsonRoute,
@@ -30,20 +30,6 @@ async def count(body: CountRequest, service: ServiceDep) -> CountResponse:
     Each message counts its role and its blocks' text; an empty list counts 0; the same
     conversation counts the same in either format."""
     return await count_response(body, service)
-
-
-async def count_response(body: CountRequest, service: CompactionService) -> CountResponse:
-    """The answer to a `/count` body (shared with `python -m app count`)."""
-    messages, fmt = read_messages(body.messages, body.format)
-    counted = await service.count_with(messages, body.tokenizer)
-    return CountResponse(
-        token_count=counted.token_count,
-        message_count=len(body.messages),
-        tokenizer=counted.tokenizer,
-        exact=counted.exact,
-        format=fmt,
-        warnings=list(counted.warnings),
-    )
 
 
 @router.post("/should-compact", summary="Decide whether the context needs compacting")
