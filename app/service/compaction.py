@@ -60,6 +60,7 @@ from app.core.vocabulary import TokenizerName
 from app.service.clock import time_sortable_id, utc_now
 from app.service.defaults import Defaults
 from app.service.freshness import Freshness
+from app.service.options import resolve
 from app.service.overrides import pick
 from app.service.prepared import CompactRequest, Prepared, refuse, unchanged
 from app.service.registry import FALLBACKS, STRATEGIES
@@ -279,7 +280,7 @@ class CompactionService:
         """The strategy, then its fallbacks while each declines or misses the goal. During
         a cooldown, no summarizing fallback: the cooldown is there to spare the LLM."""
         chain = [admitted.strategy]
-        if pick(prepared.request.options.fallback, True):
+        if prepared.resolved.fallback:
             chain += [
                 name
                 for name in FALLBACKS[admitted.strategy]
@@ -367,7 +368,15 @@ class CompactionService:
                 fmt=fmt,
                 strategy=strategy,
             )
-        return Prepared(request, tuple(counts), token_count, partition, thresholds, tuple(broken))
+        return Prepared(
+            request,
+            tuple(counts),
+            token_count,
+            partition,
+            thresholds,
+            tuple(broken),
+            resolve(options, self.defaults),
+        )
 
     async def list_records(self, session_id: str) -> list[CompactionRecord]:
         if self.records is None:

@@ -14,6 +14,7 @@ from app.core.partition import Partition
 from app.core.records import RecordReason
 from app.core.validate import Violation
 from app.core.vocabulary import Format, StrategyName
+from app.service.options import Resolved
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,8 @@ class CompactRequest:
 @dataclass(frozen=True)
 class Prepared:
     """What every strategy starts from: the request, counted, decided and partitioned.
-    `broken` are the input's violations; each strategy refuses those in what it keeps."""
+    `broken` are the input's violations; each strategy refuses those in what it keeps.
+    `resolved`: the request's options over the server's defaults."""
 
     request: CompactRequest
     counts: tuple[int, ...]
@@ -44,6 +46,7 @@ class Prepared:
     partition: Partition
     thresholds: Thresholds
     broken: tuple[Violation, ...]
+    resolved: Resolved
 
     @property
     def messages(self) -> Sequence[Message]:

@@ -29,7 +29,6 @@ from app.core.records import (
 from app.core.vocabulary import StrategyName
 from app.service.clock import time_sortable_id
 from app.service.defaults import Defaults
-from app.service.overrides import pick
 from app.service.prepared import Prepared
 from app.service.registry import STRATEGIES
 
@@ -61,7 +60,7 @@ async def session_gate(
     `prune` instead of a summarizing strategy during the cooldown after a failed summary."""
     request = prepared.request
     admitted = Admitted(request.options.strategy)
-    limit = pick(request.options.max_iterations, defaults.max_iterations)
+    limit = prepared.resolved.max_iterations
     cooldown = defaults.summary_cooldown_seconds
     summarizing = STRATEGIES[admitted.strategy].summarizes
     if request.session_id is None or records is None:

@@ -15,7 +15,6 @@ from anyio import to_thread
 
 from app.core.compaction import (
     ArchiveInfo,
-    CompactOptions,
     CompactResult,
     CompactStats,
     LedgerFactInfo,
@@ -38,10 +37,8 @@ from app.core.ports import (
     WorkdirReader,
 )
 from app.core.restore import (
-    RestoreLimits,
     RestoreSelection,
     plan_restore,
-    read_tools_from,
     select_restored,
 )
 from app.core.tokens import count_messages
@@ -50,7 +47,7 @@ from app.core.vocabulary import Format, StrategyName
 from app.service.chunked import ChunkedSummary
 from app.service.defaults import Defaults
 from app.service.freshness import Freshness
-from app.service.overrides import pick
+from app.service.options import Resolved
 from app.service.prepared import Prepared
 from app.service.summaries import Summaries
 
@@ -109,7 +106,7 @@ class Steps:
     async def summarize(
         self,
         rest: Sequence[Message],
-        options: CompactOptions,
+        resolved: Resolved,
         instructions: str | None,
         warnings: list[str],
         template: SummaryTemplate = "sections",
@@ -117,40 +114,26 @@ class Steps:
     ) -> ChunkedSummary | None:
         """The summary of `rest` (chunked when long); None when it failed (with a warning)."""
         return await self.summaries.summarize(
-            rest, options, instructions, warnings, template, counts
+            rest, resolved, instructions, warnings, template, counts
         )
 
-    async def ledger(
-        self, summary: str, covered: Sequence[Message], options: CompactOptions
-    ) -> LedgerReport:
+    async def ledger(self, summary: str, covered: Sequence[Message], budget: int) -> LedgerReport:
         """The summary with the fact ledger of the messages it covers appended."""
         return await to_thread.run_sync(
-            guard_summary,
-            summary,
-            covered,
-            pick(options.ledger_budget, self.defaults.ledger_budget),
-            self.tokenizer.count,
+            guard_summary, summary, covered, budget, self.tokenizer.count
         )
 
     async def restore(
         self,
         messages: Sequence[Message],
-        options: CompactOptions,
+        resolved: Resolved,
         session_id: str | None = None,
         warnings: list[str] | None = None,
     ) -> RestoreSelection:
         """The recently read files to re-inject (F-005), within the request's limits; with
         a session, their reads are noted for the freshness check."""
-        base = self.defaults.restore
-        limits = RestoreLimits(
-            max_files=pick(options.max_restore_files, base.max_files),
-            max_tokens_per_file=pick(options.max_restore_tokens_per_file, base.max_tokens_per_file),
-            max_tokens_total=pick(options.max_restore_tokens_total, base.max_tokens_total),
-        )
-        tools = (
-            read_tools_from(options.read_tools) if options.read_tools else self.defaults.read_tools
-        )
-        paths = plan_restore(messages, tools, limits.max_files)
+        limits = resolved.restore
+        paths = plan_restore(messages, resolved.read_tools, limits.max_files)
         if not paths:
             return NO_FILES
 

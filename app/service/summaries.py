@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 from anyio import to_thread
 
-from app.core.compaction import CompactOptions
 from app.core.errors import SummarizerError
 from app.core.messages import Message
 from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer
@@ -23,7 +22,7 @@ from app.core.prompt import (
 )
 from app.service.chunked import ChunkedSummary, summarize_in_chunks
 from app.service.defaults import Defaults
-from app.service.overrides import pick
+from app.service.options import Resolved
 
 log = logging.getLogger("context_compact.compaction")
 
@@ -46,7 +45,7 @@ class Summaries:
     async def summarize(
         self,
         rest: Sequence[Message],
-        options: CompactOptions,
+        resolved: Resolved,
         instructions: str | None,
         warnings: list[str],
         template: SummaryTemplate = "sections",
@@ -59,16 +58,20 @@ class Summaries:
         the extractive one) has no window, so it always gets the whole rest at once: chunks
         would only make it summarize its own summaries."""
         if not self.summarizer.reads_prompt:
-            request = await to_thread.run_sync(self.request, rest, options, instructions, template)
+            request = await to_thread.run_sync(
+                self.request, rest, resolved.max_summary_words, instructions, template
+            )
             summarized = await self._summarize(request, warnings)
             return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
         return await summarize_in_chunks(
             rest,
-            budget=pick(options.summary_input_budget, self.defaults.summary_input_budget),
-            max_words=options.max_summary_words or self.defaults.max_summary_words,
+            budget=resolved.summary_input_budget,
+            max_words=resolved.max_summary_words,
             instructions=instructions,
             tokenizer=self.tokenizer,
-            build_request=lambda chunk: self.request(chunk, options, instructions, template),
+            build_request=lambda chunk: self.request(
+                chunk, resolved.max_summary_words, instructions, template
+            ),
             summarize=self._summarize,
             warnings=warnings,
             counts=counts,
@@ -77,13 +80,12 @@ class Summaries:
     def request(
         self,
         rest: Sequence[Message],
-        options: CompactOptions,
+        max_words: int,
         instructions: str | None,
         template: SummaryTemplate = "sections",
     ) -> SummaryRequest:
         """What one summarizer call gets. The prompt (~2x the request body for 200k tokens)
         is built only when the summarizer or the fallback reads it."""
-        max_words = options.max_summary_words or self.defaults.max_summary_words
         build = build_archived_prompt if template == "archived" else build_summary_prompt
         prompt = (
             build(serialize_for_summary(rest), max_words, instructions)

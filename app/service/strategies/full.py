@@ -29,7 +29,7 @@ class Full:
     async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
         request = prepared.request
         messages = prepared.messages
-        options = request.options
+        resolved = prepared.resolved
         partition = prepared.partition
         try:
             archive = await steps.archive(prepared, partition.rest)
@@ -40,15 +40,15 @@ class Full:
             )
         summarized = await steps.summarize(
             partition.rest,
-            options,
+            resolved,
             request.instructions,
             warnings,
             counts=prepared.counts[len(partition.head) :],
         )
         if summarized is None:
             return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
-        ledger = await steps.ledger(summarized.text, partition.rest, options)
-        selection = await steps.restore(messages, options, request.session_id, warnings)
+        ledger = await steps.ledger(summarized.text, partition.rest, resolved.ledger_budget)
+        selection = await steps.restore(messages, resolved, request.session_id, warnings)
         assembled = assemble_messages(partition.head, ledger.text, selection.restored)
         head = len(partition.head)
         return await steps.result(

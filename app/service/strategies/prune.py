@@ -9,9 +9,8 @@ from anyio import to_thread
 
 from app.core.compaction import CompactResult
 from app.core.errors import ArchiveError
-from app.core.prune import PruneRules, plan_prune
+from app.core.prune import plan_prune
 from app.core.vocabulary import StrategyName
-from app.service.overrides import pick
 from app.service.prepared import Prepared, refuse_from
 from app.service.steps import Steps
 
@@ -25,17 +24,9 @@ class Prune:
     summarizes: bool = False
 
     async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
-        options = prepared.request.options
-        defaults = steps.defaults
         refuse_from(prepared, 0)  # every message comes back, cleared or as sent
-        rules = PruneRules(
-            keep_recent=pick(options.prune_keep_recent, defaults.prune_keep_recent),
-            exclude_tools=frozenset(
-                pick(options.prune_exclude_tools, defaults.prune_exclude_tools)
-            ),
-            clear_inputs=pick(options.prune_clear_inputs, defaults.prune_clear_inputs),
-        )
-        minimum = pick(options.prune_min_tokens, defaults.prune_min_tokens)
+        rules = prepared.resolved.prune
+        minimum = prepared.resolved.prune_min_tokens
         at = steps.now().isoformat()
         messages = prepared.messages
         plan = await to_thread.run_sync(

@@ -29,32 +29,18 @@ from app.core.ledger import LedgerReport
 from app.core.messages import Message
 from app.core.ports import Archive
 from app.core.restore import RestoreSelection
-from app.core.selective import SelectiveLimits, SelectivePlan, gap_filled, plan_selective
+from app.core.selective import SelectivePlan, gap_filled, plan_selective
 from app.core.tokens import count_messages
 from app.core.validate import violations
 from app.core.vocabulary import Format, StrategyName
 from app.service.chunked import ChunkedSummary
-from app.service.overrides import pick
-from app.service.prepared import CompactRequest, Prepared, refuse
+from app.service.prepared import Prepared, refuse
 from app.service.steps import Steps
 from app.service.strategies.full import RESTORE_OPTIONS, SUMMARY_OPTIONS
 
 log = logging.getLogger("context_compact.selective")
 
 Plan = Callable[..., SelectivePlan]
-
-
-def limits_for(defaults: SelectiveLimits, request: CompactRequest) -> SelectiveLimits:
-    """The server's rule parameters with the request's overrides."""
-    o = request.options
-    d = defaults
-    return SelectiveLimits(
-        keep_recent=pick(o.keep_recent, d.keep_recent),
-        tool_call_threshold=o.tool_call_threshold or d.tool_call_threshold,
-        tool_result_threshold=o.tool_result_threshold or d.tool_result_threshold,
-        preview_tokens=o.preview_tokens or d.preview_tokens,
-        fallback_to_summary=pick(o.fallback_to_summary, d.fallback_to_summary),
-    )
 
 
 @dataclass(frozen=True)
@@ -92,7 +78,7 @@ async def _run(
         return prepared.unchanged(
             "archive_failed", [*warnings, f"archive failed: {exc}"], strategy="selective"
         )
-    limits = limits_for(steps.defaults.selective, request)
+    limits = prepared.resolved.selective
     head = prepared.partition.head
     target = prepared.thresholds.threshold_tokens
     try:
@@ -157,7 +143,7 @@ class _Outcome:
     async def with_summary(self, target: int) -> CompactResult:
         steps, planned = self.steps, self.planned
         request = self.prepared.request
-        messages, options = request.messages, request.options
+        messages, resolved = request.messages, self.prepared.resolved
         head = messages[: planned.head_length]
         memory = [messages[i] for i in planned.memory_indexes]
         kept = {id(m) for m in memory}
@@ -169,7 +155,7 @@ class _Outcome:
         self.phases.append(
             PhaseInfo(phase="summary_start", tokens_before=before, tokens_after=before)
         )
-        summarized = await steps.summarize(rest, options, request.instructions, self.warnings)
+        summarized = await steps.summarize(rest, resolved, request.instructions, self.warnings)
         if summarized is None:
             return self.prepared.unchanged(
                 "summarization_failed", self.warnings, strategy="selective"
@@ -177,8 +163,10 @@ class _Outcome:
         self.summarized = summarized
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
-        self.ledger = await steps.ledger(summarized.text, messages[planned.head_length :], options)
-        self.selection = await steps.restore(messages, options, request.session_id, self.warnings)
+        self.ledger = await steps.ledger(
+            summarized.text, messages[planned.head_length :], resolved.ledger_budget
+        )
+        self.selection = await steps.restore(messages, resolved, request.session_id, self.warnings)
         out = [
             *head,
             *gap_filled(

@@ -33,10 +33,10 @@ class Tail:
 
     async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
         request = prepared.request
-        options = request.options
+        resolved = prepared.resolved
         messages = prepared.messages
         head = prepared.partition.head
-        keep = options.keep_recent_rounds or steps.defaults.keep_recent_rounds
+        keep = resolved.keep_recent_rounds
         thresholds = prepared.thresholds
         target = int(thresholds.context_window * thresholds.threshold * KEPT_SHARE)
         plan = plan_tail(messages, len(head), prepared.counts, keep, target)
@@ -61,13 +61,13 @@ class Tail:
                 "archive_failed", [*warnings, f"archive failed: {exc}"], strategy=self.name
             )
         summarized = await steps.summarize(
-            plan.older, options, request.instructions, warnings, template="archived"
+            plan.older, resolved, request.instructions, warnings, template="archived"
         )
         if summarized is None:
             return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
         start, cutoff = archive_span(messages, plan.compacted_indexes, steps.now().isoformat())
         text = archived_text(archived_header(start, cutoff), summarized.text)
-        ledger = await steps.ledger(text, plan.older, options)
+        ledger = await steps.ledger(text, plan.older, resolved.ledger_budget)
         output = assemble_tail(head, ledger.text, plan.kept)
         return await steps.result(
             prepared,
