@@ -227,8 +227,8 @@ def create_app(
         # debris of a process killed mid-write
         await to_thread.run_sync(service.archive.remove_stale_temps)
         await job_manager.start()
-        # Start-up builds ~120k long-lived objects (pydantic validators, the SDKs) that a
-        # full collection walked in 110-180 ms, stalling every request; a large request
+        # Start-up builds ~120k long-lived objects (pydantic validators, the SDKs) that every
+        # full collection walked, stalling every request (docs/design.md); a large request
         # allocates enough to trigger one every few requests. Frozen, they are skipped.
         gc.freeze()
         log.info(
