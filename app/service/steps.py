@@ -179,7 +179,7 @@ class Steps:
             raise InvalidOutputError(invalid)
         token_count = prepared.token_count
         if compacted_tokens is None:
-            compacted_tokens = await self.count(output)
+            compacted_tokens = await self._count_output(prepared, output)
         stats = CompactStats(
             original_token_count=token_count,
             compacted_token_count=compacted_tokens,
@@ -230,6 +230,14 @@ class Steps:
             summary_chunks=summary_chunks,
             warnings=list(warnings),
         )
+
+    async def _count_output(self, prepared: Prepared, output: Sequence[Message]) -> int:
+        """The output's tokens, counting only what the input did not already count: a
+        message carried over as sent (the same object) keeps its count, and counts add up
+        message by message."""
+        known = {id(m): n for m, n in zip(prepared.messages, prepared.counts, strict=True)}
+        new = [m for m in output if id(m) not in known]
+        return sum(known.get(id(m), 0) for m in output) + await self.count(new)
 
     def _save_archive(
         self, rest: Sequence[Message], session_id: str | None, fmt: Format
