@@ -9,6 +9,8 @@
    bounded slots from its archive write to its result.
 4. Strategy (`app.service.registry`): each one a peer in `app.service.strategies`, run
    with the shared `Steps`; it archives what it replaces and builds its answer with them.
+   A result not smaller than the input and under the threshold is refused (`no_gain`,
+   archive removed) and the next strategy of its fallbacks runs, until one reaches it.
 5. Record (`app.service.sessions.record`): the session's record of the attempt.
 
 A dependency's failure is an outcome, never an exception to the caller: an archive failure
@@ -313,12 +315,13 @@ class CompactionService:
             f"{result.strategy} would leave {after} tokens: not smaller than the "
             f"{prepared.token_count} sent and under the threshold of {limit}"
         )
-        warnings = [*result.warnings, note]
+        warnings = list(result.warnings)
         try:
             await self.steps.discard(result.archive.id)
         except ArchiveError as exc:
             log.error("refused archive not removed", extra={"error": str(exc)})
             warnings.append(f"the refused result's archive {result.archive.id} stays: {exc}")
+        warnings.append(note)
         return prepared.unchanged("no_gain", warnings, strategy=result.strategy), after
 
     def _summary_slot(
