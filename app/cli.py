@@ -30,9 +30,10 @@ from app.api.limits import unencodable_text
 from app.api.schemas import CompactRequestBody, CountRequest, CountResponse
 from app.core.compaction import result_json
 from app.core.decide import Thresholds
-from app.core.dialects import Format, detect_format, parse_messages
+from app.core.dialects import detect_format, parse_messages
 from app.core.errors import InvalidConversationError
 from app.core.messages import KNOWN_BLOCK_TYPES, Message
+from app.core.vocabulary import Format
 from app.main import build_service, close_ports
 from app.service.compaction import CompactionService, CompactRequest
 from app.settings import Settings

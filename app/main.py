@@ -287,10 +287,9 @@ def build_toolkit(settings: Settings, seen: SeenStore | None = None) -> ToolkitS
 
 async def close_ports(service: CompactionService) -> None:
     """Closes the HTTP clients of the LLM ports (when the app or a command ends)."""
-    for port in (service.summarizer, service.provider_counter):
-        close = getattr(port, "aclose", None)
-        if close is not None:
-            await close()
+    await service.summarizer.aclose()
+    if service.provider_counter is not None:
+        await service.provider_counter.aclose()
 
 
 def create_app(
@@ -329,8 +328,8 @@ def create_app(
             else None
         )
         await job_manager.start()
-        # Start-up builds ~120k long-lived objects (pydantic validators, the SDKs) that a
-        # full collection walked in 110-180 ms, stalling every request; a large request
+        # Start-up builds ~120k long-lived objects (pydantic validators, the SDKs) that every
+        # full collection walked, stalling every request (docs/design.md); a large request
         # allocates enough to trigger one every few requests. Frozen, they are skipped.
         gc.freeze()
         log.info(

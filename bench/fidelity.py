@@ -24,7 +24,7 @@ import json
 import platform
 import sys
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
@@ -49,6 +49,13 @@ class LossySummarizer:
     @property
     def name(self) -> str:
         return "lossy"
+
+    @property
+    def reads_prompt(self) -> bool:
+        return True
+
+    async def aclose(self) -> None:
+        """No client to close."""
 
     async def summarize(self, request: SummaryRequest) -> str:
         return "The agent worked on the task and made some progress."
@@ -134,10 +141,9 @@ async def measure() -> list[tuple[str, dict[str, float]]]:
     table: list[tuple[str, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(_env_file=None, workdir=tmp, data_dir=f"{tmp}/data")  # type: ignore[call-arg]
-        base = build_service(settings)
         for case in CASES:
-            base.summarizer = case.summarizer
-            base.defaults = replace(base.defaults, ledger_budget=1500 if case.ledger else 0)
+            budget = {"ledger_budget": 1500 if case.ledger else 0}
+            base = build_service(settings.model_copy(update=budget), summarizer=case.summarizer)
             shares: dict[str, float] = {}
             for path in paths:
                 raw: list[dict[str, Any]] = json.loads(path.read_text())["messages"]

@@ -34,6 +34,7 @@ from app.core.compaction import CompactOptions
 from app.core.messages import Message
 from app.core.tokens import count_text
 from app.main import build_service
+from app.service.options import resolve
 from app.settings import Settings
 from bench.corpus import (
     Msg,
@@ -259,7 +260,11 @@ def measure_restore(workdir: Path, data_dir: Path, messages: list[Msg], run: Run
     parsed = [Message.model_validate(m) for m in messages]
     times = []
     for _ in range(5):
-        seconds, selection = _timed(lambda: asyncio.run(service.restore(parsed, CompactOptions())))
+        seconds, selection = _timed(
+            lambda: asyncio.run(
+                service.steps.restore(parsed, resolve(CompactOptions(), service.defaults))
+            )
+        )
         times.append(seconds)
     run.values["restore_5_files"] = median_time(times)
     run.facts["restored_files"] = len(selection.restored)

@@ -30,6 +30,7 @@ class SleepingLlm:
     """A summarizer that waits like an LLM call (without using any CPU) and answers."""
 
     name = "fake-llm"
+    reads_prompt = True
 
     def __init__(self, delay: float) -> None:
         self.delay = delay
@@ -37,6 +38,9 @@ class SleepingLlm:
     async def summarize(self, request: SummaryRequest) -> str:
         await asyncio.sleep(self.delay)
         return FAKE_SUMMARY
+
+    async def aclose(self) -> None:
+        """No client to close."""
 
 
 def create_bench_app() -> FastAPI:

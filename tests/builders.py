@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.core.decide import Thresholds
-from app.core.errors import ArchiveError
+from app.core.errors import ArchiveError, RecordStoreError
 from app.core.messages import Message
 from app.core.ports import (
     Archive,
@@ -59,6 +59,17 @@ def tool_result(tool_id: str, content: str, *, is_error: bool = False) -> dict[s
     return {"role": "user", "content": [block]}
 
 
+BULK_OUTPUT = "".join(f"test_case_{i:03d} PASSED in 0.01s\n" for i in range(120))
+
+
+def bulk_round(tool_id: str = "bulk") -> list[dict[str, Any]]:
+    """A long tool output early in a conversation: the summary replaces it, so a
+    compaction of an otherwise tiny conversation still shrinks it (a compaction that would
+    not is refused with `no_gain`)."""
+    call = tool_use("list_tests", tool_id)
+    return [assistant("Running the tests.", call), tool_result(tool_id, BULK_OUTPUT)]
+
+
 def read_round(path: str, content: str = "...") -> list[dict[str, Any]]:
     """An assistant `read_file` call and its result."""
     call = tool_use("read_file", path=path)
@@ -99,6 +110,13 @@ class FakeSummarizer:
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def reads_prompt(self) -> bool:
+        return True
+
+    async def aclose(self) -> None:
+        """No client to close."""
 
     async def summarize(self, request: SummaryRequest) -> str:
         self.requests.append(request)
@@ -143,6 +161,12 @@ class MemoryArchive:
     def load(self, archive_id: str) -> Archive | None:
         return self.saved.get(archive_id)
 
+    def delete(self, archive_id: str) -> None:
+        self.saved.pop(archive_id, None)
+
+    def remove_stale_temps(self) -> list[str]:
+        return []
+
     def writable(self) -> bool:
         return not self.fail
 
@@ -156,7 +180,7 @@ class MemoryRecords:
 
     def append(self, record: CompactionRecord) -> None:
         if self.fail:
-            raise ArchiveError("record write failed: ENOSPC")
+            raise RecordStoreError("record write failed: ENOSPC")
         self.saved.append(record)
 
     def list(self, session_id: str) -> list[CompactionRecord]:

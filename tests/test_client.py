@@ -38,18 +38,35 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.ports import Summarizer, SummaryRequest
 from app.main import build_service, create_app
 from app.settings import Settings
-from tests.builders import FakeSummarizer, assistant, read_round, system, user
+from tests.builders import (
+    BULK_OUTPUT,
+    FakeSummarizer,
+    assistant,
+    bulk_round,
+    read_round,
+    system,
+    user,
+)
 from tests.live_server import serve_in_thread
 
 CONVERSATION = [
     system("You are a coding agent."),
     user("Fix the bug in src/app.py."),
+    *bulk_round(),
     *read_round("src/app.py", "def f(:"),
     assistant("Fixed it."),
 ]
 OPENAI_CONVERSATION = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "Read it."},
+    {
+        "role": "assistant",
+        "content": "Testing first.",
+        "tool_calls": [
+            {"id": "b1", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "b1", "content": BULK_OUTPUT},
     {
         "role": "assistant",
         "content": None,
@@ -127,7 +144,7 @@ async def test_async_count_and_should_compact_answer_the_api_json(
     counted = await aclient.count(CONVERSATION)
     assert counted == {
         "token_count": counted["token_count"],
-        "message_count": 5,
+        "message_count": 7,
         "tokenizer": "tiktoken",
         "exact": True,
         "format": "anthropic",
@@ -190,7 +207,7 @@ async def test_a_background_compaction_is_started_polled_and_applied(
     later = [*CONVERSATION, user("And now the tests.")]
     applied = await aclient.apply_compaction(job["id"], later)
     assert applied["messages"] == [*result["messages"], user("And now the tests.")]
-    assert (applied["replaced_message_count"], applied["kept_message_count"]) == (5, 1)
+    assert (applied["replaced_message_count"], applied["kept_message_count"]) == (7, 1)
 
 
 @pytest.mark.anyio
@@ -369,7 +386,7 @@ def test_a_401_is_an_unauthorized_error(app_for: Callable[..., FastAPI]) -> None
         ):
             anonymous.count(CONVERSATION)
         with ContextCompactClient(url, token="s3cret", timeout=30) as allowed:
-            assert allowed.count(CONVERSATION)["message_count"] == 5
+            assert allowed.count(CONVERSATION)["message_count"] == len(CONVERSATION)
     assert (refused.value.status, refused.value.code) == (401, "unauthorized")
 
 

@@ -64,9 +64,9 @@ def test_the_agent_loop_compacts_when_told_and_keeps_the_new_input(
     def fake_model(messages: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, int]]:
         """Reports 1,000 input tokens a message: the window of 10,000 fills in 4 turns."""
         sent.append(len(messages))
-        return {"role": "assistant", "content": f"reply {len(sent)}"}, {
-            "input_tokens": 1000 * len(messages)
-        }
+        # A long reply: compacting a history of short ones would grow it (and be refused).
+        reply = f"reply {len(sent)}: " + "a detail of the work so far. " * 100
+        return {"role": "assistant", "content": reply}, {"input_tokens": 1000 * len(messages)}
 
     with ContextCompactClient(service_url, timeout=30) as client:
         session = agent_loop.run(client, fake_model, turns=9, context_window=10_000)
@@ -78,9 +78,9 @@ def test_the_agent_loop_compacts_when_told_and_keeps_the_new_input(
     assert messages[1]["content"].startswith("[Conversation compressed]\n\n")
     assert messages[3:] == [
         {"role": "user", "content": "Step 7: keep going."},
-        {"role": "assistant", "content": "reply 8"},
+        {"role": "assistant", "content": "reply 8: " + "a detail of the work so far. " * 100},
         {"role": "user", "content": "Step 8: keep going."},
-        {"role": "assistant", "content": "reply 9"},
+        {"role": "assistant", "content": "reply 9: " + "a detail of the work so far. " * 100},
     ]
 
 

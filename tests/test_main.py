@@ -9,7 +9,6 @@ import pytest
 from asgi_lifespan import LifespanManager
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.compaction import CompactOptions
 from app.core.prompt import MOST_RECENT_RULE
 from app.main import build_service, create_app
 from app.settings import Settings
@@ -46,6 +45,6 @@ def test_the_summary_prompt_is_built_only_when_a_wired_summarizer_reads_it(
         settings, tokenizer, summarizer=FakeSummarizer(name="openai") if llm else None
     )
     rest = parse([user("Fix a.py."), assistant("Done.")])
-    request = service._summary_request(rest, CompactOptions(), None)
+    request = service.summaries.request(rest, 1200, None)
     assert (request.messages, MOST_RECENT_RULE in request.prompt) == (tuple(rest), prompt_built)
     assert (request.prompt == "") is not prompt_built

@@ -74,6 +74,10 @@ class AnthropicSummarizer:
     def name(self) -> str:
         return "anthropic"
 
+    @property
+    def reads_prompt(self) -> bool:
+        return True
+
     async def summarize(self, request: SummaryRequest) -> str:
         try:
             message = await self._client.messages.create(

@@ -90,6 +90,19 @@ class FileArchiveStore:
             raise ArchiveError("archive is not a regular file")
         return decode_archive(archive_id, data)
 
+    def delete(self, archive_id: str) -> None:
+        """Removes the archive of a compaction that was refused (its result was not kept);
+        a missing one is already gone."""
+        if not is_valid_id(archive_id):
+            raise ArchiveError("invalid archive id")
+        try:
+            os.unlink(self._path(archive_id))
+            fsync_dir(self._dir)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise ArchiveError(f"archive delete failed: {errno_name(exc)}") from exc
+
     def writable(self) -> bool:
         probe = temp_path(self._dir, "probe")
         try:

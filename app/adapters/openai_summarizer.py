@@ -65,6 +65,10 @@ class OpenAICompatibleSummarizer:
     def name(self) -> str:
         return "openai"
 
+    @property
+    def reads_prompt(self) -> bool:
+        return True
+
     async def summarize(self, request: SummaryRequest) -> str:
         messages = [{"role": "user", "content": request.prompt}]
         if request.system:

@@ -2,8 +2,8 @@
 behind the same ports as the file stores, so the service layer does not know which it has.
 
 Each call is one short transaction on a pooled connection; every database error becomes
-the port's own error (`ArchiveError`, `SeenStoreError`, `JobStoreError`), which the
-service already turns into a defined outcome. An archive is committed with
+the port's own error (`ArchiveError`, `RecordStoreError`, `SeenStoreError`,
+`JobStoreError`), which the service already turns into a defined outcome. An archive is committed with
 `synchronous_commit = on` whatever the server's default, so a `save` that returned is on
 the database's disk; its exact JSON bytes are stored with their sha256 and checked on
 every load.
@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from app.adapters.archive_store import decode_archive, encode_archive
 from app.adapters.pg_database import Database, describe
-from app.core.errors import ArchiveError, SeenStoreError
+from app.core.errors import ArchiveError, RecordStoreError, SeenStoreError
 from app.core.ids import is_valid_id
 from app.core.jobs import IN_FLIGHT, JobStoreError, JobTakenOverError
 from app.core.ports import Archive, ArchiveRef
@@ -86,6 +86,14 @@ class PgArchiveStore:
             raise ArchiveError("archive is corrupt: checksum mismatch")
         return decode_archive(archive_id, body)
 
+    def delete(self, archive_id: str) -> None:
+        """Removes the archive of a compaction that was refused (its result was not kept);
+        a missing one is already gone."""
+        if not is_valid_id(archive_id):
+            raise ArchiveError("invalid archive id")
+        with _errors(ArchiveError, "archive delete failed"), self._db.connection() as conn:
+            conn.execute("DELETE FROM compact_archives WHERE id = %s", (archive_id,))
+
     def list_session(self, session_id: str) -> list[ArchiveRef]:
         """The session's archives, oldest first (ids are time-sortable)."""
         if not is_valid_id(session_id):
@@ -116,9 +124,9 @@ class PgRecordStore:
 
     def append(self, record: CompactionRecord) -> None:
         if not (is_valid_id(record.id) and is_valid_id(record.session_id)):
-            raise ArchiveError("invalid record or session id")
+            raise RecordStoreError("invalid record or session id")
         document = orjson.loads(orjson.dumps(record.model_dump()))
-        with _errors(ArchiveError, "record write failed"), self._db.connection() as conn:
+        with _errors(RecordStoreError, "record write failed"), self._db.connection() as conn:
             conn.execute(
                 "INSERT INTO compact_records (session_id, id, record) VALUES (%s, %s, %s)",
                 (record.session_id, record.id, Jsonb(document)),
@@ -128,7 +136,7 @@ class PgRecordStore:
         """Every readable record of the session, oldest first; corrupt rows are skipped."""
         if not is_valid_id(session_id):
             return []
-        with _errors(ArchiveError, "record read failed"), self._db.connection() as conn:
+        with _errors(RecordStoreError, "record read failed"), self._db.connection() as conn:
             rows = conn.execute(
                 "SELECT id, record FROM compact_records WHERE session_id = %s ORDER BY id",
                 (session_id,),

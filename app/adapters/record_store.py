@@ -22,7 +22,7 @@ from app.adapters.files import (
     read_regular,
     replace_durably,
 )
-from app.core.errors import ArchiveError
+from app.core.errors import RecordStoreError
 from app.core.ids import is_valid_id
 from app.core.records import CompactionRecord
 
@@ -34,7 +34,7 @@ log = logging.getLogger("context_compact.records")
 
 
 class FileRecordStore:
-    """`RecordStore` on the local file system. Errors are `ArchiveError` (a storage error)."""
+    """`RecordStore` on the local file system. Errors are `RecordStoreError`."""
 
     def __init__(self, data_dir: str) -> None:
         self._data_dir = data_dir
@@ -42,14 +42,14 @@ class FileRecordStore:
 
     def append(self, record: CompactionRecord) -> None:
         if not (is_valid_id(record.id) and is_valid_id(record.session_id)):
-            raise ArchiveError("invalid record or session id")
+            raise RecordStoreError("invalid record or session id")
         try:
             directory = ensure_dirs(
                 self._data_dir, SESSIONS_DIRNAME, record.session_id, RECORDS_DIRNAME
             )
             replace_durably(directory, record.id + _SUFFIX, orjson.dumps(record.model_dump()))
         except OSError as exc:
-            raise ArchiveError(f"record write failed: {errno_name(exc)}") from exc
+            raise RecordStoreError(f"record write failed: {errno_name(exc)}") from exc
 
     def list(self, session_id: str) -> list[CompactionRecord]:
         """Every readable record of the session, oldest first; corrupt files are skipped."""
@@ -59,7 +59,7 @@ class FileRecordStore:
         try:
             names = final_names(directory, _SUFFIX)
         except OSError as exc:
-            raise ArchiveError(f"record directory unreadable: {errno_name(exc)}") from exc
+            raise RecordStoreError(f"record directory unreadable: {errno_name(exc)}") from exc
         records = []
         for name in names:
             try:

@@ -100,6 +100,10 @@ class RetryingSummarizer:
                 )
                 await self._sleep(wait)
 
+    @property
+    def reads_prompt(self) -> bool:
+        return self._inner.reads_prompt
+
     async def _attempt(self, request: SummaryRequest, ends_at: float) -> str:
         """One call, cut off at the attempt timeout or the deadline, whichever comes first."""
         left = max(0.0, ends_at - self._clock())
@@ -119,9 +123,7 @@ class RetryingSummarizer:
             ) from None
 
     async def aclose(self) -> None:
-        close: Callable[[], Awaitable[None]] | None = getattr(self._inner, "aclose", None)
-        if close is not None:
-            await close()
+        await self._inner.aclose()
 
     def _wait_before_retry(self, retry: int, retry_after: float | None) -> float:
         if retry_after is not None:

@@ -5,12 +5,12 @@ of the same list plus one message should cost that message only. Counts are keye
 of the text (never the text itself, so memory stays ~150 bytes an entry whatever the message
 size) and evicted least recently used beyond `max_entries`.
 
-Every text is cached, however short: a key costs ~50 ns, tokenizing a short text several
-microseconds (more in a thread other than the one that first used the encoding).
+Every text is cached, however short: a key costs far less than tokenizing even a short
+text (more so in a thread other than the one that first used the encoding).
 
 The hash is Python's own `hash(str)`: SipHash-1-3 under a random per-process key, 64 bits.
 On a repeated 200k-token history the keys are most of what is left to do, and it computes
-them ~5x faster than a 16-byte blake2b (0.2 ms against 1.0 ms per 790k characters). A false
+them several times faster than a 16-byte blake2b (docs/design.md has the figures). A false
 hit needs two texts with one key: ~3e-15 per lookup with 50,000 entries, and not something a
 caller can aim for while the key stays secret (do not set PYTHONHASHSEED in production).
 

@@ -8,19 +8,18 @@ validated as. Validation errors are re-raised as request validation errors locat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from app.core.dialects import Format, detect_format, parse_messages
+from app.core.dialects import detect_format, parse_messages
 from app.core.messages import Message
+from app.core.vocabulary import Format, RequestFormat
 from app.service.compaction import CompactRequest
 
-if TYPE_CHECKING:  # schemas imports RequestFormat from here
+if TYPE_CHECKING:
     from app.api.schemas import CompactRequestBody
-
-RequestFormat = Literal["auto", "anthropic", "openai"]
 
 
 def read_messages(

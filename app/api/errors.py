@@ -55,7 +55,8 @@ def error_response(status: int, body: ErrorResponse, headers: dict[str, str] | N
 
 
 async def _on_validation_error(request: Request, exc: Exception) -> Any:
-    assert isinstance(exc, RequestValidationError)
+    if not isinstance(exc, RequestValidationError):
+        raise exc
     details = validation_details(exc.errors())
     summary = "; ".join(f"{d.field}: {d.message}" for d in details[:5])
     return error_response(
@@ -64,7 +65,8 @@ async def _on_validation_error(request: Request, exc: Exception) -> Any:
 
 
 async def _on_api_error(request: Request, exc: Exception) -> Any:
-    assert isinstance(exc, ApiError)
+    if not isinstance(exc, ApiError):
+        raise exc
     details = exc.details or (
         [ErrorDetail(field=exc.field, message=exc.message)] if exc.field else []
     )
@@ -74,7 +76,8 @@ async def _on_api_error(request: Request, exc: Exception) -> Any:
 
 
 async def _on_http_error(request: Request, exc: Exception) -> Any:
-    assert isinstance(exc, StarletteHTTPException)
+    if not isinstance(exc, StarletteHTTPException):
+        raise exc
     if isinstance(exc.__cause__, UnicodeDecodeError):
         # FastAPI answers a body that is not UTF-8 with a bare 400; it is bad input like
         # any invalid JSON, so it gets the same 422 naming the body.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -13,8 +13,8 @@ from app.api.schemas import (
     Messages,
     MessagesField,
 )
-from app.core.dialects import Format
 from app.core.jobs import Job, JobState
+from app.core.vocabulary import Format
 
 
 class JobResponse(BaseModel):
@@ -141,7 +141,7 @@ class ApplyResponse(BaseModel):
     )
     job_id: str
     compacted: bool = Field(description="False when the job's compaction compacted nothing.")
-    format: Literal["anthropic", "openai"]
+    format: Format
     replaced_message_count: int = Field(description="Sent messages replaced by the result.")
     kept_message_count: int = Field(description="Messages appended since, kept after it.")
     messages: list[dict[str, Any]] = Field(

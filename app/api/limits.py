@@ -126,9 +126,8 @@ def _children(node: Any) -> Iterable[Any] | None:
 def _deeper_than(document: Any, max_depth: int) -> bool:
     """The top-level value is level 1; only objects and arrays count.
 
-    Level by level: a list of each level's containers, no per-node tuples or calls, so the
-    walk costs ~0.5 ms per 200k tokens of messages instead of ~1.4 ms (the largest part of
-    a repeated /count after validation, bench/RESULTS.md)."""
+    Level by level: a list of each level's containers, no per-node tuples or calls: it is
+    on every request's path (its cost is in bench/RESULTS.md)."""
     level = [document] if isinstance(document, (dict, list)) else []
     depth = 1
     while level:

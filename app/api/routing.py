@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 from fastapi import Request, Response
+from fastapi._compat import ModelField
 from fastapi.routing import APIRoute
 from starlette.types import Receive, Scope
 
@@ -180,12 +181,7 @@ class FastJsonRoute(APIRoute):
         handler = super().get_route_handler()
         field = self.body_field
 
-        def body_model(document: Any) -> Any:
-            assert field is not None
-            value, errors = field.validate(document, {}, loc=("body",))
-            return None if errors else value
-
-        validate = body_model if field is not None else None
+        validate = None if field is None else _body_validator(field)
 
         async def fast_json_handler(request: Request) -> Response:
             needs_json = field is not None and request.method in _BODY_METHODS
@@ -196,3 +192,14 @@ class FastJsonRoute(APIRoute):
             return await handler(fast)
 
         return fast_json_handler
+
+
+def _body_validator(field: ModelField) -> Callable[[Any], Any]:
+    """The route's body model validated from a parsed document; None when it is invalid
+    (FastAPI then reports it from the document, exactly as it would have)."""
+
+    def body_model(document: Any) -> Any:
+        value, errors = field.validate(document, {}, loc=("body",))
+        return None if errors else value
+
+    return body_model

@@ -7,12 +7,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
+from pydantic.config import JsonDict
 
-from app.api.dialect import RequestFormat
-from app.core.compaction import CompactOptions, CompactResult
-from app.core.dialects import Format, OpenAIMessage
+from app.core.compaction import CompactOptions, CompactResult, RefillingMessage
+from app.core.dialects import OpenAIMessage
 from app.core.messages import Message
 from app.core.records import CompactionRecord, RecordReason
+from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.compaction import Count
 
 EXAMPLE_MESSAGES: list[JsonValue] = [
@@ -105,7 +106,7 @@ class CountRequest(BaseModel):
     )
     messages: Messages = MessagesField
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: Literal["tiktoken", "anthropic"] = Field(
+    tokenizer: TokenizerName = Field(
         "tiktoken",
         description=(
             "`tiktoken`: exact cl100k_base counts, offline. `anthropic`: the provider's "
@@ -136,7 +137,7 @@ class CountResponse(BaseModel):
     message_count: int = Field(description="Messages as sent (OpenAI tool messages each).")
     tokenizer: str = Field(description="Which tokenizer counted.")
     exact: bool = Field(description="False when the count is an estimate.")
-    format: Literal["anthropic", "openai"] = Field(description="The format of the request.")
+    format: Format = Field(description="The format of the request.")
     warnings: list[str] = Field(default_factory=list)
 
     @classmethod
@@ -187,7 +188,7 @@ class ShouldCompactRequest(BaseModel):
     )
     messages: Messages = MessagesField
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: Literal["tiktoken", "anthropic"] = Field(
+    tokenizer: TokenizerName = Field(
         "tiktoken", description="As for `/count`; unused when `last_usage` is given."
     )
     last_usage: Usage | None = Field(
@@ -206,6 +207,15 @@ class ShouldCompactRequest(BaseModel):
         None, gt=0, le=1, description="Defaults to the server's."
     )
     min_messages: int | None = Field(None, ge=0, description="Defaults to the server's.")
+    session_id: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$",
+        description=(
+            "The agent's session, as sent to `/compact`: over the threshold, the answer is no "
+            "while the session's records hold this context (`no_gain`, `thrashing`)."
+        ),
+        examples=["session-42"],
+    )
 
 
 class ShouldCompactResponse(BaseModel):
@@ -233,14 +243,35 @@ class ShouldCompactResponse(BaseModel):
     )
     should_compact: bool
     overflow: bool = Field(description="True at or above the overflow threshold.")
-    reason: Literal["below_min_messages", "below_threshold", "above_threshold", "overflow"]
+    reason: Literal[
+        "below_min_messages",
+        "below_threshold",
+        "above_threshold",
+        "overflow",
+        "no_gain",
+        "thrashing",
+    ] = Field(
+        description=(
+            "`no_gain` / `thrashing` (with a `session_id`): over the threshold, but the "
+            "session's last attempt on this context was refused, or it keeps refilling "
+            "right after each compaction; `detail` says why and when it will say yes again."
+        )
+    )
+    detail: str | None = Field(None, description="Why the answer is no despite the tokens.")
+    retry_at_tokens: int | None = Field(
+        None, description="`no_gain`: the token count from which the answer is yes again."
+    )
+    refilling: list[RefillingMessage] = Field(
+        default_factory=list,
+        description="`thrashing`: the largest messages since the last compaction.",
+    )
     token_count: int
     token_source: Literal["counted", "last_usage"]
     threshold_tokens: int
     overflow_tokens: int
     context_window: int
     message_count: int
-    format: Literal["anthropic", "openai"] = Field(description="The format of the request.")
+    format: Format = Field(description="The format of the request.")
     exact: bool = Field(True, description="False when the count is an estimate.")
     warnings: list[str] = Field(default_factory=list)
 
@@ -337,9 +368,61 @@ class AnyMessage(RootModel[Message | OpenAIMessage]):
     so that request and response schemas refer to one definition."""
 
 
+_RESULT_EXAMPLE: JsonDict = {
+    "compacted": True,
+    "reason": None,
+    "messages": [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "[Conversation compressed]\n\n## Goals & Decisions\n..."},
+        {
+            "role": "assistant",
+            "content": (
+                "Understood. I have the context from the compressed conversation. Continuing work."
+            ),
+        },
+        {"role": "user", "content": "[Restored after compact] tests/test_app.py:\n..."},
+        {"role": "assistant", "content": "Noted, file content restored."},
+    ],
+    "summary": "## Goals & Decisions\n...",
+    "token_count": 152340,
+    "restored_files": [{"path": "tests/test_app.py", "token_count": 812}],
+    "skipped_files": [{"path": "build/huge.log", "reason": "too_large"}],
+    "stats": {
+        "original_token_count": 152340,
+        "compacted_token_count": 4210,
+        "compaction_ratio": 0.0276,
+        "compacted_message_count": 212,
+        "retained_message_count": 1,
+        "restored_file_count": 1,
+        "restored_token_count": 812,
+    },
+    "archive": {
+        "id": "01795389068102951832-bb8a6efe30a6",
+        "session_id": "session-42",
+        "message_count": 212,
+        "sha256": "df689ec28f0e444d2a0a1a8ccdc78e017f8f229dbef077ac56d039dd664bbd83",
+    },
+    "summarizer": "extractive",
+    "ledger": [
+        {"kind": "instruction", "text": "Never edit the generated files.", "in_summary": False},
+        {"kind": "file_changed", "text": "src/app.py (edited)", "in_summary": True},
+    ],
+    "ledger_dropped": 0,
+    "strategy": "full",
+    "compacted_indexes": [1, 2, 3],
+    "phases": [],
+    "summary_chunks": 1,
+    "warnings": [],
+}
+
+
 class CompactResponse(CompactResult):
     """What a compaction did, as `/compact` answers it: `messages` in the request's format
     (the core result holds them in the canonical Anthropic shape)."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", json_schema_extra={"examples": [_RESULT_EXAMPLE]}
+    )
 
     messages: list[AnyMessage] = Field(  # type: ignore[assignment]
         description=(

@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.dialect import RequestFormat
 from app.api.schemas import (
     ANY_MESSAGE_ITEMS,
     EXAMPLE_MESSAGES,
@@ -16,6 +15,7 @@ from app.api.schemas import (
     SessionIdField,
 )
 from app.core.tool_results import ToolResultLimits
+from app.core.vocabulary import Format, RequestFormat
 
 MAX_TEXT = 1_000_000
 
@@ -280,7 +280,7 @@ class AssembleResponse(BaseModel):
         description="The messages to send, in the request's format.",
         json_schema_extra=ANY_MESSAGE_ITEMS,
     )
-    format: Literal["anthropic", "openai"]
+    format: Format
     layers: list[Literal["L1", "L2", "L3", "input", "L3+input"]] = Field(
         description="The layer of each message of `messages`, one label each."
     )

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.config import JsonDict
 
-from app.core.dialects import Format, dump_as
+from app.core.dialects import dump_as
 from app.core.messages import Message
 from app.core.restore import read_tools_from
+from app.core.vocabulary import Format, StrategyName
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -28,6 +28,8 @@ NotCompactedReason = Literal[
     "nothing_to_prune",
     "max_iterations",
     "selective_failed",
+    "no_gain",
+    "thrashing",
 ]
 
 
@@ -36,7 +38,7 @@ class CompactOptions(BaseModel):
 
     model_config = _FROZEN
 
-    strategy: Literal["full", "tail", "selective", "prune"] = Field(
+    strategy: StrategyName = Field(
         "full",
         description=(
             "`full` (seed 000): everything after the system prompt is summarized. `tail` "
@@ -117,6 +119,15 @@ class CompactOptions(BaseModel):
     fallback_to_summary: bool | None = Field(
         None, description="`selective`: summarize when the rules leave it over the threshold."
     )
+    fallback: bool | None = Field(
+        None,
+        description=(
+            "Go on to the next strategy when the one asked for declines or does not leave the "
+            "context smaller than sent and under the threshold: tail → full, selective → "
+            "full, prune → tail → full (default true). Off: that strategy's answer, refused "
+            "with `no_gain` when it would not shrink the context below the threshold."
+        ),
+    )
     summary_input_budget: int | None = Field(
         None,
         ge=1000,
@@ -182,6 +193,33 @@ class PhaseInfo(BaseModel):
     detail: str | None = Field(None, description="What the step removed or cut.")
 
 
+class FallbackInfo(BaseModel):
+    """A strategy tried before the one that produced the answer, and why it did not."""
+
+    model_config = _FROZEN
+    strategy: StrategyName
+    reason: NotCompactedReason = Field(
+        description="Why it was not kept (`no_gain`: its result was not smaller than the "
+        "input and under the threshold)."
+    )
+    tokens_after: int | None = Field(
+        None, description="The tokens its result would have taken (`no_gain` only)."
+    )
+    detail: str | None = None
+
+
+class RefillingMessage(BaseModel):
+    """One of the largest messages since the last compaction (`thrashing`)."""
+
+    model_config = _FROZEN
+    index: int = Field(description="Its index in the canonical list of the request.")
+    role: str
+    tool_name: str | None = Field(
+        None, description="The tool that produced it (a result) or that it calls."
+    )
+    token_count: int
+
+
 class CompactStats(BaseModel):
     """Seed 000 F-009."""
 
@@ -211,60 +249,10 @@ class ArchiveInfo(BaseModel):
     sha256: str = Field(description="sha256 of the archived messages' canonical JSON.")
 
 
-_RESULT_EXAMPLE: JsonDict = {
-    "compacted": True,
-    "reason": None,
-    "messages": [
-        {"role": "system", "content": "You are a coding agent."},
-        {"role": "user", "content": "[Conversation compressed]\n\n## Goals & Decisions\n..."},
-        {
-            "role": "assistant",
-            "content": (
-                "Understood. I have the context from the compressed conversation. Continuing work."
-            ),
-        },
-        {"role": "user", "content": "[Restored after compact] tests/test_app.py:\n..."},
-        {"role": "assistant", "content": "Noted, file content restored."},
-    ],
-    "summary": "## Goals & Decisions\n...",
-    "token_count": 152340,
-    "restored_files": [{"path": "tests/test_app.py", "token_count": 812}],
-    "skipped_files": [{"path": "build/huge.log", "reason": "too_large"}],
-    "stats": {
-        "original_token_count": 152340,
-        "compacted_token_count": 4210,
-        "compaction_ratio": 0.0276,
-        "compacted_message_count": 212,
-        "retained_message_count": 1,
-        "restored_file_count": 1,
-        "restored_token_count": 812,
-    },
-    "archive": {
-        "id": "01795389068102951832-bb8a6efe30a6",
-        "session_id": "session-42",
-        "message_count": 212,
-        "sha256": "df689ec28f0e444d2a0a1a8ccdc78e017f8f229dbef077ac56d039dd664bbd83",
-    },
-    "summarizer": "extractive",
-    "ledger": [
-        {"kind": "instruction", "text": "Never edit the generated files.", "in_summary": False},
-        {"kind": "file_changed", "text": "src/app.py (edited)", "in_summary": True},
-    ],
-    "ledger_dropped": 0,
-    "strategy": "full",
-    "compacted_indexes": [1, 2, 3],
-    "phases": [],
-    "summary_chunks": 1,
-    "warnings": [],
-}
-
-
 class CompactResult(BaseModel):
     """What a compaction did. When `compacted` is false, `messages` are the input as sent."""
 
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", json_schema_extra={"examples": [_RESULT_EXAMPLE]}
-    )
+    model_config = _FROZEN
     compacted: bool
     format: Format = Field(
         "anthropic", description="The format of `messages`: the format of the request."
@@ -283,7 +271,13 @@ class CompactResult(BaseModel):
         description="The facts of the ledger appended to the summary (seed 003 §7.1).",
     )
     ledger_dropped: int = Field(0, description="Facts left out of the ledger by its budget.")
-    strategy: str = Field("full", description="The strategy that ran (or would have).")
+    strategy: StrategyName = Field(
+        "full",
+        description=(
+            "The strategy that produced the answer (a fallback's, or `prune` during a "
+            "cooldown); when nothing was compacted, the last one tried."
+        ),
+    )
     compacted_indexes: list[int] = Field(
         default_factory=list,
         description=(
@@ -293,6 +287,24 @@ class CompactResult(BaseModel):
     )
     phases: list[PhaseInfo] = Field(
         default_factory=list, description="`selective`: each phase with its tokens."
+    )
+    fallbacks: list[FallbackInfo] = Field(
+        default_factory=list,
+        description=(
+            "The strategies tried before `strategy`, in order, each with why it was not "
+            "kept; empty when the strategy asked for produced the answer."
+        ),
+    )
+    retry_at_tokens: int | None = Field(
+        None,
+        description=(
+            "`no_gain` with a `session_id`: the token count at which this context is worth "
+            "another attempt (until then `/should-compact` says no)."
+        ),
+    )
+    refilling: list[RefillingMessage] = Field(
+        default_factory=list,
+        description="`thrashing`: the largest messages since the last compaction.",
     )
     summary_chunks: int = Field(
         0,

@@ -33,8 +33,7 @@ from app.core.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-
-Format = Literal["anthropic", "openai"]
+from app.core.vocabulary import Format
 
 BOOKKEEPING = "x-openai"
 OPENAI_ONLY_ROLES = frozenset({"tool", "developer"})

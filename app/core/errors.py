@@ -2,10 +2,16 @@
 
     CompactError
     ├── SummarizerError      a summary could not be produced (retryable or not)
-    ├── ArchiveError         the archive could not be written or read
+    ├── ArchiveError         the archive could not be written, read or removed
+    ├── RecordStoreError     a session's compaction records could not be written or read
     ├── InvalidConversationError  the input breaks a provider rule in a part we would return
     ├── CountError           the provider could not count (callers fall back to local)
-    └── SeenStoreError       a session's last-seen file times could not be read or written
+    ├── InvalidOutputError   a strategy built output that breaks a provider rule (a bug:
+    │                        the pipeline refuses that output instead of returning it)
+    ├── SeenStoreError       a session's last-seen file times could not be read or written
+    ├── JobStoreError        (app.core.jobs) a background job could not be stored or read
+    ├── BusyError            (app.service.slots) every summary slot stayed busy
+    └── JobError             (app.service.jobs) a job request cannot be served as asked
 
 Adapters translate library errors (anthropic, httpx, OSError) into these at the boundary,
 so the service decides outcomes from our own types, never from a library's message text.
@@ -53,9 +59,22 @@ class ArchiveError(CompactError):
     """The archive store failed; nothing may be compacted without an archive."""
 
 
+class RecordStoreError(CompactError):
+    """The record store failed; the compaction stands, the caller gets a warning."""
+
+
 class InvalidConversationError(CompactError):
     """The conversation breaks a provider rule (`app.core.validate`) in a part of it that
     would be returned as it is; `violations` name each rule and message index."""
+
+    def __init__(self, violations: Sequence[Violation]) -> None:
+        super().__init__("; ".join(f"messages[{v.index}] {v}" for v in violations))
+        self.violations = tuple(violations)
+
+
+class InvalidOutputError(CompactError):
+    """A strategy's output breaks a provider rule. Every strategy builds valid output, so
+    this is a bug; the pipeline answers with the input unchanged rather than return it."""
 
     def __init__(self, violations: Sequence[Violation]) -> None:
         super().__init__("; ".join(f"messages[{v.index}] {v}" for v in violations))

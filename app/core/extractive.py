@@ -104,12 +104,17 @@ class ExtractedFacts:
 class ExtractiveSummarizer:
     """The built-in `Summarizer`: offline and deterministic; reads `request.messages`."""
 
-    # It reads the messages, not the prompt, and has no input window: never chunked.
-    reads_prompt = False
-
     @property
     def name(self) -> str:
         return "extractive"
+
+    @property
+    def reads_prompt(self) -> bool:
+        """It reads the messages, not the prompt, and has no input window: never chunked."""
+        return False
+
+    async def aclose(self) -> None:
+        """Nothing to release: no client."""
 
     async def summarize(self, request: SummaryRequest) -> str:
         if request.template == "archived":

@@ -18,10 +18,11 @@ from typing import Any, Literal, Protocol, get_args
 
 import orjson
 
-from app.core.dialects import Format, from_openai
+from app.core.dialects import from_openai
 from app.core.errors import CompactError
 from app.core.messages import Message
 from app.core.validate import Violation, violations
+from app.core.vocabulary import Format
 
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 IN_FLIGHT: frozenset[JobState] = frozenset({"queued", "running"})

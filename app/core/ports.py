@@ -42,12 +42,21 @@ class SummaryRequest:
 
 
 class Summarizer(Protocol):
-    """Produces summary text; raises `SummarizerError` on failure (empty text included)."""
+    """Produces summary text; raises `SummarizerError` on failure (empty text included).
+
+    `reads_prompt` is false for a summarizer that reads `messages` instead of `prompt` (the
+    extractive one): the service then builds no prompt and never chunks its input.
+    `aclose` releases its HTTP client (a no-op for one without)."""
 
     @property
     def name(self) -> str: ...
 
+    @property
+    def reads_prompt(self) -> bool: ...
+
     async def summarize(self, request: SummaryRequest) -> str: ...
+
+    async def aclose(self) -> None: ...
 
 
 class SkipReason(StrEnum):
@@ -156,6 +165,10 @@ class ArchiveStore(Protocol):
 
     def load(self, archive_id: str) -> Archive | None: ...
 
+    def delete(self, archive_id: str) -> None:
+        """Removes an archive whose compaction was refused; raises `ArchiveError`."""
+        ...
+
     def writable(self) -> bool: ...
 
 
@@ -177,6 +190,8 @@ class ProviderCounter(Protocol):
     def name(self) -> str: ...
 
     async def count_tokens(self, messages: Sequence[Message]) -> int: ...
+
+    async def aclose(self) -> None: ...
 
 
 class DataDirectory(Protocol):

@@ -2,7 +2,9 @@
 
 A record is appended for every compaction a session attempts: compacted, or failed on the
 way (`archive_failed`, `summarization_failed`, `selective_failed`: each after work began,
-the last two with an archive written). Requests that were declined before any work
+the last two with an archive written), or refused (`no_gain`: no strategy made the context
+smaller and under the threshold; `thrashing`: the context keeps refilling right after
+each compaction). Requests that were declined before any work
 (below the threshold, too few messages or rounds, pending tool calls, `max_iterations`,
 too little to prune) leave no record: agents ask on every turn, and those answers carry
 no news. The session's state is derived from its records, never kept in memory, so every
@@ -22,8 +24,9 @@ from app.core.ids import archive_sha256
 from app.core.messages import Message, dump_message
 
 RecordReason = Literal["llm_call", "tool_execution", "manual"]
-RECORDED_FAILURES = frozenset({"archive_failed", "summarization_failed", "selective_failed"})
-SUMMARIZING_STRATEGIES = frozenset({"full", "tail", "selective"})
+RECORDED_FAILURES = frozenset(
+    {"archive_failed", "summarization_failed", "selective_failed", "no_gain", "thrashing"}
+)
 
 
 class CompactionRecord(BaseModel):
@@ -38,7 +41,8 @@ class CompactionRecord(BaseModel):
     outcome: str = Field(
         description=(
             "`compacted`, or the reason it was not: archive_failed | summarization_failed | "
-            "selective_failed (only a failed summary starts the cooldown)."
+            "selective_failed | no_gain | thrashing (only a failed summary starts the "
+            "cooldown; `no_gain` and `thrashing` hold further compactions of the same context)."
         )
     )
     message_count_before: int
@@ -53,6 +57,14 @@ class CompactionRecord(BaseModel):
         None, description="The summary message's id (same scheme); null without a summary."
     )
     archive_id: str | None = None
+    context_end_id: str | None = Field(
+        None,
+        description=(
+            "The id (same scheme) of the last message of the context this attempt left: the "
+            "output's when compacted, the input's otherwise. A later request whose message at "
+            "`message_count_after - 1` has this id continues that context."
+        ),
+    )
     warnings: list[str] = Field(default_factory=list)
 
 

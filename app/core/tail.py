@@ -6,6 +6,13 @@ Cuts fall on round boundaries only (`app.core.rounds`), so a `tool_use` never lo
 they do not, fewer are kept, never fewer than the current (last) round, and a warning says
 so. The leading system messages, earlier archived summaries among them, stay in the head:
 they are never summarized again, and the new summary goes in after them.
+
+A current round alone over `target` (one request followed by hundreds of tool exchanges:
+the normal agent session) is cut inside, between exchanges: its latest exchanges (an
+assistant message with the results that answer it, never split) stay verbatim within the
+target, after the round's request (or, when the request is too large to keep, a short
+note in its place, so the kept part still opens with a user message), and everything
+before them is summarized.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import Any
 
 from app.core.messages import Message, ToolResultBlock, text_message
 from app.core.prompt import ARCHIVED_TITLE
-from app.core.rounds import segment_rounds
+from app.core.rounds import Round, segment_rounds
 
 # The kept rounds may take this share of the threshold tokens: the rest leaves room for
 # the head, the summary and the turns to come before the next compaction.
@@ -38,6 +45,10 @@ class TailPlan:
     compacted_indexes: tuple[int, ...]
     kept_rounds: int
     warnings: tuple[str, ...]
+    verbatim_from: int = 0
+    """Input messages from this index on come back as sent (and the round's request when
+    `request_kept`)."""
+    request_kept: int | None = None
 
 
 def plan_tail(
@@ -64,6 +75,9 @@ def plan_tail(
             f"{tokens(wanted)} tokens, over the target of {target}"
         )
     if keep == 1 and tokens(1) > target:
+        inside = _plan_in_round(messages, head_length, counts, rounds[-1], target)
+        if inside is not None:
+            return inside
         warnings.append(
             f"the current round alone takes {tokens(1)} tokens, over the target of {target}: "
             "kept whole"
@@ -80,14 +94,71 @@ def plan_tail(
         older.append(results)
         kept[0] = rest
         indexes.append(cut)
-    return TailPlan(tuple(older), tuple(kept), tuple(indexes), keep, tuple(warnings))
+    verbatim = cut + 1 if first.opens_mid_message else cut
+    return TailPlan(tuple(older), tuple(kept), tuple(indexes), keep, tuple(warnings), verbatim)
+
+
+EARLIER_EXCHANGES_NOTE = (
+    "[Earlier in this request] The request and the older tool exchanges of this round are "
+    "in the archived summary above; the most recent exchanges follow."
+)
+# The round's request is kept verbatim when it takes at most this share of the target.
+REQUEST_SHARE = 0.25
+
+
+def _plan_in_round(
+    messages: Sequence[Message],
+    head_length: int,
+    counts: Sequence[int],
+    current: Round,
+    target: int,
+) -> TailPlan | None:
+    """Cut the current round between exchanges: keep its request (or a note) and the
+    latest exchanges that fit `target` (at least the last one), summarize the rest. None
+    when the round has no exchange boundary to cut at."""
+    start = current.start
+    cuts = [
+        i
+        for i in range(start + 1, len(messages))
+        if messages[i].role == "assistant" and messages[i - 1].role == "user"
+    ]
+    if not cuts:
+        return None
+    opener = messages[start]
+    request: Message | None = None
+    request_tokens = 0
+    if opener.role == "user" and counts[start] <= target * REQUEST_SHARE:
+        request = _split_results(opener)[1] if current.opens_mid_message else opener
+        request_tokens = counts[start]
+    if request is None:
+        request = text_message("user", EARLIER_EXCHANGES_NOTE)
+    cut = next((i for i in cuts if request_tokens + sum(counts[i:]) <= target), cuts[-1])
+    kept_request = start if request is opener else None
+    older = list(messages[head_length:cut])
+    indexes = [i for i in range(head_length, cut) if i != kept_request]
+    exchanges = sum(1 for i in cuts if i >= cut)
+    summarized = sum(1 for i in cuts if i < cut) + 1
+    warning = (
+        f"the current round alone takes {sum(counts[start:])} tokens, over the target of "
+        f"{target}: its {exchanges} most recent tool exchanges are kept verbatim "
+        f"({sum(counts[cut:])} tokens), its {summarized} older ones summarized"
+    )
+    return TailPlan(
+        tuple(older),
+        (request, *messages[cut:]),
+        tuple(indexes),
+        1,
+        (warning,),
+        cut,
+        kept_request,
+    )
 
 
 def _split_results(message: Message) -> tuple[Message, Message]:
     """The tool results of a user message as a message of their own, and the rest of it."""
-    assert not isinstance(message.content, str)
-    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
-    others = [b for b in message.content if not isinstance(b, ToolResultBlock)]
+    blocks = [] if isinstance(message.content, str) else message.content
+    results = [b for b in blocks if isinstance(b, ToolResultBlock)]
+    others = [b for b in blocks if not isinstance(b, ToolResultBlock)]
     return (
         Message(role="user", content=results),
         message.model_copy(update={"content": others}),

@@ -28,8 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.dialects import Format, to_openai
+from app.core.dialects import to_openai
 from app.core.messages import Message, ToolResultBlock, tool_uses
+from app.core.vocabulary import Format
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,15 @@
 
 1. Prepare (`_prepare`, DESIGN §3): validate, count, decide, partition; answer unchanged
    when below the threshold, with nothing to compact, or with tool calls still pending.
-2. Session gate (`app.service.sessions.session_gate`, seeds 002/003): from the session's
-   records, past `max_iterations` the answer is unchanged; during the cooldown after a
-   failed summary a summarizing strategy becomes `prune`.
-3. Summary slot (`app.service.slots`): a strategy that calls a summarizer holds one of
-   the bounded slots from its archive write to its result.
-4. Strategy: `full` here (seed 000: summary of everything after the head, files
-   restored); `tail`, `prune` and `selective` in their own modules. Each archives the
-   originals it replaces and builds its answer with `CompactionService.compacted`.
+2. Session gate (`app.service.sessions.session_gate`): from the session's records, past
+   `max_iterations` the answer is unchanged; during the cooldown after a failed summary a
+   summarizing strategy becomes `prune`.
+3. Summary slot (`app.service.slots`): a strategy that may summarize holds one of the
+   bounded slots from its archive write to its result.
+4. Strategy (`app.service.registry`): each one a peer in `app.service.strategies`, run
+   with the shared `Steps`; it archives what it replaces and builds its answer with them.
+   A result not smaller than the input and under the threshold is refused (`no_gain`,
+   archive removed) and the next strategy of its fallbacks runs, until one reaches it.
 5. Record (`app.service.sessions.record`): the session's record of the attempt.
 
 A dependency's failure is an outcome, never an exception to the caller: an archive failure
@@ -23,24 +24,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from anyio import to_thread
 
-from app.core.assemble import assemble_messages
-from app.core.chunking import DEFAULT_SUMMARY_INPUT_BUDGET
 from app.core.compaction import (
-    ArchiveInfo,
-    CompactOptions,
     CompactResult,
-    CompactStats,
-    LedgerFactInfo,
+    FallbackInfo,
     NotCompactedReason,
-    PhaseInfo,
-    RestoredFileInfo,
-    SkippedFileInfo,
+    RefillingMessage,
 )
 from app.core.decide import (
     Decision,
@@ -49,83 +43,54 @@ from app.core.decide import (
     estimate_pending_input,
     usage_tokens,
 )
-from app.core.dialects import Format, dump_as
-from app.core.errors import ArchiveError, CountError, SummarizerError
-from app.core.ids import archive_sha256
-from app.core.ledger import DEFAULT_LEDGER_BUDGET, LedgerReport, guard_summary
+from app.core.errors import ArchiveError, CountError, RecordStoreError
+from app.core.holds import Hold, refilling, session_hold
 from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
 from app.core.ports import (
     Archive,
-    ArchiveRef,
     ArchiveStore,
-    FileText,
     ProviderCounter,
     Summarizer,
-    SummaryRequest,
-    SummaryTemplate,
     Tokenizer,
     WorkdirReader,
 )
-from app.core.prompt import (
-    SUMMARY_SYSTEM,
-    build_archived_prompt,
-    build_summary_prompt,
-    serialize_for_summary,
-)
-from app.core.records import (
-    SUMMARIZING_STRATEGIES,
-    CompactionRecord,
-    RecordReason,
-    RecordStore,
-)
-from app.core.restore import (
-    FileReadTool,
-    RestoreLimits,
-    RestoreSelection,
-    plan_restore,
-    read_tools_from,
-    select_restored,
-)
-from app.core.selective import SelectiveLimits
+from app.core.records import CompactionRecord, RecordStore
 from app.core.tokens import count_messages
 from app.core.validate import violations
-from app.service.chunked import ChunkedSummary, summarize_in_chunks
+from app.core.vocabulary import TokenizerName
 from app.service.clock import time_sortable_id, utc_now
+from app.service.defaults import Defaults
 from app.service.freshness import Freshness
+from app.service.options import resolve
 from app.service.overrides import pick
-from app.service.prepared import Prepared, refuse, unchanged
-from app.service.prune import compact_prune
-from app.service.selective import compact_selective
-from app.service.sessions import record, session_gate
+from app.service.prepared import CompactRequest, Prepared, refuse, unchanged
+from app.service.registry import FALLBACKS, STRATEGIES
+from app.service.sessions import (
+    Admitted,
+    Declined,
+    last_output_end,
+    message_id_at,
+    record,
+    refill_info,
+    session_gate,
+)
 from app.service.slots import SummarySlots
-from app.service.tail import compact_tail
+from app.service.steps import Steps
+from app.service.strategy import Strategy
+from app.service.summaries import Summaries
+
+__all__ = ["CompactRequest", "CompactionService", "Count", "Defaults"]
 
 log = logging.getLogger("context_compact.compaction")
-NO_FILES = RestoreSelection((), ())
 
 
 @dataclass(frozen=True)
-class Defaults:
-    """Server-wide defaults that a request's options may override."""
+class Held:
+    """A hold on a context and, when thrashing, the messages that refill it."""
 
-    thresholds: Thresholds
-    restore: RestoreLimits
-    read_tools: tuple[FileReadTool, ...]
-    max_summary_words: int
-    ledger_budget: int = DEFAULT_LEDGER_BUDGET
-    keep_recent_rounds: int = 10
-    prune_keep_recent: int = 3
-    prune_exclude_tools: tuple[str, ...] = ()
-    prune_min_tokens: int = 0
-    prune_clear_inputs: bool = False
-    max_iterations: int = 0
-    summary_cooldown_seconds: float = 300.0
-    summary_input_budget: int = DEFAULT_SUMMARY_INPUT_BUDGET
-    selective: SelectiveLimits = field(default_factory=SelectiveLimits)
-
-
-TokenizerChoice = Literal["tiktoken", "anthropic"]
+    hold: Hold
+    refilling: tuple[RefillingMessage, ...]
 
 
 @dataclass(frozen=True)
@@ -136,23 +101,6 @@ class Count:
     tokenizer: str
     exact: bool = True
     warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class CompactRequest:
-    messages: Sequence[Message]
-    options: CompactOptions = field(default_factory=CompactOptions)
-    session_id: str | None = None
-    force: bool = False
-    instructions: str | None = None
-    format: Format = "anthropic"
-    background: bool = False  # waits for a summary slot instead of `BusyError`
-    reason: RecordReason | None = None
-
-    @property
-    def record_reason(self) -> RecordReason:
-        """As sent; else `manual` for a forced compaction, `llm_call` otherwise."""
-        return self.reason or ("manual" if self.force else "llm_call")
 
 
 class CompactionService:
@@ -175,17 +123,46 @@ class CompactionService:
         slots: SummarySlots | None = None,
     ) -> None:
         self.tokenizer = tokenizer
-        self.summarizer = summarizer
         self.workdir = workdir
         self.archive = archive
-        self.defaults = defaults
-        self.fallback = fallback
         self.provider_counter = provider_counter
-        self.freshness = freshness
-        self._clock = clock
-        self._new_id = new_id
         self.records = records
         self.slots = slots
+        self._clock = clock
+        self.summaries = Summaries(summarizer, fallback, tokenizer, defaults)
+        self.steps = Steps(
+            tokenizer=tokenizer,
+            summaries=self.summaries,
+            workdir=workdir,
+            archives=archive,
+            defaults=defaults,
+            freshness=freshness,
+            clock=clock,
+            new_id=new_id,
+        )
+
+    @property
+    def summarizer(self) -> Summarizer:
+        return self.summaries.summarizer
+
+    @summarizer.setter
+    def summarizer(self, summarizer: Summarizer) -> None:
+        """Swaps the summarizer of every strategy (tests and the command line do)."""
+        self.summaries.summarizer = summarizer
+
+    @property
+    def defaults(self) -> Defaults:
+        return self.steps.defaults
+
+    @defaults.setter
+    def defaults(self, defaults: Defaults) -> None:
+        """Replaces the server's defaults for every strategy (tests do)."""
+        self.steps.defaults = defaults
+        self.summaries.defaults = defaults
+
+    @property
+    def fallback(self) -> Summarizer | None:
+        return self.summaries.fallback
 
     def now(self) -> datetime:
         return self._clock()
@@ -193,7 +170,7 @@ class CompactionService:
     async def count(self, messages: Sequence[Message]) -> int:
         return sum(await self.count_each(messages))
 
-    async def count_with(self, messages: Sequence[Message], tokenizer: TokenizerChoice) -> Count:
+    async def count_with(self, messages: Sequence[Message], tokenizer: TokenizerName) -> Count:
         """The provider's count when asked for and available; else the local one, marked
         inexact with a warning when the provider's was asked for."""
         if tokenizer == "anthropic":
@@ -241,7 +218,7 @@ class CompactionService:
         thresholds: Thresholds,
         usage: Mapping[str, Any] | None = None,
         pending_input: str | None = None,
-        tokenizer: TokenizerChoice = "tiktoken",
+        tokenizer: TokenizerName = "tiktoken",
     ) -> tuple[Decision, Literal["counted", "last_usage"], Count | None]:
         """Decide from the provider's last usage when given (exact and free), else count."""
         if usage is not None:
@@ -253,6 +230,39 @@ class CompactionService:
             tokens += estimate_pending_input(pending_input)
         return decide(tokens, len(messages), thresholds), "counted", counted
 
+    async def session_hold(
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        decision: Decision,
+        thresholds: Thresholds,
+        warnings: list[str],
+    ) -> Held | None:
+        """The session's hold on a context that is over the threshold (as `/compact`
+        applies it): None without a session, below the threshold, or with no hold."""
+        if session_id is None or self.records is None or not decision.should_compact:
+            return None
+        try:
+            past = await to_thread.run_sync(self.records.list, session_id)
+        except RecordStoreError as exc:
+            warnings.append(f"session records unreadable, holds not applied: {exc}")
+            return None
+        hold = session_hold(
+            past,
+            len(messages),
+            decision.token_count,
+            thresholds.threshold_tokens,
+            message_id_at(messages),
+        )
+        if hold is None:
+            return None
+        if hold.reason != "thrashing":
+            return Held(hold, ())
+        since = last_output_end(past)
+        recent = list(messages[since:])
+        counts = [0] * since + await self.count_each(recent)
+        return Held(hold, tuple(refill_info(r) for r in refilling(messages, counts, since)))
+
     async def compact(self, request: CompactRequest) -> CompactResult:
         """Raises `InvalidConversationError` when the input breaks a provider rule in a part that
         would come back as sent: the head always, the whole list when nothing is compacted.
@@ -260,27 +270,66 @@ class CompactionService:
         prepared = await self._prepare(request)
         if isinstance(prepared, CompactResult):
             return prepared
-        gate = await session_gate(self, prepared)
-        if isinstance(gate, CompactResult):
-            return gate
-        strategy, warnings = gate
-        async with self._summary_slot(request, strategy):
-            if strategy == "tail":
-                result = await compact_tail(self, prepared, warnings)
-            elif strategy == "prune":
-                result = await compact_prune(self, prepared, warnings)
-            elif strategy == "selective":
-                result = await compact_selective(self, prepared, warnings)
-            else:
-                result = await self._compact_full(prepared, warnings)
-        return await record(self, prepared, result)
+        admitted = await session_gate(self.records, self.defaults, self.now(), prepared)
+        if isinstance(admitted, Declined):
+            if admitted.record:
+                return await record(self.records, self.now(), prepared, admitted.result)
+            return admitted.result
+        result = await self._run_chain(prepared, admitted)
+        return await record(self.records, self.now(), prepared, result)
+
+    async def _run_chain(self, prepared: Prepared, admitted: Admitted) -> CompactResult:
+        """The strategy, then its fallbacks while each declines or misses the goal. During
+        a cooldown, no summarizing fallback: the cooldown is there to spare the LLM."""
+        chain = [admitted.strategy]
+        if prepared.resolved.fallback:
+            chain += [
+                name
+                for name in FALLBACKS[admitted.strategy]
+                if not (admitted.cooling_down and STRATEGIES[name].summarizes)
+            ]
+        tried: list[FallbackInfo] = []
+        for position, name in enumerate(chain):
+            strategy = STRATEGIES[name]
+            async with self._summary_slot(prepared.request, strategy):
+                result = await strategy.run(prepared, self.steps, list(admitted.warnings))
+            result, refused_at = await self._kept_or_refused(prepared, result)
+            last = position == len(chain) - 1
+            if result.compacted or result.reason not in FALLS_THROUGH or last:
+                return result.model_copy(update={"fallbacks": tried})
+            tried.append(fallback_info(result, refused_at))
+        raise RuntimeError("a strategy chain is never empty")  # pragma: no cover
+
+    async def _kept_or_refused(
+        self, prepared: Prepared, result: CompactResult
+    ) -> tuple[CompactResult, int | None]:
+        """A result that is not smaller than the input and under the threshold is refused
+        (`no_gain`): the input comes back unchanged and its archive is removed."""
+        if not result.compacted or result.stats is None or result.archive is None:
+            return result, None
+        after = result.stats.compacted_token_count
+        limit = prepared.thresholds.threshold_tokens
+        if after < prepared.token_count and after < limit:
+            return result, None
+        note = (
+            f"{result.strategy} would leave {after} tokens: not smaller than the "
+            f"{prepared.token_count} sent and under the threshold of {limit}"
+        )
+        warnings = list(result.warnings)
+        try:
+            await self.steps.discard(result.archive.id)
+        except ArchiveError as exc:
+            log.error("refused archive not removed", extra={"error": str(exc)})
+            warnings.append(f"the refused result's archive {result.archive.id} stays: {exc}")
+        warnings.append(note)
+        return prepared.unchanged("no_gain", warnings, strategy=result.strategy), after
 
     def _summary_slot(
-        self, request: CompactRequest, strategy: str
+        self, request: CompactRequest, strategy: Strategy
     ) -> AbstractAsyncContextManager[None]:
         """One of the bounded summary slots for a strategy that calls a summarizer, held
         from its archive write to its result; raises `BusyError` before anything is written."""
-        if self.slots is None or strategy not in SUMMARIZING_STRATEGIES:
+        if self.slots is None or not strategy.summarizes:
             return nullcontext()
         return self.slots.hold(background=request.background)
 
@@ -322,303 +371,39 @@ class CompactionService:
                 fmt=fmt,
                 strategy=strategy,
             )
-        return Prepared(request, tuple(counts), token_count, partition, thresholds, tuple(broken))
+        return Prepared(
+            request,
+            tuple(counts),
+            token_count,
+            partition,
+            thresholds,
+            tuple(broken),
+            resolve(options, self.defaults),
+        )
 
     async def list_records(self, session_id: str) -> list[CompactionRecord]:
         if self.records is None:
             return []
         return await to_thread.run_sync(self.records.list, session_id)
 
-    async def save_archive(self, prepared: Prepared, originals: Sequence[Message]) -> Archive:
-        """Archives the originals of what a strategy replaces, in the request's format.
-        Raises `ArchiveError`."""
-        request = prepared.request
-        try:
-            return await to_thread.run_sync(
-                self._save_archive, originals, request.session_id, request.format
-            )
-        except ValueError as exc:
-            raise ArchiveError(str(exc)) from exc
-
-    async def _compact_full(self, prepared: Prepared, warnings: list[str]) -> CompactResult:
-        """Seed 000: everything after the head becomes a summary, recent files restored."""
-        request = prepared.request
-        messages = prepared.messages
-        options = request.options
-        partition = prepared.partition
-        try:
-            archive = await self.save_archive(prepared, partition.rest)
-        except ArchiveError as exc:
-            log.error("archive failed; not compacting", extra={"error": str(exc)})
-            return prepared.unchanged("archive_failed", [*warnings, f"archive failed: {exc}"])
-
-        summarized = await self.summarize_rest(
-            partition.rest,
-            options,
-            request.instructions,
-            warnings,
-            counts=prepared.counts[len(partition.head) :],
-        )
-        if summarized is None:
-            return prepared.unchanged("summarization_failed", warnings)
-        ledger = await self.ledger(summarized.text, partition.rest, options)
-
-        selection = await self.restore(messages, options, request.session_id, warnings)
-        assembled = assemble_messages(partition.head, ledger.text, selection.restored)
-        head = len(partition.head)
-        return await self.compacted(
-            prepared,
-            assembled,
-            archive=archive,
-            compacted_indexes=range(head, len(messages)),
-            retained=head,
-            strategy="full",
-            warnings=warnings,
-            summarizer=summarized.summarizer,
-            ledger=ledger,
-            selection=selection,
-            summary_chunks=summarized.chunks,
-        )
-
-    async def ledger(
-        self, summary: str, covered: Sequence[Message], options: CompactOptions
-    ) -> LedgerReport:
-        """The summary with the fact ledger of the messages it covers appended."""
-        return await to_thread.run_sync(
-            guard_summary,
-            summary,
-            covered,
-            pick(options.ledger_budget, self.defaults.ledger_budget),
-            self.tokenizer.count,
-        )
-
-    async def compacted(
-        self,
-        prepared: Prepared,
-        output: list[Message],
-        *,
-        archive: Archive,
-        compacted_indexes: Sequence[int],
-        retained: int,
-        strategy: str,
-        warnings: Sequence[str],
-        summarizer: str | None = None,
-        ledger: LedgerReport | None = None,
-        selection: RestoreSelection = NO_FILES,
-        summary_chunks: int = 0,
-        phases: Sequence[PhaseInfo] = (),
-        compacted_tokens: int | None = None,
-    ) -> CompactResult:
-        """The result of a compaction that happened, for every strategy. The output must
-        pass the validator of the request's format: every strategy builds it valid, so a
-        violation is a bug. `compacted_tokens` when the strategy has counted the output."""
-        invalid = violations(output, prepared.format)
-        if invalid:
-            raise AssertionError(f"compacted output breaks a provider rule: {invalid}")
-        token_count = prepared.token_count
-        if compacted_tokens is None:
-            compacted_tokens = await self.count(output)
-        stats = CompactStats(
-            original_token_count=token_count,
-            compacted_token_count=compacted_tokens,
-            compaction_ratio=round(compacted_tokens / token_count, 4) if token_count else 0.0,
-            compacted_message_count=len(compacted_indexes),
-            retained_message_count=retained,
-            restored_file_count=len(selection.restored),
-            restored_token_count=selection.token_count,
-        )
-        log.info(
-            "compaction completed",
-            extra={
-                "strategy": strategy,
-                "tokens_before": token_count,
-                "tokens_after": compacted_tokens,
-                "archive_id": archive.ref.id,
-                "summarizer": summarizer,
-            },
-        )
-        return CompactResult(
-            compacted=True,
-            format=prepared.format,
-            messages=output,
-            summary=ledger.text if ledger else None,
-            token_count=token_count,
-            restored_files=[
-                RestoredFileInfo(path=f.path, token_count=f.token_count) for f in selection.restored
-            ],
-            skipped_files=[
-                SkippedFileInfo(path=s.path, reason=s.reason.value) for s in selection.skipped
-            ],
-            stats=stats,
-            archive=ArchiveInfo(
-                id=archive.ref.id,
-                session_id=archive.ref.session_id,
-                message_count=archive.ref.message_count,
-                sha256=archive.ref.sha256,
-            ),
-            summarizer=summarizer,
-            ledger=[
-                LedgerFactInfo(kind=fact.kind, text=fact.text, in_summary=stated)
-                for fact, stated in (ledger.facts if ledger else ())
-            ],
-            ledger_dropped=ledger.dropped if ledger else 0,
-            strategy=strategy,
-            compacted_indexes=list(compacted_indexes),
-            phases=list(phases),
-            summary_chunks=summary_chunks,
-            warnings=list(warnings),
-        )
-
-    def _save_archive(
-        self, rest: Sequence[Message], session_id: str | None, fmt: Format
-    ) -> Archive:
-        archive = self._build_archive(rest, session_id, fmt)
-        self.archive.save(archive)
-        return archive
-
-    def _build_archive(
-        self, rest: Sequence[Message], session_id: str | None, fmt: Format
-    ) -> Archive:
-        dumped = dump_as(rest, fmt)
-        ref = ArchiveRef(
-            id=self._new_id(),
-            session_id=session_id,
-            message_count=len(dumped),
-            sha256=archive_sha256(dumped),
-        )
-        return Archive(ref=ref, created_at=self._clock().isoformat(), messages=dumped)
-
-    async def summarize_rest(
-        self,
-        rest: Sequence[Message],
-        options: CompactOptions,
-        instructions: str | None,
-        warnings: list[str],
-        template: SummaryTemplate = "sections",
-        counts: Sequence[int] | None = None,
-    ) -> ChunkedSummary | None:
-        """The summary of `rest`, in chunks when its prompt would exceed the input budget.
-        `counts`: the token counts of `rest`'s messages when the caller has them (for 200k
-        tokens, making them again from the cache costs ~2-3 ms of count texts and keys).
-
-        A summarizer that reads the messages rather than the prompt (`reads_prompt` false:
-        the extractive one) has no window, so it always gets the whole rest at once: chunks
-        would only make it summarize its own summaries."""
-        if not getattr(self.summarizer, "reads_prompt", True):
-            request = await to_thread.run_sync(
-                self._summary_request, rest, options, instructions, template
-            )
-            summarized = await self._summarize(request, warnings)
-            return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
-        return await summarize_in_chunks(
-            rest,
-            budget=pick(options.summary_input_budget, self.defaults.summary_input_budget),
-            max_words=options.max_summary_words or self.defaults.max_summary_words,
-            instructions=instructions,
-            tokenizer=self.tokenizer,
-            build_request=lambda chunk: self._summary_request(
-                chunk, options, instructions, template
-            ),
-            summarize=self._summarize,
-            warnings=warnings,
-            counts=counts,
-        )
-
-    def _summary_request(
-        self,
-        rest: Sequence[Message],
-        options: CompactOptions,
-        instructions: str | None,
-        template: SummaryTemplate = "sections",
-    ) -> SummaryRequest:
-        max_words = options.max_summary_words or self.defaults.max_summary_words
-        build = build_archived_prompt if template == "archived" else build_summary_prompt
-        prompt = (
-            build(serialize_for_summary(rest), max_words, instructions)
-            if self._prompt_is_read()
-            else ""
-        )
-        return SummaryRequest(
-            messages=tuple(rest),
-            system=SUMMARY_SYSTEM,
-            prompt=prompt,
-            max_words=max_words,
-            instructions=instructions,
-            template=template,
-        )
-
-    def _prompt_is_read(self) -> bool:
-        """Only summarizers that read the prompt get one (`reads_prompt`, true unless a
-        summarizer says otherwise): for 200k tokens it is ~2x the request body, and the
-        extractive summarizer reads the messages instead."""
-        return any(getattr(s, "reads_prompt", True) for s in (self.summarizer, self.fallback) if s)
-
-    async def _summarize(
-        self, request: SummaryRequest, warnings: list[str]
-    ) -> tuple[str, str] | None:
-        """The summary and who wrote it; None when every summarizer failed (UC-006)."""
-        try:
-            return await self._summary_text(self.summarizer, request), self.summarizer.name
-        except SummarizerError as exc:
-            log.warning("summarizer failed", extra={"summarizer": self.summarizer.name})
-            warnings.append(f"summarizer {self.summarizer.name} failed: {exc}")
-        if self.fallback is None:
-            return None
-        try:
-            summary = await self._summary_text(self.fallback, request)
-        except SummarizerError as exc:
-            warnings.append(f"fallback summarizer {self.fallback.name} failed: {exc}")
-            return None
-        warnings.append(f"summary written by the fallback summarizer {self.fallback.name}")
-        return summary, self.fallback.name
-
-    @staticmethod
-    async def _summary_text(summarizer: Summarizer, request: SummaryRequest) -> str:
-        text = (await summarizer.summarize(request)).strip()
-        if not text:  # F-004: an empty summary is a failed summary, whoever wrote it
-            raise SummarizerError("empty summary", retryable=False)
-        return text
-
-    async def restore(
-        self,
-        messages: Sequence[Message],
-        options: CompactOptions,
-        session_id: str | None = None,
-        warnings: list[str] | None = None,
-    ) -> RestoreSelection:
-        """The recently read files to re-inject (F-005), within the request's limits; with
-        a session, their reads are noted for the freshness check."""
-        base = self.defaults.restore
-        limits = RestoreLimits(
-            max_files=pick(options.max_restore_files, base.max_files),
-            max_tokens_per_file=pick(options.max_restore_tokens_per_file, base.max_tokens_per_file),
-            max_tokens_total=pick(options.max_restore_tokens_total, base.max_tokens_total),
-        )
-        tools = (
-            read_tools_from(options.read_tools) if options.read_tools else self.defaults.read_tools
-        )
-        paths = plan_restore(messages, tools, limits.max_files)
-        if not paths:
-            return RestoreSelection((), ())
-
-        def read_and_count() -> RestoreSelection:
-            reads = [self.workdir.read_text(p, limits.max_bytes_per_file) for p in paths]
-            fresh = self.freshness if session_id is not None else None
-            if fresh is not None and session_id is not None:
-                reads = fresh.note_reads(session_id, reads, warnings)
-            texts = [r for r in reads if isinstance(r, FileText)]
-            counts = self.tokenizer.count_batch([t.text for t in texts])
-            selection = select_restored(
-                reads, {t.path: n for t, n in zip(texts, counts, strict=True)}, limits
-            )
-            if fresh is not None and session_id is not None:
-                fresh.record_reads(session_id, texts, selection.restored, warnings)
-            return selection
-
-        return await to_thread.run_sync(read_and_count)
-
     async def load_archive(self, archive_id: str) -> Archive | None:
         return await to_thread.run_sync(self.archive.load, archive_id)
+
+
+# Reasons a step declines that the next strategy may do better on. A failed archive or
+# summary is a dependency's failure: the next strategy would meet it again.
+FALLS_THROUGH: frozenset[NotCompactedReason] = frozenset(
+    {"too_few_rounds", "nothing_to_prune", "nothing_to_compact", "selective_failed", "no_gain"}
+)
+
+
+def fallback_info(result: CompactResult, refused_at: int | None) -> FallbackInfo:
+    return FallbackInfo(
+        strategy=result.strategy,
+        reason=result.reason or "no_gain",
+        tokens_after=refused_at,
+        detail=result.warnings[-1] if result.warnings else None,
+    )
 
 
 def _decision_reason(decision: Decision) -> NotCompactedReason:

@@ -37,7 +37,7 @@ from anyio import to_thread
 from pydantic import TypeAdapter, ValidationError
 
 from app.core.compaction import CompactOptions, result_json
-from app.core.errors import InvalidConversationError
+from app.core.errors import CompactError, InvalidConversationError
 from app.core.ids import archive_sha256
 from app.core.jobs import (
     IN_FLIGHT,
@@ -73,7 +73,7 @@ def new_instance_id() -> str:
     return f"{platform.node() or 'replica'}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
-class JobError(Exception):
+class JobError(CompactError):
     """Base of the job manager's refusals; the API maps each to a status."""
 
 

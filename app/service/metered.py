@@ -63,7 +63,7 @@ class TimedSummarizer:
     @property
     def reads_prompt(self) -> bool:
         """As the wrapped summarizer says (the extractive one reads the messages)."""
-        return bool(getattr(self._inner, "reads_prompt", True))
+        return self._inner.reads_prompt
 
     async def summarize(self, request: SummaryRequest) -> str:
         started = time.perf_counter()
@@ -79,6 +79,4 @@ class TimedSummarizer:
             self._metrics.observe_summary(self.name, outcome, time.perf_counter() - started)
 
     async def aclose(self) -> None:
-        close = getattr(self._inner, "aclose", None)
-        if close is not None:
-            await close()
+        await self._inner.aclose()

@@ -1,31 +1,44 @@
-"""What every strategy starts from, and the answers that leave the input unchanged.
-
-Shared by `app.service.compaction` (the front part and the `full` strategy) and the
-strategy modules beside it, so that they need not import each other.
-"""
+"""A compaction request, what the pipeline's front part found in it, and the answers that
+leave the input unchanged. Every strategy starts from a `Prepared`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
-from app.core.compaction import CompactResult, NotCompactedReason
+from app.core.compaction import CompactOptions, CompactResult, NotCompactedReason
 from app.core.decide import Thresholds
-from app.core.dialects import Format
 from app.core.errors import InvalidConversationError
 from app.core.messages import Message
 from app.core.partition import Partition
+from app.core.records import RecordReason
 from app.core.validate import Violation
+from app.core.vocabulary import Format, StrategyName
+from app.service.options import Resolved
 
-if TYPE_CHECKING:
-    from app.service.compaction import CompactRequest
+
+@dataclass(frozen=True)
+class CompactRequest:
+    messages: Sequence[Message]
+    options: CompactOptions = field(default_factory=CompactOptions)
+    session_id: str | None = None
+    force: bool = False
+    instructions: str | None = None
+    format: Format = "anthropic"
+    background: bool = False  # waits for a summary slot instead of `BusyError`
+    reason: RecordReason | None = None
+
+    @property
+    def record_reason(self) -> RecordReason:
+        """As sent; else `manual` for a forced compaction, `llm_call` otherwise."""
+        return self.reason or ("manual" if self.force else "llm_call")
 
 
 @dataclass(frozen=True)
 class Prepared:
     """What every strategy starts from: the request, counted, decided and partitioned.
-    `broken` are the input's violations; each strategy refuses those in what it keeps."""
+    `broken` are the input's violations; each strategy refuses those in what it keeps.
+    `resolved`: the request's options over the server's defaults."""
 
     request: CompactRequest
     counts: tuple[int, ...]
@@ -33,6 +46,7 @@ class Prepared:
     partition: Partition
     thresholds: Thresholds
     broken: tuple[Violation, ...]
+    resolved: Resolved
 
     @property
     def messages(self) -> Sequence[Message]:
@@ -43,7 +57,10 @@ class Prepared:
         return self.request.format
 
     def unchanged(
-        self, reason: NotCompactedReason, warnings: Sequence[str] = (), strategy: str = ""
+        self,
+        reason: NotCompactedReason,
+        warnings: Sequence[str] = (),
+        strategy: StrategyName | None = None,
     ) -> CompactResult:
         return unchanged(
             self.messages,
@@ -72,7 +89,7 @@ def unchanged(
     warnings: Sequence[str] = (),
     *,
     fmt: Format = "anthropic",
-    strategy: str = "full",
+    strategy: StrategyName = "full",
 ) -> CompactResult:
     return CompactResult(
         compacted=False,

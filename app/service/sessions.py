@@ -8,85 +8,148 @@ never kept in memory, so replicas sharing the data directory agree.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from anyio import to_thread
 
-from app.core.compaction import CompactResult
-from app.core.errors import ArchiveError
+from app.core.compaction import CompactResult, RefillingMessage
+from app.core.errors import RecordStoreError
+from app.core.holds import Hold, IdAt, Refill, refilling, session_hold
 from app.core.messages import Message, message_text
 from app.core.records import (
     RECORDED_FAILURES,
-    SUMMARIZING_STRATEGIES,
     CompactionRecord,
+    RecordStore,
     cooldown_end,
     message_id,
     successful_compactions,
 )
+from app.core.vocabulary import StrategyName
 from app.service.clock import time_sortable_id
-from app.service.overrides import pick
+from app.service.defaults import Defaults
 from app.service.prepared import Prepared
-
-if TYPE_CHECKING:
-    from app.service.compaction import CompactionService
+from app.service.registry import STRATEGIES
 
 log = logging.getLogger("context_compact.sessions")
 
 
+@dataclass(frozen=True)
+class Declined:
+    """The answer without a compaction; `record`: whether the session records it."""
+
+    result: CompactResult
+    record: bool = False
+
+
+@dataclass
+class Admitted:
+    """The strategy the session allows, and the warnings that say why it changed."""
+
+    strategy: StrategyName
+    warnings: list[str] = field(default_factory=list)
+    cooling_down: bool = False
+
+
 async def session_gate(
-    service: CompactionService, prepared: Prepared
-) -> tuple[str, list[str]] | CompactResult:
-    """The strategy to run, per the session's records: none past `max_iterations`;
+    records: RecordStore | None, defaults: Defaults, now: datetime, prepared: Prepared
+) -> Admitted | Declined:
+    """The strategy to run, per the session's records: none past `max_iterations`, none
+    while a hold is on the context (`app.core.holds`; a forced request ignores it);
     `prune` instead of a summarizing strategy during the cooldown after a failed summary."""
     request = prepared.request
-    strategy: str = request.options.strategy
-    warnings: list[str] = []
-    limit = pick(request.options.max_iterations, service.defaults.max_iterations)
-    cooldown = service.defaults.summary_cooldown_seconds
-    summarizing = strategy in SUMMARIZING_STRATEGIES
-    if request.session_id is None or service.records is None:
-        return strategy, warnings
-    if not limit and not (summarizing and cooldown > 0):
-        return strategy, warnings
+    admitted = Admitted(request.options.strategy)
+    limit = prepared.resolved.max_iterations
+    cooldown = defaults.summary_cooldown_seconds
+    summarizing = STRATEGIES[admitted.strategy].summarizes
+    if request.session_id is None or records is None:
+        return admitted
     try:
-        records = await to_thread.run_sync(service.records.list, request.session_id)
-    except ArchiveError as exc:
-        warnings.append(f"session records unreadable, limits not applied: {exc}")
-        return strategy, warnings
-    done = successful_compactions(records)
+        past = await to_thread.run_sync(records.list, request.session_id)
+    except RecordStoreError as exc:
+        admitted.warnings.append(f"session records unreadable, limits not applied: {exc}")
+        return admitted
+    done = successful_compactions(past)
     if limit and done >= limit:
-        return prepared.unchanged(
-            "max_iterations",
-            [
-                f"session {request.session_id} has reached max_iterations: "
-                f"{done} compactions of {limit} allowed"
-            ],
+        return Declined(
+            prepared.unchanged(
+                "max_iterations",
+                [
+                    f"session {request.session_id} has reached max_iterations: "
+                    f"{done} compactions of {limit} allowed"
+                ],
+            )
         )
-    end = cooldown_end(records, cooldown, service.now()) if summarizing else None
+    if not request.force:
+        messages = prepared.messages
+        hold = session_hold(
+            past,
+            len(messages),
+            prepared.token_count,
+            prepared.thresholds.threshold_tokens,
+            message_id_at(messages),
+        )
+        if hold is not None:
+            return Declined(held(prepared, hold, past), record=hold.fresh)
+    end = cooldown_end(past, cooldown, now) if summarizing else None
     if end is not None:
-        warnings.append(
+        admitted.warnings.append(
             f"summaries are cooling down until {end.isoformat()} after a failed summary "
-            f"in this session: ran prune instead of {strategy}"
+            f"in this session: ran prune instead of {admitted.strategy}"
         )
-        strategy = "prune"
-    return strategy, warnings
+        admitted.strategy = "prune"
+        admitted.cooling_down = True
+    return admitted
+
+
+def message_id_at(messages: Sequence[Message]) -> IdAt:
+    def id_at(index: int) -> str | None:
+        return message_id(messages[index]) if 0 <= index < len(messages) else None
+
+    return id_at
+
+
+def held(prepared: Prepared, hold: Hold, past: Sequence[CompactionRecord]) -> CompactResult:
+    """The input unchanged under a hold, with what refills the context when thrashing."""
+    result = prepared.unchanged(hold.reason, [hold.detail])
+    if hold.reason != "thrashing":
+        return result.model_copy(update={"retry_at_tokens": hold.retry_at_tokens})
+    since = last_output_end(past)
+    refills = refilling(prepared.messages, prepared.counts, since)
+    return result.model_copy(update={"refilling": [refill_info(r) for r in refills]})
+
+
+def last_output_end(past: Sequence[CompactionRecord]) -> int:
+    """Where the messages added since the session's last compaction start."""
+    compacted = [r for r in sorted(past, key=lambda r: r.id) if r.outcome == "compacted"]
+    return compacted[-1].message_count_after if compacted else 0
+
+
+def refill_info(refill: Refill) -> RefillingMessage:
+    return RefillingMessage(
+        index=refill.index,
+        role=refill.role,
+        tool_name=refill.tool_name,
+        token_count=refill.token_count,
+    )
 
 
 async def record(
-    service: CompactionService, prepared: Prepared, result: CompactResult
+    records: RecordStore | None, now: datetime, prepared: Prepared, result: CompactResult
 ) -> CompactResult:
     """Appends the session's record of an attempted compaction (see `app.core.records`).
     A record that cannot be written costs a warning, never the compaction."""
     request = prepared.request
     recorded = result.compacted or result.reason in RECORDED_FAILURES
-    if request.session_id is None or service.records is None or not recorded:
+    if request.session_id is None or records is None or not recorded:
         return result
     messages = prepared.messages
     summary_message = _summary_message(result, len(prepared.partition.head))
-    record = CompactionRecord(
+    entry = CompactionRecord(
         id=time_sortable_id(),
         session_id=request.session_id,
-        timestamp=service.now().isoformat(),
+        timestamp=now.isoformat(),
         reason=request.record_reason,
         strategy=result.strategy,
         outcome="compacted" if result.compacted else str(result.reason),
@@ -97,11 +160,12 @@ async def record(
         compacted_message_ids=[message_id(messages[i]) for i in result.compacted_indexes],
         summary_message_id=message_id(summary_message) if summary_message else None,
         archive_id=result.archive.id if result.archive else None,
+        context_end_id=message_id((result.messages or list(messages))[-1]) if messages else None,
         warnings=result.warnings,
     )
     try:
-        await to_thread.run_sync(service.records.append, record)
-    except ArchiveError as exc:
+        await to_thread.run_sync(records.append, entry)
+    except RecordStoreError as exc:
         log.error("compaction record not written", extra={"error": str(exc)})
         warning = f"compaction record not written: {exc}"
         return result.model_copy(update={"warnings": [*result.warnings, warning]})

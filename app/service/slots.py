@@ -17,8 +17,10 @@ from contextlib import asynccontextmanager
 
 import anyio
 
+from app.core.errors import CompactError
 
-class BusyError(Exception):
+
+class BusyError(CompactError):
     def __init__(self, limit: int, waited: float) -> None:
         super().__init__(f"all {limit} summary slots are busy (waited {waited:g} s); retry shortly")
         self.limit = limit

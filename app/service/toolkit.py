@@ -15,8 +15,7 @@ from typing import Any, Literal
 
 from anyio import to_thread
 
-from app.core.dialects import Format
-from app.core.errors import InvalidConversationError
+from app.core.errors import InvalidConversationError, InvalidOutputError
 from app.core.layers import RULES_FILE, ContextLayers, Layer, assemble_layers, pick_rules_file
 from app.core.mentions import append_reminders, find_mentions
 from app.core.messages import Message
@@ -31,6 +30,7 @@ from app.core.tool_results import (
     rule_for,
 )
 from app.core.validate import violations
+from app.core.vocabulary import Format
 from app.service.freshness import Freshness
 from app.service.overrides import pick
 
@@ -230,7 +230,7 @@ class ToolkitService:
         )
         invalid = violations(messages, request.format, pending_tail_ok=not appends)
         if invalid:  # valid history in, valid list out, by construction: this is a bug
-            raise AssertionError(f"assembled context breaks a provider rule: {invalid}")
+            raise InvalidOutputError(invalid)
         injected = "L2" in layers
         return Assembled(
             messages=messages,

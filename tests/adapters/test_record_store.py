@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from app.adapters.record_store import FileRecordStore
-from app.core.errors import ArchiveError
+from app.core.errors import RecordStoreError
 from app.core.records import CompactionRecord
 
 
@@ -68,12 +68,12 @@ def test_concurrent_appends_to_one_session_keep_every_record(tmp_path: Path) -> 
 
 
 def test_an_invalid_id_is_refused_before_touching_the_disk(tmp_path: Path) -> None:
-    with pytest.raises(ArchiveError, match="invalid record or session id"):
+    with pytest.raises(RecordStoreError, match="invalid record or session id"):
         FileRecordStore(str(tmp_path)).append(record("001-a", session_id="../x"))
     assert list(tmp_path.iterdir()) == []
 
 
 def test_an_unwritable_data_dir_is_an_archive_error(tmp_path: Path) -> None:
     (tmp_path / "sessions").write_text("a file where the directory should be", encoding="utf-8")
-    with pytest.raises(ArchiveError, match="record write failed"):
+    with pytest.raises(RecordStoreError, match="record write failed"):
         FileRecordStore(str(tmp_path)).append(record("001-a"))

@@ -29,6 +29,10 @@ class ScriptedSummarizer:
     def name(self) -> str:
         return "scripted"
 
+    @property
+    def reads_prompt(self) -> bool:
+        return True
+
     async def summarize(self, request: SummaryRequest) -> str:
         outcome = self.outcomes[self.calls]
         self.calls += 1
@@ -227,14 +231,13 @@ async def test_name_is_the_inner_name_and_aclose_reaches_it() -> None:
     assert inner.closed
 
 
-async def test_aclose_is_fine_when_inner_has_none() -> None:
-    class NoClose:
-        name = "plain"
+async def test_reads_prompt_is_the_inner_ones() -> None:
+    class MessagesReader(ScriptedSummarizer):
+        @property
+        def reads_prompt(self) -> bool:
+            return False
 
-        async def summarize(self, request: SummaryRequest) -> str:
-            return "x"
-
-    await RetryingSummarizer(NoClose()).aclose()
+    assert RetryingSummarizer(MessagesReader()).reads_prompt is False
 
 
 def test_attempts_must_be_positive() -> None:

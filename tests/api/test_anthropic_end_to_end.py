@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import assistant, read_round, system, user
+from tests.builders import assistant, bulk_round, read_round, system, user
 from tests.fakes.fake_llm_server import anthropic_message, reply, start_fake_llm
 
 pytestmark = pytest.mark.anyio
@@ -17,6 +17,7 @@ SECRET = "sk-ant-secret-test-key-0123456789"
 CONVERSATION = [
     system("You are a coding agent."),
     user("Fix the bug."),
+    *bulk_round(),
     *read_round("a.py", "x = 1"),
     assistant("Done."),
 ]

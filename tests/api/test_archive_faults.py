@@ -16,13 +16,14 @@ import pytest
 
 from app.core.ids import archive_sha256
 from app.core.ports import SummaryRequest
-from tests.builders import FakeSummarizer, assistant, read_round, system, user
+from tests.builders import FakeSummarizer, assistant, bulk_round, read_round, system, user
 
 pytestmark = pytest.mark.anyio
 
 CONVERSATION = [
     system("You are a coding agent."),
     user("Fix the bug."),
+    *bulk_round(),
     *read_round("a.py", "x = 1"),
     assistant("Done."),
 ]
@@ -136,7 +137,7 @@ async def test_concurrent_compactions_of_one_session_keep_every_archive(
     )
     bodies = [
         {
-            "messages": [system("s"), user(f"task {i}"), assistant(f"did {i}"), user("go on")],
+            "messages": [system("s"), user(f"task {i}"), *bulk_round(), user("go on")],
             "force": True,
             "session_id": "s-1",
         }

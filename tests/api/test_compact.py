@@ -10,7 +10,7 @@ import pytest
 
 from app.core.assemble import SUMMARY_ACK
 from app.core.ids import archive_sha256
-from tests.builders import assistant, read_round, system, user
+from tests.builders import assistant, bulk_round, read_round, system, user
 from tests.corpus import ANTHROPIC_FILES
 
 pytestmark = pytest.mark.anyio
@@ -18,6 +18,7 @@ pytestmark = pytest.mark.anyio
 CONVERSATION = [
     system("You are a coding agent."),
     user("Fix the bug in src/app.py."),
+    *bulk_round(),
     *read_round("src/app.py", "def f(:"),
     *read_round("README.md", "# readme"),
     assistant("Fixed it."),
@@ -63,14 +64,14 @@ async def test_forced_compaction_restores_files_and_archives_the_rest(
     assert [f["path"] for f in data["restored_files"]] == ["src/app.py"]
     assert data["skipped_files"] == [{"path": "README.md", "reason": "not_found"}]
     stats = data["stats"]
-    assert stats["compacted_message_count"] == 6
+    assert stats["compacted_message_count"] == 8
     assert stats["retained_message_count"] == 1
     assert stats["restored_file_count"] == 1
     assert stats["original_token_count"] == data["token_count"]
 
     archive = data["archive"]
     assert archive["session_id"] == "s-1"
-    assert archive["message_count"] == 6
+    assert archive["message_count"] == 8
     fetched = await client.get(f"/archives/{archive['id']}")
     assert fetched.status_code == 200
     stored = fetched.json()
@@ -186,6 +187,7 @@ async def test_read_tool_preset_is_selectable_per_request(
     call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a.py"}}
     messages = [
         user("go"),
+        *bulk_round(),
         assistant(call),
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "A"}]},
         assistant("done"),
@@ -210,6 +212,7 @@ async def test_read_tool_preset_is_selectable_as_the_server_default(
     }
     messages = [
         user("go"),
+        *bulk_round(),
         assistant(call),
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "A"}]},
     ]

@@ -153,6 +153,9 @@ async def test_should_compact_counts_when_no_usage_is_given(
         "format": "anthropic",
         "exact": True,
         "warnings": [],
+        "detail": None,
+        "retry_at_tokens": None,
+        "refilling": [],
     }
 
 

@@ -9,7 +9,7 @@ import pytest
 import respx
 
 from app.core.assemble import SUMMARY_ACK
-from tests.builders import assistant, system, tool_result, tool_use, user
+from tests.builders import BULK_OUTPUT, assistant, bulk_round, system, tool_result, tool_use, user
 
 pytestmark = pytest.mark.anyio
 
@@ -31,6 +31,11 @@ OPENAI = [
     },
     {"role": "tool", "tool_call_id": "c1", "content": "def f(:"},
     {"role": "assistant", "content": "Fixed."},
+]
+
+OPENAI_BULK = [
+    {"role": "assistant", "content": "Testing.", "tool_calls": [call("b1", "bash", "{}")]},
+    {"role": "tool", "tool_call_id": "b1", "content": BULK_OUTPUT},
 ]
 
 ANTHROPIC = [
@@ -62,12 +67,13 @@ async def test_below_threshold_openai_comes_back_exactly_as_sent(
 async def test_compacted_openai_answer_is_openai_and_archive_keeps_the_originals(
     client: httpx.AsyncClient,
 ) -> None:
-    data = (await client.post("/compact", json={"messages": OPENAI, "force": True})).json()
+    long = [*OPENAI[:2], *OPENAI_BULK, *OPENAI[2:]]
+    data = (await client.post("/compact", json={"messages": long, "force": True})).json()
     assert (data["compacted"], data["format"]) == (True, "openai")
     assert data["messages"][0] == OPENAI[0]
     assert data["messages"][2] == {"role": "assistant", "content": SUMMARY_ACK}
     archive = (await client.get(f"/archives/{data['archive']['id']}")).json()
-    assert archive["messages"] == OPENAI[1:]
+    assert archive["messages"] == long[1:]
 
 
 async def test_explicit_format_is_enforced(client: httpx.AsyncClient) -> None:
@@ -107,6 +113,7 @@ async def test_a_break_in_the_summarized_part_is_compacted_away(
     messages = [
         system("s"),
         user("a"),
+        *bulk_round(),
         user("b"),
         assistant(tool_use("x", "t1")),
         user("never answered"),

@@ -16,6 +16,7 @@ from app.settings import Settings
 from tests.builders import (
     FakeSummarizer,
     assistant,
+    bulk_round,
     read_round,
     system,
     tool_result,
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.anyio
 CONVERSATION: list[dict[str, Any]] = [
     system("You are a coding agent."),
     user("Fix the bug in a.py."),
+    *bulk_round(),
     *read_round("a.py", "old a"),
     assistant("Done."),
 ]

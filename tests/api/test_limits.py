@@ -15,13 +15,14 @@ from hypothesis import strategies as st
 
 from app.api.limits import _deeper_than
 from app.core.ports import SummaryRequest
-from tests.builders import FakeSummarizer, assistant, read_round, system, user
+from tests.builders import FakeSummarizer, assistant, bulk_round, read_round, system, user
 
 pytestmark = pytest.mark.anyio
 
 CONVERSATION = [
     system("You are a coding agent."),
     user("Fix the bug."),
+    *bulk_round(),
     *read_round("a.py", "x = 1"),
     assistant("Done."),
 ]
@@ -63,13 +64,13 @@ async def test_too_many_messages_is_422_naming_messages(client_for: Any, route: 
     assert response.status_code == 422
     assert response.json() == {
         "error": "too_many_messages",
-        "message": "5 messages; at most 3 are accepted",
-        "details": [{"field": "messages", "message": "5 messages; at most 3 are accepted"}],
+        "message": "7 messages; at most 3 are accepted",
+        "details": [{"field": "messages", "message": "7 messages; at most 3 are accepted"}],
     }
 
 
 async def test_a_list_at_the_message_limit_is_accepted(client_for: Any) -> None:
-    client = await client_for(max_messages=5)
+    client = await client_for(max_messages=7)
     response = await client.post("/count", json={"messages": CONVERSATION})
     assert response.status_code == 200
 

@@ -22,10 +22,12 @@ from tests.fakes.fake_llm_server import (
 
 pytestmark = pytest.mark.anyio
 
+BULK = "a line of a long tool output that the summary will not repeat\n" * 60
 CONVERSATION = [
     system("You are a coding agent."),
     user("Fix the bug."),
     *read_round("a.py", "x = 1"),
+    *read_round("notes.txt", BULK),
     assistant("Done."),
 ]
 ATTEMPTS = 2

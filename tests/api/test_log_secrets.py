@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.builders import assistant, read_round, system, tool_result, tool_use, user
+from tests.builders import assistant, bulk_round, read_round, system, tool_result, tool_use, user
 from tests.fakes.fake_llm_server import (
     anthropic_message,
     openai_completion,
@@ -52,6 +52,7 @@ def conversation() -> list[dict[str, Any]]:
     return [
         system("You are a coding agent."),
         user(f"Please {CONTENT[0]}"),
+        *bulk_round(),
         *read_round("notes.txt", CONTENT[3]),
         assistant(CONTENT[1], call),
         tool_result(call["id"], CONTENT[2]),

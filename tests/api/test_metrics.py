@@ -11,13 +11,14 @@ from prometheus_client.parser import text_string_to_metric_families
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
 from app.main import build_service, create_app
-from tests.builders import FakeSummarizer, assistant, read_round, system, user
+from tests.builders import FakeSummarizer, assistant, bulk_round, read_round, system, user
 
 pytestmark = pytest.mark.anyio
 
 CONVERSATION = [
     system("You are a coding agent."),
     user("Fix the bug in src/app.py."),
+    *bulk_round(),
     *read_round("src/app.py", "def f(:"),
     *read_round("README.md", "# readme"),
     assistant("Fixed it."),

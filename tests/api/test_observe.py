@@ -13,7 +13,7 @@ import pytest
 from app.adapters.logs import build_handler
 from app.core.ports import SummaryRequest
 from app.main import build_service, create_app
-from tests.builders import FakeSummarizer, assistant, read_round, system, user
+from tests.builders import FakeSummarizer, assistant, bulk_round, read_round, system, user
 
 pytestmark = pytest.mark.anyio
 
@@ -21,6 +21,7 @@ MARKER = "PRIVATE-MARKER-7f3a"
 CONVERSATION = [
     system(f"You are a coding agent. {MARKER}"),
     user(f"Fix the bug in src/app.py. {MARKER}"),
+    *bulk_round(),
     *read_round("src/app.py", f"def f(: # {MARKER}"),
     assistant(f"Fixed it. {MARKER}"),
 ]

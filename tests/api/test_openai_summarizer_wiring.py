@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from app.settings import Settings
-from tests.builders import assistant, system, user
+from tests.builders import bulk_round, system, user
 from tests.fakes.fake_llm_server import openai_completion, reply, start_fake_llm
 
 pytestmark = pytest.mark.anyio
@@ -18,7 +18,7 @@ async def test_compact_summarizes_through_an_openai_compatible_server(client_for
             openai_base_url=fake.url + "/v1",
             summary_model="qwen-test",
         )
-        messages = [system("s"), user("fix a.py"), assistant("on it"), user("go on")]
+        messages = [system("s"), user("fix a.py"), *bulk_round(), user("go on")]
         data = (await client.post("/compact", json={"messages": messages, "force": True})).json()
         [received] = fake.requests
     assert (data["compacted"], data["summarizer"]) == (True, "openai")

@@ -102,7 +102,10 @@ async def test_prune_over_http_in_the_openai_shape_clears_the_tool_messages(
     assert [m for i, m in enumerate(out) if i not in (3, 5)] == [
         m for i, m in enumerate(OPENAI_MESSAGES) if i not in (3, 5)
     ]
-    again = (await client.post("/compact", json=body | {"messages": out})).json()
+    options = body["options"] | {"fallback": False}
+    again = (
+        await client.post("/compact", json=body | {"messages": out, "options": options})
+    ).json()
     assert (again["compacted"], again["reason"]) == (False, "nothing_to_prune")
 
 
@@ -139,6 +142,7 @@ async def test_a_sessions_compactions_are_listed_with_their_fields(
         "summary_message_id": record["summary_message_id"],
         "archive_id": data["archive"]["id"],
         "warnings": [],
+        "context_end_id": record["context_end_id"],
     }
     assert len(record["compacted_message_ids"]) == 8
     assert all(i.startswith("sha256:") for i in record["compacted_message_ids"])

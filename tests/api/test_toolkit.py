@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.builders import assistant, read_round, system, tool_use, user
+from tests.builders import assistant, bulk_round, read_round, system, tool_use, user
 
 pytestmark = pytest.mark.anyio
 
@@ -363,6 +363,7 @@ async def test_compact_with_a_session_notes_a_restored_file_that_changed(
     messages = [
         system("You are a coding agent."),
         user("Fix src/app.py."),
+        *bulk_round(),
         *read_round("src/app.py", "def f():"),
         assistant("Done."),
     ]
@@ -391,7 +392,7 @@ async def test_a_read_result_seen_by_compress_counts_for_the_next_restore(
     body = {"tool": "read_file", "input": {"path": "b.py"}, "result": "b = 1", "session_id": "s"}
     await client.post("/compress-tool-result", json=body)
     touch(path, T0 + 1)
-    messages = [user("go"), *read_round("b.py", "b = 1"), assistant("ok")]
+    messages = [user("go"), *bulk_round(), *read_round("b.py", "b = 1"), assistant("ok")]
     data = (
         await client.post("/compact", json={"messages": messages, "force": True, "session_id": "s"})
     ).json()

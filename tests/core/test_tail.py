@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.messages import Message
+from app.core.messages import Message, text_message
 from app.core.prompt import ARCHIVED_TITLE
 from app.core.tail import (
+    EARLIER_EXCHANGES_NOTE,
     TailPlan,
     archive_span,
     archived_header,
@@ -12,6 +13,7 @@ from app.core.tail import (
     assemble_tail,
     plan_tail,
 )
+from app.core.validate import violations
 from tests.builders import assistant, parse, system, tool_result, tool_use, user
 
 
@@ -40,6 +42,7 @@ def test_tail_keeps_the_most_recent_rounds_verbatim_and_plans_the_rest_for_the_s
         compacted_indexes=tuple(range(1, 9)),
         kept_rounds=2,
         warnings=(),
+        verbatim_from=9,
     )
 
 
@@ -53,16 +56,38 @@ def test_tail_keeps_fewer_rounds_when_they_exceed_the_target_and_says_so() -> No
     )
 
 
-def test_tail_never_keeps_fewer_than_the_current_round() -> None:
+def test_a_current_round_over_the_target_is_cut_between_its_exchanges() -> None:
     plan = plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=2, target=5)
     assert plan is not None
-    assert plan.kept == tuple(CONVERSATION[13:])
-    assert plan.kept_rounds == 1
+    # The request (10 tokens) is over a quarter of the target: a note opens the kept part.
+    assert plan.kept == (text_message("user", EARLIER_EXCHANGES_NOTE), CONVERSATION[16])
+    assert plan.older == tuple(CONVERSATION[1:16])
+    assert plan.compacted_indexes == tuple(range(1, 16))
+    assert (plan.verbatim_from, plan.request_kept) == (16, None)
     assert plan.warnings == (
-        "kept 1 of the 2 most recent rounds asked for: 2 rounds take 80 tokens, "
-        "over the target of 5",
-        "the current round alone takes 40 tokens, over the target of 5: kept whole",
+        "the current round alone takes 40 tokens, over the target of 5: its 1 most recent "
+        "tool exchanges are kept verbatim (10 tokens), its 2 older ones summarized",
     )
+
+
+def test_a_single_long_round_keeps_its_request_and_the_latest_exchanges_that_fit() -> None:
+    calls = []
+    for i in range(1, 7):
+        calls += [
+            assistant(tool_use("bash", f"t{i}", command=f"step {i}")),
+            tool_result(f"t{i}", "ok"),
+        ]
+    messages = parse([system("s"), user("Fix the bug."), *calls])
+    counts = [10] * len(messages)
+    plan = plan_tail(messages, 1, counts, keep_rounds=10, target=50)
+    assert plan is not None
+    # request (10) + two exchanges (40) fit 50: calls 5 and 6 stay, with the request.
+    assert plan.kept == (messages[1], *messages[10:])
+    assert plan.older == tuple(messages[1:10])
+    assert plan.compacted_indexes == tuple(range(2, 10))
+    assert (plan.verbatim_from, plan.request_kept) == (10, 1)
+    output = assemble_tail(messages[:1], "summary", plan.kept)
+    assert violations(output, "anthropic") == []
 
 
 def test_tail_plans_nothing_when_every_round_would_be_kept() -> None:

@@ -50,6 +50,22 @@ def test_an_archive_comes_back_byte_for_byte_and_is_listed_by_session(database: 
         store.save(first)
 
 
+def test_a_refused_compactions_archive_is_deleted_and_a_second_delete_is_harmless(
+    database: Database,
+) -> None:
+    store = PgArchiveStore(database)
+    session = unique("s")
+    kept, refused = archive("0001-" + session, session), archive("0002-" + session, session)
+    store.save(kept)
+    store.save(refused)
+    store.delete(refused.ref.id)
+    store.delete(refused.ref.id)
+    assert store.load(refused.ref.id) is None
+    assert [r.id for r in store.list_session(session)] == [kept.ref.id]
+    with pytest.raises(ArchiveError, match="invalid archive id"):
+        store.delete("../x")
+
+
 def test_a_corrupted_archive_is_refused_not_returned(database: Database) -> None:
     store = PgArchiveStore(database)
     saved = archive(unique("a"), None)

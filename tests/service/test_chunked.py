@@ -10,13 +10,14 @@ import pytest
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import SUMMARY_ACK
 from app.core.compaction import CompactOptions
-from app.core.dialects import Format, from_openai
+from app.core.dialects import from_openai
 from app.core.extractive import ExtractiveSummarizer
 from app.core.messages import dump_messages
-from app.core.ports import SummaryRequest
+from app.core.ports import SummaryRequest, Tokenizer
 from app.core.prompt import SUMMARY_SYSTEM
 from app.core.tokens import count_text
 from app.core.validate import violations
+from app.core.vocabulary import Format
 from app.service.compaction import CompactionService, CompactRequest
 from tests.builders import (
     FakeSummarizer,
@@ -37,8 +38,10 @@ WORDS = WordTokenizer()
 BUDGET = 1000  # 210 words of prompt overhead: 790 for the transcript
 
 
-def make_service(summarizer: FakeSummarizer, budget: int = BUDGET) -> CompactionService:
-    return build_service(WORDS, summarizer, read_tools=(), summary_input_budget=budget)
+def make_service(
+    summarizer: FakeSummarizer, budget: int = BUDGET, tokenizer: Tokenizer = WORDS
+) -> CompactionService:
+    return build_service(tokenizer, summarizer, read_tools=(), summary_input_budget=budget)
 
 
 def numbered() -> FakeSummarizer:
@@ -176,8 +179,7 @@ class RecordingWords(WordTokenizer):
 
 async def test_a_rest_far_within_the_budget_is_not_tokenized_again_as_a_prompt() -> None:
     tokenizer = RecordingWords()
-    service = make_service(numbered(), budget=100_000)
-    service.tokenizer = tokenizer
+    service = make_service(numbered(), budget=100_000, tokenizer=tokenizer)
     await compact(service, [system("s"), *round_of(1), *round_of(2)])
     assert not any("<conversation>\n[user]" in text for text in tokenizer.texts)
     assert not any(text.startswith("[user]\nTask 1.") for text in tokenizer.texts)
@@ -185,8 +187,7 @@ async def test_a_rest_far_within_the_budget_is_not_tokenized_again_as_a_prompt()
 
 async def test_the_plan_uses_the_counts_of_the_request_instead_of_counting_again() -> None:
     tokenizer = RecordingWords()
-    service = make_service(numbered(), budget=100_000)
-    service.tokenizer = tokenizer
+    service = make_service(numbered(), budget=100_000, tokenizer=tokenizer)
     messages = parse([system("s"), *round_of(1), *round_of(2)])
     await service.compact(CompactRequest(messages=messages, force=True))
     texts = [count_text(m)[0] for m in messages[1:]]  # the head is counted again in the answer
@@ -199,8 +200,7 @@ async def test_every_corpus_transcript_compacts_with_every_prompt_under_a_small_
 ) -> None:
     extractive = ExtractiveSummarizer()
     summarizer = FakeSummarizer(extractive.summarize)
-    service = make_service(summarizer, budget=1500)
-    service.tokenizer = tokenizer
+    service = make_service(summarizer, budget=1500, tokenizer=tokenizer)
     raw = load(path)
     fmt: Format = "openai" if path.name.endswith(".openai.json") else "anthropic"
     messages = from_openai(raw) if fmt == "openai" else parse(raw)

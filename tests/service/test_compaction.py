@@ -23,6 +23,7 @@ from tests.builders import (
     MemoryArchive,
     assistant,
     build_service,
+    bulk_round,
     parse,
     read_round,
     system,
@@ -47,6 +48,7 @@ def make_service(
 CONVERSATION: list[dict[str, Any]] = [
     system("You are a coding agent."),
     user("Fix the bug in a.py."),
+    *bulk_round(),
     *read_round("a.py", "old a"),
     *read_round("b.py", "old b"),
     assistant("Done."),
@@ -108,7 +110,7 @@ async def test_forced_compaction_produces_seed_000_output(tokenizer: TiktokenTok
     assert stats.compaction_ratio == round(
         stats.compacted_token_count / stats.original_token_count, 4
     )
-    assert (stats.compacted_message_count, stats.retained_message_count) == (6, 1)
+    assert (stats.compacted_message_count, stats.retained_message_count) == (8, 1)
     assert (stats.restored_file_count, stats.restored_token_count) == (
         2,
         tokenizer.count("new a\n") + tokenizer.count("new b\n"),
@@ -119,7 +121,7 @@ async def test_forced_compaction_produces_seed_000_output(tokenizer: TiktokenTok
     assert saved.ref.session_id == "s-1"
     assert saved.created_at == NOW.isoformat()
     assert result.archive is not None
-    assert (result.archive.id, result.archive.message_count) == ("arch-1", 6)
+    assert (result.archive.id, result.archive.message_count) == ("arch-1", 8)
     assert result.archive.sha256 == saved.ref.sha256
 
 
@@ -260,7 +262,9 @@ async def test_a_broken_conversation_that_would_come_back_unchanged_is_refused(
 
 
 async def test_a_break_in_the_summarized_part_is_compacted(tokenizer: TiktokenTokenizer) -> None:
-    messages = parse([system("s"), user("a"), assistant(tool_use("x", "t1")), user("b")])
+    messages = parse(
+        [system("s"), user("a"), *bulk_round(), assistant(tool_use("x", "t1")), user("b")]
+    )
     result = await make_service(tokenizer).compact(CompactRequest(messages=messages, force=True))
     assert result.compacted is True
 
@@ -288,7 +292,7 @@ async def test_pending_tool_calls_are_not_summarized_away(tokenizer: TiktokenTok
 async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokenizer) -> None:
     service = make_service(tokenizer)
     service.defaults = Defaults(**{**SERVICE_DEFAULTS.__dict__, "ledger_budget": 1500})
-    messages = parse([system("s"), user("Never use tabs."), assistant("ok")])
+    messages = parse([system("s"), user("Never use tabs."), *bulk_round(), assistant("ok")])
     result = await service.compact(CompactRequest(messages=messages, force=True))
     assert result.summary == (
         "SUMMARY\n\n## Ledger\n- [instruction] Never use tabs.\n- [goal] Never use tabs."

@@ -10,7 +10,15 @@ from app.core.ports import FileSkip, FileText, SkipReason
 from app.core.restore import FileReadTool, RestoreLimits
 from app.service.compaction import CompactionService, CompactRequest, Defaults
 from app.service.freshness import Freshness, FreshnessCheck
-from tests.builders import FakeSummarizer, MemoryArchive, assistant, parse, read_round, user
+from tests.builders import (
+    FakeSummarizer,
+    MemoryArchive,
+    assistant,
+    bulk_round,
+    parse,
+    read_round,
+    user,
+)
 
 NOTE = "Note: a.py was modified externally."
 
@@ -121,7 +129,9 @@ def compaction(workdir: TimedWorkdir, store: MemorySeen, tokenizer: TiktokenToke
     )
 
 
-MESSAGES = parse([user("go"), *read_round("big.py"), *read_round("./a.py"), assistant("ok")])
+MESSAGES = parse(
+    [user("go"), *bulk_round(), *read_round("big.py"), *read_round("./a.py"), assistant("ok")]
+)
 
 
 @pytest.mark.anyio

@@ -15,7 +15,7 @@ from app.core.selective import GAP_TEXT, SelectivePlan, plan_selective
 from app.core.tokens import count_total
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.prepared import Prepared
-from app.service.selective import compact_selective
+from app.service.strategies.selective import Selective
 from tests.builders import (
     FakeSummarizer,
     MemoryArchive,
@@ -120,16 +120,33 @@ async def test_still_over_the_threshold_it_falls_back_to_a_summary_of_the_rules_
     assert result.compacted_indexes == [2, 3, 4, 5, 6, 7, 8, 9, 10]
 
 
-async def test_without_the_fallback_the_rules_output_comes_back_with_a_warning() -> None:
+async def test_without_its_summary_rules_left_over_the_threshold_hand_over_to_full() -> None:
     summarizer = FakeSummarizer()
     opts = options(30, keep_recent=1, fallback_to_summary=False)
     result = await run(make_service(summarizer), RAW, opts)
-    assert result.compacted is True
+    assert (result.compacted, result.strategy) == (True, "full")
+    [tried] = result.fallbacks
+    assert (tried.strategy, tried.reason) == ("selective", "no_gain")
+    assert tried.tokens_after is not None
+    assert tried.tokens_after >= 30
+    assert tried.detail == (
+        f"selective would leave {tried.tokens_after} tokens: not smaller than the "
+        f"{result.token_count} sent and under the threshold of 30"
+    )
+
+
+async def test_without_any_fallback_rules_left_over_the_threshold_are_refused() -> None:
+    summarizer = FakeSummarizer()
+    opts = options(30, keep_recent=1, fallback_to_summary=False).model_copy(
+        update={"fallback": False}
+    )
+    archive = MemoryArchive()
+    result = await run(make_service(summarizer, archive=archive), RAW, opts)
+    assert (result.compacted, result.reason, result.strategy) == (False, "no_gain", "selective")
+    assert dump_messages(result.messages) == RAW
+    assert (result.fallbacks, result.stats, result.archive) == ([], None, None)
     assert summarizer.requests == []
-    assert result.warnings == [
-        f"still {result.phases[-1].tokens_after} tokens after the rules, over the threshold "
-        "of 30 (fallback_to_summary is off)"
-    ]
+    assert archive.saved == {}
 
 
 async def test_a_failed_summary_rolls_back_to_the_input() -> None:
@@ -151,7 +168,7 @@ async def _compact_with_plan(plan: Any) -> CompactResult:
     request = CompactRequest(messages=parse(RAW), options=options(30), force=True)
     prepared = await service._prepare(request)
     assert isinstance(prepared, Prepared)
-    return await compact_selective(service, prepared, plan=plan)
+    return await Selective(plan=plan).run(prepared, service.steps, [])
 
 
 async def test_an_exception_in_the_rules_rolls_back_to_the_input() -> None:
@@ -178,7 +195,7 @@ async def test_an_output_that_breaks_a_provider_rule_rolls_back_to_the_input() -
 
 async def test_nothing_to_drop_and_under_the_threshold_returns_the_input() -> None:
     raw = [S, user("Hi."), assistant("Hello.")]
-    opts = CompactOptions(strategy="selective")
+    opts = CompactOptions(strategy="selective", fallback=False)
     result = await make_service().compact(
         CompactRequest(messages=parse(raw), options=opts, force=True)
     )

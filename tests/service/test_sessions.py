@@ -82,6 +82,7 @@ async def test_a_compaction_appends_a_record_with_every_field(
         summary_message_id=message_id(result.messages[1]),
         archive_id="arch-1",
         warnings=[],
+        context_end_id=message_id(result.messages[-1]),
     ).model_dump(exclude={"id"})
 
 
@@ -108,7 +109,7 @@ async def test_declined_requests_and_requests_without_a_session_leave_no_record(
     records = MemoryRecords()
     service = make_service(tokenizer, records)
     below = await service.compact(request(force=False))
-    few = await service.compact(request(options=CompactOptions(strategy="tail")))
+    few = await service.compact(request(options=CompactOptions(strategy="tail", fallback=False)))
     anonymous = await service.compact(request(session_id=None))
     assert (below.reason, few.reason, anonymous.compacted) == (
         "below_threshold",

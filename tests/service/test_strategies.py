@@ -97,7 +97,9 @@ async def test_tail_with_every_round_kept_compacts_nothing(tokenizer: TiktokenTo
     summarizer = FakeSummarizer()
     service = make_service(tokenizer, summarizer)
     messages = parse([system("s"), *rounds(1, 2)])
-    result = await service.compact(CompactRequest(messages, tail(keep=2), force=True))
+    result = await service.compact(
+        CompactRequest(messages, tail(keep=2, fallback=False), force=True)
+    )
     assert (result.compacted, result.reason, result.messages) == (False, "too_few_rounds", messages)
     assert result.warnings == [
         "every round would be kept (keep_recent_rounds 2): nothing older to archive"
@@ -172,7 +174,9 @@ async def test_prune_clears_old_results_without_calling_a_summarizer(
 async def test_prune_below_its_minimum_changes_nothing(tokenizer: TiktokenTokenizer) -> None:
     service = make_service(tokenizer)
     messages = parse([system("s"), *rounds(1, 3)])
-    options = CompactOptions(strategy="prune", prune_keep_recent=1, prune_min_tokens=1000)
+    options = CompactOptions(
+        strategy="prune", prune_keep_recent=1, prune_min_tokens=1000, fallback=False
+    )
     result = await service.compact(CompactRequest(messages, options, force=True))
     assert (result.compacted, result.reason, result.messages) == (
         False,

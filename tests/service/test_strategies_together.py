@@ -21,6 +21,7 @@ from tests.builders import (
     MemoryRecords,
     assistant,
     build_service,
+    bulk_round,
     parse,
     rounds,
     system,
@@ -155,7 +156,9 @@ async def test_a_selective_rollback_is_recorded_but_starts_no_cooldown(
         tokenizer, FakeSummarizer(explode), records=records, summary_cooldown_seconds=300.0
     )
     messages = parse([system("s"), *rounds(1, 4)])
-    options = CompactOptions(strategy="selective", keep_recent=1, context_window=200)
+    options = CompactOptions(
+        strategy="selective", keep_recent=1, context_window=200, fallback=False
+    )
     failed = await service.compact(
         CompactRequest(messages=messages, options=options, session_id="s1", force=True)
     )
@@ -181,6 +184,7 @@ async def test_tail_counts_a_split_first_kept_message_once(
     raw = [
         system("s"),
         user("Task 1."),
+        *bulk_round(),
         assistant("Running 1.", first),
         {
             "role": "user",
@@ -202,6 +206,29 @@ async def test_tail_counts_a_split_first_kept_message_once(
         )
     )
     assert result.compacted is True
-    assert result.compacted_indexes == [1, 2, 3]
+    assert result.compacted_indexes == [1, 2, 3, 4, 5]
     assert result.stats is not None
-    assert (result.stats.compacted_message_count, result.stats.retained_message_count) == (3, 4)
+    assert (result.stats.compacted_message_count, result.stats.retained_message_count) == (5, 4)
+
+
+async def test_during_a_cooldown_prune_falls_back_to_no_summarizing_strategy(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    def explode(request: SummaryRequest) -> str:
+        raise SummarizerError("503", retryable=True)
+
+    records = MemoryRecords()
+    summarizer = FakeSummarizer(explode)
+    service = make_service(tokenizer, summarizer, records=records, summary_cooldown_seconds=300.0)
+    messages = parse([system("s"), *rounds(1, 4)])
+    failed = await service.compact(CompactRequest(messages, session_id="s1", force=True))
+    assert (failed.compacted, failed.reason) == (False, "summarization_failed")
+    summarizer.requests.clear()
+    options = CompactOptions(prune_min_tokens=1_000_000)
+    cooled = await service.compact(CompactRequest(messages, options, session_id="s1", force=True))
+    assert (cooled.compacted, cooled.reason, cooled.strategy) == (
+        False,
+        "nothing_to_prune",
+        "prune",
+    )
+    assert (cooled.fallbacks, summarizer.requests) == ([], [])

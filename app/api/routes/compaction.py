@@ -33,9 +33,14 @@ async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
     """Archives everything after the system prompt, replaces it with a structured summary,
     and re-injects the files read most recently. Below the threshold (without `force`),
     or when archiving or summarizing fails, the messages come back unchanged with
-    `compacted: false` and a `reason`. Messages come back in the request's format; an
-    input that breaks a provider rule in a part that would come back as sent gets a 422
-    `invalid_conversation` naming the rule and the message index. When every summary
+    `compacted: false` and a `reason`. A result not smaller than the input and under the
+    threshold is never returned: the next strategy is tried (`fallbacks` lists each one
+    tried before `strategy`), else the input comes back with `reason: no_gain`. With a
+    `session_id`, a context the session's records hold (`no_gain`, `thrashing`) is not
+    compacted again unless forced (docs/guarantees.md). Messages come back in the
+    request's format; an input that breaks a provider rule in a part that would come back
+    as sent gets a 422 `invalid_conversation` naming the rule and the message index.
+    When every summary
     slot stays busy for `COMPACT_SUMMARY_SLOT_WAIT` seconds: 503 `busy` with
     `Retry-After`, nothing written."""
     try:

@@ -51,10 +51,15 @@ async def should_compact(body: ShouldCompactRequest, service: ServiceDep) -> Sho
     decision, source, counted = await service.should_compact(
         messages, thresholds, usage, body.pending_input, body.tokenizer
     )
+    warnings = list(counted.warnings) if counted else []
+    held = await service.session_hold(body.session_id, messages, decision, thresholds, warnings)
     return ShouldCompactResponse(
-        should_compact=decision.should_compact,
+        should_compact=decision.should_compact and held is None,
         overflow=decision.overflow,
-        reason=decision.reason.value,
+        reason=held.hold.reason if held else decision.reason.value,
+        detail=held.hold.detail if held else None,
+        retry_at_tokens=held.hold.retry_at_tokens if held else None,
+        refilling=list(held.refilling) if held else [],
         token_count=decision.token_count,
         token_source=source,
         threshold_tokens=thresholds.threshold_tokens,
@@ -63,5 +68,5 @@ async def should_compact(body: ShouldCompactRequest, service: ServiceDep) -> Sho
         message_count=decision.message_count,
         format=fmt,
         exact=counted.exact if counted else True,
-        warnings=list(counted.warnings) if counted else [],
+        warnings=warnings,
     )

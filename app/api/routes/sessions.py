@@ -8,7 +8,7 @@ from app.api.deps import ServiceDep
 from app.api.errors import ApiError
 from app.api.ids import require_id
 from app.api.schemas import ErrorResponse, SessionCompactionsResponse
-from app.core.errors import ArchiveError
+from app.core.errors import RecordStoreError
 
 router = APIRouter(tags=["sessions"], responses={422: {"model": ErrorResponse}})
 
@@ -24,6 +24,6 @@ async def list_compactions(session_id: str, service: ServiceDep) -> SessionCompa
     require_id(session_id, "session_id")
     try:
         records = await service.list_records(session_id)
-    except ArchiveError as exc:
+    except RecordStoreError as exc:
         raise ApiError(503, "records_unreadable", str(exc)) from exc
     return SessionCompactionsResponse(session_id=session_id, records=records)

@@ -120,6 +120,7 @@ def should_compact(
     threshold: float | None,
     overflow_threshold: float | None,
     min_messages: int | None,
+    session_id: str | None,
 ) -> Call[ShouldCompactResponse]:
     return Call(
         "POST",
@@ -134,6 +135,7 @@ def should_compact(
             threshold=threshold,
             overflow_threshold=overflow_threshold,
             min_messages=min_messages,
+            session_id=session_id,
         ),
     )
 

@@ -87,6 +87,7 @@ class ContextCompactClient:
         threshold: float | None = None,
         overflow_threshold: float | None = None,
         min_messages: int | None = None,
+        session_id: str | None = None,
     ) -> ShouldCompactResponse:
         """`POST /should-compact`: whether to compact now (from `last_usage` when given)."""
         return self._send(
@@ -100,6 +101,7 @@ class ContextCompactClient:
                 threshold=threshold,
                 overflow_threshold=overflow_threshold,
                 min_messages=min_messages,
+                session_id=session_id,
             )
         )
 
@@ -305,6 +307,7 @@ class AsyncContextCompactClient:
         threshold: float | None = None,
         overflow_threshold: float | None = None,
         min_messages: int | None = None,
+        session_id: str | None = None,
     ) -> ShouldCompactResponse:
         """`POST /should-compact`: whether to compact now (from `last_usage` when given)."""
         return await self._send(
@@ -318,6 +321,7 @@ class AsyncContextCompactClient:
                 threshold=threshold,
                 overflow_threshold=overflow_threshold,
                 min_messages=min_messages,
+                session_id=session_id,
             )
         )
 

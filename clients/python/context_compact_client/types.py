@@ -19,12 +19,28 @@ class CountResponse(TypedDict):
     warnings: NotRequired[list[str]]
 
 
+class RefillingMessage(TypedDict):
+    """One of the largest messages since the last compaction (`thrashing`)."""
+
+    index: int
+    role: str
+    tool_name: NotRequired[str | None]
+    token_count: int
+
+
 class ShouldCompactResponse(TypedDict):
     """The threshold decision and the figures behind it."""
 
     should_compact: bool
     overflow: bool
-    reason: Literal["below_min_messages", "below_threshold", "above_threshold", "overflow"]
+    reason: Literal[
+        "below_min_messages",
+        "below_threshold",
+        "above_threshold",
+        "overflow",
+        "no_gain",
+        "thrashing",
+    ]
     token_count: int
     token_source: Literal["counted", "last_usage"]
     threshold_tokens: int
@@ -34,6 +50,18 @@ class ShouldCompactResponse(TypedDict):
     format: Literal["anthropic", "openai"]
     exact: NotRequired[bool]
     warnings: NotRequired[list[str]]
+    detail: NotRequired[str | None]
+    retry_at_tokens: NotRequired[int | None]
+    refilling: NotRequired[list[RefillingMessage]]
+
+
+class FallbackInfo(TypedDict):
+    """A strategy tried before the one that produced the answer, and why it was not kept."""
+
+    strategy: Literal["full", "tail", "selective", "prune"]
+    reason: str
+    tokens_after: NotRequired[int | None]
+    detail: NotRequired[str | None]
 
 
 class RestoredFileInfo(TypedDict):
@@ -99,6 +127,8 @@ class CompactResponse(TypedDict):
             "nothing_to_prune",
             "max_iterations",
             "selective_failed",
+            "no_gain",
+            "thrashing",
         ]
         | None
     ]
@@ -117,6 +147,9 @@ class CompactResponse(TypedDict):
     phases: NotRequired[list[PhaseInfo]]
     summary_chunks: NotRequired[int]
     warnings: NotRequired[list[str]]
+    fallbacks: NotRequired[list[FallbackInfo]]
+    retry_at_tokens: NotRequired[int | None]
+    refilling: NotRequired[list[RefillingMessage]]
 
 
 class JobResponse(TypedDict):
@@ -178,6 +211,7 @@ class CompactionRecord(TypedDict):
     summary_message_id: NotRequired[str | None]
     archive_id: NotRequired[str | None]
     warnings: NotRequired[list[str]]
+    context_end_id: NotRequired[str | None]
 
 
 class SessionCompactionsResponse(TypedDict):
@@ -292,6 +326,7 @@ class CompactOptions(TypedDict, total=False):
     preview_tokens: int | None
     fallback_to_summary: bool | None
     summary_input_budget: int | None
+    fallback: bool | None
 
 
 class ToolResultLimits(TypedDict, total=False):

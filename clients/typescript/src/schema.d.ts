@@ -61,9 +61,14 @@ export interface paths {
          * @description Archives everything after the system prompt, replaces it with a structured summary,
          *     and re-injects the files read most recently. Below the threshold (without `force`),
          *     or when archiving or summarizing fails, the messages come back unchanged with
-         *     `compacted: false` and a `reason`. Messages come back in the request's format; an
-         *     input that breaks a provider rule in a part that would come back as sent gets a 422
-         *     `invalid_conversation` naming the rule and the message index. When every summary
+         *     `compacted: false` and a `reason`. A result not smaller than the input and under the
+         *     threshold is never returned: the next strategy is tried (`fallbacks` lists each one
+         *     tried before `strategy`), else the input comes back with `reason: no_gain`. With a
+         *     `session_id`, a context the session's records hold (`no_gain`, `thrashing`) is not
+         *     compacted again unless forced (docs/guarantees.md). Messages come back in the
+         *     request's format; an input that breaks a provider rule in a part that would come back
+         *     as sent gets a 422 `invalid_conversation` naming the rule and the message index.
+         *     When every summary
          *     slot stays busy for `COMPACT_SUMMARY_SLOT_WAIT` seconds: 503 `busy` with
          *     `Retry-After`, nothing written.
          */
@@ -786,6 +791,11 @@ export interface components {
              */
             fallback_to_summary?: boolean | null;
             /**
+             * Fallback
+             * @description Go on to the next strategy when the one asked for declines or does not leave the context smaller than sent and under the threshold: tail → full, selective → full, prune → tail → full (default true). Off: that strategy's answer, refused with `no_gain` when it would not shrink the context below the threshold.
+             */
+            fallback?: boolean | null;
+            /**
              * Summary Input Budget
              * @description Tokens the summarizer's input (system + prompt) may take; a longer history is summarized in chunks, each chunk's summary carried into the next.
              */
@@ -1095,7 +1105,7 @@ export interface components {
              */
             format?: "anthropic" | "openai";
             /** Reason */
-            reason?: ("below_threshold" | "below_min_messages" | "nothing_to_compact" | "pending_tool_calls" | "archive_failed" | "summarization_failed" | "too_few_rounds" | "nothing_to_prune" | "max_iterations" | "selective_failed") | null;
+            reason?: ("below_threshold" | "below_min_messages" | "nothing_to_compact" | "pending_tool_calls" | "archive_failed" | "summarization_failed" | "too_few_rounds" | "nothing_to_prune" | "max_iterations" | "selective_failed" | "no_gain" | "thrashing") | null;
             /**
              * Messages
              * @description The compacted messages (or the input as sent when not compacted), in the request's format: Anthropic Messages or OpenAI Chat Completions.
@@ -1133,10 +1143,11 @@ export interface components {
             ledger_dropped?: number;
             /**
              * Strategy
-             * @description The strategy that ran (or would have).
+             * @description The strategy that produced the answer (a fallback's, or `prune` during a cooldown); when nothing was compacted, the last one tried.
              * @default full
+             * @enum {string}
              */
-            strategy?: string;
+            strategy?: "full" | "tail" | "selective" | "prune";
             /**
              * Compacted Indexes
              * @description Indexes, in the canonical list of the input (an OpenAI tool run with the user message after it is one), of the messages summarized, cleared, truncated or dropped.
@@ -1147,6 +1158,21 @@ export interface components {
              * @description `selective`: each phase with its tokens.
              */
             phases?: components["schemas"]["PhaseInfo"][];
+            /**
+             * Fallbacks
+             * @description The strategies tried before `strategy`, in order, each with why it was not kept; empty when the strategy asked for produced the answer.
+             */
+            fallbacks?: components["schemas"]["FallbackInfo"][];
+            /**
+             * Retry At Tokens
+             * @description `no_gain` with a `session_id`: the token count at which this context is worth another attempt (until then `/should-compact` says no).
+             */
+            retry_at_tokens?: number | null;
+            /**
+             * Refilling
+             * @description `thrashing`: the largest messages since the last compaction.
+             */
+            refilling?: components["schemas"]["RefillingMessage"][];
             /**
              * Summary Chunks
              * @description Summarizer calls made: more than 1 when the history exceeded `summary_input_budget` and was summarized in chunks.
@@ -1215,7 +1241,7 @@ export interface components {
             strategy: string;
             /**
              * Outcome
-             * @description `compacted`, or the reason it was not: archive_failed | summarization_failed | selective_failed (only a failed summary starts the cooldown).
+             * @description `compacted`, or the reason it was not: archive_failed | summarization_failed | selective_failed | no_gain | thrashing (only a failed summary starts the cooldown; `no_gain` and `thrashing` hold further compactions of the same context).
              */
             outcome: string;
             /** Message Count Before */
@@ -1238,6 +1264,11 @@ export interface components {
             summary_message_id?: string | null;
             /** Archive Id */
             archive_id?: string | null;
+            /**
+             * Context End Id
+             * @description The id (same scheme) of the last message of the context this attempt left: the output's when compacted, the input's otherwise. A later request whose message at `message_count_after - 1` has this id continues that context.
+             */
+            context_end_id?: string | null;
             /** Warnings */
             warnings?: string[];
         };
@@ -1565,6 +1596,30 @@ export interface components {
             message: string;
             /** Details */
             details?: components["schemas"]["ErrorDetail"][];
+        };
+        /**
+         * FallbackInfo
+         * @description A strategy tried before the one that produced the answer, and why it did not.
+         */
+        FallbackInfo: {
+            /**
+             * Strategy
+             * @enum {string}
+             */
+            strategy: "full" | "tail" | "selective" | "prune";
+            /**
+             * Reason
+             * @description Why it was not kept (`no_gain`: its result was not smaller than the input and under the threshold).
+             * @enum {string}
+             */
+            reason: "below_threshold" | "below_min_messages" | "nothing_to_compact" | "pending_tool_calls" | "archive_failed" | "summarization_failed" | "too_few_rounds" | "nothing_to_prune" | "max_iterations" | "selective_failed" | "no_gain" | "thrashing";
+            /**
+             * Tokens After
+             * @description The tokens its result would have taken (`no_gain` only).
+             */
+            tokens_after?: number | null;
+            /** Detail */
+            detail?: string | null;
         };
         /**
          * HealthResponse
@@ -1959,6 +2014,26 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * RefillingMessage
+         * @description One of the largest messages since the last compaction (`thrashing`).
+         */
+        RefillingMessage: {
+            /**
+             * Index
+             * @description Its index in the canonical list of the request.
+             */
+            index: number;
+            /** Role */
+            role: string;
+            /**
+             * Tool Name
+             * @description The tool that produced it (a result) or that it calls.
+             */
+            tool_name?: string | null;
+            /** Token Count */
+            token_count: number;
+        };
         /** RestoredFileInfo */
         RestoredFileInfo: {
             /**
@@ -2137,6 +2212,12 @@ export interface components {
              * @description Defaults to the server's.
              */
             min_messages?: number | null;
+            /**
+             * Session Id
+             * @description The agent's session, as sent to `/compact`: over the threshold, the answer is no while the session's records hold this context (`no_gain`, `thrashing`).
+             * @example session-42
+             */
+            session_id?: string | null;
         };
         /**
          * ShouldCompactResponse
@@ -2166,9 +2247,25 @@ export interface components {
             overflow: boolean;
             /**
              * Reason
+             * @description `no_gain` / `thrashing` (with a `session_id`): over the threshold, but the session's last attempt on this context was refused, or it keeps refilling right after each compaction; `detail` says why and when it will say yes again.
              * @enum {string}
              */
-            reason: "below_min_messages" | "below_threshold" | "above_threshold" | "overflow";
+            reason: "below_min_messages" | "below_threshold" | "above_threshold" | "overflow" | "no_gain" | "thrashing";
+            /**
+             * Detail
+             * @description Why the answer is no despite the tokens.
+             */
+            detail?: string | null;
+            /**
+             * Retry At Tokens
+             * @description `no_gain`: the token count from which the answer is yes again.
+             */
+            retry_at_tokens?: number | null;
+            /**
+             * Refilling
+             * @description `thrashing`: the largest messages since the last compaction.
+             */
+            refilling?: components["schemas"]["RefillingMessage"][];
             /** Token Count */
             token_count: number;
             /**

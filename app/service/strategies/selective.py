@@ -1,7 +1,4 @@
-"""The `selective` strategy's pipeline (seed 003 §4.3): rules, then a summary only if needed.
-
-Called by `CompactionService.compact` once the shared front part has validated, counted
-and decided.
+"""`selective` (seed 003 §4.3): rules, then a summary only if needed.
 
 1. The whole input is checked against the provider's rules: unlike `full`, most of it comes
    back as sent, so a break anywhere is the caller's 422. Then the rest is archived (the
@@ -20,62 +17,68 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
 
 from anyio import to_thread
 
 from app.core.assemble import assemble_messages
 from app.core.compaction import CompactResult, PhaseInfo
-from app.core.dialects import Format
 from app.core.errors import ArchiveError
 from app.core.ledger import LedgerReport
 from app.core.messages import Message
 from app.core.ports import Archive
 from app.core.restore import RestoreSelection
-from app.core.selective import SelectiveLimits, SelectivePlan, gap_filled, plan_selective
+from app.core.selective import SelectivePlan, gap_filled, plan_selective
 from app.core.tokens import count_messages
 from app.core.validate import violations
+from app.core.vocabulary import Format, StrategyName
 from app.service.chunked import ChunkedSummary
-from app.service.overrides import pick
 from app.service.prepared import Prepared, refuse
-
-if TYPE_CHECKING:
-    from app.service.compaction import CompactionService, CompactRequest
+from app.service.steps import Steps
+from app.service.strategies.full import RESTORE_OPTIONS, SUMMARY_OPTIONS
 
 log = logging.getLogger("context_compact.selective")
 
 Plan = Callable[..., SelectivePlan]
 
 
-def limits_for(defaults: SelectiveLimits, request: CompactRequest) -> SelectiveLimits:
-    """The server's rule parameters with the request's overrides."""
-    o = request.options
-    d = defaults
-    return SelectiveLimits(
-        keep_recent=pick(o.keep_recent, d.keep_recent),
-        tool_call_threshold=o.tool_call_threshold or d.tool_call_threshold,
-        tool_result_threshold=o.tool_result_threshold or d.tool_result_threshold,
-        preview_tokens=o.preview_tokens or d.preview_tokens,
-        fallback_to_summary=pick(o.fallback_to_summary, d.fallback_to_summary),
+@dataclass(frozen=True)
+class Selective:
+    """`plan`: the rules (a test passes another to exercise the rollback)."""
+
+    name: StrategyName = "selective"
+    options: frozenset[str] = (
+        SUMMARY_OPTIONS
+        | RESTORE_OPTIONS
+        | {
+            "keep_recent",
+            "tool_call_threshold",
+            "tool_result_threshold",
+            "preview_tokens",
+            "fallback_to_summary",
+        }
     )
+    summarizes: bool = True
+    plan: Plan = plan_selective
+
+    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
+        return await _run(steps, prepared, warnings, self.plan)
 
 
-async def compact_selective(
-    service: CompactionService,
-    prepared: Prepared,
-    warnings: Sequence[str] = (),
-    *,
-    plan: Plan = plan_selective,
+async def _run(
+    steps: Steps, prepared: Prepared, warnings: Sequence[str], plan: Plan
 ) -> CompactResult:
     request, messages, fmt = prepared.request, prepared.messages, prepared.format
     refuse(prepared.broken)  # most of the input comes back as sent: a break anywhere is a 422
     try:
-        archive = await service.save_archive(prepared, prepared.partition.rest)
+        archive = await steps.archive(prepared, prepared.partition.rest)
     except ArchiveError as exc:
         log.error("archive failed; not compacting", extra={"error": str(exc)})
-        return prepared.unchanged("archive_failed", [*warnings, f"archive failed: {exc}"])
-    limits = limits_for(service.defaults.selective, request)
+        return prepared.unchanged(
+            "archive_failed", [*warnings, f"archive failed: {exc}"], strategy="selective"
+        )
+    limits = prepared.resolved.selective
     head = prepared.partition.head
     target = prepared.thresholds.threshold_tokens
     try:
@@ -86,19 +89,21 @@ async def compact_selective(
                 len(head),
                 limits,
                 target,
-                service.tokenizer.count,
-                partial(count_messages, service.tokenizer),
+                steps.tokenizer.count,
+                partial(count_messages, steps.tokenizer),
                 force=request.force,
             )
         )
         _check(planned.messages, fmt)
     except Exception as exc:  # seed 003: any failure of the rules rolls back
         log.exception("selective rules failed; not compacting")
-        return prepared.unchanged("selective_failed", [*warnings, f"rules failed: {exc}"])
-    done = _Outcome(service, prepared, archive, planned, warnings)
+        return prepared.unchanged(
+            "selective_failed", [*warnings, f"rules failed: {exc}"], strategy="selective"
+        )
+    done = _Outcome(steps, prepared, archive, planned, warnings)
     if planned.token_count < target or not limits.fallback_to_summary:
         if not planned.compacted_indexes:
-            return prepared.unchanged("nothing_to_compact", warnings)
+            return prepared.unchanged("nothing_to_compact", warnings, strategy="selective")
         if planned.token_count >= target:
             done.warnings.append(
                 f"still {planned.token_count} tokens after the rules, over the threshold "
@@ -110,7 +115,7 @@ async def compact_selective(
     except Exception as exc:
         log.exception("selective summary failed; not compacting")
         reason = f"summary fallback failed: {exc}"
-        return prepared.unchanged("selective_failed", [*warnings, reason])
+        return prepared.unchanged("selective_failed", [*warnings, reason], strategy="selective")
 
 
 class _Outcome:
@@ -118,13 +123,13 @@ class _Outcome:
 
     def __init__(
         self,
-        service: CompactionService,
+        steps: Steps,
         prepared: Prepared,
         archive: Archive,
         planned: SelectivePlan,
         warnings: Sequence[str] = (),
     ) -> None:
-        self.service = service
+        self.steps = steps
         self.prepared = prepared
         self.archive = archive
         self.planned = planned
@@ -136,9 +141,9 @@ class _Outcome:
         self.compacted = list(planned.compacted_indexes)
 
     async def with_summary(self, target: int) -> CompactResult:
-        service, planned = self.service, self.planned
+        steps, planned = self.steps, self.planned
         request = self.prepared.request
-        messages, options = request.messages, request.options
+        messages, resolved = request.messages, self.prepared.resolved
         head = messages[: planned.head_length]
         memory = [messages[i] for i in planned.memory_indexes]
         kept = {id(m) for m in memory}
@@ -150,9 +155,7 @@ class _Outcome:
         self.phases.append(
             PhaseInfo(phase="summary_start", tokens_before=before, tokens_after=before)
         )
-        summarized = await service.summarize_rest(
-            rest, options, request.instructions, self.warnings
-        )
+        summarized = await steps.summarize(rest, resolved, request.instructions, self.warnings)
         if summarized is None:
             return self.prepared.unchanged(
                 "summarization_failed", self.warnings, strategy="selective"
@@ -160,10 +163,10 @@ class _Outcome:
         self.summarized = summarized
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
-        self.ledger = await service.ledger(
-            summarized.text, messages[planned.head_length :], options
+        self.ledger = await steps.ledger(
+            summarized.text, messages[planned.head_length :], resolved.ledger_budget
         )
-        self.selection = await service.restore(messages, options, request.session_id, self.warnings)
+        self.selection = await steps.restore(messages, resolved, request.session_id, self.warnings)
         out = [
             *head,
             *gap_filled(
@@ -171,7 +174,7 @@ class _Outcome:
             ),
         ]
         _check(out, request.format)
-        tokens = await service.count(out)
+        tokens = await steps.count(out)
         self.phases.append(
             PhaseInfo(phase="summary_done", tokens_before=before, tokens_after=tokens)
         )
@@ -185,7 +188,7 @@ class _Outcome:
 
     async def result(self, out: Sequence[Message], tokens: int) -> CompactResult:
         summarized = self.summarized
-        return await self.service.compacted(
+        return await self.steps.result(
             self.prepared,
             list(out),
             archive=self.archive,

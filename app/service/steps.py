@@ -1,0 +1,254 @@
+"""The operations every strategy composes, handed to it as one small typed object.
+
+A strategy never sees the service: it gets the prepared request and these steps
+(archive, summarize, ledger, restore, build the result, count, the clock). Each step runs
+its I/O or CPU work off the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from anyio import to_thread
+
+from app.core.compaction import (
+    ArchiveInfo,
+    CompactResult,
+    CompactStats,
+    LedgerFactInfo,
+    PhaseInfo,
+    RestoredFileInfo,
+    SkippedFileInfo,
+)
+from app.core.dialects import dump_as
+from app.core.errors import ArchiveError, InvalidOutputError
+from app.core.ids import archive_sha256
+from app.core.ledger import LedgerReport, guard_summary
+from app.core.messages import Message
+from app.core.ports import (
+    Archive,
+    ArchiveRef,
+    ArchiveStore,
+    FileText,
+    SummaryTemplate,
+    Tokenizer,
+    WorkdirReader,
+)
+from app.core.restore import (
+    RestoreSelection,
+    plan_restore,
+    select_restored,
+)
+from app.core.tokens import count_messages
+from app.core.validate import violations
+from app.core.vocabulary import Format, StrategyName
+from app.service.chunked import ChunkedSummary
+from app.service.defaults import Defaults
+from app.service.freshness import Freshness
+from app.service.options import Resolved
+from app.service.prepared import Prepared
+from app.service.summaries import Summaries
+
+log = logging.getLogger("context_compact.compaction")
+NO_FILES = RestoreSelection((), ())
+
+
+class Steps:
+    """The shared steps of every strategy, built once by the service with its ports."""
+
+    def __init__(
+        self,
+        *,
+        tokenizer: Tokenizer,
+        summaries: Summaries,
+        workdir: WorkdirReader,
+        archives: ArchiveStore,
+        defaults: Defaults,
+        freshness: Freshness | None,
+        clock: Callable[[], datetime],
+        new_id: Callable[[], str],
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.summaries = summaries
+        self.workdir = workdir
+        self.archives = archives
+        self.defaults = defaults
+        self.freshness = freshness
+        self._clock = clock
+        self._new_id = new_id
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    async def count(self, messages: Sequence[Message]) -> int:
+        return sum(await self.count_each(messages))
+
+    async def count_each(self, messages: Sequence[Message]) -> list[int]:
+        return await to_thread.run_sync(count_messages, self.tokenizer, messages)
+
+    async def archive(self, prepared: Prepared, originals: Sequence[Message]) -> Archive:
+        """Archives the originals of what a strategy replaces, in the request's format,
+        durably, before anything is replaced. Raises `ArchiveError`."""
+        request = prepared.request
+        try:
+            return await to_thread.run_sync(
+                self._save_archive, originals, request.session_id, request.format
+            )
+        except ValueError as exc:
+            raise ArchiveError(str(exc)) from exc
+
+    async def discard(self, archive_id: str) -> None:
+        """Removes the archive of a result that was not kept. Raises `ArchiveError`."""
+        await to_thread.run_sync(self.archives.delete, archive_id)
+
+    async def summarize(
+        self,
+        rest: Sequence[Message],
+        resolved: Resolved,
+        instructions: str | None,
+        warnings: list[str],
+        template: SummaryTemplate = "sections",
+        counts: Sequence[int] | None = None,
+    ) -> ChunkedSummary | None:
+        """The summary of `rest` (chunked when long); None when it failed (with a warning)."""
+        return await self.summaries.summarize(
+            rest, resolved, instructions, warnings, template, counts
+        )
+
+    async def ledger(self, summary: str, covered: Sequence[Message], budget: int) -> LedgerReport:
+        """The summary with the fact ledger of the messages it covers appended."""
+        return await to_thread.run_sync(
+            guard_summary, summary, covered, budget, self.tokenizer.count
+        )
+
+    async def restore(
+        self,
+        messages: Sequence[Message],
+        resolved: Resolved,
+        session_id: str | None = None,
+        warnings: list[str] | None = None,
+    ) -> RestoreSelection:
+        """The recently read files to re-inject (F-005), within the request's limits; with
+        a session, their reads are noted for the freshness check."""
+        limits = resolved.restore
+        paths = plan_restore(messages, resolved.read_tools, limits.max_files)
+        if not paths:
+            return NO_FILES
+
+        def read_and_count() -> RestoreSelection:
+            reads = [self.workdir.read_text(p, limits.max_bytes_per_file) for p in paths]
+            fresh = self.freshness if session_id is not None else None
+            if fresh is not None and session_id is not None:
+                reads = fresh.note_reads(session_id, reads, warnings)
+            texts = [r for r in reads if isinstance(r, FileText)]
+            counts = self.tokenizer.count_batch([t.text for t in texts])
+            selection = select_restored(
+                reads, {t.path: n for t, n in zip(texts, counts, strict=True)}, limits
+            )
+            if fresh is not None and session_id is not None:
+                fresh.record_reads(session_id, texts, selection.restored, warnings)
+            return selection
+
+        return await to_thread.run_sync(read_and_count)
+
+    async def result(
+        self,
+        prepared: Prepared,
+        output: list[Message],
+        *,
+        archive: Archive,
+        compacted_indexes: Sequence[int],
+        retained: int,
+        strategy: StrategyName,
+        warnings: Sequence[str],
+        summarizer: str | None = None,
+        ledger: LedgerReport | None = None,
+        selection: RestoreSelection = NO_FILES,
+        summary_chunks: int = 0,
+        phases: Sequence[PhaseInfo] = (),
+        compacted_tokens: int | None = None,
+    ) -> CompactResult:
+        """The result of a compaction that happened, for every strategy. The output must
+        pass the validator of the request's format: every strategy builds it valid, so a
+        violation is a bug (`InvalidOutputError`). `compacted_tokens` when the strategy
+        has counted the output."""
+        invalid = violations(output, prepared.format)
+        if invalid:
+            raise InvalidOutputError(invalid)
+        token_count = prepared.token_count
+        if compacted_tokens is None:
+            compacted_tokens = await self._count_output(prepared, output)
+        stats = CompactStats(
+            original_token_count=token_count,
+            compacted_token_count=compacted_tokens,
+            compaction_ratio=round(compacted_tokens / token_count, 4) if token_count else 0.0,
+            compacted_message_count=len(compacted_indexes),
+            retained_message_count=retained,
+            restored_file_count=len(selection.restored),
+            restored_token_count=selection.token_count,
+        )
+        log.info(
+            "compaction completed",
+            extra={
+                "strategy": strategy,
+                "tokens_before": token_count,
+                "tokens_after": compacted_tokens,
+                "archive_id": archive.ref.id,
+                "summarizer": summarizer,
+            },
+        )
+        return CompactResult(
+            compacted=True,
+            format=prepared.format,
+            messages=output,
+            summary=ledger.text if ledger else None,
+            token_count=token_count,
+            restored_files=[
+                RestoredFileInfo(path=f.path, token_count=f.token_count) for f in selection.restored
+            ],
+            skipped_files=[
+                SkippedFileInfo(path=s.path, reason=s.reason.value) for s in selection.skipped
+            ],
+            stats=stats,
+            archive=ArchiveInfo(
+                id=archive.ref.id,
+                session_id=archive.ref.session_id,
+                message_count=archive.ref.message_count,
+                sha256=archive.ref.sha256,
+            ),
+            summarizer=summarizer,
+            ledger=[
+                LedgerFactInfo(kind=fact.kind, text=fact.text, in_summary=stated)
+                for fact, stated in (ledger.facts if ledger else ())
+            ],
+            ledger_dropped=ledger.dropped if ledger else 0,
+            strategy=strategy,
+            compacted_indexes=list(compacted_indexes),
+            phases=list(phases),
+            summary_chunks=summary_chunks,
+            warnings=list(warnings),
+        )
+
+    async def _count_output(self, prepared: Prepared, output: Sequence[Message]) -> int:
+        """The output's tokens, counting only what the input did not already count: a
+        message carried over as sent (the same object) keeps its count, and counts add up
+        message by message."""
+        known = {id(m): n for m, n in zip(prepared.messages, prepared.counts, strict=True)}
+        new = [m for m in output if id(m) not in known]
+        return sum(known.get(id(m), 0) for m in output) + await self.count(new)
+
+    def _save_archive(
+        self, rest: Sequence[Message], session_id: str | None, fmt: Format
+    ) -> Archive:
+        dumped = dump_as(rest, fmt)
+        ref = ArchiveRef(
+            id=self._new_id(),
+            session_id=session_id,
+            message_count=len(dumped),
+            sha256=archive_sha256(dumped),
+        )
+        archive = Archive(ref=ref, created_at=self._clock().isoformat(), messages=dumped)
+        self.archives.save(archive)
+        return archive

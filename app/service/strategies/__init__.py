@@ -1,0 +1,1 @@
+"""One module per strategy; `app.service.registry` maps their names to them."""

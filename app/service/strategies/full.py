@@ -1,0 +1,66 @@
+"""`full` (seed 000): everything after the head becomes one summary, recent files restored."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from app.core.assemble import assemble_messages
+from app.core.compaction import CompactResult
+from app.core.errors import ArchiveError
+from app.core.vocabulary import StrategyName
+from app.service.prepared import Prepared
+from app.service.steps import Steps
+
+log = logging.getLogger("context_compact.compaction")
+
+SUMMARY_OPTIONS = frozenset({"max_summary_words", "summary_input_budget", "ledger_budget"})
+RESTORE_OPTIONS = frozenset(
+    {"max_restore_files", "max_restore_tokens_per_file", "max_restore_tokens_total", "read_tools"}
+)
+
+
+@dataclass(frozen=True)
+class Full:
+    name: StrategyName = "full"
+    options: frozenset[str] = SUMMARY_OPTIONS | RESTORE_OPTIONS
+    summarizes: bool = True
+
+    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
+        request = prepared.request
+        messages = prepared.messages
+        resolved = prepared.resolved
+        partition = prepared.partition
+        try:
+            archive = await steps.archive(prepared, partition.rest)
+        except ArchiveError as exc:
+            log.error("archive failed; not compacting", extra={"error": str(exc)})
+            return prepared.unchanged(
+                "archive_failed", [*warnings, f"archive failed: {exc}"], strategy=self.name
+            )
+        summarized = await steps.summarize(
+            partition.rest,
+            resolved,
+            request.instructions,
+            warnings,
+            counts=prepared.counts[len(partition.head) :],
+        )
+        if summarized is None:
+            return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
+        ledger = await steps.ledger(summarized.text, partition.rest, resolved.ledger_budget)
+        selection = await steps.restore(messages, resolved, request.session_id, warnings)
+        assembled = assemble_messages(partition.head, ledger.text, selection.restored)
+        head = len(partition.head)
+        return await steps.result(
+            prepared,
+            assembled,
+            archive=archive,
+            compacted_indexes=range(head, len(messages)),
+            retained=head,
+            strategy=self.name,
+            warnings=warnings,
+            summarizer=summarized.summarizer,
+            ledger=ledger,
+            selection=selection,
+            summary_chunks=summarized.chunks,
+        )

@@ -1,0 +1,56 @@
+"""`prune`: no LLM call. Plan the clearing (`app.core.prune`), archive the originals of
+every changed message, return the list with old tool results replaced by placeholders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from anyio import to_thread
+
+from app.core.compaction import CompactResult
+from app.core.errors import ArchiveError
+from app.core.prune import plan_prune
+from app.core.vocabulary import StrategyName
+from app.service.prepared import Prepared, refuse_from
+from app.service.steps import Steps
+
+
+@dataclass(frozen=True)
+class Prune:
+    name: StrategyName = "prune"
+    options: frozenset[str] = frozenset(
+        {"prune_keep_recent", "prune_exclude_tools", "prune_min_tokens", "prune_clear_inputs"}
+    )
+    summarizes: bool = False
+
+    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
+        refuse_from(prepared, 0)  # every message comes back, cleared or as sent
+        rules = prepared.resolved.prune
+        minimum = prepared.resolved.prune_min_tokens
+        at = steps.now().isoformat()
+        messages = prepared.messages
+        plan = await to_thread.run_sync(
+            plan_prune, messages, rules, prepared.format, at, steps.tokenizer.count
+        )
+        if not plan.compacted_indexes or plan.tokens_saved < minimum:
+            note = (
+                f"clearing old tool results would save {plan.tokens_saved} tokens "
+                f"(prune_min_tokens {minimum}, {rules.keep_recent} recent tool uses kept)"
+            )
+            return prepared.unchanged("nothing_to_prune", [*warnings, note], strategy=self.name)
+        originals = [messages[i] for i in plan.compacted_indexes]
+        try:
+            archive = await steps.archive(prepared, originals)
+        except ArchiveError as exc:
+            return prepared.unchanged(
+                "archive_failed", [*warnings, f"archive failed: {exc}"], strategy=self.name
+            )
+        return await steps.result(
+            prepared,
+            list(plan.messages),
+            archive=archive,
+            compacted_indexes=plan.compacted_indexes,
+            retained=len(messages) - len(plan.compacted_indexes),
+            strategy=self.name,
+            warnings=warnings,
+        )

@@ -1,0 +1,83 @@
+"""`tail` (seed 004 A4/A5): the most recent rounds kept verbatim, the older ones archived
+and summarized into one system message.
+
+The pure parts are in `app.core.tail` (the plan, the header, the assembly) and
+`app.core.rounds`; this module sequences them with the steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.compaction import CompactResult
+from app.core.errors import ArchiveError
+from app.core.tail import (
+    KEPT_SHARE,
+    archive_span,
+    archived_header,
+    archived_text,
+    assemble_tail,
+    plan_tail,
+)
+from app.core.vocabulary import StrategyName
+from app.service.prepared import Prepared, refuse
+from app.service.steps import Steps
+from app.service.strategies.full import SUMMARY_OPTIONS
+
+
+@dataclass(frozen=True)
+class Tail:
+    name: StrategyName = "tail"
+    options: frozenset[str] = SUMMARY_OPTIONS | {"keep_recent_rounds"}
+    summarizes: bool = True
+
+    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
+        request = prepared.request
+        resolved = prepared.resolved
+        messages = prepared.messages
+        head = prepared.partition.head
+        keep = resolved.keep_recent_rounds
+        thresholds = prepared.thresholds
+        target = int(thresholds.context_window * thresholds.threshold * KEPT_SHARE)
+        plan = plan_tail(messages, len(head), prepared.counts, keep, target)
+        if plan is None:
+            note = (
+                f"every round would be kept (keep_recent_rounds {keep}): nothing older to archive"
+            )
+            return prepared.unchanged("too_few_rounds", [*warnings, note], strategy=self.name)
+        refuse(
+            [
+                v
+                for v in prepared.broken
+                if v.index >= plan.verbatim_from or v.index == plan.request_kept
+            ]
+        )
+        warnings = [*warnings, *plan.warnings]
+        originals = [messages[i] for i in plan.compacted_indexes]
+        try:
+            archive = await steps.archive(prepared, originals)
+        except ArchiveError as exc:
+            return prepared.unchanged(
+                "archive_failed", [*warnings, f"archive failed: {exc}"], strategy=self.name
+            )
+        summarized = await steps.summarize(
+            plan.older, resolved, request.instructions, warnings, template="archived"
+        )
+        if summarized is None:
+            return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
+        start, cutoff = archive_span(messages, plan.compacted_indexes, steps.now().isoformat())
+        text = archived_text(archived_header(start, cutoff), summarized.text)
+        ledger = await steps.ledger(text, plan.older, resolved.ledger_budget)
+        output = assemble_tail(head, ledger.text, plan.kept)
+        return await steps.result(
+            prepared,
+            output,
+            archive=archive,
+            compacted_indexes=plan.compacted_indexes,
+            retained=len(messages) - len(plan.compacted_indexes),
+            strategy=self.name,
+            warnings=warnings,
+            summarizer=summarized.summarizer,
+            ledger=ledger,
+            summary_chunks=summarized.chunks,
+        )

@@ -1,0 +1,131 @@
+"""Summarizing a rest: the prompt, the chunks, the fallback summarizer (F-004, F-008).
+
+One entry for every strategy (`Summaries.summarize`). A failed summary is None with a
+warning, never an exception: the strategy then answers with the input unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from anyio import to_thread
+
+from app.core.errors import SummarizerError
+from app.core.messages import Message
+from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer
+from app.core.prompt import (
+    SUMMARY_SYSTEM,
+    build_archived_prompt,
+    build_summary_prompt,
+    serialize_for_summary,
+)
+from app.service.chunked import ChunkedSummary, summarize_in_chunks
+from app.service.defaults import Defaults
+from app.service.options import Resolved
+
+log = logging.getLogger("context_compact.compaction")
+
+
+class Summaries:
+    """The configured summarizer, its optional fallback, and how a rest reaches them."""
+
+    def __init__(
+        self,
+        summarizer: Summarizer,
+        fallback: Summarizer | None,
+        tokenizer: Tokenizer,
+        defaults: Defaults,
+    ) -> None:
+        self.summarizer = summarizer
+        self.fallback = fallback
+        self.tokenizer = tokenizer
+        self.defaults = defaults
+
+    async def summarize(
+        self,
+        rest: Sequence[Message],
+        resolved: Resolved,
+        instructions: str | None,
+        warnings: list[str],
+        template: SummaryTemplate = "sections",
+        counts: Sequence[int] | None = None,
+    ) -> ChunkedSummary | None:
+        """The summary of `rest`, in chunks when its prompt would exceed the input budget.
+        `counts`: the token counts of `rest`'s messages when the caller has them.
+
+        A summarizer that reads the messages rather than the prompt (`reads_prompt` false:
+        the extractive one) has no window, so it always gets the whole rest at once: chunks
+        would only make it summarize its own summaries."""
+        if not self.summarizer.reads_prompt:
+            request = await to_thread.run_sync(
+                self.request, rest, resolved.max_summary_words, instructions, template
+            )
+            summarized = await self._summarize(request, warnings)
+            return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
+        return await summarize_in_chunks(
+            rest,
+            budget=resolved.summary_input_budget,
+            max_words=resolved.max_summary_words,
+            instructions=instructions,
+            tokenizer=self.tokenizer,
+            build_request=lambda chunk: self.request(
+                chunk, resolved.max_summary_words, instructions, template
+            ),
+            summarize=self._summarize,
+            warnings=warnings,
+            counts=counts,
+        )
+
+    def request(
+        self,
+        rest: Sequence[Message],
+        max_words: int,
+        instructions: str | None,
+        template: SummaryTemplate = "sections",
+    ) -> SummaryRequest:
+        """What one summarizer call gets. The prompt (~2x the request body for 200k tokens)
+        is built only when the summarizer or the fallback reads it."""
+        build = build_archived_prompt if template == "archived" else build_summary_prompt
+        prompt = (
+            build(serialize_for_summary(rest), max_words, instructions)
+            if self._prompt_is_read()
+            else ""
+        )
+        return SummaryRequest(
+            messages=tuple(rest),
+            system=SUMMARY_SYSTEM,
+            prompt=prompt,
+            max_words=max_words,
+            instructions=instructions,
+            template=template,
+        )
+
+    def _prompt_is_read(self) -> bool:
+        return any(s.reads_prompt for s in (self.summarizer, self.fallback) if s)
+
+    async def _summarize(
+        self, request: SummaryRequest, warnings: list[str]
+    ) -> tuple[str, str] | None:
+        """The summary and who wrote it; None when every summarizer failed (UC-006)."""
+        try:
+            return await _summary_text(self.summarizer, request), self.summarizer.name
+        except SummarizerError as exc:
+            log.warning("summarizer failed", extra={"summarizer": self.summarizer.name})
+            warnings.append(f"summarizer {self.summarizer.name} failed: {exc}")
+        if self.fallback is None:
+            return None
+        try:
+            summary = await _summary_text(self.fallback, request)
+        except SummarizerError as exc:
+            warnings.append(f"fallback summarizer {self.fallback.name} failed: {exc}")
+            return None
+        warnings.append(f"summary written by the fallback summarizer {self.fallback.name}")
+        return summary, self.fallback.name
+
+
+async def _summary_text(summarizer: Summarizer, request: SummaryRequest) -> str:
+    text = (await summarizer.summarize(request)).strip()
+    if not text:  # F-004: an empty summary is a failed summary, whoever wrote it
+        raise SummarizerError("empty summary", retryable=False)
+    return text
