@@ -3,9 +3,9 @@ behind the same ports as the file stores, so the service layer does not know whi
 
 Each call is one short transaction on a pooled connection; every database error becomes
 the port's own error (`ArchiveError`, `RecordStoreError`, `SeenStoreError`,
-`JobStoreError`), which the service already turns into a defined outcome. An archive is committed with
-`synchronous_commit = on` whatever the server's default, so a `save` that returned is on
-the database's disk; its exact JSON bytes are stored with their sha256 and checked on
+`JobStoreError`), which the service already turns into a defined outcome. An archive is
+committed with `synchronous_commit = on` whatever the server's default, so a `save` that
+returned is on the database's disk; its exact JSON bytes are stored with their sha256 and checked on
 every load.
 """
 
