@@ -6,8 +6,8 @@ Ground truth, per transcript of shared/corpus/*.anthropic.json:
 - files: every path the agent read, created, edited or deleted (the same extraction the
   extractive summarizer uses: file-tool calls, SWE-agent's `create`/`edit`, shell `rm`);
 - commands: the first line of every tool call's `input.command`;
-- errors: for every tool result marked `is_error`, its last non-empty line, cut to 120
-  characters (errors are identified by that line, as the ledger and summary show them).
+- errors: for every tool result that is an error (marked `is_error`, or saying so in its
+  text: `app.core.failures`), the line that names the error, cut to 120 characters.
 A fact is present when its text occurs verbatim in the compacted messages' text.
 
 Cases: (a) the extractive summarizer, no ledger; (b) a lossy LLM that answers one generic
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.extractive import ExtractiveSummarizer, extract_facts
+from app.core.failures import error_line
 from app.core.messages import Message, message_text, tool_result_text, tool_uses
 from app.core.ports import Summarizer, SummaryRequest
 from app.main import build_service
@@ -90,10 +91,9 @@ def ground_truth(messages: list[Message]) -> set[str]:
             if isinstance(command, str) and command.strip():
                 facts.add(command.strip().split("\n", 1)[0])
     for block in results.values():
-        if block.is_error:
-            lines = [line for line in tool_result_text(block).splitlines() if line.strip()]
-            if lines:
-                facts.add(lines[-1].strip()[:ERROR_CHARS].rstrip())
+        line = error_line(tool_result_text(block), block.is_error)
+        if line is not None:
+            facts.add(line[:ERROR_CHARS].rstrip())
     return facts
 
 

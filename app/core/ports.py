@@ -39,6 +39,7 @@ class SummaryRequest:
     max_words: int
     instructions: str | None = None
     template: SummaryTemplate = "sections"
+    file_tools: tuple[str, ...] = ()  # `tool.field:kind` specs beside the built-in ones
 
 
 class Summarizer(Protocol):

@@ -51,8 +51,9 @@ from app.core.decide import (
 )
 from app.core.dialects import Format, dump_as
 from app.core.errors import ArchiveError, CountError, SummarizerError
+from app.core.file_ops import Vocabulary
 from app.core.ids import archive_sha256
-from app.core.ledger import DEFAULT_LEDGER_BUDGET, LedgerReport, guard_summary
+from app.core.ledger import LedgerBudget, LedgerReport, guard_summary
 from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
 from app.core.ports import (
@@ -113,7 +114,8 @@ class Defaults:
     restore: RestoreLimits
     read_tools: tuple[FileReadTool, ...]
     max_summary_words: int
-    ledger_budget: int = DEFAULT_LEDGER_BUDGET
+    ledger_budget: int | None = None  # fixed; None: `ledger` of the context window
+    ledger: LedgerBudget = field(default_factory=LedgerBudget)
     keep_recent_rounds: int = 10
     prune_keep_recent: int = 3
     prune_exclude_tools: tuple[str, ...] = ()
@@ -388,9 +390,18 @@ class CompactionService:
             guard_summary,
             summary,
             covered,
-            pick(options.ledger_budget, self.defaults.ledger_budget),
+            self.ledger_budget(options),
             self.tokenizer.count,
+            Vocabulary.from_specs(options.file_tools or ()),
         )
+
+    def ledger_budget(self, options: CompactOptions) -> int:
+        """The request's budget, else the server's fixed one, else its share of the window."""
+        fixed = pick(options.ledger_budget, self.defaults.ledger_budget)
+        window = pick(options.context_window, self.defaults.thresholds.context_window)
+        return LedgerBudget(
+            self.defaults.ledger.share, self.defaults.ledger.floor, self.defaults.ledger.cap, fixed
+        ).tokens(window)
 
     async def compacted(
         self,
@@ -426,6 +437,8 @@ class CompactionService:
             retained_message_count=retained,
             restored_file_count=len(selection.restored),
             restored_token_count=selection.token_count,
+            ledger_budget=ledger.budget if ledger else 0,
+            ledger_token_count=ledger.token_count if ledger else 0,
         )
         log.info(
             "compaction completed",
@@ -462,6 +475,7 @@ class CompactionService:
                 for fact, stated in (ledger.facts if ledger else ())
             ],
             ledger_dropped=ledger.dropped if ledger else 0,
+            ledger_dropped_kinds=dict(ledger.dropped_kinds) if ledger else {},
             strategy=strategy,
             compacted_indexes=list(compacted_indexes),
             phases=list(phases),
@@ -545,6 +559,7 @@ class CompactionService:
             max_words=max_words,
             instructions=instructions,
             template=template,
+            file_tools=tuple(options.file_tools or ()),
         )
 
     def _prompt_is_read(self) -> bool:

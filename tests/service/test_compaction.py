@@ -287,17 +287,50 @@ async def test_pending_tool_calls_are_not_summarized_away(tokenizer: TiktokenTok
 
 async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokenizer) -> None:
     service = make_service(tokenizer)
-    service.defaults = Defaults(**{**SERVICE_DEFAULTS.__dict__, "ledger_budget": 1500})
+    service.defaults = Defaults(**{**SERVICE_DEFAULTS.__dict__, "ledger_budget": None})
     messages = parse([system("s"), user("Never use tabs."), assistant("ok")])
     result = await service.compact(CompactRequest(messages=messages, force=True))
     assert result.summary == (
-        "SUMMARY\n\n## Ledger\n- [instruction] Never use tabs.\n- [goal] Never use tabs."
+        "SUMMARY\n\n## Ledger\n- [goal] Never use tabs.\n- [instruction] Never use tabs."
     )
     assert [(f.kind, f.in_summary) for f in result.ledger] == [
-        ("instruction", False),
         ("goal", False),
+        ("instruction", False),
     ]
     assert result.ledger_dropped == 0
+    assert result.stats is not None
+    # 5% of the 200k window, under the 20k cap; the ledger's own tokens are reported.
+    assert result.stats.ledger_budget == 10_000
+    assert result.stats.ledger_token_count == tokenizer.count(
+        "## Ledger\n- [goal] Never use tabs.\n- [instruction] Never use tabs."
+    )
+
+
+@pytest.mark.parametrize(
+    ("window", "budget"), [(64_000, 3200), (8000, 1000), (1_000_000, 20_000), (None, 10_000)]
+)
+async def test_the_ledger_budget_follows_the_window_within_floor_and_cap(
+    tokenizer: TiktokenTokenizer, window: int | None, budget: int
+) -> None:
+    service = make_service(tokenizer)
+    service.defaults = Defaults(**{**SERVICE_DEFAULTS.__dict__, "ledger_budget": None})
+    messages = parse([system("s"), user("Go."), assistant("ok")])
+    options = CompactOptions(context_window=window)
+    result = await service.compact(CompactRequest(messages=messages, options=options, force=True))
+    assert result.stats is not None
+    assert result.stats.ledger_budget == budget
+
+
+async def test_facts_left_out_are_counted_by_kind(tokenizer: TiktokenTokenizer) -> None:
+    service = make_service(tokenizer)
+    reads = [m for i in range(40) for m in read_round(f"src/module_{i}.py")]
+    messages = parse([system("s"), user("Go."), *reads, user("Next."), assistant("ok")])
+    options = CompactOptions(ledger_budget=60)
+    result = await service.compact(CompactRequest(messages=messages, options=options, force=True))
+    assert result.ledger_dropped == sum(result.ledger_dropped_kinds.values()) > 0
+    # Paths come first: what is left out is the requests, then the older paths.
+    assert set(result.ledger_dropped_kinds) <= {"file_read", "goal", "request"}
+    assert [f.kind for f in result.ledger] == ["file_read"] * len(result.ledger)
 
 
 class RecordingExtractive(ExtractiveSummarizer):

@@ -1,0 +1,76 @@
+"""Whether a tool result is an error, and the line that names it.
+
+Providers disagree on the flag: the Anthropic shape has `is_error`, the OpenAI shape's
+`tool` messages have nothing, and many harnesses never set it. So a result is an error
+when the provider says so *or* when its text says so: a Python traceback, an `Error:` /
+`error:` / `fatal:` line, a compiler or linter diagnostic (`E999 IndentationError: ...`,
+`src/a.ts:3:5 - error TS2322: ...`), a non-zero exit code, "command not found", "timed
+out", "not executed", a call that was cancelled. The same session then gives the same
+errors in both shapes.
+
+The line kept is the one that names the error, never simply the last line: SWE-agent ends
+a failed edit with boilerplate ("DO NOT re-run the same failed edit command"), while the
+line that matters ("E999 IndentationError: unexpected indent") is in the middle. A
+traceback's key line is its last exception line.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TRACEBACK = "Traceback (most recent call last)"
+# Strongest first: an exception or diagnostic by name, then an error keyword at the start
+# of a line, then phrases that say a command failed.
+_EXCEPTION = re.compile(
+    r"^\W{0,3}(?:E\d{3,4}\s+)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b(?::|$)"
+    r"|^\W{0,3}[EF]\d{3,4}\s+\S|:\d+(?::\d+)?:?\s+[EF]\d{3,4}\s"
+    r"|\berror(?:\[\w+\]| TS\d+)?:\s"
+    r"|\bpanic:\s",
+)
+_KEYWORD = re.compile(
+    r"^\W{0,3}(?:error|fatal|failed|failure|exception)\b\W"
+    r"|^\W{0,3}(?:\[error\]|ERROR\b|FAILED\b|FAIL\b)",
+    re.IGNORECASE,
+)
+_FAILED = re.compile(
+    r"command not found|no such file or directory|permission denied|timed? ?out\b"
+    r"|\bnot executed\b|non-zero exit|exit(?:ed with)? (?:code|status):? *[1-9]"
+    r"|exit code:? *[1-9]|returned (?:exit status|code) [1-9]",
+    re.IGNORECASE,
+)
+# A whole result that is only a status saying the call did not run.
+_STOPPED = re.compile(
+    r"^\W*(?:cancell?ed|canceled|interrupted|aborted|rejected)\b[^\n]{0,60}$", re.IGNORECASE
+)
+MAX_SCANNED_LINES = 400
+
+
+def error_line(text: str, is_error: bool | None = False) -> str | None:
+    """The line naming the error when `text` (or the provider's flag) says the call failed;
+    None for a result that is not an error. A flagged result that names nothing gives its
+    first non-empty line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(no error text)" if is_error else None
+    found = _key_line(lines)
+    if found is not None:
+        return found
+    return lines[0] if is_error else None
+
+
+def _key_line(lines: list[str]) -> str | None:
+    if len(lines) == 1 and _STOPPED.match(lines[0]):
+        return lines[0]
+    # Long outputs: errors are near the end of a log or at its start; the middle is skipped.
+    if len(lines) > MAX_SCANNED_LINES:
+        half = MAX_SCANNED_LINES // 2
+        lines = [*lines[:half], *lines[-half:]]
+    if any(line.startswith(_TRACEBACK) for line in lines):
+        exceptions = [line for line in lines if _EXCEPTION.search(line)]
+        if exceptions:
+            return exceptions[-1]
+    for pattern in (_EXCEPTION, _KEYWORD, _FAILED):
+        for line in lines:
+            if pattern.search(line):
+                return line
+    return None
