@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.core.assemble import RESTORED_PREFIX, SUMMARY_PREFIX
 from app.core.extractive import EDITOR_TOOLS, extract_facts
@@ -38,6 +38,8 @@ from app.core.messages import (
 )
 
 LEDGER_HEADING = "## Ledger"
+# The closing line after the ledger (a quote, never a fact line).
+CLOSING_MARK = "> Recall: "
 DEFAULT_LEDGER_BUDGET = 1500  # the budget of a ledger asked for without a window
 DEFAULT_LEDGER_SHARE = 0.05
 DEFAULT_LEDGER_FLOOR = 1000
@@ -373,9 +375,29 @@ def guard_summary(
     budget: int,
     count: Callable[[str], int],
     vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+    closing: str = "",
 ) -> LedgerReport:
-    """The summary with the ledger of `rest` (merged with earlier ledgers) appended."""
-    body = summary.split(f"\n{LEDGER_HEADING}\n", 1)[0].rstrip()
+    """The summary with the ledger of `rest` (merged with earlier ledgers) appended, and
+    `closing` after it (a line that is no fact: the next ledger never carries it)."""
+    body = _without_closing(summary.split(f"\n{LEDGER_HEADING}\n", 1)[0].rstrip())
+    report = _guard(body, rest, budget, count, vocabulary)
+    if not closing:
+        return report
+    return replace(report, text=f"{report.text}\n\n{CLOSING_MARK}{closing}")
+
+
+def _without_closing(text: str) -> str:
+    """The text before an earlier closing line (an LLM may copy one)."""
+    return text.split(f"\n{CLOSING_MARK}", 1)[0].rstrip()
+
+
+def _guard(
+    body: str,
+    rest: Sequence[Message],
+    budget: int,
+    count: Callable[[str], int],
+    vocabulary: Vocabulary,
+) -> LedgerReport:
     facts = _one_goal(merge(previous_ledgers(rest), extract_ledger(rest, vocabulary)))
     if budget <= 0 or not facts:
         return LedgerReport(body, (), 0, budget=max(budget, 0))

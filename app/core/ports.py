@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from app.core.messages import Message
+from app.core.recall import RecallHit
 
 
 class Tokenizer(Protocol):
@@ -158,6 +159,13 @@ class ArchiveStore(Protocol):
     def load(self, archive_id: str) -> Archive | None: ...
 
     def writable(self) -> bool: ...
+
+    def search(self, session_id: str, query: str, limit: int) -> list[RecallHit]:
+        """The best `limit` matches of `query` among the archives saved with this
+        `session_id` and no other (`app.core.recall.search` over `index_archive` of each,
+        oldest archive first). A session with no archives has none; raises `ArchiveError`
+        when an archive cannot be read."""
+        ...
 
 
 class ProviderCounter(Protocol):

@@ -63,7 +63,10 @@ def index_archive(messages: Sequence[Mapping[str, Any]]) -> tuple[RecallEntry, .
         if text:
             entries.append(
                 RecallEntry(
-                    index, str(message.get("role", "")), _tool_name(message, names), text,
+                    index,
+                    str(message.get("role", "")),
+                    _tool_name(message, names),
+                    text,
                     text.lower(),
                 )
             )
@@ -183,3 +186,12 @@ def snippet(entry: RecallEntry, words: Sequence[str], phrase: str, chars: int) -
     start = max(0, min(start, end - chars))
     text = " ".join(entry.text[start:end].split())
     return f"{'… ' if start > 0 else ''}{text}{' …' if end < len(entry.text) else ''}"
+
+
+def recall_note(session_id: str) -> str:
+    """The closing line of a summary: what was compacted can be looked up, and how."""
+    return (
+        "earlier details of this session (exact tool outputs, errors, file contents, "
+        "messages) are archived, not lost: to look one up, call the `recall` tool with a "
+        f'query (POST /sessions/{session_id}/recall {{"query": "..."}}).'
+    )

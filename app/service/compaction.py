@@ -74,6 +74,7 @@ from app.core.prompt import (
     build_summary_prompt,
     serialize_for_summary,
 )
+from app.core.recall import recall_note
 from app.core.records import (
     SUMMARIZING_STRATEGIES,
     CompactionRecord,
@@ -363,7 +364,7 @@ class CompactionService:
         )
         if summarized is None:
             return prepared.unchanged("summarization_failed", warnings)
-        ledger = await self.ledger(summarized.text, partition.rest, options)
+        ledger = await self.ledger(summarized.text, partition.rest, options, request.session_id)
 
         selection = await self.restore(messages, options, request.session_id, warnings)
         assembled = assemble_messages(partition.head, ledger.text, selection.restored)
@@ -383,9 +384,14 @@ class CompactionService:
         )
 
     async def ledger(
-        self, summary: str, covered: Sequence[Message], options: CompactOptions
+        self,
+        summary: str,
+        covered: Sequence[Message],
+        options: CompactOptions,
+        session_id: str | None = None,
     ) -> LedgerReport:
-        """The summary with the fact ledger of the messages it covers appended."""
+        """The summary with the fact ledger of the messages it covers appended; with a
+        session, a closing line saying how to recall what the archive holds."""
         return await to_thread.run_sync(
             guard_summary,
             summary,
@@ -393,6 +399,7 @@ class CompactionService:
             self.ledger_budget(options),
             self.tokenizer.count,
             Vocabulary.from_specs(options.file_tools or ()),
+            recall_note(session_id) if session_id else "",
         )
 
     def ledger_budget(self, options: CompactOptions) -> int:

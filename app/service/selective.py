@@ -161,7 +161,7 @@ class _Outcome:
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
         self.ledger = await service.ledger(
-            summarized.text, messages[planned.head_length :], options
+            summarized.text, messages[planned.head_length :], options, request.session_id
         )
         self.selection = await service.restore(messages, options, request.session_id, self.warnings)
         out = [

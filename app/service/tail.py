@@ -53,7 +53,7 @@ async def compact_tail(
         return prepared.unchanged("summarization_failed", warnings)
     start, cutoff = archive_span(messages, plan.compacted_indexes, service.now().isoformat())
     text = archived_text(archived_header(start, cutoff), summarized.text)
-    ledger = await service.ledger(text, plan.older, options)
+    ledger = await service.ledger(text, plan.older, options, request.session_id)
     output = assemble_tail(head, ledger.text, plan.kept)
     return await service.compacted(
         prepared,

@@ -13,6 +13,7 @@ from app.core.extractive import ExtractiveSummarizer, extract_summary
 from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import MOST_RECENT_RULE
+from app.core.recall import recall_note
 from app.core.tokens import count_total
 from app.service.compaction import CompactionService, CompactRequest, Defaults
 from tests.builders import (
@@ -89,16 +90,18 @@ async def test_forced_compaction_produces_seed_000_output(tokenizer: TiktokenTok
     messages = parse(CONVERSATION)
     result = await service.compact(CompactRequest(messages=messages, force=True, session_id="s-1"))
     out = dump_messages(result.messages)
+    # With a session, the summary closes with how to recall what the archive holds.
+    summary = f"SUMMARY\n\n> Recall: {recall_note('s-1')}"
     assert out == [
         {"role": "system", "content": "You are a coding agent."},
-        {"role": "user", "content": "[Conversation compressed]\n\nSUMMARY"},
+        {"role": "user", "content": f"[Conversation compressed]\n\n{summary}"},
         {"role": "assistant", "content": SUMMARY_ACK},
         {"role": "user", "content": "[Restored after compact] b.py:\nnew b\n"},
         {"role": "assistant", "content": "Noted, file content restored."},
         {"role": "user", "content": "[Restored after compact] a.py:\nnew a\n"},
         {"role": "assistant", "content": "Noted, file content restored."},
     ]
-    assert result.summary == "SUMMARY"
+    assert result.summary == summary
     assert [f.path for f in result.restored_files] == ["b.py", "a.py"]
     assert result.restored_files[0].token_count == tokenizer.count("new b\n")
     stats = result.stats
