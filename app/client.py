@@ -28,6 +28,7 @@ import httpx
 from pydantic import ConfigDict, ValidationError
 
 from app.api.job_schemas import ApplyResponse, JobResponse
+from app.api.recall_schemas import RecallResponse
 from app.api.schemas import (
     ArchiveResponse,
     CountResponse,
@@ -141,6 +142,11 @@ def _apply(job_id: str, messages: Messages) -> _Call[ApplyResponse]:
 
 def _archive(archive_id: str) -> _Call[ArchiveResponse]:
     return _Call("GET", f"/archives/{archive_id}", ArchiveResponse.model_validate)
+
+
+def _recall(session_id: str, query: str, limit: int | None) -> _Call[RecallResponse]:
+    path = f"/sessions/{session_id}/recall"
+    return _Call("POST", path, RecallResponse.model_validate, _body(query=query, limit=limit))
 
 
 _HEALTHZ = _Call("GET", "/healthz", HealthResponse.model_validate)
@@ -280,6 +286,10 @@ class ContextCompactClient:
     def get_archive(self, archive_id: str) -> ArchiveResponse:
         return self._send(_archive(archive_id))
 
+    def recall(self, session_id: str, query: str, limit: int | None = None) -> RecallResponse:
+        """Snippets of the session's archived messages matching `query`, best first."""
+        return self._send(_recall(session_id, query, limit))
+
     def healthz(self) -> HealthResponse:
         return self._send(_HEALTHZ)
 
@@ -403,6 +413,10 @@ class AsyncContextCompactClient:
 
     async def get_archive(self, archive_id: str) -> ArchiveResponse:
         return await self._send(_archive(archive_id))
+
+    async def recall(self, session_id: str, query: str, limit: int | None = None) -> RecallResponse:
+        """Snippets of the session's archived messages matching `query`, best first."""
+        return await self._send(_recall(session_id, query, limit))
 
     async def healthz(self) -> HealthResponse:
         return await self._send(_HEALTHZ)

@@ -101,6 +101,11 @@ async def test_async_compact_then_fetch_the_archive(aclient: AsyncContextCompact
     assert result.archive is not None
     archive = await aclient.get_archive(result.archive.id)
     assert (archive.session_id, archive.messages) == ("s-1", CONVERSATION[1:])
+    recalled = await aclient.recall("s-1", "src/app.py", limit=1)
+    assert [(h.archive_id, h.tool_name) for h in recalled.hits] == [
+        (result.archive.id, "read_file")
+    ]
+    assert (await aclient.recall("s-2", "src/app.py")).hits == []
 
 
 @pytest.mark.anyio
