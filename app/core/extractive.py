@@ -228,7 +228,7 @@ def _tool_call(use: ToolUseBlock, result: ToolResultBlock | None) -> ToolCall:
     else:
         shown = path or _one_line(input_json)
     text = None if result is None else tool_result_text(result)
-    error = None if result is None else error_line(text or "", result.is_error)
+    error = None if result is None else error_line(text or "", result.is_error, use.name)
     return ToolCall(
         name=use.name,
         label=f"{use.name} `{shown}`" if shown else use.name,

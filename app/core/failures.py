@@ -28,12 +28,11 @@ _EXCEPTION = re.compile(
     r"|\bpanic:\s",
 )
 _KEYWORD = re.compile(
-    r"^\W{0,3}(?:error|fatal|failed|failure|exception)\b\W"
-    r"|^\W{0,3}(?:\[error\]|ERROR\b|FAILED\b|FAIL\b)",
-    re.IGNORECASE,
+    r"^\W{0,3}(?i:error|fatal|failed|failure|exception)\s*:"
+    r"|^\W{0,3}(?:\[error\]|ERROR\b|FAILED\b|FAIL\b|failed to\b)",
 )
 _FAILED = re.compile(
-    r"command not found|no such file or directory|permission denied|timed? ?out\b"
+    r"command not found|no such file or directory|permission denied|\btimed out\b"
     r"|\bnot executed\b|non-zero exit|exit(?:ed with)? (?:code|status):? *[1-9]"
     r"|exit code:? *[1-9]|returned (?:exit status|code) [1-9]",
     re.IGNORECASE,
@@ -43,16 +42,26 @@ _STOPPED = re.compile(
     r"^\W*(?:cancell?ed|canceled|interrupted|aborted|rejected)\b[^\n]{0,60}$", re.IGNORECASE
 )
 MAX_SCANNED_LINES = 400
+# Tools whose output is content (a file, search hits, a listing): an error there is said
+# in its first lines ("Error: no such file"), while the content may quote any error text.
+_CONTENT_TOOL = re.compile(r"grep|search|read|view|list|glob|^ls$|find|open|fetch", re.I)
+CONTENT_STATUS_LINES = 2
 
 
-def error_line(text: str, is_error: bool | None = False) -> str | None:
+def is_content_tool(name: str) -> bool:
+    return bool(_CONTENT_TOOL.search(name))
+
+
+def error_line(text: str, is_error: bool | None = False, tool: str = "") -> str | None:
     """The line naming the error when `text` (or the provider's flag) says the call failed;
     None for a result that is not an error. A flagged result that names nothing gives its
-    first non-empty line."""
+    first non-empty line. For a content tool (`tool` reads, searches or lists), only the
+    first lines are read for an error."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return "(no error text)" if is_error else None
-    found = _key_line(lines)
+    scanned = lines[:CONTENT_STATUS_LINES] if not is_error and is_content_tool(tool) else lines
+    found = _key_line(scanned)
     if found is not None:
         return found
     return lines[0] if is_error else None

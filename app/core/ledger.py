@@ -156,12 +156,14 @@ def extract_ledger(
     goal = _cut(found.first_request) if found.first_request else None
     if goal:
         facts.append(Fact("goal", goal))
+    names = {call.id: call.name for message in messages for call in tool_uses(message)}
     failed = {
         block.tool_use_id
         for message in messages
         for block in message.blocks()
         if isinstance(block, ToolResultBlock)
-        and error_line(tool_result_text(block), block.is_error) is not None
+        and error_line(tool_result_text(block), block.is_error, names.get(block.tool_use_id, ""))
+        is not None
     }
     tracker = FileTracker(vocabulary)
     for message in messages:

@@ -74,3 +74,19 @@ def test_ordinary_output_is_no_error(text: str) -> None:
 def test_the_providers_flag_makes_any_text_an_error() -> None:
     assert error_line("something odd\nsecond line", is_error=True) == "something odd"
     assert error_line("", is_error=True) == "(no error text)"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["DEBUG    timeout=10", "┃ Engine ┃ Error ┃", "Retrying with a longer timeout"],
+)
+def test_log_words_that_only_mention_errors_are_no_error(text: str) -> None:
+    assert error_line(text) is None
+
+
+def test_a_content_tools_output_is_an_error_only_by_its_first_lines() -> None:
+    hits = "src/a.py:3: # ignore\nsrc/b.py:9: ok\nValueError: bad date"
+    assert error_line(hits, tool="grep_search") is None
+    assert error_line(hits, tool="run_terminal_cmd") == "ValueError: bad date"
+    missing = "Error: file not found: src/c.py"
+    assert error_line(missing, tool="read_file") == missing
