@@ -62,8 +62,10 @@ FAILED_SUFFIX = " (failed)"
 _FILE_KINDS = frozenset({"file_changed", "file_read"})
 _FACT_LINE = re.compile(r"^- \[([a-z_]+)\] (.+)$")
 _DROPPED_LINE = re.compile(r"^- \((\d+) more facts? did not fit the ledger budget\)$")
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_BOUNDARY = re.compile(r"[.!?\n]")
+# A sentence ends at a newline, or at `.!?` followed by whitespace: the dot of
+# `storage.ts` or `v1.2` ends nothing.
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))+[.!?]*")
+_BOUNDARY = re.compile(r"[.!?]+(?=\s|$)|\n")
 
 
 @dataclass(frozen=True)
@@ -261,7 +263,10 @@ def _sentences_matching(text: str, pattern: _Phrases) -> Iterable[str]:
         at = match.start()
         if at < end:
             continue  # a second match in the same sentence
-        start = max(end, *(text.rfind(mark, end, at) + 1 for mark in ".!?\n"))
+        start = end
+        # Up to the match's first letter, so that `$` cannot match right before it.
+        for boundary in _BOUNDARY.finditer(text, end, at + 1):
+            start = boundary.end()
         stop = _BOUNDARY.search(text, at)
         # A sentence ends after its `.!?` and before its newline.
         end = len(text) if stop is None else stop.end() - (stop.group() == "\n")

@@ -418,3 +418,16 @@ def test_a_fact_is_carried_across_three_compactions() -> None:
         Fact("request", "Step Two."),
         Fact("request", "Step Three."),
     ]
+
+
+def test_a_dot_inside_a_name_ends_no_sentence() -> None:
+    text = (
+        "Now I'll update the `upload.ts` file to use the new GCS storage module instead of "
+        "firebase-admin: done. Next v1.2 must not break."
+    )
+    first = (
+        "Now I'll update the `upload.ts` file to use the new GCS storage module instead of "
+        "firebase-admin: done."
+    )
+    assert list(_sentences_matching(text, _ABANDONED)) == [first]
+    assert list(_sentences_matching(text, _INSTRUCTION)) == [first, "Next v1.2 must not break."]
