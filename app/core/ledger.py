@@ -11,9 +11,13 @@ carried forward verbatim. The report says, for each fact, whether the summarizer
 text had it (a case- and whitespace-insensitive substring check of the fact's key: a path
 for file facts, the text otherwise), which shows how lossy a summarizer is.
 
-Budget order: user instructions, errors, failed approaches, changed files, goal, latest
-request, todos, commands, files read, identifiers; within a kind, recent before old. What
-does not fit is counted in the last line, never dropped silently.
+Budget order (`PRIORITY`): errors, changed files, files read, the goal, every later
+request of the user, instructions, commands, todos, failed approaches, identifiers;
+within a kind, recent before old. What does not fit is counted in the last line and by
+kind in the report, never dropped silently. The budget itself follows the context window
+(`LedgerBudget`). Requests and instructions are the user's own words only
+(`app.core.harness`); errors are found by text as well as by flag (`app.core.failures`);
+files by the agents' vocabularies (`app.core.file_ops`).
 """
 
 from __future__ import annotations
