@@ -100,7 +100,13 @@ class CompactOptions(BaseModel):
         examples=[["save_note.target:created", "editor.file[command=write]:edited"]],
     )
     max_summary_words: int | None = Field(
-        None, gt=0, le=20000, description="Word limit given to the summarizer."
+        None,
+        gt=0,
+        le=20000,
+        description=(
+            "Word limit given to the summarizer. Unset: the server's, lowered for a window "
+            "under 32k tokens to about the ledger's share of it (at least 200 words)."
+        ),
     )
     read_tools: list[str] | None = Field(
         None,

@@ -137,6 +137,18 @@ class LedgerReport:
     token_count: int = 0
 
 
+SUMMARY_WORDS_FLOOR = 200
+WORDS_PER_TOKEN = 0.75  # English prose in cl100k-like tokenizers, roughly
+
+
+def summary_words_for(context_window: int, share: float, configured: int) -> int:
+    """The summary's word limit for a window: `share` of it in tokens, as words, at most
+    the configured limit and at least `SUMMARY_WORDS_FLOOR` (a 64k window or larger keeps
+    the default 1200 words)."""
+    scaled = int(context_window * share * WORDS_PER_TOKEN)
+    return min(configured, max(SUMMARY_WORDS_FLOOR, scaled))
+
+
 @dataclass(frozen=True)
 class LedgerBudget:
     """The ledger's budget: `share` of the context window, at least `floor` and at most

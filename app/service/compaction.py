@@ -53,7 +53,7 @@ from app.core.dialects import Format, dump_as
 from app.core.errors import ArchiveError, CountError, SummarizerError
 from app.core.file_ops import Vocabulary
 from app.core.ids import archive_sha256
-from app.core.ledger import LedgerBudget, LedgerReport, guard_summary
+from app.core.ledger import LedgerBudget, LedgerReport, guard_summary, summary_words_for
 from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
 from app.core.ports import (
@@ -402,6 +402,16 @@ class CompactionService:
             recall_note(session_id) if session_id else "",
         )
 
+    def summary_words(self, options: CompactOptions) -> int:
+        """The request's word limit; else the server's, lowered for a small window so the
+        summary takes about the ledger's share of it too (`summary_words_for`)."""
+        if options.max_summary_words:
+            return options.max_summary_words
+        window = pick(options.context_window, self.defaults.thresholds.context_window)
+        return summary_words_for(
+            window, self.defaults.ledger.share, self.defaults.max_summary_words
+        )
+
     def ledger_budget(self, options: CompactOptions) -> int:
         """The request's budget, else the server's fixed one, else its share of the window."""
         fixed = pick(options.ledger_budget, self.defaults.ledger_budget)
@@ -534,7 +544,7 @@ class CompactionService:
         return await summarize_in_chunks(
             rest,
             budget=pick(options.summary_input_budget, self.defaults.summary_input_budget),
-            max_words=options.max_summary_words or self.defaults.max_summary_words,
+            max_words=self.summary_words(options),
             instructions=instructions,
             tokenizer=self.tokenizer,
             build_request=lambda chunk: self._summary_request(
@@ -552,7 +562,7 @@ class CompactionService:
         instructions: str | None,
         template: SummaryTemplate = "sections",
     ) -> SummaryRequest:
-        max_words = options.max_summary_words or self.defaults.max_summary_words
+        max_words = self.summary_words(options)
         build = build_archived_prompt if template == "archived" else build_summary_prompt
         prompt = (
             build(serialize_for_summary(rest), max_words, instructions)

@@ -380,3 +380,17 @@ async def test_an_llm_with_an_extractive_fallback_still_gets_the_prompt(
     await service.compact(CompactRequest(messages=parse(CONVERSATION), force=True))
     (request,) = llm.requests
     assert MOST_RECENT_RULE in request.prompt
+
+
+async def test_a_small_window_lowers_the_summary_word_limit(tokenizer: TiktokenTokenizer) -> None:
+    summarizer = FakeSummarizer()
+    service = make_service(tokenizer, summarizer=summarizer)
+    for window, words in ((16_000, 600), (200_000, 1200)):
+        options = CompactOptions(context_window=window)
+        await service.compact(
+            CompactRequest(messages=parse(CONVERSATION), options=options, force=True)
+        )
+        assert summarizer.requests[-1].max_words == words
+    options = CompactOptions(context_window=16_000, max_summary_words=900)
+    await service.compact(CompactRequest(messages=parse(CONVERSATION), options=options, force=True))
+    assert summarizer.requests[-1].max_words == 900
