@@ -10,8 +10,9 @@ errors in both shapes.
 
 The line kept is the one that names the error, never simply the last line: SWE-agent ends
 a failed edit with boilerplate ("DO NOT re-run the same failed edit command"), while the
-line that matters ("E999 IndentationError: unexpected indent") is in the middle. A
-traceback's key line is its last exception line.
+line that matters ("E999 IndentationError: unexpected indent") is in the middle. The key
+line is the first line that names an error; after a traceback, the last exception line
+of the last traceback. A log level alone (`ERROR    retrying`) names nothing.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from __future__ import annotations
 import re
 
 _TRACEBACK = "Traceback (most recent call last)"
-# Strongest first: an exception or diagnostic by name, then an error keyword at the start
-# of a line, then phrases that say a command failed.
+# The first line that names an error: an exception or diagnostic by name, an error keyword
+# at the start of a line, or a phrase that says a command failed.
 _EXCEPTION = re.compile(
     r"^\W{0,3}(?:E\d{3,4}\s+)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b(?::|$)"
     r"|^\W{0,3}[EF]\d{3,4}\s+\S|:\d+(?::\d+)?:?\s+[EF]\d{3,4}\s"
@@ -29,7 +30,7 @@ _EXCEPTION = re.compile(
 )
 _KEYWORD = re.compile(
     r"^\W{0,3}(?i:error|fatal|failed|failure|exception)\s*:"
-    r"|^\W{0,3}(?:\[error\]|ERROR\b|FAILED\b|FAIL\b|failed to\b)",
+    r"|^\W{0,3}(?:\[error\]|ERROR:|FAILED\b|FAIL\b|failed to\b)",
 )
 _FAILED = re.compile(
     r"command not found|no such file or directory|permission denied|\btimed out\b"
@@ -74,12 +75,12 @@ def _key_line(lines: list[str]) -> str | None:
     if len(lines) > MAX_SCANNED_LINES:
         half = MAX_SCANNED_LINES // 2
         lines = [*lines[:half], *lines[-half:]]
-    if any(line.startswith(_TRACEBACK) for line in lines):
-        exceptions = [line for line in lines if _EXCEPTION.search(line)]
+    starts = [i for i, line in enumerate(lines) if _TRACEBACK in line]
+    if starts:
+        exceptions = [line for line in lines[starts[-1] :] if _EXCEPTION.search(line)]
         if exceptions:
             return exceptions[-1]
-    for pattern in (_EXCEPTION, _KEYWORD, _FAILED):
-        for line in lines:
-            if pattern.search(line):
-                return line
+    for line in lines:
+        if _EXCEPTION.search(line) or _KEYWORD.search(line) or _FAILED.search(line):
+            return line
     return None

@@ -90,3 +90,15 @@ def test_a_content_tools_output_is_an_error_only_by_its_first_lines() -> None:
     assert error_line(hits, tool="run_terminal_cmd") == "ValueError: bad date"
     missing = "Error: file not found: src/c.py"
     assert error_line(missing, tool="read_file") == missing
+
+
+def test_the_first_line_naming_an_error_is_kept_and_a_log_level_alone_names_nothing() -> None:
+    text = (
+        "collected 3 items\n"
+        "FAILED tests/test_api.py::test_search - AssertionError: assert 1 == 2\n"
+        "AssertionError: assert 1 == 2\n"
+    )
+    assert (
+        error_line(text) == "FAILED tests/test_api.py::test_search - AssertionError: assert 1 == 2"
+    )
+    assert error_line("ERROR    retrying in 2s\nall done") is None
