@@ -53,6 +53,7 @@ from app.api.spec import finish_openapi
 from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
 from app.core.jobs import JobQueue, JobStore
+from app.core.ledger import LedgerBudget
 from app.core.ports import ArchiveStore, ProviderCounter, SeenStore, Summarizer, Tokenizer
 from app.core.records import RecordStore
 from app.core.restore import RestoreLimits, read_tools_from
@@ -244,6 +245,9 @@ def build_service(
             read_tools=read_tools_from(settings.read_tools),
             max_summary_words=settings.max_summary_words,
             ledger_budget=settings.ledger_budget,
+            ledger=LedgerBudget(
+                settings.ledger_share, settings.ledger_min_tokens, settings.ledger_max_tokens
+            ),
             keep_recent_rounds=settings.keep_recent_rounds,
             prune_keep_recent=settings.prune_keep_recent,
             prune_exclude_tools=tuple(settings.prune_exclude_tools),

@@ -99,9 +99,20 @@ class Settings(BaseSettings):
         description="model of the summary call (set it for `openai`, e.g. `qwen2.5-coder:32b`)",
     )
     max_summary_words: int = Field(1200, gt=0, description="word limit given to the summarizer")
-    ledger_budget: int = Field(
-        1500, ge=0, description="token budget of the fact ledger appended to every summary (0: off)"
+    ledger_budget: int | None = Field(
+        None,
+        ge=0,
+        description=(
+            "fixed token budget of the fact ledger appended to every summary (0: off); unset: "
+            "`ledger_share` of the context window, within `ledger_min_tokens` and "
+            "`ledger_max_tokens`"
+        ),
     )
+    ledger_share: float = Field(
+        0.05, gt=0, le=0.5, description="the ledger's budget as a share of the context window"
+    )
+    ledger_min_tokens: int = Field(1000, ge=0, description="the ledger's budget, at least")
+    ledger_max_tokens: int = Field(20_000, ge=0, description="the ledger's budget, at most")
     summary_max_tokens: int = Field(4096, gt=0, description="`max_tokens` of the summary call")
     summary_timeout: float = Field(60.0, gt=0, description="seconds per attempt")
     summary_attempts: int = Field(
@@ -343,6 +354,8 @@ class Settings(BaseSettings):
     def _overflow_above_threshold(self) -> Settings:
         if self.overflow_threshold < self.threshold:
             raise ValueError("overflow_threshold must be >= threshold")
+        if self.ledger_max_tokens < self.ledger_min_tokens:
+            raise ValueError("ledger_max_tokens must be >= ledger_min_tokens")
         return self
 
     @property

@@ -6,8 +6,10 @@ Ground truth, per transcript of the corpus's *.anthropic.json (`bench/corpus.py`
 - files: every path the agent read, created, edited or deleted (the same extraction the
   extractive summarizer uses: file-tool calls, SWE-agent's `create`/`edit`, shell `rm`);
 - commands: the first line of every tool call's `input.command`;
-- errors: for every tool result marked `is_error`, its last non-empty line, cut to 120
-  characters (errors are identified by that line, as the ledger and summary show them).
+- errors: for every tool result that is an error (marked `is_error`, or saying so in its
+  text: `app.core.failures`), the line that names the error, cut to 120 characters;
+- user requests: the first 120 characters of each user message's own words
+  (`app.core.harness`: not tool results, not text the agent's harness injected).
 A fact is present when its text occurs verbatim in the compacted messages' text.
 
 Cases: (a) the extractive summarizer, no ledger; (b) a lossy LLM that answers one generic
@@ -30,6 +32,8 @@ from itertools import pairwise
 from typing import Any
 
 from app.core.extractive import ExtractiveSummarizer, extract_facts
+from app.core.failures import error_line
+from app.core.harness import user_words
 from app.core.messages import Message, message_text, tool_result_text, tool_uses
 from app.core.ports import Summarizer, SummaryRequest
 from app.main import build_service
@@ -41,6 +45,7 @@ from bench.results import write_section
 CORPUS = CORPUS_DIR
 SECTION = "## Summary fidelity"
 ERROR_CHARS = 120
+REQUEST_CHARS = 120
 
 
 class LossySummarizer:
@@ -97,10 +102,13 @@ def ground_truth(messages: list[Message]) -> set[str]:
             if isinstance(command, str) and command.strip():
                 facts.add(command.strip().split("\n", 1)[0])
     for block in results.values():
-        if block.is_error:
-            lines = [line for line in tool_result_text(block).splitlines() if line.strip()]
-            if lines:
-                facts.add(lines[-1].strip()[:ERROR_CHARS].rstrip())
+        line = error_line(tool_result_text(block), block.is_error)
+        if line is not None:
+            facts.add(line[:ERROR_CHARS].rstrip())
+    for message in messages:
+        words = " ".join(user_words(message).split())
+        if words:
+            facts.add(words[:REQUEST_CHARS].rstrip())
     return facts
 
 
@@ -164,7 +172,8 @@ def render(table: list[tuple[str, dict[str, float]]]) -> str:
         "",
         f"`python -m bench.fidelity` on {datetime.now(UTC):%Y-%m-%d}, Python "
         f"{platform.python_version()}, {platform.machine()}. Share of ground-truth facts (file "
-        "paths touched, commands run, error lines) present in the compacted context; see the "
+        "paths touched, commands run, error lines, user requests) present in the compacted "
+        "context; see the "
         "module docstring for the definitions.",
         "",
         "| case | min | mean | " + " | ".join(n.removeprefix("swe-") for n in names) + " |",

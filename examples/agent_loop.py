@@ -7,6 +7,11 @@ plus the input about to be sent (no tokenizing: the provider already counted). W
 input, so the new request is never summarized away, and continues from the compacted
 list. `call_model` stands in for your LLM client.
 
+It also gives the model the `recall` tool (`examples/recall_tool.json`: add its
+`anthropic` or `openai` entry to your call's tools). After a compaction the summary says
+that earlier details can be recalled; when the model calls `recall`, the loop answers from
+the session's archives (`POST /sessions/{session_id}/recall`) and calls the model again.
+
     pip install ./clients/python          # the client; depends on httpx only
     python -m app serve &                 # the service on 127.0.0.1:8080
     python examples/agent_loop.py
@@ -14,15 +19,24 @@ list. `call_model` stands in for your LLM client.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from context_compact_client import ContextCompactClient
+from context_compact_client import ContextCompactClient, ContextCompactError
+from context_compact_client.types import RecallResponse
 
 SERVICE = "http://127.0.0.1:8080"
 CONTEXT_WINDOW = 200_000
 SESSION_ID = "example-session"
+# The tool definition to add to the model call's `tools` (Anthropic shape; "openai" for
+# the Chat Completions one).
+RECALL_TOOL: dict[str, Any] = json.loads(
+    Path(__file__).with_name("recall_tool.json").read_text(encoding="utf-8")
+)["anthropic"]
+MAX_RECALLS_PER_TURN = 3
 
 Message = dict[str, Any]
 Usage = Mapping[str, int]
@@ -70,7 +84,60 @@ def run(
         session.messages.append({"role": "user", "content": text})
         reply, usage = call_model(session.messages)
         session.messages.append(reply)
+        for _ in range(MAX_RECALLS_PER_TURN):
+            calls = recall_calls(reply)
+            if not calls:
+                break
+            session.messages.append(answer_recalls(client, calls))
+            reply, usage = call_model(session.messages)
+            session.messages.append(reply)
     return session
+
+
+def recall_calls(reply: Message) -> list[dict[str, Any]]:
+    """The model's calls of the `recall` tool in its reply (Anthropic shape)."""
+    content = reply.get("content")
+    if not isinstance(content, list):
+        return []
+    return [
+        block
+        for block in content
+        if block.get("type") == "tool_use" and block.get("name") == RECALL_TOOL["name"]
+    ]
+
+
+def answer_recalls(client: ContextCompactClient, calls: Sequence[dict[str, Any]]) -> Message:
+    """One tool result per call, from the session's archives."""
+    results = []
+    for call in calls:
+        arguments = call.get("input") or {}
+        try:
+            found = client.recall(
+                SESSION_ID, str(arguments.get("query", "")), arguments.get("limit")
+            )
+        except ContextCompactError as exc:
+            results.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": call["id"],
+                    "content": str(exc),
+                    "is_error": True,
+                }
+            )
+            continue
+        results.append({"type": "tool_result", "tool_use_id": call["id"], "content": render(found)})
+    return {"role": "user", "content": results}
+
+
+def render(found: RecallResponse) -> str:
+    """The hits as the model reads them: where each came from, then its snippet."""
+    if not found["hits"]:
+        return "No archived message matches."
+    return "\n\n".join(
+        f"[archive {hit['archive_id']}, message {hit['message_index']}, {hit['role']}"
+        f"{', tool ' + hit['tool_name'] if hit.get('tool_name') else ''}]\n{hit['snippet']}"
+        for hit in found["hits"]
+    )
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from app.core.ports import (
     Tokenizer,
     WorkdirReader,
 )
+from app.core.recall import RecallHit, index_archive, search
 from app.core.records import CompactionRecord
 from app.core.restore import FileReadTool, RestoreLimits
 from app.service.compaction import CompactionService, Defaults
@@ -169,6 +170,10 @@ class MemoryArchive:
 
     def writable(self) -> bool:
         return not self.fail
+
+    def search(self, session_id: str, query: str, limit: int) -> list[RecallHit]:
+        mine = sorted(a.ref.id for a in self.saved.values() if a.ref.session_id == session_id)
+        return search(((i, index_archive(self.saved[i].messages)) for i in mine), query, limit)
 
 
 class MemoryRecords:

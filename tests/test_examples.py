@@ -84,6 +84,40 @@ def test_the_agent_loop_compacts_when_told_and_keeps_the_new_input(
     ]
 
 
+def test_the_agent_loop_answers_recall_from_the_sessions_archives(
+    service_url: str, load_example: Callable[[str], ModuleType]
+) -> None:
+    agent_loop = load_example("agent_loop")
+    seen: list[list[dict[str, Any]]] = []
+
+    def fake_model(messages: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, int]]:
+        """After the first compaction, recalls what step 1 said once; replies otherwise."""
+        seen.append(list(messages))
+        compressed = str(messages[1].get("content", "")).startswith("[Conversation compressed]")
+        asked = any(isinstance(m["content"], list) for m in messages)
+        if compressed and not asked:
+            call = {"type": "tool_use", "id": "r1", "name": "recall", "input": {"query": "Step 1"}}
+            return {"role": "assistant", "content": [call]}, {"input_tokens": 100}
+        # A long reply: compacting a history of short ones would grow it (and be refused).
+        reply = f"reply {len(seen)}: " + "a detail of the work so far. " * 100
+        return {"role": "assistant", "content": reply}, {"input_tokens": 1000 * len(messages)}
+
+    with ContextCompactClient(service_url, timeout=30) as client:
+        session = agent_loop.run(client, fake_model, turns=6, context_window=10_000)
+    summary = session.messages[1]["content"]
+    assert f"POST /sessions/{agent_loop.SESSION_ID}/recall" in summary
+    [answer] = [
+        m for m in session.messages if isinstance(m["content"], list) and m["role"] == "user"
+    ]
+    [result] = answer["content"]
+    assert result["tool_use_id"] == "r1"
+    assert result["content"].startswith("[archive ")
+    assert ", message 2, user]\nStep 1: keep going." in result["content"]
+    tools = json.loads((EXAMPLES / "recall_tool.json").read_text())
+    assert tools["anthropic"] == agent_loop.RECALL_TOOL
+    assert tools["openai"]["function"]["parameters"] == tools["anthropic"]["input_schema"]
+
+
 def test_the_curl_script_runs_every_call(service_url: str) -> None:
     done = subprocess.run(
         ["bash", str(EXAMPLES / "curl.sh")],

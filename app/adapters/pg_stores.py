@@ -29,6 +29,7 @@ from app.core.errors import ArchiveError, RecordStoreError, SeenStoreError
 from app.core.ids import is_valid_id
 from app.core.jobs import IN_FLIGHT, JobStoreError, JobTakenOverError
 from app.core.ports import Archive, ArchiveRef
+from app.core.recall import RecallHit, index_archive, search
 from app.core.records import CompactionRecord
 
 log = logging.getLogger("context_compact.database")
@@ -108,6 +109,26 @@ class PgArchiveStore:
             ArchiveRef(id=r[0], session_id=session_id, message_count=r[1], sha256=r[2])
             for r in rows
         ]
+
+    def search(self, session_id: str, query: str, limit: int) -> list[RecallHit]:
+        """The best matches of `query` in this session's archives, oldest first, by the
+        same pure matcher as the file store: the session column keeps other sessions'
+        archives out, and each body is checked against its sha256 before it is read."""
+        if not is_valid_id(session_id):
+            return []
+        with _errors(ArchiveError, "archive search failed"), self._db.connection() as conn:
+            rows = conn.execute(
+                "SELECT id, body, body_sha256 FROM compact_archives"
+                " WHERE session_id = %s ORDER BY id",
+                (session_id,),
+            ).fetchall()
+        found = []
+        for archive_id, raw, digest in rows:
+            body = bytes(raw)
+            if hashlib.sha256(body).hexdigest() != digest:
+                raise ArchiveError(f"archive {archive_id} is corrupt: checksum mismatch")
+            found.append((archive_id, index_archive(decode_archive(archive_id, body).messages)))
+        return search(found, query, limit)
 
     def writable(self) -> bool:
         return self.unavailable_reason() is None

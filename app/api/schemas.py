@@ -395,6 +395,8 @@ _RESULT_EXAMPLE: JsonDict = {
         "retained_message_count": 1,
         "restored_file_count": 1,
         "restored_token_count": 812,
+        "ledger_budget": 7617,
+        "ledger_token_count": 1840,
     },
     "archive": {
         "id": "01795389068102951832-bb8a6efe30a6",
@@ -408,6 +410,7 @@ _RESULT_EXAMPLE: JsonDict = {
         {"kind": "file_changed", "text": "src/app.py (edited)", "in_summary": True},
     ],
     "ledger_dropped": 0,
+    "ledger_dropped_kinds": {},
     "strategy": "full",
     "compacted_indexes": [1, 2, 3],
     "phases": [],

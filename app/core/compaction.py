@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.core.dialects import dump_as
+from app.core.file_ops import Vocabulary
 from app.core.messages import Message
 from app.core.restore import read_tools_from
 from app.core.vocabulary import Format, StrategyName
@@ -86,10 +87,28 @@ class CompactOptions(BaseModel):
         None,
         ge=0,
         le=100_000,
-        description="Token budget of the fact ledger appended to the summary (0 disables it).",
+        description=(
+            "Token budget of the fact ledger appended to the summary (0 disables it). Unset: "
+            "the server's share of `context_window`, within its floor and cap."
+        ),
+    )
+    file_tools: list[str] | None = Field(
+        None,
+        description=(
+            "Tools that touch files, beside the built-in vocabulary of common agents: "
+            "`tool_name.path_field:kind` or `tool_name.path_field[command=value]:kind`, kind "
+            "one of read, created, edited, deleted."
+        ),
+        examples=[["save_note.target:created", "editor.file[command=write]:edited"]],
     )
     max_summary_words: int | None = Field(
-        None, gt=0, le=20000, description="Word limit given to the summarizer."
+        None,
+        gt=0,
+        le=20000,
+        description=(
+            "Word limit given to the summarizer. Unset: the server's, lowered for a window "
+            "under 32k tokens to about the ledger's share of it (at least 200 words)."
+        ),
     )
     read_tools: list[str] | None = Field(
         None,
@@ -143,6 +162,10 @@ class CompactOptions(BaseModel):
             read_tools_from(self.read_tools or ())
         except ValueError as exc:
             raise ValueError(f"read_tools: {exc}") from None
+        try:
+            Vocabulary.from_specs(self.file_tools or ())
+        except ValueError as exc:
+            raise ValueError(f"file_tools: {exc}") from None
         return self
 
 
@@ -169,8 +192,8 @@ class LedgerFactInfo(BaseModel):
     model_config = _FROZEN
     kind: str = Field(
         description=(
-            "instruction | error | failed_approach | file_changed | goal | latest_request | "
-            "todo | command | file_read | identifier"
+            "error | file_changed | file_read | goal | request | latest_request (earlier "
+            "ledgers) | instruction | command | todo | failed_approach | identifier"
         )
     )
     text: str
@@ -239,6 +262,8 @@ class CompactStats(BaseModel):
     )
     restored_file_count: int
     restored_token_count: int
+    ledger_budget: int = Field(0, description="Token budget the fact ledger had (0: no ledger).")
+    ledger_token_count: int = Field(0, description="Tokens the fact ledger took.")
 
 
 class ArchiveInfo(BaseModel):
@@ -271,6 +296,10 @@ class CompactResult(BaseModel):
         description="The facts of the ledger appended to the summary (seed 003 §7.1).",
     )
     ledger_dropped: int = Field(0, description="Facts left out of the ledger by its budget.")
+    ledger_dropped_kinds: dict[str, int] = Field(
+        default_factory=dict,
+        description="Of `ledger_dropped`, how many of each kind (facts of this compaction).",
+    )
     strategy: StrategyName = Field(
         "full",
         description=(

@@ -17,6 +17,16 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from app.core.assemble import RESTORED_PREFIX, SUMMARY_PREFIX
+from app.core.failures import error_line
+from app.core.file_ops import (
+    DEFAULT_VOCABULARY,
+    FILE_KINDS,
+    PATH_FIELDS,
+    FileTracker,
+    Vocabulary,
+    shell_command,
+)
+from app.core.harness import user_words
 from app.core.messages import (
     Message,
     TextBlock,
@@ -32,24 +42,13 @@ from app.core.rounds import opens_round, segment_rounds
 from app.core.tokens import compact_json
 
 HEADINGS = tuple(f"## {title}" for title, _ in DIMENSIONS)
-# What a tool does to the file it names. SWE-agent's `create`/`open` name it as the second
-# word of `input.command`; its `edit`/`insert` change the file opened or created last.
-FILE_TOOLS = (
-    dict.fromkeys(("read_file", "Read", "view", "read_text_file", "open"), "read")
-    | dict.fromkeys(("write_file", "Write", "create"), "created")
-    | dict.fromkeys(("edit_file", "Edit", "MultiEdit", "str_replace", "edit", "insert"), "edited")
-)
 EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool"})
-EDITOR_KINDS = {"view": "read", "create": "created", "str_replace": "edited", "insert": "edited"}
-PATH_FIELDS = ("path", "file_path", "filename")
-FILE_KINDS = ("read", "created", "edited", "deleted")
 LINE_CHARS = 120
 # Items shown per list and words per quoted text, before the word limit trims them.
 DEFAULT_LIMITS: Mapping[str, int] = dict.fromkeys(FILE_KINDS, 20) | dict(
     tools=15, commands=10, errors=10, result=5, request_words=120, text_words=60
 )
 _WORD = re.compile(r"\"([^\"]*)\"|'([^']*)'|(\S+)")
-_SHELL_SEPARATOR = re.compile(r"&&|\|\||[;|]")
 _CARRIED_REQUEST = re.compile(r"^- First request: (.+)$", re.MULTILINE)
 _T = TypeVar("_T")
 
@@ -63,6 +62,7 @@ class ToolCall:
     input_json: str
     result: str | None
     is_error: bool
+    error: str | None = None  # the line that names the error
 
 
 @dataclass(frozen=True)
@@ -117,16 +117,24 @@ class ExtractiveSummarizer:
         """Nothing to release: no client."""
 
     async def summarize(self, request: SummaryRequest) -> str:
+        vocabulary = Vocabulary.from_specs(request.file_tools)
         if request.template == "archived":
-            return extract_archived(request.messages, request.max_words, request.instructions)
-        return extract_summary(request.messages, request.max_words, request.instructions)
+            return extract_archived(
+                request.messages, request.max_words, request.instructions, vocabulary
+            )
+        return extract_summary(
+            request.messages, request.max_words, request.instructions, vocabulary
+        )
 
 
 def extract_summary(
-    messages: Sequence[Message], max_words: int, instructions: str | None = None
+    messages: Sequence[Message],
+    max_words: int,
+    instructions: str | None = None,
+    vocabulary: Vocabulary = DEFAULT_VOCABULARY,
 ) -> str:
     """The five sections within `max_words`, unless even their barest form exceeds it."""
-    facts = extract_facts(messages)
+    facts = extract_facts(messages, vocabulary)
     focus = instructions.strip() if instructions else ""
     limits: dict[str, int] | None = dict(DEFAULT_LIMITS)
     while limits is not None:
@@ -137,7 +145,9 @@ def extract_summary(
     return "\n\n".join(f"{heading}\n- (trimmed)" for heading in HEADINGS)
 
 
-def extract_facts(messages: Sequence[Message]) -> ExtractedFacts:
+def extract_facts(
+    messages: Sequence[Message], vocabulary: Vocabulary = DEFAULT_VOCABULARY
+) -> ExtractedFacts:
     results = {
         block.tool_use_id: block
         for message in messages
@@ -148,7 +158,7 @@ def extract_facts(messages: Sequence[Message]) -> ExtractedFacts:
     carried: str | None = None
     last_text: str | None = None
     calls: list[ToolCall] = []
-    files = _FileOps()
+    files = _FileOps(vocabulary)
     for message in messages:
         text = "\n".join(b.text for b in message.blocks() if isinstance(b, TextBlock)).strip()
         if message.role == "assistant":
@@ -161,7 +171,9 @@ def extract_facts(messages: Sequence[Message]) -> ExtractedFacts:
                 found = _CARRIED_REQUEST.search(text)
                 carried = carried or (found.group(1) if found else None)
             elif not text.startswith(RESTORED_PREFIX):
-                requests.append(text)
+                words = user_words(message)
+                if words:
+                    requests.append(words)
     first = carried or (requests[0] if requests else None)
     counts = Counter(call.name for call in calls)
     return ExtractedFacts(
@@ -180,36 +192,19 @@ def extract_facts(messages: Sequence[Message]) -> ExtractedFacts:
 
 
 class _FileOps:
-    """Paths by operation (dicts as ordered sets), command lines, and SWE-agent's open file."""
+    """Paths by operation (dicts as ordered sets) and command lines."""
 
-    def __init__(self) -> None:
+    def __init__(self, vocabulary: Vocabulary) -> None:
         self.ops: dict[str, dict[str, None]] = {kind: {} for kind in FILE_KINDS}
         self.commands: list[str] = []
-        self.current: str | None = None
+        self.tracker = FileTracker(vocabulary)
 
     def record(self, use: ToolUseBlock) -> None:
-        command = use.input.get("command")
-        kind = FILE_TOOLS.get(use.name)
-        if use.name in EDITOR_TOOLS:
-            kind = EDITOR_KINDS.get(command) if isinstance(command, str) else None
-        path = _input_path(use.input)
-        if kind in ("read", "created"):
-            self._add(kind, path or next(iter(_words(command)[1:2]), None))
-        elif kind == "edited":
-            self._add(kind, path or self.current)
-        if isinstance(command, str) and use.name not in EDITOR_TOOLS:
+        for op in self.tracker.operations(use):
+            self.ops[op.kind][op.path] = None
+        command = shell_command(use.input)
+        if command is not None and use.name not in EDITOR_TOOLS:
             self.commands.append(command)
-            for segment in _SHELL_SEPARATOR.split(command.split("\n", 1)[0]):
-                words = _words(segment)
-                if words[:1] == ["rm"]:
-                    for word in words[1:]:
-                        self._add("deleted", None if word.startswith("-") else word)
-
-    def _add(self, kind: str, path: str | None) -> None:
-        if path:
-            self.ops[kind][path] = None
-            if kind != "deleted":
-                self.current = path
 
 
 def _input_path(data: Mapping[str, Any]) -> str | None:
@@ -237,17 +232,21 @@ def _tool_call(use: ToolUseBlock, result: ToolResultBlock | None) -> ToolCall:
         shown = _one_line(command)
     else:
         shown = path or _one_line(input_json)
+    text = None if result is None else tool_result_text(result)
+    error = None if result is None else error_line(text or "", result.is_error, use.name)
     return ToolCall(
         name=use.name,
         label=f"{use.name} `{shown}`" if shown else use.name,
         input_json=input_json,
-        result=None if result is None else tool_result_text(result),
-        is_error=result is not None and bool(result.is_error),
+        result=text,
+        is_error=error is not None,
+        error=error,
     )
 
 
 def _errors(calls: Sequence[ToolCall]) -> tuple[ErrorNote, ...]:
-    """Each distinct error once; resolved when the same call succeeded after its last time."""
+    """Each distinct error once, by the line that names it; resolved when the same call
+    succeeded after its last failure."""
     last_success: dict[tuple[str, str], int] = {}
     last_error: dict[tuple[str, str], tuple[int, tuple[str, str]]] = {}
     for index, call in enumerate(calls):
@@ -255,8 +254,7 @@ def _errors(calls: Sequence[ToolCall]) -> tuple[ErrorNote, ...]:
         if call.result is not None and not call.is_error:
             last_success[same_call] = index
         elif call.is_error:
-            lines = [line for line in (call.result or "").splitlines() if line.strip()]
-            message = _one_line(lines[-1]) if lines else "(no error text)"
+            message = _one_line(call.error or "(no error text)")
             last_error[(call.label, message)] = (index, same_call)
     return tuple(
         ErrorNote(label, message, last_success.get(same_call, -1) > index)
@@ -394,11 +392,14 @@ ARCHIVED_LIMITS: Mapping[str, int] = dict(milestones=20, files=20, errors=5, wor
 
 
 def extract_archived(
-    messages: Sequence[Message], max_words: int, instructions: str | None = None
+    messages: Sequence[Message],
+    max_words: int,
+    instructions: str | None = None,
+    vocabulary: Vocabulary = DEFAULT_VOCABULARY,
 ) -> str:
     """Seed 004 A5's sections (without the title line, which the caller writes) within
     `max_words`: lists and quoted texts halve until they fit, then the bare headings."""
-    facts = extract_facts(messages)
+    facts = extract_facts(messages, vocabulary)
     milestones = _milestones(messages)
     focus = instructions.strip() if instructions else ""
     limits = dict(ARCHIVED_LIMITS)

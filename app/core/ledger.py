@@ -11,19 +11,27 @@ carried forward verbatim. The report says, for each fact, whether the summarizer
 text had it (a case- and whitespace-insensitive substring check of the fact's key: a path
 for file facts, the text otherwise), which shows how lossy a summarizer is.
 
-Budget order: user instructions, errors, failed approaches, changed files, goal, latest
-request, todos, commands, files read, identifiers; within a kind, recent before old. What
-does not fit is counted in the last line, never dropped silently.
+Budget order (`PRIORITY`): errors, changed files, files read, the goal, every later
+request of the user, instructions, commands, todos, failed approaches, identifiers;
+within a kind, recent before old. What does not fit is counted in the last line and by
+kind in the report, never dropped silently. The budget itself follows the context window
+(`LedgerBudget`). Requests and instructions are the user's own words only
+(`app.core.harness`); errors are found by text as well as by flag (`app.core.failures`);
+files by the agents' vocabularies (`app.core.file_ops`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from app.core.assemble import RESTORED_PREFIX, SUMMARY_PREFIX
-from app.core.extractive import extract_facts
+from app.core.extractive import EDITOR_TOOLS, extract_facts
+from app.core.failures import error_line
+from app.core.file_ops import DEFAULT_VOCABULARY, FileTracker, Vocabulary, shell_command
+from app.core.harness import user_words
 from app.core.messages import (
     Message,
     TextBlock,
@@ -34,24 +42,34 @@ from app.core.messages import (
 )
 
 LEDGER_HEADING = "## Ledger"
-DEFAULT_LEDGER_BUDGET = 1500
+# The closing line after the ledger (a quote, never a fact line).
+CLOSING_MARK = "> Recall: "
+DEFAULT_LEDGER_BUDGET = 1500  # the budget of a ledger asked for without a window
+DEFAULT_LEDGER_SHARE = 0.05
+DEFAULT_LEDGER_FLOOR = 1000
+DEFAULT_LEDGER_CAP = 20_000
+# Paths and errors first, then what the user asked, then commands, then the rest.
 PRIORITY = (
-    "instruction",
     "error",
-    "failed_approach",
     "file_changed",
-    "goal",
-    "latest_request",
-    "todo",
-    "command",
     "file_read",
+    "goal",
+    "request",
+    "latest_request",  # written by earlier versions; still read and carried
+    "instruction",
+    "command",
+    "todo",
+    "failed_approach",
     "identifier",
 )
+FAILED_SUFFIX = " (failed)"
 _FILE_KINDS = frozenset({"file_changed", "file_read"})
 _FACT_LINE = re.compile(r"^- \[([a-z_]+)\] (.+)$")
 _DROPPED_LINE = re.compile(r"^- \((\d+) more facts? did not fit the ledger budget\)$")
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_BOUNDARY = re.compile(r"[.!?\n]")
+# A sentence ends at a newline, or at `.!?` followed by whitespace: the dot of
+# `storage.ts` or `v1.2` ends nothing.
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))+[.!?]*")
+_BOUNDARY = re.compile(r"[.!?]+(?=\s|$)|\n")
 
 
 @dataclass(frozen=True)
@@ -90,7 +108,6 @@ _ABANDONED = _phrases(
 _BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
 _TODO_BOX = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
-_REDIRECT = re.compile(r">{1,2}\s*([^\s;&|<>]+)")
 MAX_FACT_CHARS = 300
 
 
@@ -109,47 +126,87 @@ class Fact:
 
 @dataclass(frozen=True)
 class LedgerReport:
-    """The guarded summary text and, per fact kept, whether the summary stated it."""
+    """The guarded summary text and, per fact kept, whether the summary stated it; the
+    facts left out (in all and by kind), the budget and the tokens the ledger took."""
 
     text: str
     facts: tuple[tuple[Fact, bool], ...]
     dropped: int
+    dropped_kinds: Mapping[str, int] = field(default_factory=dict)
+    budget: int = 0
+    token_count: int = 0
 
 
-def extract_ledger(messages: Sequence[Message]) -> list[Fact]:
+SUMMARY_WORDS_FLOOR = 200
+WORDS_PER_TOKEN = 0.75  # English prose in cl100k-like tokenizers, roughly
+
+
+def summary_words_for(context_window: int, share: float, configured: int) -> int:
+    """The summary's word limit for a window: `share` of it in tokens, as words, at most
+    the configured limit and at least `SUMMARY_WORDS_FLOOR` (a 64k window or larger keeps
+    the default 1200 words)."""
+    scaled = int(context_window * share * WORDS_PER_TOKEN)
+    return min(configured, max(SUMMARY_WORDS_FLOOR, scaled))
+
+
+@dataclass(frozen=True)
+class LedgerBudget:
+    """The ledger's budget: `share` of the context window, at least `floor` and at most
+    `cap` tokens; `fixed` (when set) instead of all three, 0 turning the ledger off."""
+
+    share: float = DEFAULT_LEDGER_SHARE
+    floor: int = DEFAULT_LEDGER_FLOOR
+    cap: int = DEFAULT_LEDGER_CAP
+    fixed: int | None = None
+
+    def tokens(self, context_window: int) -> int:
+        if self.fixed is not None:
+            return self.fixed
+        return max(self.floor, min(self.cap, int(context_window * self.share)))
+
+
+def extract_ledger(
+    messages: Sequence[Message], vocabulary: Vocabulary = DEFAULT_VOCABULARY
+) -> list[Fact]:
     """Every fact of these messages, in the order they happened (de-duplicated)."""
     facts: list[Fact] = []
-    found = extract_facts(messages)
-    if found.first_request:
-        facts.append(Fact("goal", _cut(found.first_request)))
+    found = extract_facts(messages, vocabulary)
+    goal = _cut(found.first_request) if found.first_request else None
+    if goal:
+        facts.append(Fact("goal", goal))
+    names = {call.id: call.name for message in messages for call in tool_uses(message)}
     failed = {
         block.tool_use_id
         for message in messages
         for block in message.blocks()
-        if isinstance(block, ToolResultBlock) and block.is_error
+        if isinstance(block, ToolResultBlock)
+        and error_line(tool_result_text(block), block.is_error, names.get(block.tool_use_id, ""))
+        is not None
     }
+    tracker = FileTracker(vocabulary)
     for message in messages:
-        facts.extend(_message_facts(message, failed))
-    facts.extend(Fact("file_changed", f"{p} (created)") for p in found.files_created)
-    facts.extend(Fact("file_changed", f"{p} (edited)") for p in found.files_edited)
-    facts.extend(Fact("file_changed", f"{p} (deleted)") for p in found.files_deleted)
-    facts.extend(Fact("file_read", p) for p in found.files_read)
+        facts.extend(
+            f
+            for f in _message_facts(message, failed, tracker)
+            if f.kind != "request" or f.text != goal
+        )
     for note in found.errors:
         resolved = " (resolved later)" if note.resolved else ""
         facts.append(Fact("error", _cut(f"{note.call}: {note.message}{resolved}")))
-    if found.latest_request:
-        facts.append(Fact("latest_request", _cut(found.latest_request)))
     return _unique(facts)
 
 
-def _message_facts(message: Message, failed: set[str]) -> Iterable[Fact]:
+def _message_facts(message: Message, failed: set[str], tracker: FileTracker) -> Iterable[Fact]:
     if message.role == "user" and not is_tool_result_message(message):
         text = _text(message)
         if text.startswith((SUMMARY_PREFIX.strip(), RESTORED_PREFIX)):
             return
-        for sentence in _sentences_matching(text, _INSTRUCTION):
+        words = user_words(message)
+        if words:
+            yield Fact("request", _cut(words))
+        for sentence in _sentences_matching(words, _INSTRUCTION):
             yield Fact("instruction", sentence)
-        yield from _identifiers(text)
+        yield from _identifiers(words)
     elif message.role == "assistant":
         text = _text(message)
         for sentence in _sentences_matching(text, _ABANDONED):
@@ -157,12 +214,16 @@ def _message_facts(message: Message, failed: set[str]) -> Iterable[Fact]:
         for item in _TODO_BOX.findall(text):
             yield Fact("todo", _cut(item))
         for call in tool_uses(message):
-            command = call.input.get("command")
-            if isinstance(command, str) and command.strip():
-                line = command.strip().split("\n", 1)[0]
-                outcome = " (failed)" if call.id in failed else ""
+            command = shell_command(call.input)
+            if command is not None and call.name not in EDITOR_TOOLS:
+                line = command.split("\n", 1)[0]
+                outcome = FAILED_SUFFIX if call.id in failed else ""
                 yield Fact("command", _cut(line) + outcome)
-                yield from _shell_file_facts(line)
+            for op in tracker.operations(call):
+                if op.kind == "read":
+                    yield Fact("file_read", op.path)
+                else:
+                    yield Fact("file_changed", f"{op.path} ({op.note})")
             todos = call.input.get("todos")
             if isinstance(todos, list):
                 for todo in todos:
@@ -176,26 +237,6 @@ def _message_facts(message: Message, failed: set[str]) -> Iterable[Fact]:
                 yield from (
                     Fact("identifier", m) for m in _BACKTICKED.findall(tool_result_text(block))
                 )
-
-
-def _shell_file_facts(command: str) -> Iterable[Fact]:
-    """Files a shell command line touches: cat/head/tail read, sed -i edits, redirections
-    write, mv moves (both ends changed). `rm` is already covered by the extractor."""
-    for segment in re.split(r"&&|\|\||;|\|", command):
-        words = segment.split()
-        if not words:
-            continue
-        tool, args = words[0], [w for w in words[1:] if not w.startswith("-")]
-        if tool in ("cat", "head", "tail", "less"):
-            yield from (Fact("file_read", a) for a in args if not a.startswith((">", "<")))
-        elif tool == "sed" and any(w.startswith("-i") for w in words[1:]) and args:
-            yield Fact("file_changed", f"{args[-1]} (edited)")
-        elif tool == "mv" and len(args) >= 2:
-            yield Fact("file_changed", f"{args[0]} (moved to {args[-1]})")
-            yield Fact("file_changed", f"{args[-1]} (created)")
-        for target in _REDIRECT.findall(segment):
-            if not target.startswith("&") and target != "/dev/null":
-                yield Fact("file_changed", f"{target} (written)")
 
 
 def _identifiers(text: str) -> Iterable[Fact]:
@@ -238,7 +279,10 @@ def _sentences_matching(text: str, pattern: _Phrases) -> Iterable[str]:
         at = match.start()
         if at < end:
             continue  # a second match in the same sentence
-        start = max(end, *(text.rfind(mark, end, at) + 1 for mark in ".!?\n"))
+        start = end
+        # Up to the match's first letter, so that `$` cannot match right before it.
+        for boundary in _BOUNDARY.finditer(text, end, at + 1):
+            start = boundary.end()
         stop = _BOUNDARY.search(text, at)
         # A sentence ends after its `.!?` and before its newline.
         end = len(text) if stop is None else stop.end() - (stop.group() == "\n")
@@ -253,7 +297,17 @@ def _cut(text: str) -> str:
 
 
 def _unique(facts: Iterable[Fact]) -> list[Fact]:
-    return list(dict.fromkeys(facts))
+    """Each fact once, where it first happened; a command once whatever its whitespace and
+    outcome, where and as it last happened (the latest run is the one that counts)."""
+    found: dict[tuple[str, str], Fact] = {}
+    for fact in facts:
+        if fact.kind == "command":
+            key = (fact.kind, " ".join(fact.text.removesuffix(FAILED_SUFFIX).split()))
+            found.pop(key, None)
+            found[key] = Fact("command", " ".join(fact.text.split()))
+        else:
+            found.setdefault((fact.kind, fact.text), fact)
+    return list(found.values())
 
 
 def previous_ledgers(messages: Sequence[Message]) -> list[Fact]:
@@ -290,6 +344,12 @@ def fit_budget(
 ) -> tuple[list[Fact], int]:
     """The facts that fit `budget` tokens, taken by priority and, within a kind, newest
     first; returned in priority order, oldest first within a kind. Also the number left out."""
+    kept, _ = _fit(facts, budget, count)
+    return kept, len(facts) - len(kept)
+
+
+def _fit(facts: Sequence[Fact], budget: int, count: Callable[[str], int]) -> tuple[list[Fact], int]:
+    """`fit_budget`'s facts and the tokens planned for them (at most `budget`)."""
     rank = {kind: i for i, kind in enumerate(PRIORITY)}
     order = sorted(range(len(facts)), key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), -i))
     used = count(LEDGER_HEADING) + count(_dropped_line(len(facts)))
@@ -300,7 +360,7 @@ def fit_budget(
             kept.add(i)
             used += cost
     chosen = sorted(kept, key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), i))
-    return [facts[i] for i in chosen], len(facts) - len(kept)
+    return [facts[i] for i in chosen], used
 
 
 def render_ledger(facts: Sequence[Fact], dropped: int = 0) -> str:
@@ -322,7 +382,9 @@ def _one_goal(facts: Sequence[Fact]) -> list[Fact]:
     """The first goal stays the goal; a later chunk's first request is a later request."""
     first = next((f for f in facts if f.kind == "goal"), None)
     return _unique(
-        Fact("latest_request", f.text) if f.kind == "goal" and f != first else f for f in facts
+        Fact("request", f.text) if f.kind == "goal" and f != first else f
+        for f in facts
+        if first is None or f.kind not in ("request", "latest_request") or f.text != first.text
     )
 
 
@@ -335,15 +397,46 @@ def guard_summary(
     rest: Sequence[Message],
     budget: int,
     count: Callable[[str], int],
+    vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+    closing: str = "",
 ) -> LedgerReport:
-    """The summary with the ledger of `rest` (merged with earlier ledgers) appended."""
-    body = summary.split(f"\n{LEDGER_HEADING}\n", 1)[0].rstrip()
-    facts = _one_goal(merge(previous_ledgers(rest), extract_ledger(rest)))
+    """The summary with the ledger of `rest` (merged with earlier ledgers) appended, and
+    `closing` after it (a line that is no fact: the next ledger never carries it)."""
+    body = _without_closing(summary.split(f"\n{LEDGER_HEADING}\n", 1)[0].rstrip())
+    report = _guard(body, rest, budget, count, vocabulary)
+    if not closing:
+        return report
+    return replace(report, text=f"{report.text}\n\n{CLOSING_MARK}{closing}")
+
+
+def _without_closing(text: str) -> str:
+    """The text before an earlier closing line (an LLM may copy one)."""
+    return text.split(f"\n{CLOSING_MARK}", 1)[0].rstrip()
+
+
+def _guard(
+    body: str,
+    rest: Sequence[Message],
+    budget: int,
+    count: Callable[[str], int],
+    vocabulary: Vocabulary,
+) -> LedgerReport:
+    facts = _one_goal(merge(previous_ledgers(rest), extract_ledger(rest, vocabulary)))
     if budget <= 0 or not facts:
-        return LedgerReport(body, (), 0)
-    kept, dropped = fit_budget(facts, budget, count)
+        return LedgerReport(body, (), 0, budget=max(budget, 0))
+    kept, _ = _fit(facts, budget, count)
+    left_out = Counter(f.kind for f in set(facts) - set(kept))
+    dropped = len(facts) - len(kept)
     # Whether the summary already states each fact: a normalized substring check, with the
     # summary normalized once rather than once per fact.
     normal_body = _normal(body)
     report = tuple((fact, _normal(fact.key) in normal_body) for fact in kept)
-    return LedgerReport(f"{body}\n\n{render_ledger(kept, dropped)}", report, dropped)
+    ledger = render_ledger(kept, dropped)
+    return LedgerReport(
+        f"{body}\n\n{ledger}",
+        report,
+        dropped,
+        dict(sorted(left_out.items())),
+        budget,
+        count(ledger),
+    )

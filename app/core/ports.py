@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from app.core.messages import Message
+from app.core.recall import RecallHit
 
 
 class Tokenizer(Protocol):
@@ -39,6 +40,7 @@ class SummaryRequest:
     max_words: int
     instructions: str | None = None
     template: SummaryTemplate = "sections"
+    file_tools: tuple[str, ...] = ()  # `tool.field:kind` specs beside the built-in ones
 
 
 class Summarizer(Protocol):
@@ -170,6 +172,13 @@ class ArchiveStore(Protocol):
         ...
 
     def writable(self) -> bool: ...
+
+    def search(self, session_id: str, query: str, limit: int) -> list[RecallHit]:
+        """The best `limit` matches of `query` among the archives saved with this
+        `session_id` and no other (`app.core.recall.search` over `index_archive` of each,
+        oldest archive first). A session with no archives has none; raises `ArchiveError`
+        when an archive cannot be read."""
+        ...
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from app.core.chunking import DEFAULT_SUMMARY_INPUT_BUDGET
 from app.core.decide import Thresholds
-from app.core.ledger import DEFAULT_LEDGER_BUDGET
+from app.core.ledger import LedgerBudget
 from app.core.restore import FileReadTool, RestoreLimits
 from app.core.selective import SelectiveLimits
 
@@ -19,7 +19,8 @@ class Defaults:
     restore: RestoreLimits
     read_tools: tuple[FileReadTool, ...]
     max_summary_words: int
-    ledger_budget: int = DEFAULT_LEDGER_BUDGET
+    ledger_budget: int | None = None  # fixed; None: `ledger` of the context window
+    ledger: LedgerBudget = field(default_factory=LedgerBudget)
     keep_recent_rounds: int = 10
     prune_keep_recent: int = 3
     prune_exclude_tools: tuple[str, ...] = ()

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.compaction import CompactOptions
+from app.core.file_ops import Vocabulary
+from app.core.ledger import LedgerBudget, summary_words_for
 from app.core.prune import PruneRules
 from app.core.restore import FileReadTool, RestoreLimits, read_tools_from
 from app.core.selective import SelectiveLimits
@@ -24,6 +26,8 @@ class Resolved:
     max_summary_words: int
     summary_input_budget: int
     ledger_budget: int
+    file_tools: tuple[str, ...]
+    vocabulary: Vocabulary
     restore: RestoreLimits
     read_tools: tuple[FileReadTool, ...]
     keep_recent_rounds: int
@@ -37,10 +41,20 @@ class Resolved:
 def resolve(options: CompactOptions, defaults: Defaults) -> Resolved:
     o, d = options, defaults
     base, rules = d.restore, d.selective
+    # The ledger's budget and the summary's word limit follow the window the request names:
+    # a share of it within a floor and a cap, unless a fixed value is given.
+    window = pick(o.context_window, d.thresholds.context_window)
+    ledger = LedgerBudget(
+        d.ledger.share, d.ledger.floor, d.ledger.cap, pick(o.ledger_budget, d.ledger_budget)
+    )
+    file_tools = tuple(o.file_tools or ())
     return Resolved(
-        max_summary_words=pick(o.max_summary_words, d.max_summary_words),
+        max_summary_words=o.max_summary_words
+        or summary_words_for(window, d.ledger.share, d.max_summary_words),
         summary_input_budget=pick(o.summary_input_budget, d.summary_input_budget),
-        ledger_budget=pick(o.ledger_budget, d.ledger_budget),
+        ledger_budget=ledger.tokens(window),
+        file_tools=file_tools,
+        vocabulary=Vocabulary.from_specs(file_tools),
         restore=RestoreLimits(
             max_files=pick(o.max_restore_files, base.max_files),
             max_tokens_per_file=pick(o.max_restore_tokens_per_file, base.max_tokens_per_file),

@@ -36,6 +36,7 @@ from app.core.ports import (
     Tokenizer,
     WorkdirReader,
 )
+from app.core.recall import recall_note
 from app.core.restore import (
     RestoreSelection,
     plan_restore,
@@ -117,10 +118,23 @@ class Steps:
             rest, resolved, instructions, warnings, template, counts
         )
 
-    async def ledger(self, summary: str, covered: Sequence[Message], budget: int) -> LedgerReport:
-        """The summary with the fact ledger of the messages it covers appended."""
+    async def ledger(
+        self,
+        summary: str,
+        covered: Sequence[Message],
+        resolved: Resolved,
+        session_id: str | None,
+    ) -> LedgerReport:
+        """The summary with the fact ledger of the messages it covers appended; with a
+        session, a closing line saying how to recall what the archive holds."""
         return await to_thread.run_sync(
-            guard_summary, summary, covered, budget, self.tokenizer.count
+            guard_summary,
+            summary,
+            covered,
+            resolved.ledger_budget,
+            self.tokenizer.count,
+            resolved.vocabulary,
+            recall_note(session_id) if session_id else "",
         )
 
     async def restore(
@@ -188,6 +202,8 @@ class Steps:
             retained_message_count=retained,
             restored_file_count=len(selection.restored),
             restored_token_count=selection.token_count,
+            ledger_budget=ledger.budget if ledger else 0,
+            ledger_token_count=ledger.token_count if ledger else 0,
         )
         log.info(
             "compaction completed",
@@ -224,6 +240,7 @@ class Steps:
                 for fact, stated in (ledger.facts if ledger else ())
             ],
             ledger_dropped=ledger.dropped if ledger else 0,
+            ledger_dropped_kinds=dict(ledger.dropped_kinds) if ledger else {},
             strategy=strategy,
             compacted_indexes=list(compacted_indexes),
             phases=list(phases),

@@ -59,7 +59,12 @@ class Summaries:
         would only make it summarize its own summaries."""
         if not self.summarizer.reads_prompt:
             request = await to_thread.run_sync(
-                self.request, rest, resolved.max_summary_words, instructions, template
+                self.request,
+                rest,
+                resolved.max_summary_words,
+                instructions,
+                template,
+                resolved.file_tools,
             )
             summarized = await self._summarize(request, warnings)
             return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
@@ -70,7 +75,7 @@ class Summaries:
             instructions=instructions,
             tokenizer=self.tokenizer,
             build_request=lambda chunk: self.request(
-                chunk, resolved.max_summary_words, instructions, template
+                chunk, resolved.max_summary_words, instructions, template, resolved.file_tools
             ),
             summarize=self._summarize,
             warnings=warnings,
@@ -83,6 +88,7 @@ class Summaries:
         max_words: int,
         instructions: str | None,
         template: SummaryTemplate = "sections",
+        file_tools: tuple[str, ...] = (),
     ) -> SummaryRequest:
         """What one summarizer call gets. The prompt (~2x the request body for 200k tokens)
         is built only when the summarizer or the fallback reads it."""
@@ -99,6 +105,7 @@ class Summaries:
             max_words=max_words,
             instructions=instructions,
             template=template,
+            file_tools=file_tools,
         )
 
     def _prompt_is_read(self) -> bool:

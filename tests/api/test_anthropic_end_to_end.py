@@ -41,7 +41,7 @@ async def test_llm_summary_is_used_and_the_key_leaks_nowhere(
     assert data["compacted"] is True
     assert data["summarizer"] == "anthropic"
     assert data["summary"] == (
-        "## Goals\nLLM SUMMARY\n\n## Ledger\n- [goal] Fix the bug.\n- [file_read] a.py"
+        "## Goals\nLLM SUMMARY\n\n## Ledger\n- [file_read] a.py\n- [goal] Fix the bug."
     )
     assert data["messages"][1]["content"] == f"[Conversation compressed]\n\n{data['summary']}"
     assert {"kind": "file_read", "text": "a.py", "in_summary": False} in data["ledger"]

@@ -23,7 +23,7 @@ async def test_compact_summarizes_through_an_openai_compatible_server(client_for
         [received] = fake.requests
     assert (data["compacted"], data["summarizer"]) == (True, "openai")
     assert data["summary"] == (
-        "## Goals & Decisions\nfix it\n\n## Ledger\n- [goal] fix a.py\n- [latest_request] go on"
+        "## Goals & Decisions\nfix it\n\n## Ledger\n- [goal] fix a.py\n- [request] go on"
     )
     assert received.body["model"] == "qwen-test"
 

@@ -423,7 +423,11 @@ def huge_conversation(rounds: int) -> list[Message]:
             assistant("", tool_use(f"e{i}", "Edit", file_path=f"src/m{i}.py")),
             tool_result(f"e{i}", "ok"),
             assistant("", tool_use(f"b{i}", f"tool{i % 30}", command=f"pytest tests/t{i}.py -x")),
-            tool_result(f"b{i}", f"Traceback\nValueError: case {i}", is_error=i % 2 == 0),
+            tool_result(
+                f"b{i}",
+                f"Traceback\nValueError: case {i}" if i % 2 == 0 else "1 passed",
+                is_error=i % 2 == 0,
+            ),
         ]
     return [*messages, user("Now write the docs " * 100)]
 

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import json
 import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.assemble import summary_message
+from app.core.dialects import from_openai
 from app.core.ledger import (
     _ABANDONED,
     _INSTRUCTION,
@@ -19,6 +21,7 @@ from app.core.ledger import (
     merge,
     parse_ledger,
     render_ledger,
+    summary_words_for,
 )
 from tests.builders import assistant, parse, tool_result, tool_use, user
 
@@ -84,8 +87,8 @@ def test_each_fact_kind_is_extracted_in_order() -> None:
         Fact("file_changed", "out.log (written)"),
         Fact("todo", "handle time zones"),
         Fact("todo", "write tests"),
+        Fact("request", "Now also update the changelog."),
         Fact("error", "bash `python run.py > out.log`: ValueError: bad date"),
-        Fact("latest_request", "Now also update the changelog."),
     ]
 
 
@@ -137,13 +140,13 @@ def test_guard_appends_the_ledger_and_reports_what_the_summary_stated() -> None:
     )
     report = guard_summary("We read a.py.", messages, 1500, words)
     assert report.text == (
-        "We read a.py.\n\n## Ledger\n- [instruction] Use uv instead of pip.\n"
-        "- [goal] Use uv instead of pip.\n- [file_read] a.py"
+        "We read a.py.\n\n## Ledger\n- [file_read] a.py\n"
+        "- [goal] Use uv instead of pip.\n- [instruction] Use uv instead of pip."
     )
     assert [(f.kind, stated) for f, stated in report.facts] == [
-        ("instruction", False),
-        ("goal", False),
         ("file_read", True),
+        ("goal", False),
+        ("instruction", False),
     ]
     assert report.dropped == 0
 
@@ -305,3 +308,134 @@ PATH_BEFORE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(
 )
 def test_paths_found_in_the_words_with_a_slash_are_those_of_the_whole_text(text: str) -> None:
     assert _paths(text) == PATH_BEFORE.findall(text)
+
+
+SWE_AGENT_EDIT_FAILURE = (
+    "Your proposed edit has introduced new syntax error(s).\n\nERRORS:\n"
+    "- E999 IndentationError: unexpected indent\n\n"
+    "Your changes have NOT been applied.\n"
+    "DO NOT re-run the same failed edit command. Running it again will lead to the same error."
+)
+
+
+def steered_session() -> list[dict[str, object]]:
+    """A session in the Anthropic shape where the user steers and errors show only in text."""
+    return [
+        user("Add retries to the HTTP client."),
+        assistant(tool_use("bash", "t1", command="pytest   -q  tests/test_http.py")),
+        tool_result("t1", "bash: pytest: command not found"),
+        user("Now also handle timeouts. Don't touch the vendored code."),
+        assistant(tool_use("edit", "t2", command="edit 4:5\n  retry()\nend_of_edit")),
+        tool_result("t2", SWE_AGENT_EDIT_FAILURE, is_error=True),
+        assistant(tool_use("bash", "t3", command="pytest -q tests/test_http.py")),
+        tool_result("t3", "3 passed"),
+        user("Use exponential backoff."),
+        assistant("Done."),
+    ]
+
+
+def as_openai(messages: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The same session in the OpenAI shape: `tool` messages carry no error flag."""
+    out: list[dict[str, object]] = []
+    for message in messages:
+        content = message["content"]
+        if message["role"] == "assistant" and isinstance(content, list):
+            calls = [
+                {
+                    "id": b["id"],
+                    "type": "function",
+                    "function": {"name": b["name"], "arguments": json.dumps(b["input"])},
+                }
+                for b in content
+                if b["type"] == "tool_use"
+            ]
+            text = "".join(b["text"] for b in content if b["type"] == "text")
+            out.append({"role": "assistant", "content": text or None, "tool_calls": calls or None})
+        elif isinstance(content, list) and content and content[0]["type"] == "tool_result":
+            for b in content:
+                out.append(
+                    {"role": "tool", "tool_call_id": b["tool_use_id"], "content": b["content"]}
+                )
+        else:
+            out.append(message)
+    return [{k: v for k, v in m.items() if v is not None} for m in out]
+
+
+def test_errors_by_text_give_the_same_facts_in_both_shapes() -> None:
+    anthropic = extract_ledger(parse(steered_session()))
+    openai = extract_ledger(from_openai(as_openai(steered_session())))
+    assert anthropic == openai
+    errors = [f.text for f in anthropic if f.kind == "error"]
+    assert errors == [
+        "bash `pytest -q tests/test_http.py`: bash: pytest: command not found",
+        "edit `edit 4:5 …`: - E999 IndentationError: unexpected indent",
+    ]
+
+
+def test_every_user_request_is_kept_and_commands_once_whatever_their_spacing() -> None:
+    facts = extract_ledger(parse(steered_session()))
+    assert [f for f in facts if f.kind in ("goal", "request")] == [
+        Fact("goal", "Add retries to the HTTP client."),
+        Fact("request", "Now also handle timeouts. Don't touch the vendored code."),
+        Fact("request", "Use exponential backoff."),
+    ]
+    # The failed and the passing run are one command; its latest outcome counts.
+    assert [f for f in facts if f.kind == "command"] == [
+        Fact("command", "edit 4:5 (failed)"),
+        Fact("command", "pytest -q tests/test_http.py"),
+    ]
+
+
+def test_paths_and_errors_are_kept_before_requests_and_commands() -> None:
+    facts = [
+        Fact("command", "make"),
+        Fact("request", "please go on"),
+        Fact("identifier", "x"),
+        Fact("file_read", "a.py"),
+        Fact("error", "boom"),
+    ]
+    kept, dropped = fit_budget(facts, 22, words)
+    assert kept == [Fact("error", "boom"), Fact("file_read", "a.py")]
+    assert dropped == 3
+
+
+def test_a_fact_is_carried_across_three_compactions() -> None:
+    first = parse(
+        [
+            user("Fix the parser."),
+            assistant(tool_use("Read", "t1", file_path="src/parser.py")),
+            tool_result("t1", "Traceback (most recent call last):\nKeyError: 'x'"),
+        ]
+    )
+    summary = guard_summary("One.", first, 300, words).text
+    for step in ("Two.", "Three."):
+        later = [summary_message(summary), *parse([user(f"Step {step}"), assistant("ok")])]
+        summary = guard_summary(step, later, 300, words).text
+    facts = parse_ledger(summary)
+    assert Fact("file_read", "src/parser.py") in facts
+    assert Fact("error", "Read `src/parser.py`: KeyError: 'x'") in facts
+    assert Fact("goal", "Fix the parser.") in facts
+    assert [f for f in facts if f.kind == "request"] == [
+        Fact("request", "Step Two."),
+        Fact("request", "Step Three."),
+    ]
+
+
+def test_a_dot_inside_a_name_ends_no_sentence() -> None:
+    text = (
+        "Now I'll update the `upload.ts` file to use the new GCS storage module instead of "
+        "firebase-admin: done. Next v1.2 must not break."
+    )
+    first = (
+        "Now I'll update the `upload.ts` file to use the new GCS storage module instead of "
+        "firebase-admin: done."
+    )
+    assert list(_sentences_matching(text, _ABANDONED)) == [first]
+    assert list(_sentences_matching(text, _INSTRUCTION)) == [first, "Next v1.2 must not break."]
+
+
+def test_the_summary_word_limit_follows_small_windows_only() -> None:
+    assert summary_words_for(200_000, 0.05, 1200) == 1200
+    assert summary_words_for(32_000, 0.05, 1200) == 1200
+    assert summary_words_for(16_000, 0.05, 1200) == 600
+    assert summary_words_for(2_000, 0.05, 1200) == 200

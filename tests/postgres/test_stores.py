@@ -66,6 +66,25 @@ def test_a_refused_compactions_archive_is_deleted_and_a_second_delete_is_harmles
         store.delete("../x")
 
 
+def test_recall_searches_only_the_sessions_own_archives(database: Database) -> None:
+    store = PgArchiveStore(database)
+    mine, other = unique("s"), unique("s")
+
+    def saved(archive_id: str, session_id: str, text: str) -> None:
+        messages = [{"role": "user", "content": text}]
+        ref = ArchiveRef(id=archive_id, session_id=session_id, message_count=1, sha256="abc")
+        store.save(Archive(ref=ref, created_at="2026-11-25T00:00:00+00:00", messages=messages))
+
+    saved("0001-" + mine, mine, "the migration failed with E999 IndentationError")
+    saved("0002-" + mine, mine, "nothing to see here")
+    saved("0003-" + other, other, "IndentationError in another session")
+    hits = store.search(mine, "IndentationError", 10)
+    assert [(h.archive_id, h.message_index, h.role) for h in hits] == [("0001-" + mine, 0, "user")]
+    assert "IndentationError" in hits[0].snippet
+    assert store.search(unique("s"), "IndentationError", 10) == []
+    assert store.search("../x", "IndentationError", 10) == []
+
+
 def test_a_corrupted_archive_is_refused_not_returned(database: Database) -> None:
     store = PgArchiveStore(database)
     saved = archive(unique("a"), None)

@@ -13,6 +13,7 @@ from app.core.extractive import ExtractiveSummarizer, extract_summary
 from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import MOST_RECENT_RULE
+from app.core.recall import recall_note
 from app.core.tokens import count_total
 from app.service.compaction import CompactionService, CompactRequest, Defaults
 from tests.builders import (
@@ -91,16 +92,18 @@ async def test_forced_compaction_produces_seed_000_output(tokenizer: TiktokenTok
     messages = parse(CONVERSATION)
     result = await service.compact(CompactRequest(messages=messages, force=True, session_id="s-1"))
     out = dump_messages(result.messages)
+    # With a session, the summary closes with how to recall what the archive holds.
+    summary = f"SUMMARY\n\n> Recall: {recall_note('s-1')}"
     assert out == [
         {"role": "system", "content": "You are a coding agent."},
-        {"role": "user", "content": "[Conversation compressed]\n\nSUMMARY"},
+        {"role": "user", "content": f"[Conversation compressed]\n\n{summary}"},
         {"role": "assistant", "content": SUMMARY_ACK},
         {"role": "user", "content": "[Restored after compact] b.py:\nnew b\n"},
         {"role": "assistant", "content": "Noted, file content restored."},
         {"role": "user", "content": "[Restored after compact] a.py:\nnew a\n"},
         {"role": "assistant", "content": "Noted, file content restored."},
     ]
-    assert result.summary == "SUMMARY"
+    assert result.summary == summary
     assert [f.path for f in result.restored_files] == ["b.py", "a.py"]
     assert result.restored_files[0].token_count == tokenizer.count("new b\n")
     stats = result.stats
@@ -291,17 +294,50 @@ async def test_pending_tool_calls_are_not_summarized_away(tokenizer: TiktokenTok
 
 async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokenizer) -> None:
     service = make_service(tokenizer)
-    service.defaults = Defaults(**{**SERVICE_DEFAULTS.__dict__, "ledger_budget": 1500})
+    service.defaults = Defaults(**{**SERVICE_DEFAULTS.__dict__, "ledger_budget": None})
     messages = parse([system("s"), user("Never use tabs."), *bulk_round(), assistant("ok")])
     result = await service.compact(CompactRequest(messages=messages, force=True))
     assert result.summary == (
-        "SUMMARY\n\n## Ledger\n- [instruction] Never use tabs.\n- [goal] Never use tabs."
+        "SUMMARY\n\n## Ledger\n- [goal] Never use tabs.\n- [instruction] Never use tabs."
     )
     assert [(f.kind, f.in_summary) for f in result.ledger] == [
-        ("instruction", False),
         ("goal", False),
+        ("instruction", False),
     ]
     assert result.ledger_dropped == 0
+    assert result.stats is not None
+    # 5% of the 200k window, under the 20k cap; the ledger's own tokens are reported.
+    assert result.stats.ledger_budget == 10_000
+    assert result.stats.ledger_token_count == tokenizer.count(
+        "## Ledger\n- [goal] Never use tabs.\n- [instruction] Never use tabs."
+    )
+
+
+@pytest.mark.parametrize(
+    ("window", "budget"), [(64_000, 3200), (8000, 1000), (1_000_000, 20_000), (None, 10_000)]
+)
+async def test_the_ledger_budget_follows_the_window_within_floor_and_cap(
+    tokenizer: TiktokenTokenizer, window: int | None, budget: int
+) -> None:
+    service = make_service(tokenizer)
+    service.defaults = Defaults(**{**SERVICE_DEFAULTS.__dict__, "ledger_budget": None})
+    messages = parse([system("s"), user("Go."), *bulk_round(), assistant("ok")])
+    options = CompactOptions(context_window=window)
+    result = await service.compact(CompactRequest(messages=messages, options=options, force=True))
+    assert result.stats is not None
+    assert result.stats.ledger_budget == budget
+
+
+async def test_facts_left_out_are_counted_by_kind(tokenizer: TiktokenTokenizer) -> None:
+    service = make_service(tokenizer)
+    reads = [m for i in range(40) for m in read_round(f"src/module_{i}.py")]
+    messages = parse([system("s"), user("Go."), *reads, user("Next."), assistant("ok")])
+    options = CompactOptions(ledger_budget=60)
+    result = await service.compact(CompactRequest(messages=messages, options=options, force=True))
+    assert result.ledger_dropped == sum(result.ledger_dropped_kinds.values()) > 0
+    # Paths come first: what is left out is the requests, then the older paths.
+    assert set(result.ledger_dropped_kinds) <= {"file_read", "goal", "request"}
+    assert [f.kind for f in result.ledger] == ["file_read"] * len(result.ledger)
 
 
 class RecordingExtractive(ExtractiveSummarizer):
@@ -348,3 +384,17 @@ async def test_an_llm_with_an_extractive_fallback_still_gets_the_prompt(
     await service.compact(CompactRequest(messages=parse(CONVERSATION), force=True))
     (request,) = llm.requests
     assert MOST_RECENT_RULE in request.prompt
+
+
+async def test_a_small_window_lowers_the_summary_word_limit(tokenizer: TiktokenTokenizer) -> None:
+    summarizer = FakeSummarizer()
+    service = make_service(tokenizer, summarizer=summarizer)
+    for window, words in ((16_000, 600), (200_000, 1200)):
+        options = CompactOptions(context_window=window)
+        await service.compact(
+            CompactRequest(messages=parse(CONVERSATION), options=options, force=True)
+        )
+        assert summarizer.requests[-1].max_words == words
+    options = CompactOptions(context_window=16_000, max_summary_words=900)
+    await service.compact(CompactRequest(messages=parse(CONVERSATION), options=options, force=True))
+    assert summarizer.requests[-1].max_words == 900

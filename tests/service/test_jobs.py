@@ -26,6 +26,7 @@ from app.service.jobs import (
 from tests.builders import (
     FakeSummarizer,
     assistant,
+    bulk_round,
     parse,
     read_round,
     system,
@@ -40,6 +41,7 @@ pytestmark = pytest.mark.anyio
 CONVERSATION: list[dict[str, Any]] = [
     system("You are a coding agent."),
     user("Fix the bug in a.py."),
+    *bulk_round(),
     *read_round("a.py", "old a"),
     assistant("Done."),
 ]

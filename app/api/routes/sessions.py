@@ -1,4 +1,4 @@
-"""`GET /sessions/{session_id}/compactions`: a session's compaction records, oldest first."""
+"""A session's compaction records, oldest first, and recall over its archives."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from fastapi import APIRouter
 from app.api.deps import ServiceDep
 from app.api.errors import ApiError
 from app.api.ids import require_id
+from app.api.recall_schemas import RecallHitInfo, RecallRequest, RecallResponse
 from app.api.schemas import ErrorResponse, SessionCompactionsResponse
-from app.core.errors import RecordStoreError
+from app.core.errors import ArchiveError, RecordStoreError
+from app.service.recall import recall
 
 router = APIRouter(tags=["sessions"], responses={422: {"model": ErrorResponse}})
 
@@ -27,3 +29,38 @@ async def list_compactions(session_id: str, service: ServiceDep) -> SessionCompa
     except RecordStoreError as exc:
         raise ApiError(503, "records_unreadable", str(exc)) from exc
     return SessionCompactionsResponse(session_id=session_id, records=records)
+
+
+@router.post(
+    "/sessions/{session_id}/recall",
+    summary="Search the archived messages of a session",
+    responses={503: {"model": ErrorResponse}},
+)
+async def recall_session(
+    session_id: str, body: RecallRequest, service: ServiceDep
+) -> RecallResponse:
+    """Snippets of the session's archived messages that match the query, best first, with
+    the archive id and message index to fetch the whole message (`GET /archives/{id}`).
+    Only this session's archives are searched; a session with none gives no hits. 422 for
+    a malformed session id or body, 503 `archive_unreadable` when an archive cannot be
+    read."""
+    require_id(session_id, "session_id")
+    try:
+        hits = await recall(service.archive, session_id, body.query, body.limit)
+    except ArchiveError as exc:
+        raise ApiError(503, "archive_unreadable", str(exc)) from exc
+    return RecallResponse(
+        session_id=session_id,
+        query=body.query,
+        hits=[
+            RecallHitInfo(
+                archive_id=h.archive_id,
+                message_index=h.message_index,
+                role=h.role,
+                tool_name=h.tool_name,
+                snippet=h.snippet,
+                score=h.score,
+            )
+            for h in hits
+        ],
+    )

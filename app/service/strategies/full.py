@@ -14,7 +14,9 @@ from app.service.steps import Steps
 
 log = logging.getLogger("context_compact.compaction")
 
-SUMMARY_OPTIONS = frozenset({"max_summary_words", "summary_input_budget", "ledger_budget"})
+SUMMARY_OPTIONS = frozenset(
+    {"max_summary_words", "summary_input_budget", "ledger_budget", "file_tools"}
+)
 RESTORE_OPTIONS = frozenset(
     {"max_restore_files", "max_restore_tokens_per_file", "max_restore_tokens_total", "read_tools"}
 )
@@ -47,7 +49,9 @@ class Full:
         )
         if summarized is None:
             return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
-        ledger = await steps.ledger(summarized.text, partition.rest, resolved.ledger_budget)
+        ledger = await steps.ledger(
+            summarized.text, partition.rest, resolved, prepared.request.session_id
+        )
         selection = await steps.restore(messages, resolved, request.session_id, warnings)
         assembled = assemble_messages(partition.head, ledger.text, selection.restored)
         head = len(partition.head)

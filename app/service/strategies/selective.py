@@ -164,7 +164,7 @@ class _Outcome:
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
         self.ledger = await steps.ledger(
-            summarized.text, messages[planned.head_length :], resolved.ledger_budget
+            summarized.text, messages[planned.head_length :], resolved, request.session_id
         )
         self.selection = await steps.restore(messages, resolved, request.session_id, self.warnings)
         out = [

@@ -67,7 +67,7 @@ class Tail:
             return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
         start, cutoff = archive_span(messages, plan.compacted_indexes, steps.now().isoformat())
         text = archived_text(archived_header(start, cutoff), summarized.text)
-        ledger = await steps.ledger(text, plan.older, resolved.ledger_budget)
+        ledger = await steps.ledger(text, plan.older, resolved, prepared.request.session_id)
         output = assemble_tail(head, ledger.text, plan.kept)
         return await steps.result(
             prepared,

@@ -30,6 +30,7 @@ from context_compact_client.types import (
     PreprocessInputResponse,
     ProjectRulesResponse,
     ReadyResponse,
+    RecallResponse,
     SessionCompactionsResponse,
     ShouldCompactResponse,
     ToolResultLimits,
@@ -189,6 +190,10 @@ def get_archive(archive_id: str) -> Call[ArchiveResponse]:
 
 def list_compactions(session_id: str) -> Call[SessionCompactionsResponse]:
     return Call("GET", f"/sessions/{_id(session_id)}/compactions")
+
+
+def recall(session_id: str, query: str, limit: int | None) -> Call[RecallResponse]:
+    return Call("POST", f"/sessions/{_id(session_id)}/recall", body(query=query, limit=limit))
 
 
 def compress_tool_result(

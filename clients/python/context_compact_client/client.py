@@ -26,6 +26,7 @@ from context_compact_client.types import (
     PreprocessInputResponse,
     ProjectRulesResponse,
     ReadyResponse,
+    RecallResponse,
     SessionCompactionsResponse,
     ShouldCompactResponse,
     ToolResultLimits,
@@ -176,6 +177,11 @@ class ContextCompactClient:
     def list_compactions(self, session_id: str) -> SessionCompactionsResponse:
         """`GET /sessions/{session_id}/compactions`: the session's records, oldest first."""
         return self._send(calls.list_compactions(session_id))
+
+    def recall(self, session_id: str, query: str, limit: int | None = None) -> RecallResponse:
+        """`POST /sessions/{session_id}/recall`: snippets of the session's archived messages
+        matching `query`, best first."""
+        return self._send(calls.recall(session_id, query, limit))
 
     def compress_tool_result(
         self,
@@ -396,6 +402,11 @@ class AsyncContextCompactClient:
     async def list_compactions(self, session_id: str) -> SessionCompactionsResponse:
         """`GET /sessions/{session_id}/compactions`: the session's records, oldest first."""
         return await self._send(calls.list_compactions(session_id))
+
+    async def recall(self, session_id: str, query: str, limit: int | None = None) -> RecallResponse:
+        """`POST /sessions/{session_id}/recall`: snippets of the session's archived messages
+        matching `query`, best first."""
+        return await self._send(calls.recall(session_id, query, limit))
 
     async def compress_tool_result(
         self,

@@ -84,6 +84,8 @@ class CompactStats(TypedDict):
     retained_message_count: int
     restored_file_count: int
     restored_token_count: int
+    ledger_budget: NotRequired[int]
+    ledger_token_count: NotRequired[int]
 
 
 class ArchiveInfo(TypedDict):
@@ -142,6 +144,7 @@ class CompactResponse(TypedDict):
     summarizer: NotRequired[str | None]
     ledger: NotRequired[list[LedgerFactInfo]]
     ledger_dropped: NotRequired[int]
+    ledger_dropped_kinds: NotRequired[dict[str, int]]
     strategy: NotRequired[str]
     compacted_indexes: NotRequired[list[int]]
     phases: NotRequired[list[PhaseInfo]]
@@ -212,6 +215,25 @@ class CompactionRecord(TypedDict):
     archive_id: NotRequired[str | None]
     warnings: NotRequired[list[str]]
     context_end_id: NotRequired[str | None]
+
+
+class RecallHitInfo(TypedDict):
+    """One archived message that matches a recall query."""
+
+    archive_id: str
+    message_index: int
+    role: str
+    tool_name: NotRequired[str | None]
+    snippet: str
+    score: int
+
+
+class RecallResponse(TypedDict):
+    """The matches in the session's archives, best first."""
+
+    session_id: str
+    query: str
+    hits: list[RecallHitInfo]
 
 
 class SessionCompactionsResponse(TypedDict):
@@ -318,6 +340,7 @@ class CompactOptions(TypedDict, total=False):
     max_restore_tokens_per_file: int | None
     max_restore_tokens_total: int | None
     ledger_budget: int | None
+    file_tools: list[str] | None
     max_summary_words: int | None
     read_tools: list[str] | None
     keep_recent: int | None

@@ -197,6 +197,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sessions/{session_id}/recall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search the archived messages of a session
+         * @description Snippets of the session's archived messages that match the query, best first, with
+         *     the archive id and message index to fetch the whole message (`GET /archives/{id}`).
+         *     Only this session's archives are searched; a session with none gives no hits. 422 for
+         *     a malformed session id or body, 503 `archive_unreadable` when an archive cannot be
+         *     read.
+         */
+        post: operations["recall_session_sessions__session_id__recall_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/compress-tool-result": {
         parameters: {
             query?: never;
@@ -745,12 +769,21 @@ export interface components {
             max_restore_tokens_total?: number | null;
             /**
              * Ledger Budget
-             * @description Token budget of the fact ledger appended to the summary (0 disables it).
+             * @description Token budget of the fact ledger appended to the summary (0 disables it). Unset: the server's share of `context_window`, within its floor and cap.
              */
             ledger_budget?: number | null;
             /**
+             * File Tools
+             * @description Tools that touch files, beside the built-in vocabulary of common agents: `tool_name.path_field:kind` or `tool_name.path_field[command=value]:kind`, kind one of read, created, edited, deleted.
+             * @example [
+             *       "save_note.target:created",
+             *       "editor.file[command=write]:edited"
+             *     ]
+             */
+            file_tools?: string[] | null;
+            /**
              * Max Summary Words
-             * @description Word limit given to the summarizer.
+             * @description Word limit given to the summarizer. Unset: the server's, lowered for a window under 32k tokens to about the ledger's share of it (at least 200 words).
              */
             max_summary_words?: number | null;
             /**
@@ -1061,7 +1094,9 @@ export interface components {
          *         "compacted_message_count": 212,
          *         "retained_message_count": 1,
          *         "restored_file_count": 1,
-         *         "restored_token_count": 812
+         *         "restored_token_count": 812,
+         *         "ledger_budget": 7617,
+         *         "ledger_token_count": 1840
          *       },
          *       "archive": {
          *         "id": "01795389068102951832-bb8a6efe30a6",
@@ -1083,6 +1118,7 @@ export interface components {
          *         }
          *       ],
          *       "ledger_dropped": 0,
+         *       "ledger_dropped_kinds": {},
          *       "strategy": "full",
          *       "compacted_indexes": [
          *         1,
@@ -1141,6 +1177,13 @@ export interface components {
              * @default 0
              */
             ledger_dropped?: number;
+            /**
+             * Ledger Dropped Kinds
+             * @description Of `ledger_dropped`, how many of each kind (facts of this compaction).
+             */
+            ledger_dropped_kinds?: {
+                [key: string]: number;
+            };
             /**
              * Strategy
              * @description The strategy that produced the answer (a fallback's, or `prune` during a cooldown); when nothing was compacted, the last one tried.
@@ -1210,6 +1253,18 @@ export interface components {
             restored_file_count: number;
             /** Restored Token Count */
             restored_token_count: number;
+            /**
+             * Ledger Budget
+             * @description Token budget the fact ledger had (0: no ledger).
+             * @default 0
+             */
+            ledger_budget?: number;
+            /**
+             * Ledger Token Count
+             * @description Tokens the fact ledger took.
+             * @default 0
+             */
+            ledger_token_count?: number;
         };
         /**
          * CompactionRecord
@@ -1747,7 +1802,7 @@ export interface components {
         LedgerFactInfo: {
             /**
              * Kind
-             * @description instruction | error | failed_approach | file_changed | goal | latest_request | todo | command | file_read | identifier
+             * @description error | file_changed | file_read | goal | request | latest_request (earlier ledgers) | instruction | command | todo | failed_approach | identifier
              */
             kind: string;
             /** Text */
@@ -1998,6 +2053,89 @@ export interface components {
             reasons?: {
                 [key: string]: string;
             } | null;
+        };
+        /**
+         * RecallHitInfo
+         * @description One archived message that matches.
+         */
+        RecallHitInfo: {
+            /**
+             * Archive Id
+             * @description The archive holding the message (`GET /archives/{id}`).
+             */
+            archive_id: string;
+            /**
+             * Message Index
+             * @description The message's index among the archive's messages.
+             */
+            message_index: number;
+            /** Role */
+            role: string;
+            /**
+             * Tool Name
+             * @description The tool called, or the tool whose result this message carries.
+             */
+            tool_name?: string | null;
+            /**
+             * Snippet
+             * @description About 400 characters around the match; `…` where cut.
+             */
+            snippet: string;
+            /**
+             * Score
+             * @description Higher is a better match (see docs/recall.md).
+             */
+            score: number;
+        };
+        /**
+         * RecallRequest
+         * @description What to look for in the session's archived messages.
+         * @example {
+         *       "query": "IndentationError fields.py",
+         *       "limit": 3
+         *     }
+         */
+        RecallRequest: {
+            /**
+             * Query
+             * @description Words to look for (case-insensitive): a path, an error, a command, a name. Messages holding more of the words rank first; the exact phrase ranks higher.
+             */
+            query: string;
+            /**
+             * Limit
+             * @description Matches returned, at most.
+             * @default 5
+             */
+            limit?: number;
+        };
+        /**
+         * RecallResponse
+         * @description The matches in the session's archives, best first.
+         * @example {
+         *       "session_id": "session-42",
+         *       "query": "IndentationError fields.py",
+         *       "hits": [
+         *         {
+         *           "archive_id": "01795389068102951832-bb8a6efe30a6",
+         *           "message_index": 14,
+         *           "role": "user",
+         *           "tool_name": "edit",
+         *           "snippet": "ERRORS: - E999 IndentationError: unexpected indent …",
+         *           "score": 22
+         *         }
+         *       ]
+         *     }
+         */
+        RecallResponse: {
+            /** Session Id */
+            session_id: string;
+            /** Query */
+            query: string;
+            /**
+             * Hits
+             * @description Best first; empty when nothing matched.
+             */
+            hits: components["schemas"]["RecallHitInfo"][];
         };
         /**
          * RedactedThinkingBlock
@@ -3108,6 +3246,68 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SessionCompactionsResponse"];
+                };
+            };
+            /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is larger than `COMPACT_MAX_REQUEST_BYTES` (`request_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    recall_session_sessions__session_id__recall_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecallRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecallResponse"];
                 };
             };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import pytest
+
+from app.core.failures import error_line
+
+SWE_AGENT_EDIT = """Your proposed edit has introduced new syntax error(s). Please read this error \
+message carefully and then retry editing the file.
+
+ERRORS:
+- E999 IndentationError: unexpected indent
+
+This is how your edit would have looked if applied
+-------------------------------------------------
+[File: /repo/src/fields.py (1997 lines total)]
+(1470 more lines above)
+1471:        return value
+-------------------------------------------------
+Your changes have NOT been applied. Please fix your edit command and try again.
+You either need to 1) Specify the correct start/end line arguments or 2) Correct your edit code.
+DO NOT re-run the same failed edit command. Running it again will lead to the same error."""
+
+TRACEBACK = """Traceback (most recent call last):
+  File "run.py", line 3, in <module>
+    main()
+  File "run.py", line 2, in main
+    raise ValueError("bad date")
+ValueError: bad date
+exit status 1"""
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (SWE_AGENT_EDIT, "- E999 IndentationError: unexpected indent"),
+        (TRACEBACK, "ValueError: bad date"),
+        (
+            "building...\nError: Cannot find module 'x'\n    at load",
+            "Error: Cannot find module 'x'",
+        ),
+        ("src/a.ts:3:5 - error TS2322: Type 'string' is not assignable", None),
+        ("bash: foo: command not found", "bash: foo: command not found"),
+        ("Tool call timed out after 5000ms", "Tool call timed out after 5000ms"),
+        ("Cancelled", "Cancelled"),
+        ("ran 3 steps\nProcess exited with code 2", "Process exited with code 2"),
+        ("fatal: not a git repository", "fatal: not a git repository"),
+        ("error[E0308]: mismatched types\n --> src/main.rs:4:5", "error[E0308]: mismatched types"),
+        ("Command not executed: the user declined.", "Command not executed: the user declined."),
+        ("src/a.py:10:1: F401 `os` imported but unused", None),
+    ],
+)
+def test_an_error_is_found_by_its_text_and_the_line_that_names_it_is_kept(
+    text: str, line: str | None
+) -> None:
+    expected = line if line is not None else text.splitlines()[0]
+    assert error_line(text) == expected
+    assert error_line(text, is_error=True) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2 passed in 0.1s",
+        "def parse(value):\n    except ValueError:\n        raise",
+        "Exit code: 0",
+        "The edit was applied.",
+        "",
+    ],
+)
+def test_ordinary_output_is_no_error(text: str) -> None:
+    assert error_line(text) is None
+
+
+def test_the_providers_flag_makes_any_text_an_error() -> None:
+    assert error_line("something odd\nsecond line", is_error=True) == "something odd"
+    assert error_line("", is_error=True) == "(no error text)"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["DEBUG    timeout=10", "┃ Engine ┃ Error ┃", "Retrying with a longer timeout"],
+)
+def test_log_words_that_only_mention_errors_are_no_error(text: str) -> None:
+    assert error_line(text) is None
+
+
+def test_a_content_tools_output_is_an_error_only_by_its_first_lines() -> None:
+    hits = "src/a.py:3: # ignore\nsrc/b.py:9: ok\nValueError: bad date"
+    assert error_line(hits, tool="grep_search") is None
+    assert error_line(hits, tool="run_terminal_cmd") == "ValueError: bad date"
+    missing = "Error: file not found: src/c.py"
+    assert error_line(missing, tool="read_file") == missing
+
+
+def test_the_first_line_naming_an_error_is_kept_and_a_log_level_alone_names_nothing() -> None:
+    text = (
+        "collected 3 items\n"
+        "FAILED tests/test_api.py::test_search - AssertionError: assert 1 == 2\n"
+        "AssertionError: assert 1 == 2\n"
+    )
+    assert (
+        error_line(text) == "FAILED tests/test_api.py::test_search - AssertionError: assert 1 == 2"
+    )
+    assert error_line("ERROR    retrying in 2s\nall done") is None
