@@ -13,6 +13,9 @@ replicas sharing the data directory agree) and applied alike by `/should-compact
   again would only buy another few turns; the hold names the largest messages since the
   last compaction (what refills it) and lasts until the context changes shape (it no
   longer continues the last compaction's output, or the one the hold was recorded for).
+  It never holds a context at or over the overflow threshold: a context the model cannot
+  take is worse than a compaction that will not last, so it is compacted anyway (the
+  hold comes back `overflowing`, for the caller to warn with).
 
 A turn is an assistant message and the answer to it: two canonical messages.
 """
@@ -53,6 +56,8 @@ class Hold:
     retry_at_tokens: int | None = None
     fresh: bool = False
     """Found now, not read from an earlier refusal: a `/compact` records it."""
+    overflowing: bool = False
+    """Thrashing, but the context reached the overflow threshold: not a hold, a warning."""
 
 
 def continues(record: CompactionRecord, message_count: int, id_at: IdAt) -> bool:
@@ -69,8 +74,11 @@ def session_hold(
     token_count: int,
     threshold_tokens: int,
     id_at: IdAt,
+    overflow_tokens: int | None = None,
 ) -> Hold | None:
-    """The hold on this context, if any (only asked about a context over the threshold)."""
+    """The hold on this context, if any (only asked about a context over the threshold).
+    At `overflow_tokens` or more a thrash is reported `overflowing` instead of held."""
+    overflowing = overflow_tokens is not None and token_count >= overflow_tokens
     ordered = sorted(records, key=lambda r: r.id)
     if not ordered:
         return None
@@ -87,7 +95,7 @@ def session_hold(
                 retry_at_tokens=retry_at,
             )
     if last.outcome == "thrashing" and continues(last, message_count, id_at):
-        return Hold("thrashing", _thrash_detail(last.message_count_before))
+        return Hold("thrashing", _thrash_detail(last.message_count_before), overflowing=overflowing)
     compacted = [r for r in ordered if r.outcome == "compacted"]
     if not compacted or not continues(compacted[-1], message_count, id_at):
         return None
@@ -101,7 +109,17 @@ def session_hold(
         quick += 1
     if quick < THRASH_TIMES:
         return None
-    return Hold("thrashing", _thrash_detail(compacted[-1].message_count_after), fresh=True)
+    return Hold(
+        "thrashing",
+        _thrash_detail(compacted[-1].message_count_after),
+        fresh=not overflowing,
+        overflowing=overflowing,
+    )
+
+
+def overflow_warning(hold: Hold) -> str:
+    """What an answer says when a thrash did not hold because the context overflows."""
+    return f"thrashing, compacted anyway at the overflow threshold: {hold.detail}"
 
 
 def _thrash_detail(since: int) -> str:

@@ -44,7 +44,7 @@ from app.core.decide import (
     usage_tokens,
 )
 from app.core.errors import ArchiveError, CountError, RecordStoreError
-from app.core.holds import Hold, refilling, session_hold
+from app.core.holds import Hold, overflow_warning, refilling, session_hold
 from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
 from app.core.ports import (
@@ -253,8 +253,12 @@ class CompactionService:
             decision.token_count,
             thresholds.threshold_tokens,
             message_id_at(messages),
+            thresholds.overflow_tokens,
         )
         if hold is None:
+            return None
+        if hold.overflowing:
+            warnings.append(overflow_warning(hold))
             return None
         if hold.reason != "thrashing":
             return Held(hold, ())

@@ -16,7 +16,7 @@ from anyio import to_thread
 
 from app.core.compaction import CompactResult, RefillingMessage
 from app.core.errors import RecordStoreError
-from app.core.holds import Hold, IdAt, Refill, refilling, session_hold
+from app.core.holds import Hold, IdAt, Refill, overflow_warning, refilling, session_hold
 from app.core.messages import Message, message_text
 from app.core.records import (
     RECORDED_FAILURES,
@@ -89,8 +89,11 @@ async def session_gate(
             prepared.token_count,
             prepared.thresholds.threshold_tokens,
             message_id_at(messages),
+            prepared.thresholds.overflow_tokens,
         )
-        if hold is not None:
+        if hold is not None and hold.overflowing:
+            admitted.warnings.append(overflow_warning(hold))
+        elif hold is not None:
             return Declined(held(prepared, hold, past), record=hold.fresh)
     end = cooldown_end(past, cooldown, now) if summarizing else None
     if end is not None:

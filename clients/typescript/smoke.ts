@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { type AnyMessage, ContextCompactError, createClient, unwrap } from "./src/index.js";
 
 const client = createClient(process.env.COMPACT_URL);
+// A long tool result, so that a summary is smaller than what it replaces.
+const TEST_FILE = Array.from({ length: 200 }, (_, i) => `def test_case_${i}(): assert app(${i})`).join("\n");
 
 const messages: AnyMessage[] = [
   { role: "system", content: "You are a coding agent." },
@@ -18,7 +20,7 @@ const messages: AnyMessage[] = [
   },
   {
     role: "user",
-    content: [{ type: "tool_result", tool_use_id: "toolu_01", content: "def test_app(): ..." }],
+    content: [{ type: "tool_result", tool_use_id: "toolu_01", content: TEST_FILE }],
   },
   { role: "assistant", content: "The test passes now." },
 ];
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
 
   const decision = unwrap(
     await client.POST("/should-compact", {
-      body: { messages, context_window: 100, threshold: 0.5, min_messages: 2 },
+      body: { messages, context_window: 100_000, threshold: 0.01, min_messages: 2 },
     }),
   );
   assert.equal(decision.should_compact, true);
@@ -43,6 +45,13 @@ async function main(): Promise<void> {
   assert.equal(result.compacted, true);
   assert.equal(result.format, "anthropic");
   assert.ok(result.messages.length < messages.length + 3);
+
+  // A compaction that would not shrink the list is refused, the messages as sent.
+  const tiny = messages.slice(0, 2);
+  const refused = unwrap(await client.POST("/compact", { body: { messages: tiny, force: true } }));
+  assert.equal(refused.compacted, false);
+  assert.equal(refused.reason, "no_gain");
+  assert.deepEqual(refused.messages, tiny);
 
   const empty = unwrap(await client.POST("/count", { body: { messages: [], format: "openai" } }));
   assert.equal(empty.token_count, 0);

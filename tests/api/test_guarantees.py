@@ -179,7 +179,8 @@ async def test_after_a_refusal_should_compact_says_no_until_the_context_grew_or_
 async def test_thrash_is_detected_named_and_held_until_the_context_changes(
     client: httpx.AsyncClient, fmt: Format
 ) -> None:
-    window = {"context_window": 2000, "threshold": 0.8}  # threshold 1600 tokens
+    # threshold 2400 tokens, overflow at 7200: each 400-line result (~3200) refills it
+    window = {"context_window": 8000, "threshold": 0.3}
     context = parse(long_round(1, lines=400))
     for n in range(2, 5):  # compact, then one turn refills the window: three times
         sent = (
@@ -223,3 +224,34 @@ async def test_thrash_is_detected_named_and_held_until_the_context_changes(
     )
     after = (await client.post("/should-compact", json=asked | {"messages": trimmed})).json()
     assert after["reason"] != "thrashing"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_a_thrashing_context_that_overflows_is_compacted_anyway(
+    client: httpx.AsyncClient, fmt: Format
+) -> None:
+    """A hold must never leave the agent with a context its model cannot take."""
+    window = {"context_window": 8000, "threshold": 0.3}  # threshold 2400, overflow 7200
+    context = parse(long_round(1, lines=400))
+    for n in range(2, 5):
+        sent = shaped([m.model_dump(exclude_none=True) for m in context], fmt)
+        body = {"messages": sent, "session_id": "s-o", "options": window}
+        data = (await client.post("/compact", json=body)).json()
+        assert data["compacted"] is True, data
+        back = from_openai(data["messages"]) if fmt == "openai" else parse(data["messages"])
+        context = [*back, *parse(exchange(n, lines=400))]
+    held = shaped([m.model_dump(exclude_none=True) for m in context], fmt)
+    asked = {"messages": held, "session_id": "s-o", **window}
+    assert (await client.post("/should-compact", json=asked)).json()["reason"] == "thrashing"
+    # The last result is larger still: the context reaches the overflow threshold.
+    bigger = "".join(f"case_4_{i:03d} FAILED\n" for i in range(1000))
+    dumped = [m.model_dump(exclude_none=True) for m in context[:-1]]
+    over = shaped([*dumped, tool_result("t4", bigger)], fmt)
+    answer = (await client.post("/should-compact", json=asked | {"messages": over})).json()
+    assert (answer["should_compact"], answer["reason"]) == (True, "overflow")
+    assert any(w.startswith("thrashing, compacted anyway") for w in answer["warnings"])
+    body = {"messages": over, "session_id": "s-o", "options": window}
+    data = (await client.post("/compact", json=body)).json()
+    assert data["compacted"] is True, data
+    assert data["stats"]["compacted_token_count"] < 2400
+    assert any(w.startswith("thrashing, compacted anyway") for w in data["warnings"])

@@ -74,6 +74,24 @@ def test_a_recorded_thrash_holds_while_the_context_continues_it() -> None:
     assert session_hold(records, 30, 5000, 800, lambda i: "changed") is None
 
 
+def test_a_thrash_at_the_overflow_threshold_is_reported_not_held() -> None:
+    quick = [
+        entry(1, "compacted", 30, 5),
+        entry(2, "compacted", 9, 5),
+        entry(3, "compacted", 11, 5),
+    ]
+    under = session_hold(quick, 11, 1999, 800, id_at, overflow_tokens=2000)
+    assert under is not None
+    assert (under.reason, under.fresh, under.overflowing) == ("thrashing", True, False)
+    over = session_hold(quick, 11, 2000, 800, id_at, overflow_tokens=2000)
+    assert over is not None
+    assert (over.reason, over.fresh, over.overflowing) == ("thrashing", False, True)
+    recorded = [entry(1, "compacted", 30, 5), entry(2, "thrashing", 20, 20)]
+    held = session_hold(recorded, 30, 5000, 800, id_at, overflow_tokens=5000)
+    assert held is not None
+    assert held.overflowing
+
+
 def test_refilling_names_the_largest_messages_with_their_tools() -> None:
     call = tool_use("grep", "g1", pattern="x")
     messages = parse(
