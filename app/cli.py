@@ -35,7 +35,7 @@ from app.core.errors import InvalidConversationError
 from app.core.messages import KNOWN_BLOCK_TYPES, Message
 from app.core.vocabulary import Format
 from app.main import build_service, close_ports
-from app.service.compaction import CompactionService, CompactRequest
+from app.service.compaction import CompactionService
 from app.settings import Settings
 
 COMPACT_FIELDS = ("format", "session_id", "force", "instructions", "options", "reason")
@@ -133,15 +133,7 @@ def compact(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Set
         fields["options"] = {**(options if isinstance(options, dict) else {}), **chosen}
     body = _validated(CompactRequestBody, fields)
     messages, fmt = read_messages(body.messages, body.format, _asked(overrides))
-    request = CompactRequest(
-        messages=messages,
-        options=body.options,
-        session_id=body.session_id,
-        force=body.force,
-        instructions=body.instructions,
-        format=fmt,
-        reason=body.reason,
-    )
+    request = body.request(messages, fmt)
 
     async def run(service: CompactionService) -> Answer:
         try:

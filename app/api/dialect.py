@@ -38,12 +38,4 @@ def read_messages(
 def compact_request(body: CompactRequestBody) -> CompactRequest:
     """The service's request for a `/compact` or `/compactions` body (one mapping for both)."""
     messages, fmt = read_messages(body.messages, body.format)
-    return CompactRequest(
-        messages=messages,
-        options=body.options,
-        session_id=body.session_id,
-        force=body.force,
-        instructions=body.instructions,
-        format=fmt,
-        reason=body.reason,
-    )
+    return body.request(messages, fmt)

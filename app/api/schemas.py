@@ -4,6 +4,7 @@ reused as they are, so the API and the pipeline cannot drift apart."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
@@ -14,7 +15,7 @@ from app.core.dialects import OpenAIMessage
 from app.core.messages import Message
 from app.core.records import CompactionRecord, RecordReason
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
-from app.service.compaction import Count
+from app.service.compaction import CompactRequest, Count
 
 EXAMPLE_MESSAGES: list[JsonValue] = [
     {"role": "system", "content": "You are a coding agent."},
@@ -327,6 +328,19 @@ class CompactRequestBody(BaseModel):
             "with `force`, else `llm_call`."
         ),
     )
+
+    def request(self, messages: Sequence[Message], fmt: Format) -> CompactRequest:
+        """The service's request for this body, its messages read in `fmt` (one mapping
+        for `/compact`, `/compactions` and the command line)."""
+        return CompactRequest(
+            messages=messages,
+            options=self.options,
+            session_id=self.session_id,
+            force=self.force,
+            instructions=self.instructions,
+            format=fmt,
+            reason=self.reason,
+        )
 
 
 class SessionCompactionsResponse(BaseModel):
