@@ -1,4 +1,4 @@
-"""F-006: head + summary pair + one pair per restored file, with seed 000's exact strings."""
+"""Head + summary pair + one pair per restored file, with fixed exact strings."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def summary_message(summary: str) -> Message:
 
 
 def restored_file_message(path: str, text: str) -> Message:
-    """F-005's restored-file message: `[Restored after compact] {path}:\\n{content}`."""
+    """The restored-file message: `[Restored after compact] {path}:\\n{content}`."""
     return text_message("user", f"{RESTORED_PREFIX}{path}:\n{text}")
 
 
