@@ -1,4 +1,6 @@
-"""Head + summary pair + one pair per restored file, with fixed exact strings."""
+"""Head + summary pair + one pair per restored file, each pair a user message and the
+assistant's acknowledgement, in the exact strings below: later compactions recognize the
+pairs by them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A summary without an LLM: a deterministic summary built from the messages' structure.
+"""A summary without an LLM, built deterministically from the messages' structure.
 
 `extract_facts` reads what the history shows (requests, file operations, tool calls, the
 last step, errors) and `extract_summary` renders it in the summary prompt's five sections;
