@@ -1,4 +1,4 @@
-"""Summary fidelity: which ground-truth facts survive compaction (issue 9).
+"""Summary fidelity: which ground-truth facts survive compaction.
 
 Usage: python -m bench.fidelity          (prints the table and updates bench/RESULTS.md)
 

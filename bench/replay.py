@@ -1,4 +1,4 @@
-"""Long-session replay: `python -m bench.replay` (issues 14 and 15; run by hand, not in CI).
+"""Long-session replay: `python -m bench.replay` (run by hand, not in CI).
 
 Every conversation of `../shared/corpus-long/` (both shapes) is replayed message by message
 through the app in-process (httpx ASGITransport with its lifespan, extractive summarizer,

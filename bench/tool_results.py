@@ -1,4 +1,4 @@
-"""Tool-result compression over the corpus (issue 8): history characters before and after.
+"""Tool-result compression over the corpus: history characters before and after.
 
 Usage: python -m bench.tool_results
 

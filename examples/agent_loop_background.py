@@ -1,4 +1,5 @@
-"""An agent loop that never waits for a summary (issue 10: background compaction).
+"""An agent loop that never waits for a summary: compaction runs as a
+background job.
 
 Each turn it asks `/should-compact`; at 70% of the window it starts a background job
 (`POST /compactions`) and keeps working; once the job is `done` it swaps the compacted

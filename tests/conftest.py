@@ -10,7 +10,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 
 @pytest.fixture(scope="session")
 def tokenizer() -> TiktokenTokenizer:
-    """Loaded once: the encoding takes ~150 ms to build."""
+    """Loaded once: the encoding is slow to build."""
     return TiktokenTokenizer()
 
 

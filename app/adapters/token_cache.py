@@ -10,7 +10,7 @@ text (more so in a thread other than the one that first used the encoding).
 
 The hash is Python's own `hash(str)`: SipHash-1-3 under a random per-process key, 64 bits.
 On a repeated 200k-token history the keys are most of what is left to do, and it computes
-them several times faster than a 16-byte blake2b (docs/design.md has the figures). A false
+them faster than a 16-byte blake2b (docs/design.md has the figures). A false
 hit needs two texts with one key: ~3e-15 per lookup with 50,000 entries, and not something a
 caller can aim for while the key stays secret (do not set PYTHONHASHSEED in production).
 

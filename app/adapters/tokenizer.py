@@ -11,10 +11,10 @@ encoding as a last guard.
 literal `<|endoftext|>`, which `encode` rejects.
 
 Large counts are split across `LANES` dedicated threads, each with its own copy of the
-encoding that it was the first to use: tiktoken's regex is measurably faster (~25% on 200k
-tokens) in the thread that used it first than in any other, requests reach us from
-whichever worker thread is free, and tiktoken releases the GIL, so two lanes count a large
-list in about half the time on two cores (bench/RESULTS.md). Small counts (the readiness
+encoding that it was the first to use: tiktoken's regex is measurably faster in the thread
+that used it first than in any other, requests reach us from whichever worker thread is
+free, and tiktoken releases the GIL, so two lanes count the halves of a large list at once
+on two cores (bench/RESULTS.md has the figures). Small counts (the readiness
 probe, short restored files) run in the caller's thread.
 """
 

@@ -1,5 +1,5 @@
-"""One JSON response class, rendered by orjson (several times faster than json for the
-large message lists this service returns)."""
+"""One JSON response class, rendered by orjson (faster than json for the large message
+lists this service returns)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Request JSON parsed by orjson, checked against the request limits before any model is
 built, then validated as soon as it is parsed.
 
-orjson is ~3x faster than `json` on the large message lists agents send, and on the event
+orjson is faster than `json` on the large message lists agents send, and on the event
 loop it is pure latency for every other request. It refuses a few documents that `json`
 accepts (integers beyond 64 bits, `NaN`, lone surrogate escapes); those fall back to
 `json`, so what is accepted and every error message stay exactly as before, but for lone
@@ -13,7 +13,7 @@ Memory: FastAPI keeps whatever `Request.body()` and `Request.json()` return aliv
 response is sent. For a JSON body, `FastJsonRequest` hands FastAPI a one-byte stand-in for
 the body and, from `json()`, the route's body model already validated (FastAPI re-validates
 a model instance as itself, at no cost), so neither the body bytes nor the parsed document
-outlive parsing: ~1x the body less at the peak of a large `/compact` (bench/RESULTS.md).
+outlive parsing, which lowers the peak memory of a large `/compact` (bench/RESULTS.md).
 A body that does not validate is handed over as the parsed document, and FastAPI reports it
 exactly as it always did.
 """

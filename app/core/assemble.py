@@ -1,4 +1,6 @@
-"""F-006: head + summary pair + one pair per restored file, with seed 000's exact strings."""
+"""Head + summary pair + one pair per restored file, each pair a user message and the
+assistant's acknowledgement, in the exact strings below: later compactions recognize the
+pairs by them."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def summary_message(summary: str) -> Message:
 
 
 def restored_file_message(path: str, text: str) -> Message:
-    """F-005's restored-file message: `[Restored after compact] {path}:\\n{content}`."""
+    """The restored-file message: `[Restored after compact] {path}:\\n{content}`."""
     return text_message("user", f"{RESTORED_PREFIX}{path}:\n{text}")
 
 

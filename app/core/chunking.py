@@ -11,7 +11,7 @@ input (system prompt + user prompt) never exceeds `summary_input_budget` tokens:
   split between units, so a `tool_use` is never separated from its `tool_result`;
 - a single unit larger than a whole chunk is cut (`app.core.cut`: preview + marker line);
 - chunk k+1 starts with the summary of chunks 1..k as a `[Conversation compressed]` pair,
-  which every summarizer already re-summarizes (seed 000 UC-005), so the last summary
+  which every summarizer already re-summarizes, so the last summary
   covers the whole rest.
 
 Costs are the tokens of each message's transcript form (`serialize_for_summary`) plus one

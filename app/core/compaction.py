@@ -1,4 +1,4 @@
-"""The shapes of a compaction: its options and its result (seed 000 F-009, DESIGN §2).
+"""The shapes of a compaction: its options and its result.
 
 They are pydantic models because the API serves them as they are; they live in the core
 because the pipeline produces them. Option fields left unset take the server's defaults.
@@ -42,9 +42,9 @@ class CompactOptions(BaseModel):
     strategy: StrategyName = Field(
         "full",
         description=(
-            "`full` (seed 000): everything after the system prompt is summarized. `tail` "
-            "(seed 004 A4/A5): the most recent rounds are kept verbatim, older ones become "
-            "an archived summary (a system message). `selective` (seed 003 §4): per-type "
+            "`full`: everything after the system prompt is summarized. `tail`: the most "
+            "recent rounds are kept verbatim, older ones become an archived summary (a "
+            "system message). `selective`: per-type "
             "rules in priority order (old tool blocks dropped and large fields of the kept "
             "ones cut to a preview, skill prompts, assistant and user messages beyond "
             "`keep_recent`), stopping once under the threshold; an LLM summary only if still "
@@ -201,8 +201,7 @@ class LedgerFactInfo(BaseModel):
 
 
 class PhaseInfo(BaseModel):
-    """One step of a compaction with the tokens of the whole list before and after it
-    (seed 003 §6.3)."""
+    """One step of a compaction with the tokens of the whole list before and after it."""
 
     model_config = _FROZEN
     phase: str = Field(
@@ -244,7 +243,7 @@ class RefillingMessage(BaseModel):
 
 
 class CompactStats(BaseModel):
-    """Seed 000 F-009."""
+    """The token and message counts of one compaction, before and after."""
 
     model_config = _FROZEN
     original_token_count: int
@@ -293,7 +292,7 @@ class CompactResult(BaseModel):
     summarizer: str | None = Field(None, description="Which summarizer produced the summary.")
     ledger: list[LedgerFactInfo] = Field(
         default_factory=list,
-        description="The facts of the ledger appended to the summary (seed 003 §7.1).",
+        description="The facts of the ledger appended to the summary.",
     )
     ledger_dropped: int = Field(0, description="Facts left out of the ledger by its budget.")
     ledger_dropped_kinds: dict[str, int] = Field(

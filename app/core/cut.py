@@ -2,7 +2,7 @@
 
 A cut keeps the beginning (a preview) and ends with a marker line that says what was cut,
 so the model reading the history knows it sees a part, and the next compaction knows the
-item was already cut and leaves it alone (seed 003 §5.3: no double truncation). The
+item was already cut and leaves it alone (no double truncation). The
 marker is plain text inside the content, never an extra field: providers reject unknown
 fields on content blocks, and a field would not survive the OpenAI dialect's tool messages.
 

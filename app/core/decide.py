@@ -1,10 +1,10 @@
-"""Whether to compact (F-002, seed 002 BR-01/BR-02, seed 004 A6).
+"""Whether to compact.
 
 Compact when `token_count >= threshold * context_window` and the list has at least
 `min_messages` messages; report an overflow at `overflow_threshold`, whatever the length.
 The token count is either counted from the messages or, when the agent sends the provider's
 `usage` block of its last response, that exact figure plus an estimate of the input it is
-about to add (`len(text) // 3`, seed 004 A6).
+about to add (`len(text) // 3`).
 """
 
 from __future__ import annotations
@@ -91,5 +91,6 @@ def usage_tokens(usage: Mapping[str, Any]) -> int:
 
 
 def estimate_pending_input(text: str) -> int:
-    """Seed 004 A6's estimate of input not yet counted by the provider."""
+    """Input not yet counted by the provider: a token per `PENDING_INPUT_CHARS_PER_TOKEN`
+    characters."""
     return len(text) // PENDING_INPUT_CHARS_PER_TOKEN

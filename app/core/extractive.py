@@ -1,8 +1,8 @@
-"""F-004 without an LLM: a deterministic summary built from the messages' structure.
+"""A summary without an LLM, built deterministically from the messages' structure.
 
 `extract_facts` reads what the history shows (requests, file operations, tool calls, the
-last step, errors) and `extract_summary` renders it in seed 000's five sections;
-`extract_archived` renders it in seed 004 A5's archive template for the `tail` strategy,
+last step, errors) and `extract_summary` renders it in the summary prompt's five sections;
+`extract_archived` renders it in the archive template for the `tail` strategy,
 one milestone per round. Nothing is invented (what the history does not show is said to be
 missing), and the same messages always give the same text. Over `max_words`, the longest
 list shown loses an item at a time, then the quoted texts shorten; the headings always stay.
@@ -397,7 +397,7 @@ def extract_archived(
     instructions: str | None = None,
     vocabulary: Vocabulary = DEFAULT_VOCABULARY,
 ) -> str:
-    """Seed 004 A5's sections (without the title line, which the caller writes) within
+    """The archive template's sections (without the title line, which the caller writes) within
     `max_words`: lists and quoted texts halve until they fit, then the bare headings."""
     facts = extract_facts(messages, vocabulary)
     milestones = _milestones(messages)

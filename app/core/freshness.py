@@ -1,4 +1,4 @@
-"""Seed 004 A8/C4: the note for a file that changed since the session last read it.
+"""The note for a file that changed since the session last read it.
 
 Only a re-read gets the note: the first read of a file in a session has nothing to compare
 with. Modification times are integer nanoseconds from `fstat` on the descriptor that was

@@ -50,7 +50,8 @@ def archive_sha256(messages: list[dict[str, Any]]) -> str:
 
     Hashed message by message: compact JSON of a list is `[`, its items joined by `,`,
     then `]`, so the digest is the same as of the whole document, without holding the
-    whole document at once (~1x a large request's body at the peak of `/compact`)."""
+    whole document at once (a copy the size of a large request's body at the peak of
+    `/compact`)."""
     digest = hashlib.sha256(b"[")
     try:
         for i, message in enumerate(messages):

@@ -1,4 +1,4 @@
-"""Seed 004 A1/C5: the context an agent sends, layer by layer, in one fixed order.
+"""The context an agent sends, layer by layer, in one fixed order.
 
     L1  system prompt + tool descriptions      one system message (a stable prefix)
     L2  project rules (CODE_LAW.md)            one system message, only when there are rules
@@ -43,7 +43,7 @@ class ContextLayers:
 
 
 def pick_rules_file(names: Iterable[str]) -> str | None:
-    """C5: `CODE_LAW.md` in any case: the exact name first, then `code_law.md`, then the
+    """`CODE_LAW.md` in any case: the exact name first, then `code_law.md`, then the
     first other spelling in sorted order (a case-sensitive file system may hold several)."""
     matches = sorted(name for name in names if name.casefold() == RULES_FILE.casefold())
     for preferred in (RULES_FILE, RULES_FILE.lower()):
@@ -69,7 +69,7 @@ def _appended(message: Message, text: str) -> Message:
 
 
 def assemble_layers(layers: ContextLayers) -> tuple[list[Message], list[Layer]]:
-    """The messages in A1's order, and the layer of each one."""
+    """The messages in layer order, and the layer of each one."""
     messages: list[Message] = []
     labels: list[Layer] = []
     l1 = _join(layers.system, layers.tools)

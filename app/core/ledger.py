@@ -1,6 +1,6 @@
 """The fact ledger: key facts of the compacted history that no summary may lose.
 
-An LLM summary is lossy, and each new summary of a summary loses more (seed 003 §7.1).
+An LLM summary is lossy, and each new summary of a summary loses more.
 The ledger is extracted deterministically from the messages, appended to every summary as a
 `## Ledger` section, parsed back from the previous summary on the next compaction and
 merged, so its facts survive any number of compactions whatever the summarizer writes.
@@ -83,7 +83,7 @@ class _Phrases:
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         """The matches in `text`. Lowercased ASCII text has the same positions and is
-        searched case-sensitively, ~1.6x faster than `re.IGNORECASE` (which also folds
+        searched case-sensitively, faster than with `re.IGNORECASE` (which also folds
         non-ASCII letters such as `ſ` into ASCII ones: used for any other text)."""
         if text.isascii():
             return self.lowered.finditer(text.lower())
@@ -96,7 +96,7 @@ def _phrases(pattern: str) -> _Phrases:
 
 
 # Each starts with a lookahead for the first letters of its words: it changes no match, and
-# lets the engine skip most positions without trying every alternative (~2x faster).
+# lets the engine skip most positions without trying every alternative.
 _INSTRUCTION = _phrases(
     r"(?=[adimnps])\b(always|never|don'?t|do not|must|mustn'?t|should not|shouldn'?t|"
     r"instead of|make sure|avoid|prefer)\b"
@@ -251,7 +251,7 @@ def _paths(text: str) -> list[str]:
 
     A match holds a `/`, is made of name characters and `/` only (never whitespace), and
     whitespace is neither, so the words joined by spaces have the same matches in the same
-    order; the regex engine then skips most of a long text (~4x faster)."""
+    order; the regex engine then skips most of a long text."""
     return _PATH.findall(" ".join([word for word in text.split() if "/" in word]))
 
 
@@ -272,8 +272,8 @@ def _sentences_matching(text: str, pattern: _Phrases) -> Iterable[str]:
     `pattern` is made by `_phrases`: its matches never cross a sentence's end (`.!?` or a
     newline), and it matches the raw text where it matches the whitespace-collapsed
     sentences. So one scan of the whole text finds every matching sentence, and only those
-    are cut out: splitting every sentence and searching each cost ~4x more
-    (bench/RESULTS.md)."""
+    are cut out: splitting every sentence and searching each cost several
+    times more (bench/RESULTS.md)."""
     end = 0  # where the last sentence cut out ends
     for match in pattern.finditer(text):
         at = match.start()

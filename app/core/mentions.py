@@ -1,16 +1,16 @@
-"""Seed 004 A7/C3/E4: `@path` mentions in the user's input, and the reminder they add.
+"""`@path` mentions in the user's input, and the reminder they add.
 
 A mention only makes the model read the file itself (with its Read tool); no file content
-is ever injected here. The rules, in the seed's words and ours:
+is ever injected here. The rules:
 
-- the MVP regex `@([a-zA-Z0-9/._-]+(?:\\.[a-zA-Z0-9]+)?)`: project-relative paths, ASCII,
+- the regex `@([a-zA-Z0-9/._-]+(?:\\.[a-zA-Z0-9]+)?)`: project-relative paths, ASCII,
   no spaces;
 - an `@` right after a letter or digit is no mention (`user@example.com`);
-- trailing dots are not part of the path (ours: "see @README.md." means `README.md`);
+- trailing dots are not part of the path ("see @README.md." means `README.md`);
 - in order of first appearance, each path once; at most `limit` (5) are named, the rest
   counted as "(and N more…)".
 
-Each named file gets the seed's reminder block exactly; the count of the others is one
+Each named file gets the reminder block exactly; the count of the others is one
 more block of its own, so every block stays the template.
 """
 
@@ -53,7 +53,7 @@ def render_reminders(paths: Sequence[str], limit: int = DEFAULT_MENTION_LIMIT) -
 
 
 def append_reminders(text: str, paths: Sequence[str], limit: int = DEFAULT_MENTION_LIMIT) -> str:
-    """The input with the reminders appended (C3: inside the user message, not a system
+    """The input with the reminders appended (inside the user message, not a system
     message); the input itself when nothing is mentioned."""
     if not paths:
         return text

@@ -1,4 +1,4 @@
-"""The canonical message model: the Anthropic Messages shape (DESIGN.md §1).
+"""The canonical message model: the Anthropic Messages shape.
 
 Every model is frozen, so no step of the pipeline can mutate a caller's input, and every
 model allows extra fields, so whatever an agent attaches (cache_control, citations, ids of

@@ -1,4 +1,4 @@
-"""F-003: split a message list into head (the leading system messages) and rest."""
+"""Split a message list into head (the leading system messages) and rest."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the core needs from the outside world, as small protocols (seed 001 §2.3).
+"""What the core needs from the outside world, as small protocols.
 
 Adapters in `app.adapters` implement them; tests implement them with plain callables.
 """
@@ -25,7 +25,7 @@ class Tokenizer(Protocol):
     def count_batch(self, texts: Sequence[str]) -> list[int]: ...
 
 
-# `sections`: seed 000's five sections (`full`); `archived`: seed 004 A5's template (`tail`).
+# `sections`: the five sections of a summary (`full`); `archived`: the archive template (`tail`).
 SummaryTemplate = Literal["sections", "archived"]
 
 
@@ -132,8 +132,9 @@ class WorkdirInspector(Protocol):
 
 
 class SeenStore(Protocol):
-    """Per session, the modification time of each file when it was last read (seed 004
-    A8). Durable and shared by replicas; raises `SeenStoreError` on I/O failure."""
+    """Per session, the modification time of each file when it was last read, so a
+    changed file gets a note. Durable and shared by replicas; raises `SeenStoreError` on
+    I/O failure."""
 
     def last_seen(self, session_id: str, location: str) -> int | None: ...
 

@@ -1,9 +1,9 @@
-"""F-004: the summarization prompt, and the transcript form of the messages it summarizes.
+"""The summarization prompt, and the transcript form of the messages it summarizes.
 
-The prompt keeps seed 000's five dimensions, its "MOST RECENT messages" rule verbatim, the
-word limit, and the caller's optional focus (like `/compact <focus>`). Earlier summaries and
-restored files inside the rest are ordinary messages here, so they are summarized again
-(UC-005).
+The prompt asks for five sections and states the "MOST RECENT messages" rule, the word
+limit, and the caller's optional focus (like `/compact <focus>`). Earlier summaries and
+restored files inside the rest are ordinary messages here, so they are summarized again:
+a new summary covers everything an earlier one did.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ DIMENSIONS = (
 )
 
 
-# Seed 004 A5's template for the `tail` strategy's archived summary (headings verbatim).
+# The template of the `tail` strategy's archived summary (headings verbatim).
 ARCHIVED_TITLE = "## \U0001f4cc Archived Session Summary"
 ARCHIVED_HEADINGS = (
     "### \U0001f3af Objectives & Status",
@@ -106,7 +106,7 @@ ARCHIVED_RULE = (
 def build_archived_prompt(
     transcript: str, max_words: int = DEFAULT_MAX_SUMMARY_WORDS, instructions: str | None = None
 ) -> str:
-    """The user prompt of the `tail` strategy's summary call (seed 004 A5)."""
+    """The user prompt of the `tail` strategy's summary call."""
     return (
         "Summarize the older part of a conversation below for the archive. Fill in exactly "
         "this template, keeping its headings (with their emoji) as they are, and output only "

@@ -1,4 +1,4 @@
-"""Compaction records of a session (seed 002 §3.2-3.3) and the rules read from them.
+"""Compaction records of a session and the rules read from them.
 
 A record is appended for every compaction a session attempts: compacted, or failed on the
 way (`archive_failed`, `summarization_failed`, `selective_failed`: each after work began,
@@ -36,7 +36,9 @@ class CompactionRecord(BaseModel):
     id: str = Field(description="Time-sortable record id.")
     session_id: str
     timestamp: str = Field(description="When the compaction finished (ISO 8601, UTC).")
-    reason: RecordReason = Field(description="What triggered it (seed 002 §3.3).")
+    reason: RecordReason = Field(
+        description="What triggered it: an LLM call, a tool execution or a manual request."
+    )
     strategy: str = Field(description="The strategy that ran (`prune` during a cooldown).")
     outcome: str = Field(
         description=(

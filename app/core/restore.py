@@ -1,4 +1,4 @@
-"""F-005: which files to re-inject after a compaction, and which of them fit.
+"""Which files to re-inject after a compaction, and which of them fit.
 
 Which tool calls read a file is configuration: `tool.path_field` specs (with an optional
 `[command=value]` for multi-command editors) or the presets of known agents

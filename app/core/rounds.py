@@ -1,8 +1,8 @@
-"""Rounds of a conversation (seed 004 A4/C6): where the `tail` strategy may cut.
+"""Rounds of a conversation: where the `tail` strategy may cut.
 
 A round runs from a user message that is a new request (not only tool results) to the
-assistant's final answer, with any number of tool calls in between. Seed 000's summary pair
-and restored-file pairs (`[Conversation compressed]`, `[Restored after compact]`) are not
+assistant's final answer, with any number of tool calls in between. The summary pair and the
+restored-file pairs (`[Conversation compressed]`, `[Restored after compact]`) are not
 requests: they belong to the round before the next request.
 
 In the Anthropic shape one user message may carry both the tool results that close the

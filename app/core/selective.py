@@ -1,6 +1,6 @@
-"""The `selective` strategy's rules (seed 003 §4), as pure planning over a message list.
+"""The `selective` strategy's rules, as pure planning over a message list.
 
-Each message after the system prompt is classified (seed 003's ItemType):
+Each message after the system prompt is classified:
 
     system_prompt        role system                                     never compressed
     memory               metadata.kind "memory"                          never compressed
@@ -32,7 +32,7 @@ the target, the remaining rules do not run (`force` runs them all):
 Never touched: the types marked "never" above; blocks already cut or cleared
 (`app.core.cut.is_marked`); the current round's request (the last user message that is not
 only tool results) and, after it, every assistant message with thinking blocks, with its
-tool results (seed 003 §5.2: the provider needs the thinking of the tool loop in progress).
+tool results (the provider needs the thinking of the tool loop in progress).
 
 Removing messages can leave two messages of one role side by side, or an assistant message
 first. A gap message of the other role (`GAP_TEXT`) goes between them instead of merging:
@@ -88,7 +88,7 @@ CountEach = Callable[[Sequence[Message]], list[int]]
 
 @dataclass(frozen=True)
 class SelectiveLimits:
-    """The rules' parameters (seed 003 §4.1/§4.2 defaults)."""
+    """The rules' parameters and their defaults."""
 
     keep_recent: int = 5
     tool_call_threshold: int = 500

@@ -1,5 +1,5 @@
-"""The `tail` strategy's plan (seed 004 A4/A5/C6, seed 002 §5.2): keep the most recent
-rounds verbatim, archive and summarize the older ones into a system message.
+"""The `tail` strategy's plan: keep the most recent rounds verbatim, archive and
+summarize the older ones into a system message.
 
 Cuts fall on round boundaries only (`app.core.rounds`), so a `tool_use` never loses its
 `tool_result`. At least `keep_rounds` rounds are kept when they fit `target` tokens; when

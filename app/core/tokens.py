@@ -1,4 +1,4 @@
-"""One deterministic serialization of a message for counting, used everywhere (F-001).
+"""One deterministic serialization of a message for counting, used everywhere.
 
 The count of a list is the sum of the counts of its messages, and a message's count is the
 token count of `count_text(message)`: its role on one line, then each block's text. Counts
@@ -46,8 +46,8 @@ MEDIA_PLACEHOLDER = "[media]"
 MEDIA_PART_TYPES = frozenset({"image_url", "input_image"})
 
 
-# Built once: `json.dumps` with non-default options builds an encoder on every call, which
-# was ~40% of the cost of serializing the small `tool_use` inputs of a long history.
+# Built once: `json.dumps` with non-default options builds an encoder on every call, a large
+# part of the cost of serializing the small `tool_use` inputs of a long history.
 _COMPACT_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

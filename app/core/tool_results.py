@@ -1,11 +1,11 @@
-"""Seed 004 A3/C1: the compressed form of a tool result, to write into history.
+"""The compressed form of a tool result, to write into history.
 
 The model reasons over a tool's full output once (the scratchpad); history keeps this
 compressed form, so a session's history stops growing with every file it reads.
 
 Input: the tool's name, its input (arguments) and its full result, either a string (the
 text the agent got back) or a structured object `{status, data, error, text, stats,
-context}`. C1's fields: `status` is kept (a string result is `success`, or `error` when the
+context}`. Its fields: `status` is kept (a string result is `success`, or `error` when the
 caller says so); `data` is compressed by the tool's rule (when a structured result has no
 `data`, its `text` is compressed instead); `error` is kept whole when the status is
 `error` (a string error result becomes `{"message": <the text>}`); `text`, `stats` and
@@ -42,7 +42,7 @@ _FOUND_HEADER = re.compile(r"^found \d+ (files?|matches?|results?)", re.IGNORECA
 
 
 class ToolResultLimits(BaseModel):
-    """How much of each kind of tool result history keeps (seed 004 A3's defaults)."""
+    """How much of each kind of tool result history keeps."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -63,7 +63,7 @@ class ToolResultLimits(BaseModel):
 
 @dataclass(frozen=True)
 class ToolOutput:
-    """A result as received, in C1's terms."""
+    """A result as received, as `{status, data, text, error}`."""
 
     status: str
     data: Body
@@ -154,7 +154,7 @@ def rule_for(tool: str, args: Mapping[str, Any]) -> Rule:
 
 
 def parse_output(result: str | Mapping[str, Any], *, is_error: bool = False) -> ToolOutput:
-    """A string or a structured result, read as C1's `{status, data, error, text}`."""
+    """A string or a structured result, read as `{status, data, error, text}`."""
     if isinstance(result, str):
         status = "error" if is_error else "success"
         error = {"message": result} if is_error else None
@@ -185,7 +185,7 @@ def compress_tool_result(
     is_error: bool = False,
     note: str | None = None,
 ) -> CompressedResult:
-    """C1's compressed form of one result. `note` (a freshness note) goes into `data`.
+    """The compressed form of one result. `note` (a freshness note) goes into `data`.
     A list of content blocks (an Anthropic `tool_result`'s content) reads as its text."""
     if not isinstance(result, str | Mapping):
         result = blocks_text(result)
@@ -220,7 +220,7 @@ def blocks_text(blocks: Sequence[Mapping[str, Any]]) -> str:
 
 
 def to_content(value: Any) -> str:
-    """The JSON text written as the tool message (seed 004 E1)."""
+    """The JSON text written as the tool message (non-ASCII kept as is)."""
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
@@ -303,7 +303,7 @@ def _lines(text: str) -> list[str]:
     return text.splitlines()
 
 
-# --- the rules of A3 -------------------------------------------------------------------
+# --- the rules, one per kind of tool ------------------------------------------------------
 
 
 def compress_ls(args: Mapping[str, Any], body: Body, limits: ToolResultLimits) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The compaction pipeline: prepare → session gate → summary slot → strategy → record.
 
-1. Prepare (`_prepare`, DESIGN §3): validate, count, decide, partition; answer unchanged
+1. Prepare (`_prepare`): validate, count, decide, partition; answer unchanged
    when below the threshold, with nothing to compact, or with tool calls still pending.
 2. Session gate (`app.service.sessions.session_gate`): from the session's records, past
    `max_iterations` the answer is unchanged; during the cooldown after a failed summary a

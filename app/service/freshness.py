@@ -1,4 +1,4 @@
-"""Seed 004 A8: compare a file's modification time with the session's last read of it.
+"""Compare a file's modification time with the session's last read of it.
 
 Shared by `/compress-tool-result` (Read results) and file restoration in `/compact`. The
 store is the data directory, not process memory, so every replica answers alike. A store
@@ -58,7 +58,8 @@ class Freshness:
         self, session_id: str, reads: Sequence[FileText | FileSkip], warnings: list[str] | None
     ) -> list[FileText | FileSkip]:
         """Files about to be restored, each with the note after its content when it changed
-        since the session last read it (F-006's prefix stays exact)."""
+        since the session last read it (the `[Restored after compact] {path}:` prefix stays
+        exact)."""
         noted: list[FileText | FileSkip] = []
         for read in reads:
             if isinstance(read, FileText) and read.mtime_ns is not None and read.location:

@@ -1,5 +1,5 @@
-"""The session's side of a compaction (seed 002 §3.2-3.3, seed 003 §7.3): before it, the
-strategy the session's records allow; after it, the record appended.
+"""The session's side of a compaction: before it, the strategy the session's records allow;
+after it, the record appended.
 
 The state is read from the records (`app.core.records`) on every compaction of a session,
 never kept in memory, so replicas sharing the data directory agree.

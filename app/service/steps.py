@@ -144,7 +144,7 @@ class Steps:
         session_id: str | None = None,
         warnings: list[str] | None = None,
     ) -> RestoreSelection:
-        """The recently read files to re-inject (F-005), within the request's limits; with
+        """The recently read files to re-inject, within the request's limits; with
         a session, their reads are noted for the freshness check."""
         limits = resolved.restore
         paths = plan_restore(messages, resolved.read_tools, limits.max_files)

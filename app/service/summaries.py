@@ -1,4 +1,4 @@
-"""Summarizing a rest: the prompt, the chunks, the fallback summarizer (F-004, F-008).
+"""Summarizing a rest: the prompt, the chunks, the fallback summarizer.
 
 One entry for every strategy (`Summaries.summarize`). A failed summary is None with a
 warning, never an exception: the strategy then answers with the input unchanged.
@@ -90,8 +90,8 @@ class Summaries:
         template: SummaryTemplate = "sections",
         file_tools: tuple[str, ...] = (),
     ) -> SummaryRequest:
-        """What one summarizer call gets. The prompt (~2x the request body for 200k tokens)
-        is built only when the summarizer or the fallback reads it."""
+        """What one summarizer call gets. The prompt (larger than the request body) is built
+        only when the summarizer or the fallback reads it."""
         build = build_archived_prompt if template == "archived" else build_summary_prompt
         prompt = (
             build(serialize_for_summary(rest), max_words, instructions)
@@ -114,7 +114,7 @@ class Summaries:
     async def _summarize(
         self, request: SummaryRequest, warnings: list[str]
     ) -> tuple[str, str] | None:
-        """The summary and who wrote it; None when every summarizer failed (UC-006)."""
+        """The summary and who wrote it; None when every summarizer failed."""
         try:
             return await _summary_text(self.summarizer, request), self.summarizer.name
         except SummarizerError as exc:
@@ -133,6 +133,6 @@ class Summaries:
 
 async def _summary_text(summarizer: Summarizer, request: SummaryRequest) -> str:
     text = (await summarizer.summarize(request)).strip()
-    if not text:  # F-004: an empty summary is a failed summary, whoever wrote it
+    if not text:  # an empty summary is a failed summary, whoever wrote it
         raise SummarizerError("empty summary", retryable=False)
     return text

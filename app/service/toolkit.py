@@ -1,4 +1,4 @@
-"""Seed 004's context-engineering toolkit: tool-result compression, `@file` mentions,
+"""The context-engineering toolkit: tool-result compression, `@file` mentions,
 project rules and layered assembly, each sequenced with the I/O it needs.
 
 Pure rules live in the core (`tool_results`, `mentions`, `layers`, `freshness`); this
@@ -122,10 +122,10 @@ class ToolkitService:
         session_id: str | None = None,
         limits: Mapping[str, int] | None = None,
     ) -> Compressed:
-        """The history form of one result; a successful Read in a session gets A8's note
-        when the file changed since the session's previous read of it. The file's time is
-        taken from the work directory now (the agent's Read does not send one). Runs in a
-        worker thread: a result may be megabytes of text."""
+        """The history form of one result; a successful Read in a session gets a
+        "modified externally" note when the file changed since the session's previous read
+        of it. The file's time is taken from the work directory now (the agent's Read does
+        not send one). Runs in a worker thread: a result may be megabytes of text."""
         merged = self.defaults.limits.model_copy(update=dict(limits or {}))
 
         def run() -> Compressed:
@@ -154,7 +154,7 @@ class ToolkitService:
     async def preprocess(
         self, text: str, *, check_exists: bool = True, limit: int | None = None
     ) -> Preprocessed:
-        """C3: the input with a reminder per mentioned file that exists (A7)."""
+        """The input with a reminder per mentioned file that exists."""
         shown = pick(limit, self.defaults.mention_limit)
         return await to_thread.run_sync(self._preprocess, text, check_exists, shown)
 
@@ -180,7 +180,7 @@ class ToolkitService:
         )
 
     async def project_rules(self) -> ProjectRules:
-        """C5: `CODE_LAW.md` (any case) at the root of the work directory, or nothing."""
+        """`CODE_LAW.md` (any case) at the root of the work directory, or nothing."""
         return await to_thread.run_sync(self._read_rules)
 
     def _read_rules(self) -> ProjectRules:
@@ -196,9 +196,9 @@ class ToolkitService:
         return ProjectRules(path=name, content=read.text)
 
     async def assemble(self, request: AssembleInput) -> Assembled:
-        """A1's message list. Raises `InvalidConversationError` (indexes of the history as
-        sent) when the history breaks a provider rule; tool calls of its last message may
-        be pending only when nothing is appended after them."""
+        """The message list in the fixed layer order. Raises `InvalidConversationError`
+        (indexes of the history as sent) when the history breaks a provider rule; tool calls
+        of its last message may be pending only when nothing is appended after them."""
         appends = bool(request.current_input or request.todo_recap)
         broken = violations(request.history, request.format, pending_tail_ok=not appends)
         if broken:

@@ -1,4 +1,4 @@
-"""`full` (seed 000): everything after the head becomes one summary, recent files restored."""
+"""`full`: everything after the head becomes one summary, recent files restored."""
 
 from __future__ import annotations
 

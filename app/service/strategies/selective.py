@@ -1,4 +1,4 @@
-"""`selective` (seed 003 §4.3): rules, then a summary only if needed.
+"""`selective`: rules, then a summary only if needed.
 
 1. The whole input is checked against the provider's rules: unlike `full`, most of it comes
    back as sent, so a break anywhere is the caller's 422. Then the rest is archived (the
@@ -95,7 +95,7 @@ async def _run(
             )
         )
         _check(planned.messages, fmt)
-    except Exception as exc:  # seed 003: any failure of the rules rolls back
+    except Exception as exc:  # any failure of the rules rolls back
         log.exception("selective rules failed; not compacting")
         return prepared.unchanged(
             "selective_failed", [*warnings, f"rules failed: {exc}"], strategy="selective"

@@ -1,4 +1,4 @@
-"""`tail` (seed 004 A4/A5): the most recent rounds kept verbatim, the older ones archived
+"""`tail`: the most recent rounds kept verbatim, the older ones archived
 and summarized into one system message.
 
 The pure parts are in `app.core.tail` (the plan, the header, the assembly) and

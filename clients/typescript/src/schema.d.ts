@@ -702,7 +702,7 @@ export interface components {
         CompactOptions: {
             /**
              * Strategy
-             * @description `full` (seed 000): everything after the system prompt is summarized. `tail` (seed 004 A4/A5): the most recent rounds are kept verbatim, older ones become an archived summary (a system message). `selective` (seed 003 §4): per-type rules in priority order (old tool blocks dropped and large fields of the kept ones cut to a preview, skill prompts, assistant and user messages beyond `keep_recent`), stopping once under the threshold; an LLM summary only if still over it. `prune`: old tool results are cleared, no LLM call.
+             * @description `full`: everything after the system prompt is summarized. `tail`: the most recent rounds are kept verbatim, older ones become an archived summary (a system message). `selective`: per-type rules in priority order (old tool blocks dropped and large fields of the kept ones cut to a preview, skill prompts, assistant and user messages beyond `keep_recent`), stopping once under the threshold; an LLM summary only if still over it. `prune`: old tool results are cleared, no LLM call.
              * @default full
              * @enum {string}
              */
@@ -1168,7 +1168,7 @@ export interface components {
             summarizer?: string | null;
             /**
              * Ledger
-             * @description The facts of the ledger appended to the summary (seed 003 §7.1).
+             * @description The facts of the ledger appended to the summary.
              */
             ledger?: components["schemas"]["LedgerFactInfo"][];
             /**
@@ -1227,7 +1227,7 @@ export interface components {
         };
         /**
          * CompactStats
-         * @description Seed 000 F-009.
+         * @description The token and message counts of one compaction, before and after.
          */
         CompactStats: {
             /** Original Token Count */
@@ -1285,7 +1285,7 @@ export interface components {
             timestamp: string;
             /**
              * Reason
-             * @description What triggered it (seed 002 §3.3).
+             * @description What triggered it: an LLM call, a tool execution or a manual request.
              * @enum {string}
              */
             reason: "llm_call" | "tool_execution" | "manual";
@@ -1896,8 +1896,7 @@ export interface components {
         };
         /**
          * PhaseInfo
-         * @description One step of a compaction with the tokens of the whole list before and after it
-         *     (seed 003 §6.3).
+         * @description One step of a compaction with the tokens of the whole list before and after it.
          */
         PhaseInfo: {
             /**
@@ -2497,7 +2496,7 @@ export interface components {
         };
         /**
          * ToolResultLimits
-         * @description How much of each kind of tool result history keeps (seed 004 A3's defaults).
+         * @description How much of each kind of tool result history keeps.
          */
         ToolResultLimits: {
             /**
