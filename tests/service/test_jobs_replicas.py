@@ -249,6 +249,13 @@ async def test_cancel_of_a_finished_job_on_another_replica_forgets_it_everywhere
     job = await submit(a)
     b = await replica("b", Gate())
     await wait_for(b, job.id, "done")
+    # The owner hands a finished job over to the store right after writing it; `b` can read
+    # the record a moment before that (both replicas share one event loop here). Wait for
+    # the hand-over, as any later request to `a` would come after it.
+    for _ in range(200):
+        if job.id not in a._jobs:
+            break
+        await asyncio.sleep(0.005)
     forgotten = await b.cancel(job.id)
     assert forgotten is not None
     assert forgotten.state == "done"
