@@ -50,17 +50,15 @@ from app.api.routes import (
     toolkit,
 )
 from app.api.spec import finish_openapi
-from app.core.decide import Thresholds
 from app.core.extractive import ExtractiveSummarizer
 from app.core.jobs import JobQueue, JobStore
 from app.core.ledger import LedgerBudget
 from app.core.ports import ArchiveStore, ProviderCounter, SeenStore, Summarizer, Tokenizer
 from app.core.records import RecordStore
-from app.core.restore import RestoreLimits, read_tools_from
-from app.core.selective import SelectiveLimits
 from app.core.tool_results import ToolResultLimits
 from app.service.checked import CheckedSummarizer
 from app.service.compaction import CompactionService, Defaults
+from app.service.defaults import server_options
 from app.service.freshness import Freshness
 from app.service.jobs import JobManager
 from app.service.metered import MeteredCompactionService, TimedSummarizer
@@ -231,38 +229,12 @@ def build_service(
         freshness=Freshness(stores.seen),
         records=stores.records,
         defaults=Defaults(
-            thresholds=Thresholds(
-                context_window=settings.context_window,
-                threshold=settings.threshold,
-                overflow_threshold=settings.overflow_threshold,
-                min_messages=settings.min_messages,
-            ),
-            restore=RestoreLimits(
-                max_files=settings.max_restore_files,
-                max_tokens_per_file=settings.max_restore_tokens_per_file,
-                max_tokens_total=settings.max_restore_tokens_total,
-            ),
-            read_tools=read_tools_from(settings.read_tools),
-            max_summary_words=settings.max_summary_words,
-            ledger_budget=settings.ledger_budget,
+            options=server_options(settings.model_dump()),
+            overflow_threshold=settings.overflow_threshold,
             ledger=LedgerBudget(
                 settings.ledger_share, settings.ledger_min_tokens, settings.ledger_max_tokens
             ),
-            keep_recent_rounds=settings.keep_recent_rounds,
-            prune_keep_recent=settings.prune_keep_recent,
-            prune_exclude_tools=tuple(settings.prune_exclude_tools),
-            prune_min_tokens=settings.prune_min_tokens,
-            prune_clear_inputs=settings.prune_clear_inputs,
-            max_iterations=settings.max_iterations,
             summary_cooldown_seconds=settings.summary_cooldown_seconds,
-            summary_input_budget=settings.summary_input_budget,
-            selective=SelectiveLimits(
-                keep_recent=settings.selective_keep_recent,
-                tool_call_threshold=settings.selective_tool_call_threshold,
-                tool_result_threshold=settings.selective_tool_result_threshold,
-                preview_tokens=settings.selective_preview_tokens,
-                fallback_to_summary=settings.selective_fallback_to_summary,
-            ),
         ),
         slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
     )

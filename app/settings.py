@@ -5,16 +5,40 @@ the current directory as work directory and `./data` for archives. The container
 `COMPACT_WORKDIR=/workspace` and `COMPACT_DATA_DIR=/data`. The Anthropic key and base URL
 are also read from the SDK's own names (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`), and the
 OpenAI-compatible server's from `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
+
+A setting that defaults a request option is declared beside that option (`CompactOptions`,
+app/core/compaction.py) and placed here by `_place`; the others are declared below.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, get_origin
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.core.compaction import CompactOptions
+from app.core.option_setting import setting_type, settings_of
 from app.core.restore import read_tools_from
+
+# The settings declared beside the request options they default (`CompactOptions`):
+# setting name → (request field, declaration).
+DECLARED = settings_of(CompactOptions)
+
+
+def _place(namespace: dict[str, Any], *names: str) -> None:
+    """Adds the settings declared beside the request options to the class body being
+    built, in the order given (their place in the README's table). With no names: every one
+    not placed yet, so a new option's setting needs no line here. `vars()` in a class body
+    is the namespace the class is built from (in every CPython, before and after PEP 667),
+    so pydantic sees these fields exactly as if they were written out."""
+    annotations = namespace.setdefault("__annotations__", {})
+    for name in names or [n for n in DECLARED if n not in annotations]:
+        request_field, spec = DECLARED[name]
+        kind = setting_type(CompactOptions, request_field)
+        # A list setting is comma-separated text (`_split_commas`), not JSON.
+        annotations[name] = Annotated[kind, NoDecode] if get_origin(kind) is list else kind
+        namespace[name] = spec.field()
 
 
 class Settings(BaseSettings):
@@ -63,22 +87,17 @@ class Settings(BaseSettings):
     database_statement_timeout: float = Field(
         10.0, ge=0, description="seconds one SQL statement may run (`0`: no limit)"
     )
-    context_window: int = Field(200_000, gt=0, description="model window in tokens")
-    threshold: float = Field(0.8, gt=0, le=1, description="compact at this share of the window")
+    _place(vars(), "context_window", "threshold")
     overflow_threshold: float = Field(
         0.9, gt=0, le=1, description="report `overflow` at this share"
     )
-    min_messages: int = Field(3, ge=0, description="never compact shorter lists")
-    max_restore_files: int = Field(5, ge=0, description="files restored after a compaction")
-    max_restore_tokens_per_file: int = Field(5000, ge=0, description="a larger file is skipped")
-    max_restore_tokens_total: int = Field(50_000, ge=0, description="restoration stops before this")
-    read_tools: Annotated[list[str], NoDecode] = Field(
-        default_factory=lambda: ["read_file.path"],
-        description=(
-            "comma-separated tool calls that count as file reads: `tool_name.path_field`, "
-            "`tool_name.path_field[command=value]` or preset names, as `read_tools` above "
-            "(e.g. `claude_code` or `seed000,mcp_filesystem`)"
-        ),
+    _place(
+        vars(),
+        "min_messages",
+        "max_restore_files",
+        "max_restore_tokens_per_file",
+        "max_restore_tokens_total",
+        "read_tools",
     )
     summarizer: Literal["auto", "extractive", "anthropic", "openai"] = Field(
         "auto",
@@ -98,16 +117,7 @@ class Settings(BaseSettings):
         "claude-sonnet-4-5",
         description="model of the summary call (set it for `openai`, e.g. `qwen2.5-coder:32b`)",
     )
-    max_summary_words: int = Field(1200, gt=0, description="word limit given to the summarizer")
-    ledger_budget: int | None = Field(
-        None,
-        ge=0,
-        description=(
-            "fixed token budget of the fact ledger appended to every summary (0: off); unset: "
-            "`ledger_share` of the context window, within `ledger_min_tokens` and "
-            "`ledger_max_tokens`"
-        ),
-    )
+    _place(vars(), "max_summary_words", "ledger_budget")
     ledger_share: float = Field(
         0.05, gt=0, le=0.5, description="the ledger's budget as a share of the context window"
     )
@@ -119,28 +129,14 @@ class Settings(BaseSettings):
         3, ge=1, le=10, description="attempts in all (retries on timeouts, 429, 5xx)"
     )
     summary_deadline: float = Field(120.0, gt=0, description="seconds for all attempts together")
-    summary_input_budget: int = Field(
-        100_000,
-        ge=1000,
-        description=(
-            "tokens the summarizer's input (system + prompt) may take; a longer history is "
-            "summarized in chunks, each chunk's summary carried into the next (LLM summarizers)"
-        ),
-    )
-    selective_keep_recent: int = Field(
-        5, ge=0, description="`selective`: tool blocks, assistant and user messages kept"
-    )
-    selective_tool_call_threshold: int = Field(
-        500, gt=0, description="`selective`: a kept tool call's input over this many tokens is cut"
-    )
-    selective_tool_result_threshold: int = Field(
-        600, gt=0, description="`selective`: a kept tool result over this many tokens is cut"
-    )
-    selective_preview_tokens: int = Field(
-        200, gt=0, description="`selective`: tokens a cut input or result keeps"
-    )
-    selective_fallback_to_summary: bool = Field(
-        True, description="`selective`: summarize when the rules leave the list over the threshold"
+    _place(
+        vars(),
+        "summary_input_budget",
+        "selective_keep_recent",
+        "selective_tool_call_threshold",
+        "selective_tool_result_threshold",
+        "selective_preview_tokens",
+        "selective_fallback_to_summary",
     )
     anthropic_api_key: SecretStr | None = Field(
         None,
@@ -280,24 +276,14 @@ class Settings(BaseSettings):
         ),
     )
     # The `tail` and `prune` strategies and the session limits read from its records.
-    keep_recent_rounds: int = Field(
-        10, ge=1, description="`tail`: complete rounds kept verbatim, at least"
-    )
-    prune_keep_recent: int = Field(
-        3, ge=0, description="`prune`: the most recent tool uses whose results are kept"
-    )
-    prune_exclude_tools: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="`prune`: comma-separated tools whose results are never cleared",
-    )
-    prune_min_tokens: int = Field(
-        0, ge=0, description="`prune`: clear nothing unless it saves at least this many tokens"
-    )
-    prune_clear_inputs: bool = Field(
-        False, description="`prune`: also clear the inputs of the calls whose results go"
-    )
-    max_iterations: int = Field(
-        0, ge=0, description="successful compactions per session (0: unlimited)"
+    _place(
+        vars(),
+        "keep_recent_rounds",
+        "prune_keep_recent",
+        "prune_exclude_tools",
+        "prune_min_tokens",
+        "prune_clear_inputs",
+        "max_iterations",
     )
     summary_cooldown_seconds: float = Field(
         300.0,
@@ -337,6 +323,8 @@ class Settings(BaseSettings):
         ),
     )
 
+    _place(vars())  # the declared settings not placed above, last
+
     @field_validator("workdir_aliases", "read_tools", "prune_exclude_tools", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
@@ -352,7 +340,8 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _overflow_above_threshold(self) -> Settings:
-        if self.overflow_threshold < self.threshold:
+        values = vars(self)  # the declared settings have no attribute mypy knows
+        if self.overflow_threshold < values["threshold"]:
             raise ValueError("overflow_threshold must be >= threshold")
         if self.ledger_max_tokens < self.ledger_min_tokens:
             raise ValueError("ledger_max_tokens must be >= ledger_min_tokens")

@@ -9,7 +9,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from app.core.decide import Thresholds
 from app.core.errors import ArchiveError, RecordStoreError
 from app.core.messages import Message
 from app.core.ports import (
@@ -24,7 +23,6 @@ from app.core.ports import (
 )
 from app.core.recall import RecallHit, index_archive, search
 from app.core.records import CompactionRecord
-from app.core.restore import FileReadTool, RestoreLimits
 from app.service.compaction import CompactionService, Defaults
 from app.service.slots import SummarySlots
 
@@ -192,10 +190,26 @@ class MemoryRecords:
         return sorted((r for r in self.saved if r.session_id == session_id), key=lambda r: r.id)
 
 
-SERVICE_DEFAULTS = Defaults(
-    thresholds=Thresholds(200_000, 0.8, 0.9, 3),
-    restore=RestoreLimits(5, 5000, 50_000),
-    read_tools=(FileReadTool("read_file", "path"),),
+def defaults_with(defaults: Defaults | None = None, **overrides: Any) -> Defaults:
+    """`defaults` (the declared ones when None) with `overrides`: a field of `Defaults`, or
+    a request option's server value by its field name (`read_tools=()`: none)."""
+    base = defaults or Defaults()
+    own = {k: v for k, v in overrides.items() if k in Defaults.__dataclass_fields__}
+    options = {k: v for k, v in overrides.items() if k not in own}
+    if "read_tools" in options:
+        options["read_tools"] = list(options["read_tools"])
+    return replace(base, **own, options=base.options.model_copy(update=options))
+
+
+SERVICE_DEFAULTS = defaults_with(
+    context_window=200_000,
+    threshold=0.8,
+    overflow_threshold=0.9,
+    min_messages=3,
+    max_restore_files=5,
+    max_restore_tokens_per_file=5000,
+    max_restore_tokens_total=50_000,
+    read_tools=["read_file.path"],
     max_summary_words=1200,
     ledger_budget=0,  # the pipeline's exact output without the ledger (tested on its own)
 )
@@ -223,7 +237,7 @@ def build_service(
         fallback=fallback,
         workdir=workdir or DictWorkdir(),
         archive=archive or MemoryArchive(),
-        defaults=replace(defaults, **overrides),
+        defaults=defaults_with(defaults, **overrides),
         clock=clock,
         new_id=lambda: "arch-1",
         records=records,

@@ -27,11 +27,11 @@ def test_strategy_settings_come_from_the_environment_and_reach_the_service_defau
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     defaults = build_service(settings, tokenizer).defaults
     assert (
-        defaults.keep_recent_rounds,
-        defaults.prune_keep_recent,
-        defaults.prune_exclude_tools,
-        defaults.prune_min_tokens,
-        defaults.prune_clear_inputs,
-        defaults.max_iterations,
+        defaults.options.keep_recent_rounds,
+        defaults.options.prune_keep_recent,
+        defaults.options.prune_exclude_tools,
+        defaults.options.prune_min_tokens,
+        defaults.options.prune_clear_inputs,
+        defaults.options.max_iterations,
         defaults.summary_cooldown_seconds,
-    ) == (4, 7, ("Read", "read_file"), 5000, True, 3, 60.0)
+    ) == (4, 7, ["Read", "read_file"], 5000, True, 3, 60.0)

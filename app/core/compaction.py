@@ -6,13 +6,14 @@ because the pipeline produces them. Option fields left unset take the server's d
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.core.dialects import dump_as
 from app.core.file_ops import Vocabulary
 from app.core.messages import Message
+from app.core.option_setting import setting
 from app.core.restore import read_tools_from
 from app.core.vocabulary import Format, StrategyName
 
@@ -37,6 +38,9 @@ NotCompactedReason = Literal[
 class CompactOptions(BaseModel):
     """Per-request overrides of the server's defaults; every field is optional."""
 
+    # The docstring above is the API's description of the model. A field's `setting(...)`
+    # declares its server default (`COMPACT_<name>`, app/settings.py builds it) right here.
+
     model_config = _FROZEN
 
     strategy: StrategyName = Field(
@@ -51,39 +55,92 @@ class CompactOptions(BaseModel):
             "over it. `prune`: old tool results are cleared, no LLM call."
         ),
     )
-    keep_recent_rounds: int | None = Field(
-        None, ge=1, le=10_000, description="`tail`: complete rounds kept verbatim, at least."
-    )
-    prune_keep_recent: int | None = Field(
+    keep_recent_rounds: Annotated[
+        int | None,
+        setting("keep_recent_rounds", 10, "`tail`: complete rounds kept verbatim, at least", ge=1),
+    ] = Field(None, ge=1, le=10_000, description="`tail`: complete rounds kept verbatim, at least.")
+    prune_keep_recent: Annotated[
+        int | None,
+        setting(
+            "prune_keep_recent",
+            3,
+            "`prune`: the most recent tool uses whose results are kept",
+            ge=0,
+        ),
+    ] = Field(
         None, ge=0, le=10_000, description="`prune`: the most recent tool uses left untouched."
     )
-    prune_exclude_tools: list[str] | None = Field(
-        None, description="`prune`: tools whose results are never cleared."
-    )
-    prune_min_tokens: int | None = Field(
+    prune_exclude_tools: Annotated[
+        list[str] | None,
+        setting(
+            "prune_exclude_tools",
+            description="`prune`: comma-separated tools whose results are never cleared",
+            default_factory=list,
+        ),
+    ] = Field(None, description="`prune`: tools whose results are never cleared.")
+    prune_min_tokens: Annotated[
+        int | None,
+        setting(
+            "prune_min_tokens",
+            0,
+            "`prune`: clear nothing unless it saves at least this many tokens",
+            ge=0,
+        ),
+    ] = Field(
         None, ge=0, description="`prune`: clear nothing unless it saves at least this many tokens."
     )
-    prune_clear_inputs: bool | None = Field(
+    prune_clear_inputs: Annotated[
+        bool | None,
+        setting(
+            "prune_clear_inputs",
+            False,
+            "`prune`: also clear the inputs of the calls whose results go",
+        ),
+    ] = Field(
         None, description="`prune`: also clear the inputs of the calls whose results are cleared."
     )
-    max_iterations: int | None = Field(
-        None, ge=0, description="Successful compactions allowed per session (0: unlimited)."
-    )
-    context_window: int | None = Field(None, gt=0, description="The model's window in tokens.")
-    threshold: float | None = Field(
-        None, gt=0, le=1, description="Compact at this share of the window."
-    )
-    min_messages: int | None = Field(None, ge=0, description="Never compact shorter lists.")
-    max_restore_files: int | None = Field(
+    max_iterations: Annotated[
+        int | None,
+        setting("max_iterations", 0, "successful compactions per session (0: unlimited)", ge=0),
+    ] = Field(None, ge=0, description="Successful compactions allowed per session (0: unlimited).")
+    context_window: Annotated[
+        int | None,
+        setting("context_window", 200_000, "model window in tokens", gt=0),
+    ] = Field(None, gt=0, description="The model's window in tokens.")
+    threshold: Annotated[
+        float | None,
+        setting("threshold", 0.8, "compact at this share of the window", gt=0, le=1),
+    ] = Field(None, gt=0, le=1, description="Compact at this share of the window.")
+    min_messages: Annotated[
+        int | None,
+        setting("min_messages", 3, "never compact shorter lists", ge=0),
+    ] = Field(None, ge=0, description="Never compact shorter lists.")
+    max_restore_files: Annotated[
+        int | None,
+        setting("max_restore_files", 5, "files restored after a compaction", ge=0),
+    ] = Field(
         None, ge=0, le=100, description="Files re-read after compaction (0 disables restoring)."
     )
-    max_restore_tokens_per_file: int | None = Field(
-        None, ge=0, description="A file over this many tokens is skipped."
-    )
-    max_restore_tokens_total: int | None = Field(
-        None, ge=0, description="Restoration stops before exceeding this many tokens."
-    )
-    ledger_budget: int | None = Field(
+    max_restore_tokens_per_file: Annotated[
+        int | None,
+        setting("max_restore_tokens_per_file", 5000, "a larger file is skipped", ge=0),
+    ] = Field(None, ge=0, description="A file over this many tokens is skipped.")
+    max_restore_tokens_total: Annotated[
+        int | None,
+        setting("max_restore_tokens_total", 50_000, "restoration stops before this", ge=0),
+    ] = Field(None, ge=0, description="Restoration stops before exceeding this many tokens.")
+    ledger_budget: Annotated[
+        int | None,
+        setting(
+            "ledger_budget",
+            None,
+            "fixed token budget of the fact ledger appended to every summary (0: off); unset: "
+            "`ledger_share` of the context window, within `ledger_min_tokens` and "
+            "`ledger_max_tokens`",
+            optional=True,
+            ge=0,
+        ),
+    ] = Field(
         None,
         ge=0,
         le=100_000,
@@ -101,7 +158,10 @@ class CompactOptions(BaseModel):
         ),
         examples=[["save_note.target:created", "editor.file[command=write]:edited"]],
     )
-    max_summary_words: int | None = Field(
+    max_summary_words: Annotated[
+        int | None,
+        setting("max_summary_words", 1200, "word limit given to the summarizer", gt=0),
+    ] = Field(
         None,
         gt=0,
         le=20000,
@@ -110,7 +170,18 @@ class CompactOptions(BaseModel):
             "under 32k tokens to about the ledger's share of it (at least 200 words)."
         ),
     )
-    read_tools: list[str] | None = Field(
+    read_tools: Annotated[
+        list[str] | None,
+        setting(
+            "read_tools",
+            description=(
+                "comma-separated tool calls that count as file reads: `tool_name.path_field`, "
+                "`tool_name.path_field[command=value]` or preset names, as `read_tools` above "
+                "(e.g. `claude_code` or `seed000,mcp_filesystem`)"
+            ),
+            default_factory=lambda: ["read_file.path"],
+        ),
+    ] = Field(
         None,
         min_length=1,
         description=(
@@ -123,19 +194,47 @@ class CompactOptions(BaseModel):
         examples=[["claude_code"], ["read_file.path", "Read.file_path"]],
     )
 
-    keep_recent: int | None = Field(
-        None, ge=0, description="`selective`: tool blocks, assistant and user messages kept."
-    )
-    tool_call_threshold: int | None = Field(
-        None, gt=0, description="`selective`: a kept tool call's input over this is cut."
-    )
-    tool_result_threshold: int | None = Field(
-        None, gt=0, description="`selective`: a kept tool result over this is cut."
-    )
-    preview_tokens: int | None = Field(
-        None, gt=0, description="`selective`: tokens of a cut input or result that stay."
-    )
-    fallback_to_summary: bool | None = Field(
+    keep_recent: Annotated[
+        int | None,
+        setting(
+            "selective_keep_recent",
+            5,
+            "`selective`: tool blocks, assistant and user messages kept",
+            ge=0,
+        ),
+    ] = Field(None, ge=0, description="`selective`: tool blocks, assistant and user messages kept.")
+    tool_call_threshold: Annotated[
+        int | None,
+        setting(
+            "selective_tool_call_threshold",
+            500,
+            "`selective`: a kept tool call's input over this many tokens is cut",
+            gt=0,
+        ),
+    ] = Field(None, gt=0, description="`selective`: a kept tool call's input over this is cut.")
+    tool_result_threshold: Annotated[
+        int | None,
+        setting(
+            "selective_tool_result_threshold",
+            600,
+            "`selective`: a kept tool result over this many tokens is cut",
+            gt=0,
+        ),
+    ] = Field(None, gt=0, description="`selective`: a kept tool result over this is cut.")
+    preview_tokens: Annotated[
+        int | None,
+        setting(
+            "selective_preview_tokens", 200, "`selective`: tokens a cut input or result keeps", gt=0
+        ),
+    ] = Field(None, gt=0, description="`selective`: tokens of a cut input or result that stay.")
+    fallback_to_summary: Annotated[
+        bool | None,
+        setting(
+            "selective_fallback_to_summary",
+            True,
+            "`selective`: summarize when the rules leave the list over the threshold",
+        ),
+    ] = Field(
         None, description="`selective`: summarize when the rules leave it over the threshold."
     )
     fallback: bool | None = Field(
@@ -147,7 +246,16 @@ class CompactOptions(BaseModel):
             "with `no_gain` when it would not shrink the context below the threshold."
         ),
     )
-    summary_input_budget: int | None = Field(
+    summary_input_budget: Annotated[
+        int | None,
+        setting(
+            "summary_input_budget",
+            100_000,
+            "tokens the summarizer's input (system + prompt) may take; a longer history is "
+            "summarized in chunks, each chunk's summary carried into the next (LLM summarizers)",
+            ge=1000,
+        ),
+    ] = Field(
         None,
         ge=1000,
         description=(
@@ -167,6 +275,18 @@ class CompactOptions(BaseModel):
         except ValueError as exc:
             raise ValueError(f"file_tools: {exc}") from None
         return self
+
+
+# The request options without a `COMPACT_*` setting, and why; every other option declares
+# its setting beside it (`Setting`), and a test holds each option to one or the other.
+REQUEST_ONLY: dict[str, str] = {
+    "strategy": "the caller chooses the strategy per request; `full` is the API's default",
+    "file_tools": (
+        "names one agent's own file tools beside the built-in vocabulary, which is the "
+        "server's default"
+    ),
+    "fallback": "the caller chooses per request whether to fall back; default true",
+}
 
 
 class RestoredFileInfo(BaseModel):

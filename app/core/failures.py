@@ -38,6 +38,13 @@ _FAILED = re.compile(
     r"|exit code:? *[1-9]|returned (?:exit status|code) [1-9]",
     re.IGNORECASE,
 )
+# The cheap checks in front of the two unanchored searches, exact by construction:
+# every match of `_EXCEPTION` holds one of these (an exception name, a diagnostic code,
+# `error`, `panic:`), so a line without one cannot match it; and `_FAILED`'s pattern is
+# lower case, so on ASCII text (where ignoring case folds nothing beyond A-Z) it matches
+# the lowered text case-sensitively, which the regex engine scans several times faster.
+_EXCEPTION_NEEDS = re.compile(r"Error|Exception|[EF]\d{3}|error|panic:")
+_FAILED_LOWER = re.compile(_FAILED.pattern)
 # A whole result that is only a status saying the call did not run.
 _STOPPED = re.compile(
     r"^\W*(?:cancell?ed|canceled|interrupted|aborted|rejected)\b[^\n]{0,60}$", re.IGNORECASE
@@ -81,6 +88,16 @@ def _key_line(lines: list[str]) -> str | None:
         if exceptions:
             return exceptions[-1]
     for line in lines:
-        if _EXCEPTION.search(line) or _KEYWORD.search(line) or _FAILED.search(line):
+        if _names_error(line) or _KEYWORD.search(line) or _says_failed(line):
             return line
     return None
+
+
+def _names_error(line: str) -> bool:
+    return _EXCEPTION_NEEDS.search(line) is not None and _EXCEPTION.search(line) is not None
+
+
+def _says_failed(line: str) -> bool:
+    if line.isascii():
+        return _FAILED_LOWER.search(line.lower()) is not None
+    return _FAILED.search(line) is not None

@@ -16,7 +16,7 @@ from app.core.prune import PruneRules
 from app.core.restore import FileReadTool, RestoreLimits, read_tools_from
 from app.core.selective import SelectiveLimits
 from app.service.defaults import Defaults
-from app.service.overrides import pick
+from app.service.overrides import need, pick
 
 
 @dataclass(frozen=True)
@@ -38,43 +38,49 @@ class Resolved:
     fallback: bool
 
 
+def merged(options: CompactOptions, defaults: Defaults) -> CompactOptions:
+    """The request's options over the server's: every field the request left out (None)
+    takes the server's value."""
+    given = {name: value for name, value in options if value is not None}
+    return defaults.options.model_copy(update=given)
+
+
 def resolve(options: CompactOptions, defaults: Defaults) -> Resolved:
-    o, d = options, defaults
-    base, rules = d.restore, d.selective
+    o = merged(options, defaults)
+    ledger = defaults.ledger
     # The ledger's budget and the summary's word limit follow the window the request names:
     # a share of it within a floor and a cap, unless a fixed value is given.
-    window = pick(o.context_window, d.thresholds.context_window)
-    ledger = LedgerBudget(
-        d.ledger.share, d.ledger.floor, d.ledger.cap, pick(o.ledger_budget, d.ledger_budget)
-    )
+    window = need(o.context_window, "context_window")
+    budget = LedgerBudget(ledger.share, ledger.floor, ledger.cap, o.ledger_budget)
     file_tools = tuple(o.file_tools or ())
+    server_words = need(defaults.options.max_summary_words, "max_summary_words")
     return Resolved(
-        max_summary_words=o.max_summary_words
-        or summary_words_for(window, d.ledger.share, d.max_summary_words),
-        summary_input_budget=pick(o.summary_input_budget, d.summary_input_budget),
-        ledger_budget=ledger.tokens(window),
+        max_summary_words=options.max_summary_words
+        or summary_words_for(window, ledger.share, server_words),
+        summary_input_budget=need(o.summary_input_budget, "summary_input_budget"),
+        ledger_budget=budget.tokens(window),
         file_tools=file_tools,
         vocabulary=Vocabulary.from_specs(file_tools),
         restore=RestoreLimits(
-            max_files=pick(o.max_restore_files, base.max_files),
-            max_tokens_per_file=pick(o.max_restore_tokens_per_file, base.max_tokens_per_file),
-            max_tokens_total=pick(o.max_restore_tokens_total, base.max_tokens_total),
+            max_files=need(o.max_restore_files, "max_restore_files"),
+            max_tokens_per_file=need(o.max_restore_tokens_per_file, "max_restore_tokens_per_file"),
+            max_tokens_total=need(o.max_restore_tokens_total, "max_restore_tokens_total"),
         ),
-        read_tools=read_tools_from(o.read_tools) if o.read_tools else d.read_tools,
-        keep_recent_rounds=pick(o.keep_recent_rounds, d.keep_recent_rounds),
+        read_tools=read_tools_from(need(o.read_tools, "read_tools")),
+        keep_recent_rounds=need(o.keep_recent_rounds, "keep_recent_rounds"),
         prune=PruneRules(
-            keep_recent=pick(o.prune_keep_recent, d.prune_keep_recent),
-            exclude_tools=frozenset(pick(o.prune_exclude_tools, d.prune_exclude_tools)),
-            clear_inputs=pick(o.prune_clear_inputs, d.prune_clear_inputs),
+            keep_recent=need(o.prune_keep_recent, "prune_keep_recent"),
+            exclude_tools=frozenset(need(o.prune_exclude_tools, "prune_exclude_tools")),
+            clear_inputs=need(o.prune_clear_inputs, "prune_clear_inputs"),
         ),
-        prune_min_tokens=pick(o.prune_min_tokens, d.prune_min_tokens),
+        prune_min_tokens=need(o.prune_min_tokens, "prune_min_tokens"),
         selective=SelectiveLimits(
-            keep_recent=pick(o.keep_recent, rules.keep_recent),
-            tool_call_threshold=pick(o.tool_call_threshold, rules.tool_call_threshold),
-            tool_result_threshold=pick(o.tool_result_threshold, rules.tool_result_threshold),
-            preview_tokens=pick(o.preview_tokens, rules.preview_tokens),
-            fallback_to_summary=pick(o.fallback_to_summary, rules.fallback_to_summary),
+            keep_recent=need(o.keep_recent, "keep_recent"),
+            tool_call_threshold=need(o.tool_call_threshold, "tool_call_threshold"),
+            tool_result_threshold=need(o.tool_result_threshold, "tool_result_threshold"),
+            preview_tokens=need(o.preview_tokens, "preview_tokens"),
+            fallback_to_summary=need(o.fallback_to_summary, "fallback_to_summary"),
         ),
-        max_iterations=pick(o.max_iterations, d.max_iterations),
+        max_iterations=need(o.max_iterations, "max_iterations"),
         fallback=pick(o.fallback, True),
     )

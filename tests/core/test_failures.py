@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from app.core import failures
 from app.core.failures import error_line
 
 SWE_AGENT_EDIT = """Your proposed edit has introduced new syntax error(s). Please read this error \
@@ -102,3 +105,70 @@ def test_the_first_line_naming_an_error_is_kept_and_a_log_level_alone_names_noth
         error_line(text) == "FAILED tests/test_api.py::test_search - AssertionError: assert 1 == 2"
     )
     assert error_line("ERROR    retrying in 2s\nall done") is None
+
+
+# The checks in front of the two unanchored searches are exact: a line is an error line
+# with them exactly when it is one by the three patterns alone.
+_PIECES = [
+    "Error",
+    "error",
+    "ERROR",
+    "Exception",
+    "E999",
+    "F401",
+    "e123",
+    "panic:",
+    "fatal",
+    "FAILED",
+    "failed to",
+    "exit code 2",
+    "Exit Status: 3",
+    "exited with code 1",
+    "returned exit status 4",
+    "Command Not Found",
+    "no ſuch file or directory",
+    "timed out",
+    "TIMED OUT",
+    "not executed",
+    "non-zero exit",
+    "permission denied",
+    "src/a.ts:3:5",
+    " - error TS2322: ",
+    "a.py:3:1: E302 ",
+    "ValueError:",
+    "os.OSError",
+    ":",
+    " ",
+    "  ",
+    "\t",
+    "-",
+    "[error]",
+    "x",
+    "K",
+    "é",
+    "1",
+    "0",
+]
+
+
+def _reference(line: str) -> bool:
+    return bool(
+        failures._EXCEPTION.search(line)
+        or failures._KEYWORD.search(line)
+        or failures._FAILED.search(line)
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
+def test_the_cheap_checks_decide_each_line_as_the_patterns_do(line: str) -> None:
+    fast = (
+        failures._names_error(line)
+        or bool(failures._KEYWORD.search(line))
+        or failures._says_failed(line)
+    )
+    assert fast == _reference(line)
+
+
+def test_the_lowered_search_reads_a_lower_case_pattern() -> None:
+    assert failures._FAILED.pattern == failures._FAILED.pattern.lower()

@@ -15,7 +15,7 @@ from app.core.ports import SummaryRequest
 from app.core.prompt import MOST_RECENT_RULE
 from app.core.recall import recall_note
 from app.core.tokens import count_total
-from app.service.compaction import CompactionService, CompactRequest, Defaults
+from app.service.compaction import CompactionService, CompactRequest
 from tests.builders import (
     NOW,
     SERVICE_DEFAULTS,
@@ -25,6 +25,7 @@ from tests.builders import (
     assistant,
     build_service,
     bulk_round,
+    defaults_with,
     parse,
     read_round,
     system,
@@ -294,7 +295,7 @@ async def test_pending_tool_calls_are_not_summarized_away(tokenizer: TiktokenTok
 
 async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokenizer) -> None:
     service = make_service(tokenizer)
-    service.defaults = Defaults(**{**SERVICE_DEFAULTS.__dict__, "ledger_budget": None})
+    service.defaults = defaults_with(SERVICE_DEFAULTS, ledger_budget=None)
     messages = parse([system("s"), user("Never use tabs."), *bulk_round(), assistant("ok")])
     result = await service.compact(CompactRequest(messages=messages, force=True))
     assert result.summary == (
@@ -320,7 +321,7 @@ async def test_the_ledger_budget_follows_the_window_within_floor_and_cap(
     tokenizer: TiktokenTokenizer, window: int | None, budget: int
 ) -> None:
     service = make_service(tokenizer)
-    service.defaults = Defaults(**{**SERVICE_DEFAULTS.__dict__, "ledger_budget": None})
+    service.defaults = defaults_with(SERVICE_DEFAULTS, ledger_budget=None)
     messages = parse([system("s"), user("Go."), *bulk_round(), assistant("ok")])
     options = CompactOptions(context_window=window)
     result = await service.compact(CompactRequest(messages=messages, options=options, force=True))
@@ -366,7 +367,7 @@ async def test_the_extractive_summarizer_gets_its_messages_without_a_prompt(
     result = await service.compact(CompactRequest(messages=messages, force=True))
     (request,) = extractive.requests
     assert (request.messages, request.prompt) == (tuple(messages[1:]), "")
-    assert result.summary == extract_summary(messages[1:], SERVICE_DEFAULTS.max_summary_words)
+    assert result.summary == extract_summary(messages[1:], 1200)
 
 
 async def test_an_llm_with_an_extractive_fallback_still_gets_the_prompt(

@@ -4,17 +4,17 @@ import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import RestoredFile
-from app.core.decide import Thresholds
 from app.core.errors import SeenStoreError
 from app.core.ports import FileSkip, FileText, SkipReason
-from app.core.restore import FileReadTool, RestoreLimits
-from app.service.compaction import CompactionService, CompactRequest, Defaults
+from app.service.compaction import CompactionService, CompactRequest
 from app.service.freshness import Freshness, FreshnessCheck
 from tests.builders import (
+    SERVICE_DEFAULTS,
     FakeSummarizer,
     MemoryArchive,
     assistant,
     bulk_round,
+    defaults_with,
     parse,
     read_round,
     user,
@@ -119,12 +119,8 @@ def compaction(workdir: TimedWorkdir, store: MemorySeen, tokenizer: TiktokenToke
         workdir=workdir,
         archive=MemoryArchive(),
         freshness=Freshness(store),
-        defaults=Defaults(
-            thresholds=Thresholds(200_000, 0.8, 0.9, 3),
-            restore=RestoreLimits(5, 30, 50_000),
-            read_tools=(FileReadTool("read_file", "path"),),
-            max_summary_words=100,
-            ledger_budget=0,
+        defaults=defaults_with(
+            SERVICE_DEFAULTS, max_restore_tokens_per_file=30, max_summary_words=100
         ),
     )
 
