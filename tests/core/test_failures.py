@@ -102,3 +102,24 @@ def test_the_first_line_naming_an_error_is_kept_and_a_log_level_alone_names_noth
         error_line(text) == "FAILED tests/test_api.py::test_search - AssertionError: assert 1 == 2"
     )
     assert error_line("ERROR    retrying in 2s\nall done") is None
+
+
+def test_a_log_naming_several_errors_keeps_the_first_mention_and_the_first_statement() -> None:
+    log = (
+        "INFO     Querying engine: brave-news\n"
+        "ERROR    Search with engine 'brave-news' failed: Engine\n"
+        "         'brave-news': HTTP Status error: 429 -\n"
+        "ERROR    Search with engine 'hasdata-google-light'\n"
+        "         failed: Engine 'hasdata-google-light': HTTP\n"
+        "         Status error: 401 - invalid api key\n"
+        "         failed: Engine 'other': HTTP\n"
+    )
+    assert error_line(log) == (
+        "'brave-news': HTTP Status error: 429 - | failed: Engine 'hasdata-google-light': HTTP"
+    )
+
+
+def test_a_line_that_states_the_error_from_its_start_is_kept_alone() -> None:
+    text = "Error: Cannot find module 'x'\nlater: HTTP Status error: 500\nfailed: again"
+    assert error_line(text) == "Error: Cannot find module 'x'"
+    assert error_line("bash: foo: command not found\nall done") == "bash: foo: command not found"

@@ -140,13 +140,11 @@ def test_guard_appends_the_ledger_and_reports_what_the_summary_stated() -> None:
     )
     report = guard_summary("We read a.py.", messages, 1500, words)
     assert report.text == (
-        "We read a.py.\n\n## Ledger\n- [file_read] a.py\n"
-        "- [goal] Use uv instead of pip.\n- [instruction] Use uv instead of pip."
+        "We read a.py.\n\n## Ledger\n- [file_read] a.py\n- [goal] Use uv instead of pip."
     )
     assert [(f.kind, stated) for f, stated in report.facts] == [
         ("file_read", True),
         ("goal", False),
-        ("instruction", False),
     ]
     assert report.dropped == 0
 
@@ -164,11 +162,8 @@ def test_facts_survive_successive_compactions_with_a_lossy_summarizer() -> None:
     third = [summary_message(summary), *parse([user("more")])]
     final = guard_summary("Nothing useful.", third, 1500, words)
     kept = {fact for fact, _ in final.facts}
-    assert {
-        Fact("instruction", "Never use tabs."),
-        Fact("command", "make test"),
-        Fact("goal", "Never use tabs."),
-    } <= kept
+    # The instruction is the goal's own words: the goal holds it, once.
+    assert {Fact("command", "make test"), Fact("goal", "Never use tabs.")} <= kept
 
 
 def test_a_ledger_the_llm_copied_is_replaced_not_doubled() -> None:
