@@ -314,7 +314,9 @@ def _cut_words(text: str, count: int) -> str:
 
 def _shown(items: Sequence[_T], limit: int, latest: bool = False) -> tuple[list[_T], str]:
     """The items within the limit (the first ones, or the latest), and a note of the rest."""
-    kept = list(items[len(items) - limit :] if latest else items[:limit]) if limit > 0 else []
+    kept = (
+        list(items[max(len(items) - limit, 0) :] if latest else items[:limit]) if limit > 0 else []
+    )
     hidden = len(items) - len(kept)
     return kept, f"(+{hidden} {'earlier' if latest else 'more'})" if hidden else ""
 

@@ -550,3 +550,12 @@ async def test_the_extractive_summarizer_writes_the_archived_template_when_asked
         template="archived",
     )
     assert await ExtractiveSummarizer().summarize(request) == ARCHIVED_SMALL
+
+
+def test_a_list_longer_than_half_its_limit_is_shown_whole() -> None:
+    """The latest `limit` items of a list shorter than the limit are all of them (a negative
+    start once showed only the last `2 * len - limit`)."""
+    messages = [m for i in range(13) for m in call(f"t{i}", "bash", command=f"echo {i}")]
+    tools = section(extract_summary(messages, 5000), "Tool Calls")
+    listed = tools.split("- Recent commands, oldest first:\n", 1)[1]
+    assert listed.splitlines() == [f"  - `echo {i}`" for i in range(13)]
