@@ -7,7 +7,11 @@ merged, so its facts survive any number of compactions whatever the summarizer w
 
 Every fact that fits the token budget is kept in the ledger, including those the summary
 already states: a later summarizer may drop what this one stated, and only the ledger is
-carried forward verbatim. The report says, for each fact, whether the summarizer's own
+carried forward verbatim. One exception, which is still carried: the commands a summary
+lists whole under the extractive format's "Recent commands" line are read back from it
+on the next compaction (`previous_ledgers`), so the ledger does not spend its budget on
+them twice. The ledger is written densely: a `[kind]` tag on the first fact of each kind
+only (`render_ledger`). The report says, for each fact, whether the summarizer's own
 text had it (a case- and whitespace-insensitive substring check of the fact's key: a path
 for file facts, the text otherwise), which shows how lossy a summarizer is.
 
@@ -327,13 +331,17 @@ def _cut(text: str) -> str:
     return flat if len(flat) <= MAX_FACT_CHARS else flat[: MAX_FACT_CHARS - 2].rstrip() + " …"
 
 
+def _command_key(text: str) -> str:
+    return " ".join(text.removesuffix(FAILED_SUFFIX).split())
+
+
 def _unique(facts: Iterable[Fact]) -> list[Fact]:
     """Each fact once, where it first happened; a command once whatever its whitespace and
     outcome, where and as it last happened (the latest run is the one that counts)."""
     found: dict[tuple[str, str], Fact] = {}
     for fact in facts:
         if fact.kind == "command":
-            key = (fact.kind, " ".join(fact.text.removesuffix(FAILED_SUFFIX).split()))
+            key = (fact.kind, _command_key(fact.text))
             found.pop(key, None)
             found[key] = Fact("command", " ".join(fact.text.split()))
         else:
@@ -348,8 +356,11 @@ def previous_ledgers(messages: Sequence[Message]) -> list[Fact]:
         if message.role == "user" and not is_tool_result_message(message):
             text = _text(message)
             if text.startswith(SUMMARY_PREFIX.strip()):
-                facts.extend(parse_ledger(text))
-                facts.extend(Fact("command", command) for command in listed_commands(text))
+                ledger = parse_ledger(text)
+                # A command the ledger holds as failed keeps that mark.
+                held = {_command_key(f.text) for f in ledger if f.kind == "command"}
+                facts.extend(ledger)
+                facts.extend(Fact("command", c) for c in listed_commands(text) if c not in held)
     return facts
 
 

@@ -20,6 +20,7 @@ from app.core.ledger import (
     guard_summary,
     merge,
     parse_ledger,
+    previous_ledgers,
     render_ledger,
     summary_words_for,
 )
@@ -498,3 +499,13 @@ def test_commands_the_summary_lists_whole_are_carried_by_it_not_repeated() -> No
     later = [summary_message(report.text), *parse([user("next"), assistant("ok")])]
     final = guard_summary("Nothing useful.", later, 1500, words)
     assert Fact("command", "make build") in parse_ledger(final.text)
+
+
+def test_a_failed_command_the_summary_also_lists_stays_failed() -> None:
+    text = (
+        "[Conversation compressed]\n## Tool Calls\n- Recent commands, oldest first:\n"
+        "  - `make build`\n  - `make test`\n\n## Ledger\n- [command] make build (failed)"
+    )
+    messages = [summary_message(text.split("\n", 1)[1]), *parse([user("next")])]
+    commands = [f.text for f in previous_ledgers(messages) if f.kind == "command"]
+    assert commands == ["make build (failed)", "make test"]
