@@ -6,6 +6,9 @@ last step, errors) and `extract_summary` renders it in seed 000's five sections;
 one milestone per round. Nothing is invented (what the history does not show is said to be
 missing), and the same messages always give the same text. Over `max_words`, the longest
 list shown loses an item at a time, then the quoted texts shorten; the headings always stay.
+Commands are listed once each (whitespace aside), and those an earlier summary listed are
+carried into the next one: the ledger reads them back too (`listed_commands`), so it need
+not repeat them.
 """
 
 from __future__ import annotations
