@@ -109,6 +109,15 @@ def violations_of(messages: list[Msg], shape: str, *, pending_tail_ok: bool = Fa
     return [f"{v.index}: {v}" for v in found]
 
 
+def ledger_section(summary: str) -> str:
+    """The `## Ledger` section as the summary shows it (its closing recall line left out),
+    or "" when the summary has none."""
+    _, heading, section = summary.rpartition("\n## Ledger\n")
+    if not heading:
+        return ""
+    return "## Ledger\n" + section.split("\n\n", 1)[0]
+
+
 def ledger_text(ledger: list[dict[str, Any]]) -> str:
     """The ledger as the summary shows it, rebuilt from the answer's `ledger` facts."""
     return "\n".join(["## Ledger", *(f"- [{f['kind']}] {f['text']}" for f in ledger)])
@@ -245,7 +254,9 @@ class _Loop:
             result.invalid += 1
             _sample(result.invalid_samples, f"compaction {result.compactions}: {problems[0]}")
         if answer.get("ledger"):
-            tokens = self.count_text(ledger_text(answer["ledger"]))
+            tokens = self.count_text(
+                ledger_section(str(answer.get("summary") or "")) or ledger_text(answer["ledger"])
+            )
             result.ledger_tokens_max = max(result.ledger_tokens_max, tokens)
         if answer.get("summary"):
             tokens = self.count_text(answer["summary"])

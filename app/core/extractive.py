@@ -6,6 +6,9 @@ last step, errors) and `extract_summary` renders it in the summary prompt's five
 one milestone per round. Nothing is invented (what the history does not show is said to be
 missing), and the same messages always give the same text. Over `max_words`, the longest
 list shown loses an item at a time, then the quoted texts shorten; the headings always stay.
+Commands are listed once each (whitespace aside), and those an earlier summary listed are
+carried into the next one: the ledger reads them back too (`listed_commands`), so it need
+not repeat them.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from app.core.assemble import RESTORED_PREFIX, SUMMARY_PREFIX
-from app.core.failures import error_line
+from app.core.failures import KEY_LINE_SEPARATOR, error_line
 from app.core.file_ops import (
     DEFAULT_VOCABULARY,
     FILE_KINDS,
@@ -46,10 +49,15 @@ EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool"})
 LINE_CHARS = 120
 # Items shown per list and words per quoted text, before the word limit trims them.
 DEFAULT_LIMITS: Mapping[str, int] = dict.fromkeys(FILE_KINDS, 20) | dict(
-    tools=15, commands=10, errors=10, result=5, request_words=120, text_words=60
+    tools=15, commands=20, errors=10, result=5, request_words=120, text_words=60
 )
 _WORD = re.compile(r"\"([^\"]*)\"|'([^']*)'|(\S+)")
 _CARRIED_REQUEST = re.compile(r"^- First request: (.+)$", re.MULTILINE)
+COMMANDS_LINE = "- Recent commands, oldest first"
+_LISTED_COMMAND = re.compile(r"^  - `(.+)`$")
+# A command is shown whole up to this many characters: a command cut short cannot be run
+# again or found, so it is also left in the ledger (`listed_commands`).
+COMMAND_CHARS = 300
 _T = TypeVar("_T")
 
 
@@ -156,6 +164,7 @@ def extract_facts(
     }
     requests: list[str] = []
     carried: str | None = None
+    carried_commands: list[str] = []
     last_text: str | None = None
     calls: list[ToolCall] = []
     files = _FileOps(vocabulary)
@@ -170,6 +179,7 @@ def extract_facts(
             if text.startswith(SUMMARY_PREFIX.strip()):
                 found = _CARRIED_REQUEST.search(text)
                 carried = carried or (found.group(1) if found else None)
+                carried_commands.extend(listed_commands(text))
             elif not text.startswith(RESTORED_PREFIX):
                 words = user_words(message)
                 if words:
@@ -184,7 +194,7 @@ def extract_facts(
         files_edited=tuple(files.ops["edited"]),
         files_deleted=tuple(files.ops["deleted"]),
         tool_counts=tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0]))),
-        commands=tuple(files.commands),
+        commands=_distinct([*carried_commands, *files.commands]),
         last_assistant_text=last_text,
         last_call=calls[-1] if calls else None,
         errors=_errors(calls),
@@ -254,7 +264,7 @@ def _errors(calls: Sequence[ToolCall]) -> tuple[ErrorNote, ...]:
         if call.result is not None and not call.is_error:
             last_success[same_call] = index
         elif call.is_error:
-            message = _one_line(call.error or "(no error text)")
+            message = _key_lines(call.error or "(no error text)")
             last_error[(call.label, message)] = (index, same_call)
     return tuple(
         ErrorNote(label, message, last_success.get(same_call, -1) > index)
@@ -262,9 +272,41 @@ def _errors(calls: Sequence[ToolCall]) -> tuple[ErrorNote, ...]:
     )
 
 
-def _one_line(text: str) -> str:
+def listed_commands(summary: str) -> list[str]:
+    """The commands a summary in this format lists whole under `COMMANDS_LINE`
+    (whitespace collapsed; those cut short left out). A later compaction carries them: the
+    extractive summary lists them again, the ledger reads them as command facts."""
+    _, heading, after = summary.partition(f"\n{COMMANDS_LINE}")
+    if not heading:
+        return []
+    commands = []
+    for line in after.splitlines()[1:]:
+        match = _LISTED_COMMAND.match(line)
+        if match is None:
+            break
+        if not match.group(1).endswith(" …"):
+            commands.append(" ".join(match.group(1).split()))
+    return commands
+
+
+def _distinct(commands: Sequence[str]) -> tuple[str, ...]:
+    """Each command once whatever its whitespace, where it last ran."""
+    found: dict[str, str] = {}
+    for command in commands:
+        key = " ".join(command.split())
+        found.pop(key, None)
+        found[key] = command
+    return tuple(found.values())
+
+
+def _key_lines(error: str) -> str:
+    """An error's key lines (one or two, `error_line`'s), each cut to one short line."""
+    return KEY_LINE_SEPARATOR.join(_one_line(part) for part in error.split(KEY_LINE_SEPARATOR))
+
+
+def _one_line(text: str, chars: int = LINE_CHARS) -> str:
     stripped = text.strip()
-    cut = stripped.split("\n", 1)[0][:LINE_CHARS].rstrip()
+    cut = stripped.split("\n", 1)[0][:chars].rstrip()
     return cut if cut == stripped else f"{cut} …"
 
 
@@ -275,7 +317,9 @@ def _cut_words(text: str, count: int) -> str:
 
 def _shown(items: Sequence[_T], limit: int, latest: bool = False) -> tuple[list[_T], str]:
     """The items within the limit (the first ones, or the latest), and a note of the rest."""
-    kept = list(items[len(items) - limit :] if latest else items[:limit]) if limit > 0 else []
+    kept = (
+        list(items[max(len(items) - limit, 0) :] if latest else items[:limit]) if limit > 0 else []
+    )
     hidden = len(items) - len(kept)
     return kept, f"(+{hidden} {'earlier' if latest else 'more'})" if hidden else ""
 
@@ -325,8 +369,8 @@ def _tool_calls(facts: ExtractedFacts, limits: Mapping[str, int]) -> list[str]:
     lines = [f"- Calls per tool ({total} in all): {_join(', '.join(kept), note)}"]
     if facts.commands:
         commands, earlier = _shown(facts.commands, limits["commands"], latest=True)
-        lines.append(_join("- Recent commands, oldest first", earlier) + ":" * bool(commands))
-        lines.extend(f"  - `{_one_line(command)}`" for command in commands)
+        lines.append(_join(COMMANDS_LINE, earlier) + ":" * bool(commands))
+        lines.extend(f"  - `{_one_line(command, COMMAND_CHARS)}`" for command in commands)
     return lines
 
 

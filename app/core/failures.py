@@ -13,6 +13,12 @@ a failed edit with boilerplate ("DO NOT re-run the same failed edit command"), w
 line that matters ("E999 IndentationError: unexpected indent") is in the middle. The key
 line is the first line that names an error; after a traceback, the last exception line
 of the last traceback. A log level alone (`ERROR    retrying`) names nothing.
+
+A log may name several errors. When the first line naming one only mentions it mid-line
+(`'brave-news': HTTP Status error: 429`) and a later line states one from its start
+(`failed: Engine 'hasdata-google-light': HTTP`), both are kept, joined by
+`KEY_LINE_SEPARATOR`: an agent continuing the work needs the error the log reports as its
+outcome as much as the first one mentioned. Never more than two lines.
 """
 
 from __future__ import annotations
@@ -22,16 +28,23 @@ import re
 _TRACEBACK = "Traceback (most recent call last)"
 # The first line that names an error: an exception or diagnostic by name, an error keyword
 # at the start of a line, or a phrase that says a command failed.
-_EXCEPTION = re.compile(
+_NAMED_AT_START = (
     r"^\W{0,3}(?:E\d{3,4}\s+)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b(?::|$)"
-    r"|^\W{0,3}[EF]\d{3,4}\s+\S|:\d+(?::\d+)?:?\s+[EF]\d{3,4}\s"
+    r"|^\W{0,3}[EF]\d{3,4}\s+\S"
+)
+_EXCEPTION = re.compile(
+    _NAMED_AT_START + r"|:\d+(?::\d+)?:?\s+[EF]\d{3,4}\s"
     r"|\berror(?:\[\w+\]| TS\d+)?:\s"
     r"|\bpanic:\s",
 )
-_KEYWORD = re.compile(
+_KEYWORD_AT_START = (
     r"^\W{0,3}(?i:error|fatal|failed|failure|exception)\s*:"
-    r"|^\W{0,3}(?:\[error\]|ERROR:|FAILED\b|FAIL\b|failed to\b)",
+    r"|^\W{0,3}(?:\[error\]|ERROR:|FAILED\b|FAIL\b|failed to\b)"
 )
+_KEYWORD = re.compile(_KEYWORD_AT_START)
+# A line that states an error from its start, not one that mentions it mid-line.
+_STATES = re.compile(f"{_NAMED_AT_START}|{_KEYWORD_AT_START}")
+KEY_LINE_SEPARATOR = " | "
 _FAILED = re.compile(
     r"command not found|no such file or directory|permission denied|\btimed out\b"
     r"|\bnot executed\b|non-zero exit|exit(?:ed with)? (?:code|status):? *[1-9]"
@@ -87,9 +100,14 @@ def _key_line(lines: list[str]) -> str | None:
         exceptions = [line for line in lines[starts[-1] :] if _EXCEPTION.search(line)]
         if exceptions:
             return exceptions[-1]
-    for line in lines:
+    for at, line in enumerate(lines):
         if _names_error(line) or _KEYWORD.search(line) or _says_failed(line):
-            return line
+            if _STATES.search(line):
+                return line
+            stated = next((later for later in lines[at + 1 :] if _STATES.search(later)), None)
+            if stated is None or stated == line:
+                return line
+            return f"{line}{KEY_LINE_SEPARATOR}{stated}"
     return None
 
 

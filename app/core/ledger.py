@@ -7,7 +7,11 @@ merged, so its facts survive any number of compactions whatever the summarizer w
 
 Every fact that fits the token budget is kept in the ledger, including those the summary
 already states: a later summarizer may drop what this one stated, and only the ledger is
-carried forward verbatim. The report says, for each fact, whether the summarizer's own
+carried forward verbatim. One exception, which is still carried: the commands a summary
+lists whole under the extractive format's "Recent commands" line are read back from it
+on the next compaction (`previous_ledgers`), so the ledger does not spend its budget on
+them twice. The ledger is written densely: a `[kind]` tag on the first fact of each kind
+only (`render_ledger`). The report says, for each fact, whether the summarizer's own
 text had it (a case- and whitespace-insensitive substring check of the fact's key: a path
 for file facts, the text otherwise), which shows how lossy a summarizer is.
 
@@ -28,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.core.assemble import RESTORED_PREFIX, SUMMARY_PREFIX
-from app.core.extractive import EDITOR_TOOLS, extract_facts
+from app.core.extractive import EDITOR_TOOLS, extract_facts, listed_commands
 from app.core.failures import error_line
 from app.core.file_ops import DEFAULT_VOCABULARY, FileTracker, Vocabulary, shell_command
 from app.core.harness import user_words
@@ -65,6 +69,8 @@ PRIORITY = (
 FAILED_SUFFIX = " (failed)"
 _FILE_KINDS = frozenset({"file_changed", "file_read"})
 _FACT_LINE = re.compile(r"^- \[([a-z_]+)\] (.+)$")
+# A fact text that would read as a tagged line: always written with its own tag.
+_TAGGED = re.compile(r"^\[[a-z_]+\] ")
 _DROPPED_LINE = re.compile(r"^- \((\d+) more facts? did not fit the ledger budget\)$")
 # A sentence ends at a newline, or at `.!?` followed by whitespace: the dot of
 # `storage.ts` or `v1.2` ends nothing.
@@ -109,6 +115,8 @@ _BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
 _TODO_BOX = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
 MAX_FACT_CHARS = 300
+ERROR_CALL_CHARS = 60
+_LEADING_CD = re.compile(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
 
 
 @dataclass(frozen=True)
@@ -174,6 +182,7 @@ def extract_ledger(
     goal = _cut(found.first_request) if found.first_request else None
     if goal:
         facts.append(Fact("goal", goal))
+    same_as_goal = _request(found.first_request) if found.first_request else None
     names = {call.id: call.name for message in messages for call in tool_uses(message)}
     failed = {
         block.tool_use_id
@@ -188,12 +197,27 @@ def extract_ledger(
         facts.extend(
             f
             for f in _message_facts(message, failed, tracker)
-            if f.kind != "request" or f.text != goal
+            if f.kind != "request" or f.text not in (goal, same_as_goal)
         )
     for note in found.errors:
         resolved = " (resolved later)" if note.resolved else ""
-        facts.append(Fact("error", _cut(f"{note.call}: {note.message}{resolved}")))
+        facts.append(Fact("error", _cut(f"{_short_call(note.call)}: {note.message}{resolved}")))
     return _unique(facts)
+
+
+def _short_call(label: str) -> str:
+    """An error's call as tool `command`, the command without its leading `cd DIR &&`
+    steps and cut to `ERROR_CALL_CHARS`: it says which call failed; the command itself is
+    a command fact of its own, in full."""
+    name, tick, shown = label.partition(" `")
+    if not tick or not shown.endswith("`"):
+        return label
+    whole = shown[:-1].removesuffix(" …")
+    cut = whole != shown[:-1]
+    command = _LEADING_CD.sub("", whole) or whole
+    if len(command) > ERROR_CALL_CHARS:
+        command, cut = command[: ERROR_CALL_CHARS - 2].rstrip(), True
+    return f"{name} `{command}{' …' if cut else ''}`"
 
 
 def _message_facts(message: Message, failed: set[str], tracker: FileTracker) -> Iterable[Fact]:
@@ -203,7 +227,7 @@ def _message_facts(message: Message, failed: set[str], tracker: FileTracker) -> 
             return
         words = user_words(message)
         if words:
-            yield Fact("request", _cut(words))
+            yield Fact("request", _request(words))
         for sentence in _sentences_matching(words, _INSTRUCTION):
             yield Fact("instruction", sentence)
         yield from _identifiers(words)
@@ -237,6 +261,17 @@ def _message_facts(message: Message, failed: set[str], tracker: FileTracker) -> 
                 yield from (
                     Fact("identifier", m) for m in _BACKTICKED.findall(tool_result_text(block))
                 )
+
+
+def _request(words: str) -> str:
+    """A later request as the ledger keeps it: whole when short; a long one is mostly
+    something pasted (a log, a traceback, code) after the user's own first line, so only
+    that line is kept, marked cut (the whole message stays in the archive, for recall)."""
+    flat = _cut(words)
+    lines = [line for line in words.splitlines() if line.strip()]
+    if len(" ".join(words.split())) <= MAX_FACT_CHARS or len(lines) < 2:
+        return flat
+    return _cut(lines[0]).removesuffix(" …") + " …"
 
 
 def _identifiers(text: str) -> Iterable[Fact]:
@@ -296,13 +331,17 @@ def _cut(text: str) -> str:
     return flat if len(flat) <= MAX_FACT_CHARS else flat[: MAX_FACT_CHARS - 2].rstrip() + " …"
 
 
+def _command_key(text: str) -> str:
+    return " ".join(text.removesuffix(FAILED_SUFFIX).split())
+
+
 def _unique(facts: Iterable[Fact]) -> list[Fact]:
     """Each fact once, where it first happened; a command once whatever its whitespace and
     outcome, where and as it last happened (the latest run is the one that counts)."""
     found: dict[tuple[str, str], Fact] = {}
     for fact in facts:
         if fact.kind == "command":
-            key = (fact.kind, " ".join(fact.text.removesuffix(FAILED_SUFFIX).split()))
+            key = (fact.kind, _command_key(fact.text))
             found.pop(key, None)
             found[key] = Fact("command", " ".join(fact.text.split()))
         else:
@@ -317,20 +356,36 @@ def previous_ledgers(messages: Sequence[Message]) -> list[Fact]:
         if message.role == "user" and not is_tool_result_message(message):
             text = _text(message)
             if text.startswith(SUMMARY_PREFIX.strip()):
-                facts.extend(parse_ledger(text))
+                ledger = parse_ledger(text)
+                # A command the ledger holds as failed keeps that mark.
+                held = {_command_key(f.text) for f in ledger if f.kind == "command"}
+                facts.extend(ledger)
+                facts.extend(Fact("command", c) for c in listed_commands(text) if c not in held)
     return facts
 
 
 def parse_ledger(text: str) -> list[Fact]:
-    """The facts of the `## Ledger` section of a summary (none when it has no ledger)."""
+    """The facts of the `## Ledger` section of a summary (none when it has no ledger).
+
+    A `- text` line without a `[kind]` tag continues the kind of the line above it
+    (`render_ledger`); the section ends at its first blank line."""
     _, heading, section = text.rpartition(f"\n{LEDGER_HEADING}\n")
     if not heading and text.startswith(f"{LEDGER_HEADING}\n"):
         section = text[len(LEDGER_HEADING) + 1 :]
     facts = []
+    kind: str | None = None
     for line in section.splitlines():
+        if not line.strip():
+            break
+        if _DROPPED_LINE.match(line):
+            continue
         match = _FACT_LINE.match(line)
-        if match and match.group(1) in PRIORITY:
-            facts.append(Fact(match.group(1), match.group(2)))
+        if match:
+            kind = match.group(1) if match.group(1) in PRIORITY else None
+            if kind is not None:
+                facts.append(Fact(kind, match.group(2)))
+        elif kind is not None and line.startswith("- ") and line[2:].strip():
+            facts.append(Fact(kind, line[2:]))
     return facts
 
 
@@ -349,25 +404,52 @@ def fit_budget(
 
 
 def _fit(facts: Sequence[Fact], budget: int, count: Callable[[str], int]) -> tuple[list[Fact], int]:
-    """`fit_budget`'s facts and the tokens planned for them (at most `budget`)."""
+    """`fit_budget`'s facts and the tokens the rendered ledger takes (at most `budget`).
+
+    A fact costs its line; the first fact of a kind also its `[kind]` tag. Token counts of
+    joined lines are not exactly additive, so the rendered ledger is counted at the end and
+    the facts picked last are given back while it is over the budget."""
     rank = {kind: i for i, kind in enumerate(PRIORITY)}
     order = sorted(range(len(facts)), key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), -i))
     used = count(LEDGER_HEADING) + count(_dropped_line(len(facts)))
-    kept: set[int] = set()
+    picked: list[int] = []
+    tagged: set[str] = set()
     for i in order:
-        cost = count(_fact_line(facts[i])) + 1
+        fact = facts[i]
+        cost = count(_untagged_line(fact)) + 1
+        if fact.kind not in tagged:
+            cost += count(f"[{fact.kind}] ")
         if used + cost <= budget:
-            kept.add(i)
+            picked.append(i)
+            tagged.add(fact.kind)
             used += cost
-    chosen = sorted(kept, key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), i))
-    return [facts[i] for i in chosen], used
+    while True:
+        chosen = sorted(picked, key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), i))
+        kept = [facts[i] for i in chosen]
+        if not kept:
+            return kept, 0
+        taken = count(render_ledger(kept, len(facts) - len(kept)))
+        if taken <= budget:
+            return kept, taken
+        picked.pop()
 
 
 def render_ledger(facts: Sequence[Fact], dropped: int = 0) -> str:
-    lines = [LEDGER_HEADING, *(_fact_line(f) for f in facts)]
+    """One fact a line; the first of each kind tagged `- [kind] `, the next ones of the same
+    kind only `- ` (the tag costs tokens on every line and says nothing new)."""
+    lines = [LEDGER_HEADING]
+    kind = None
+    for fact in facts:
+        continues = fact.kind == kind and not _TAGGED.match(fact.text)
+        lines.append(_untagged_line(fact) if continues else _fact_line(fact))
+        kind = fact.kind
     if dropped:
         lines.append(_dropped_line(dropped))
     return "\n".join(lines)
+
+
+def _untagged_line(fact: Fact) -> str:
+    return f"- {fact.text}"
 
 
 def _fact_line(fact: Fact) -> str:
@@ -409,6 +491,17 @@ def guard_summary(
     return replace(report, text=f"{report.text}\n\n{CLOSING_MARK}{closing}")
 
 
+def _said_elsewhere(fact: Fact, listed: set[str], requests: Sequence[str]) -> bool:
+    """A command the summary lists whole, or an instruction that is part of a request the
+    ledger holds: either would be a second copy of the same words."""
+    if fact.kind == "command":
+        return fact.text in listed
+    if fact.kind == "instruction":
+        sentence = _normal(fact.text)
+        return any(sentence in request for request in requests)
+    return False
+
+
 def _without_closing(text: str) -> str:
     """The text before an earlier closing line (an LLM may copy one)."""
     return text.split(f"\n{CLOSING_MARK}", 1)[0].rstrip()
@@ -421,16 +514,22 @@ def _guard(
     count: Callable[[str], int],
     vocabulary: Vocabulary,
 ) -> LedgerReport:
-    facts = _one_goal(merge(previous_ledgers(rest), extract_ledger(rest, vocabulary)))
+    found = _one_goal(merge(previous_ledgers(rest), extract_ledger(rest, vocabulary)))
+    # Commands this summary lists whole are carried by it (`previous_ledgers` reads them
+    # back): listing them again would spend the ledger's budget twice on the same facts.
+    listed = set(listed_commands(body))
+    requests = [_normal(f.text) for f in found if f.kind in ("goal", "request")]
+    facts = [f for f in found if not _said_elsewhere(f, listed, requests)]
+    carried = tuple((f, True) for f in found if f.kind == "command" and f.text in listed)
     if budget <= 0 or not facts:
-        return LedgerReport(body, (), 0, budget=max(budget, 0))
+        return LedgerReport(body, carried if budget > 0 else (), 0, budget=max(budget, 0))
     kept, _ = _fit(facts, budget, count)
     left_out = Counter(f.kind for f in set(facts) - set(kept))
     dropped = len(facts) - len(kept)
     # Whether the summary already states each fact: a normalized substring check, with the
     # summary normalized once rather than once per fact.
     normal_body = _normal(body)
-    report = tuple((fact, _normal(fact.key) in normal_body) for fact in kept)
+    report = (*((fact, _normal(fact.key) in normal_body) for fact in kept), *carried)
     ledger = render_ledger(kept, dropped)
     return LedgerReport(
         f"{body}\n\n{ledger}",

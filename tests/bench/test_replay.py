@@ -12,7 +12,7 @@ import pytest
 from app.core.dialects import to_openai
 from app.core.messages import Message
 from bench.replay import load_conversations, main, run_all
-from bench.replay_driver import CONTINUE, Conversation, RunResult, replay
+from bench.replay_driver import CONTINUE, Conversation, RunResult, ledger_section, replay
 from bench.replay_facts import context_text, error_line, extract, kept, request_line
 from bench.replay_report import render, totals
 
@@ -371,3 +371,9 @@ def test_main_json_on_a_built_corpus(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert row["runs"] == 2
     assert row["llm_calls"] == 2 * 7
     assert row["over_window"] == sum(r["over_window"] for r in report["runs"])
+
+
+def test_the_ledger_is_measured_as_the_summary_shows_it() -> None:
+    summary = "## Goals\n- x\n\n## Ledger\n- [file_read] a.py\n- b.py\n\n> Recall: call `recall`."
+    assert ledger_section(summary) == "## Ledger\n- [file_read] a.py\n- b.py"
+    assert ledger_section("## Goals\n- x") == ""

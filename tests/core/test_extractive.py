@@ -85,7 +85,6 @@ SMALL_SUMMARY = """\
 - Calls per tool (4 in all): bash 2, Edit 1, read_file 1
 - Recent commands, oldest first:
   - `pytest -q`
-  - `pytest -q`
 
 ## Task Status
 - Last assistant message: Running the tests again.
@@ -296,17 +295,19 @@ def test_tool_calls_are_counted_by_count_then_name() -> None:
     assert tools.startswith("- Calls per tool (4 in all): python 2, find_file 1, ls 1\n")
 
 
-def test_recent_commands_are_the_last_ten_in_order_each_on_one_line() -> None:
-    messages = [m for i in range(12) for m in call(f"t{i}", "bash", command=f"echo {i}")]
+def test_recent_commands_are_the_last_twenty_distinct_in_order_each_on_one_line() -> None:
+    messages = [m for i in range(24) for m in call(f"t{i}", "bash", command=f"echo {i}")]
+    messages += call("tr", "bash", command="echo  3")  # a repeat, whatever its spacing
     messages += call("tm", "edit", command="edit 1:2\nnew line\nend_of_edit")
-    messages += call("tl", "bash", command="x" * 200)
+    messages += call("tl", "bash", command="x" * 400)
     messages += call("tv", "str_replace_editor", command="view", path="a.py")
     tools = section(extract_summary(messages, 5000), "Tool Calls")
-    listed = tools.split("- Recent commands, oldest first (+4 earlier):\n", 1)[1]
+    listed = tools.split("- Recent commands, oldest first (+6 earlier):\n", 1)[1]
     assert listed.splitlines() == [
-        *(f"  - `echo {i}`" for i in range(4, 12)),
+        *(f"  - `echo {i}`" for i in range(7, 24)),
+        "  - `echo  3`",
         "  - `edit 1:2 …`",
-        f"  - `{'x' * 120} …`",
+        f"  - `{'x' * 300} …`",
     ]
 
 
@@ -549,3 +550,12 @@ async def test_the_extractive_summarizer_writes_the_archived_template_when_asked
         template="archived",
     )
     assert await ExtractiveSummarizer().summarize(request) == ARCHIVED_SMALL
+
+
+def test_a_list_longer_than_half_its_limit_is_shown_whole() -> None:
+    """The latest `limit` items of a list shorter than the limit are all of them (a negative
+    start once showed only the last `2 * len - limit`)."""
+    messages = [m for i in range(13) for m in call(f"t{i}", "bash", command=f"echo {i}")]
+    tools = section(extract_summary(messages, 5000), "Tool Calls")
+    listed = tools.split("- Recent commands, oldest first:\n", 1)[1]
+    assert listed.splitlines() == [f"  - `echo {i}`" for i in range(13)]

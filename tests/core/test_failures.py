@@ -172,3 +172,24 @@ def test_the_cheap_checks_decide_each_line_as_the_patterns_do(line: str) -> None
 
 def test_the_lowered_search_reads_a_lower_case_pattern() -> None:
     assert failures._FAILED.pattern == failures._FAILED.pattern.lower()
+
+
+def test_a_log_naming_several_errors_keeps_the_first_mention_and_the_first_statement() -> None:
+    log = (
+        "INFO     Querying engine: brave-news\n"
+        "ERROR    Search with engine 'brave-news' failed: Engine\n"
+        "         'brave-news': HTTP Status error: 429 -\n"
+        "ERROR    Search with engine 'hasdata-google-light'\n"
+        "         failed: Engine 'hasdata-google-light': HTTP\n"
+        "         Status error: 401 - invalid api key\n"
+        "         failed: Engine 'other': HTTP\n"
+    )
+    assert error_line(log) == (
+        "'brave-news': HTTP Status error: 429 - | failed: Engine 'hasdata-google-light': HTTP"
+    )
+
+
+def test_a_line_that_states_the_error_from_its_start_is_kept_alone() -> None:
+    text = "Error: Cannot find module 'x'\nlater: HTTP Status error: 500\nfailed: again"
+    assert error_line(text) == "Error: Cannot find module 'x'"
+    assert error_line("bash: foo: command not found\nall done") == "bash: foo: command not found"

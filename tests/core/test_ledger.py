@@ -20,6 +20,7 @@ from app.core.ledger import (
     guard_summary,
     merge,
     parse_ledger,
+    previous_ledgers,
     render_ledger,
     summary_words_for,
 )
@@ -140,13 +141,11 @@ def test_guard_appends_the_ledger_and_reports_what_the_summary_stated() -> None:
     )
     report = guard_summary("We read a.py.", messages, 1500, words)
     assert report.text == (
-        "We read a.py.\n\n## Ledger\n- [file_read] a.py\n"
-        "- [goal] Use uv instead of pip.\n- [instruction] Use uv instead of pip."
+        "We read a.py.\n\n## Ledger\n- [file_read] a.py\n- [goal] Use uv instead of pip."
     )
     assert [(f.kind, stated) for f, stated in report.facts] == [
         ("file_read", True),
         ("goal", False),
-        ("instruction", False),
     ]
     assert report.dropped == 0
 
@@ -164,11 +163,8 @@ def test_facts_survive_successive_compactions_with_a_lossy_summarizer() -> None:
     third = [summary_message(summary), *parse([user("more")])]
     final = guard_summary("Nothing useful.", third, 1500, words)
     kept = {fact for fact, _ in final.facts}
-    assert {
-        Fact("instruction", "Never use tabs."),
-        Fact("command", "make test"),
-        Fact("goal", "Never use tabs."),
-    } <= kept
+    # The instruction is the goal's own words: the goal holds it, once.
+    assert {Fact("command", "make test"), Fact("goal", "Never use tabs.")} <= kept
 
 
 def test_a_ledger_the_llm_copied_is_replaced_not_doubled() -> None:
@@ -439,3 +435,77 @@ def test_the_summary_word_limit_follows_small_windows_only() -> None:
     assert summary_words_for(32_000, 0.05, 1200) == 1200
     assert summary_words_for(16_000, 0.05, 1200) == 600
     assert summary_words_for(2_000, 0.05, 1200) == 200
+
+
+def test_facts_after_the_first_of_their_kind_go_untagged_and_parse_back() -> None:
+    facts = [
+        Fact("file_read", "a.py"),
+        Fact("file_read", "b.py"),
+        Fact("command", "make"),
+        Fact("command", "[error] looks like a tag"),
+    ]
+    text = render_ledger(facts)
+    assert text == (
+        "## Ledger\n- [file_read] a.py\n- b.py\n- [command] make\n"
+        "- [command] [error] looks like a tag"
+    )
+    assert parse_ledger(f"Body.\n\n{text}\n\n> Recall: call `recall`.\n- not a fact") == facts
+    # A ledger written one tag a line (earlier versions) still parses.
+    assert parse_ledger("## Ledger\n- [file_read] a.py\n- [file_read] b.py") == facts[:2]
+
+
+def test_the_rendered_ledger_never_exceeds_its_budget() -> None:
+    facts = [Fact("command", f"run step {i}") for i in range(30)]
+    for budget in (10, 25, 40, 80):
+        kept, _ = fit_budget(facts, budget, len)  # one token a character: joins add up
+        assert len(render_ledger(kept, len(facts) - len(kept))) <= budget or not kept
+
+
+def test_an_errors_call_is_named_short_without_its_leading_cd() -> None:
+    long = "cd /home/me/projects/some/deep/checkout && python -m pytest tests/unit/web -x -q -k api"
+    messages = parse(
+        [
+            user("Run the tests."),
+            assistant(tool_use("bash", "t1", command=long)),
+            tool_result("t1", "FAILED tests/unit/web/test_api.py::test_x - KeyError"),
+        ]
+    )
+    errors = [f.text for f in extract_ledger(messages) if f.kind == "error"]
+    assert errors == [
+        "bash `python -m pytest tests/unit/web -x -q -k api`: "
+        "FAILED tests/unit/web/test_api.py::test_x - KeyError"
+    ]
+    commands = [f.text for f in extract_ledger(messages) if f.kind == "command"]
+    assert commands == [f"{long} (failed)"]
+
+
+def test_a_long_request_with_pasted_output_is_kept_by_its_first_line() -> None:
+    log = "\n".join(f"[10:00:0{i}] DEBUG step {i} of the run went fine" for i in range(9))
+    messages = parse([user("Fix the parser."), assistant("ok"), user(f"It still fails:\n{log}")])
+    requests = [f.text for f in extract_ledger(messages) if f.kind == "request"]
+    assert requests == ["It still fails: …"]
+    short = parse([user("Fix the parser."), assistant("ok"), user("Try\nmake test")])
+    assert [f.text for f in extract_ledger(short) if f.kind == "request"] == ["Try make test"]
+
+
+def test_commands_the_summary_lists_whole_are_carried_by_it_not_repeated() -> None:
+    first = parse([user("Build it."), assistant(tool_use("bash", "t1", command="make build"))])
+    summary = "## Tool Calls\n- Recent commands, oldest first:\n  - `make build`\n  - `make very …`"
+    report = guard_summary(summary, first, 1500, words)
+    assert "[command]" not in report.text.split("## Ledger", 1)[1]
+    assert (Fact("command", "make build"), True) in report.facts
+    # A later summarizer that lists nothing: the command comes back from the summary it
+    # was listed in, into the ledger.
+    later = [summary_message(report.text), *parse([user("next"), assistant("ok")])]
+    final = guard_summary("Nothing useful.", later, 1500, words)
+    assert Fact("command", "make build") in parse_ledger(final.text)
+
+
+def test_a_failed_command_the_summary_also_lists_stays_failed() -> None:
+    text = (
+        "[Conversation compressed]\n## Tool Calls\n- Recent commands, oldest first:\n"
+        "  - `make build`\n  - `make test`\n\n## Ledger\n- [command] make build (failed)"
+    )
+    messages = [summary_message(text.split("\n", 1)[1]), *parse([user("next")])]
+    commands = [f.text for f in previous_ledgers(messages) if f.kind == "command"]
+    assert commands == ["make build (failed)", "make test"]

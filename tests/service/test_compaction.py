@@ -298,20 +298,14 @@ async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokeni
     service.defaults = defaults_with(SERVICE_DEFAULTS, ledger_budget=None)
     messages = parse([system("s"), user("Never use tabs."), *bulk_round(), assistant("ok")])
     result = await service.compact(CompactRequest(messages=messages, force=True))
-    assert result.summary == (
-        "SUMMARY\n\n## Ledger\n- [goal] Never use tabs.\n- [instruction] Never use tabs."
-    )
-    assert [(f.kind, f.in_summary) for f in result.ledger] == [
-        ("goal", False),
-        ("instruction", False),
-    ]
+    # The instruction is the goal's own words: written once.
+    assert result.summary == "SUMMARY\n\n## Ledger\n- [goal] Never use tabs."
+    assert [(f.kind, f.in_summary) for f in result.ledger] == [("goal", False)]
     assert result.ledger_dropped == 0
     assert result.stats is not None
     # 5% of the 200k window, under the 20k cap; the ledger's own tokens are reported.
     assert result.stats.ledger_budget == 10_000
-    assert result.stats.ledger_token_count == tokenizer.count(
-        "## Ledger\n- [goal] Never use tabs.\n- [instruction] Never use tabs."
-    )
+    assert result.stats.ledger_token_count == tokenizer.count("## Ledger\n- [goal] Never use tabs.")
 
 
 @pytest.mark.parametrize(
