@@ -163,9 +163,6 @@ class MemoryArchive:
     def delete(self, archive_id: str) -> None:
         self.saved.pop(archive_id, None)
 
-    def remove_stale_temps(self) -> list[str]:
-        return []
-
     def writable(self) -> bool:
         return not self.fail
 

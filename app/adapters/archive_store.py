@@ -25,13 +25,11 @@ import orjson
 
 from app.adapters.files import (
     FILE_MODE,
-    STALE_TEMP_SECONDS,
     WRITE_FLAGS,
     ensure_dir,
     errno_name,
     fsync_dir,
     read_regular,
-    remove_stale_temps,
     temp_path,
     unlink_quietly,
     write_temp,
@@ -197,13 +195,6 @@ class FileArchiveStore:
             unlink_quietly(probe)
             return False
         return True
-
-    def remove_stale_temps(self, older_than: float = STALE_TEMP_SECONDS) -> list[str]:
-        """Deletes temp files of writes killed mid-way (run at start-up); the names removed."""
-        removed = remove_stale_temps(self._dir, older_than)
-        if removed:
-            log.warning("removed stale archive temp files", extra={"count": len(removed)})
-        return removed
 
     def _path(self, archive_id: str) -> str:
         return os.path.join(self._dir, archive_id + _SUFFIX)

@@ -184,10 +184,6 @@ class Database:
                 self._ensure_schema(conn)
             yield conn
 
-    def ensure_schema(self) -> None:
-        with self.connection():
-            pass
-
     def unavailable_reason(self) -> str | None:
         """None when a connection is to be had and the schema is current, else why not."""
         try:

@@ -28,7 +28,7 @@ from app.adapters.pg_database import Database, describe
 from app.core.errors import ArchiveError, RecordStoreError, SeenStoreError
 from app.core.ids import is_valid_id
 from app.core.jobs import IN_FLIGHT, JobStoreError, JobTakenOverError
-from app.core.ports import Archive, ArchiveRef
+from app.core.ports import Archive
 from app.core.recall import RecallHit, index_archive, search
 from app.core.records import CompactionRecord
 
@@ -94,21 +94,6 @@ class PgArchiveStore:
             raise ArchiveError("invalid archive id")
         with _errors(ArchiveError, "archive delete failed"), self._db.connection() as conn:
             conn.execute("DELETE FROM compact_archives WHERE id = %s", (archive_id,))
-
-    def list_session(self, session_id: str) -> list[ArchiveRef]:
-        """The session's archives, oldest first (ids are time-sortable)."""
-        if not is_valid_id(session_id):
-            return []
-        with _errors(ArchiveError, "archive list failed"), self._db.connection() as conn:
-            rows = conn.execute(
-                "SELECT id, message_count, sha256 FROM compact_archives"
-                " WHERE session_id = %s ORDER BY id",
-                (session_id,),
-            ).fetchall()
-        return [
-            ArchiveRef(id=r[0], session_id=session_id, message_count=r[1], sha256=r[2])
-            for r in rows
-        ]
 
     def search(self, session_id: str, query: str, limit: int) -> list[RecallHit]:
         """The best matches of `query` in this session's archives, oldest first, by the

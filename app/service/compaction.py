@@ -44,7 +44,7 @@ from app.core.decide import (
     usage_tokens,
 )
 from app.core.errors import ArchiveError, CountError, RecordStoreError
-from app.core.holds import Hold, overflow_warning, refilling, session_hold
+from app.core.holds import Hold, refilling
 from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
 from app.core.ports import (
@@ -69,8 +69,8 @@ from app.service.registry import FALLBACKS, STRATEGIES
 from app.service.sessions import (
     Admitted,
     Declined,
+    context_hold,
     last_output_end,
-    message_id_at,
     record,
     refill_info,
     session_gate,
@@ -247,18 +247,8 @@ class CompactionService:
         except RecordStoreError as exc:
             warnings.append(f"session records unreadable, holds not applied: {exc}")
             return None
-        hold = session_hold(
-            past,
-            len(messages),
-            decision.token_count,
-            thresholds.threshold_tokens,
-            message_id_at(messages),
-            thresholds.overflow_tokens,
-        )
+        hold = context_hold(past, messages, decision.token_count, thresholds, warnings)
         if hold is None:
-            return None
-        if hold.overflowing:
-            warnings.append(overflow_warning(hold))
             return None
         if hold.reason != "thrashing":
             return Held(hold, ())

@@ -15,6 +15,7 @@ from datetime import datetime
 from anyio import to_thread
 
 from app.core.compaction import CompactResult, RefillingMessage
+from app.core.decide import Thresholds
 from app.core.errors import RecordStoreError
 from app.core.holds import Hold, IdAt, Refill, overflow_warning, refilling, session_hold
 from app.core.messages import Message, message_text
@@ -82,18 +83,10 @@ async def session_gate(
             )
         )
     if not request.force:
-        messages = prepared.messages
-        hold = session_hold(
-            past,
-            len(messages),
-            prepared.token_count,
-            prepared.thresholds.threshold_tokens,
-            message_id_at(messages),
-            prepared.thresholds.overflow_tokens,
+        hold = context_hold(
+            past, prepared.messages, prepared.token_count, prepared.thresholds, admitted.warnings
         )
-        if hold is not None and hold.overflowing:
-            admitted.warnings.append(overflow_warning(hold))
-        elif hold is not None:
+        if hold is not None:
             return Declined(held(prepared, hold, past), record=hold.fresh)
     end = cooldown_end(past, cooldown, now) if summarizing else None
     if end is not None:
@@ -104,6 +97,29 @@ async def session_gate(
         admitted.strategy = "prune"
         admitted.cooling_down = True
     return admitted
+
+
+def context_hold(
+    past: Sequence[CompactionRecord],
+    messages: Sequence[Message],
+    token_count: int,
+    thresholds: Thresholds,
+    warnings: list[str],
+) -> Hold | None:
+    """The hold the session's records put on this context, for `/compact` and
+    `/should-compact` alike; a thrash at the overflow threshold is a warning, not a hold."""
+    hold = session_hold(
+        past,
+        len(messages),
+        token_count,
+        thresholds.threshold_tokens,
+        message_id_at(messages),
+        thresholds.overflow_tokens,
+    )
+    if hold is not None and hold.overflowing:
+        warnings.append(overflow_warning(hold))
+        return None
+    return hold
 
 
 def message_id_at(messages: Sequence[Message]) -> IdAt:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app.adapters.archive_store import FileArchiveStore
-from app.adapters.files import is_temp_name
+from app.adapters.files import is_temp_name, remove_stale_temps
 from app.core.ids import archive_sha256, new_archive_id
 from app.core.ports import Archive, ArchiveRef
 from tests.forking import fork
@@ -94,7 +94,7 @@ def test_archives_killed_at_random_moments_are_complete_or_absent(tmp_path: Path
         loaded = store.load(archive_id)  # complete JSON with every field, or ArchiveError
         assert loaded == build(archive_id)
         assert archive_sha256(loaded.messages) == loaded.ref.sha256
-    assert store.remove_stale_temps(older_than=0) == debris
+    assert remove_stale_temps(str(directory), older_than=0) == debris
     assert sorted(os.listdir(directory)) == finals
 
 
@@ -109,11 +109,11 @@ def test_the_sweep_keeps_recent_temps_and_every_final_name(tmp_path: Path) -> No
     long_ago = time.time() - 7200
     os.utime(old, (long_ago, long_ago))
     (directory / "notes.txt").write_text("not ours")
-    assert store.remove_stale_temps() == [old.name]
+    assert remove_stale_temps(str(directory)) == [old.name]
     assert sorted(os.listdir(directory)) == sorted(
         [young.name, "00000000000000000001-abcd.json", "notes.txt"]
     )
 
 
 def test_the_sweep_of_a_missing_directory_removes_nothing(tmp_path: Path) -> None:
-    assert FileArchiveStore(str(tmp_path / "none")).remove_stale_temps(older_than=0) == []
+    assert remove_stale_temps(str(tmp_path / "none"), older_than=0) == []
