@@ -24,6 +24,8 @@ outcome as much as the first one mentioned. Never more than two lines.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate
 
 _TRACEBACK = "Traceback (most recent call last)"
 # The first line that names an error: an exception or diagnostic by name, an error keyword
@@ -51,17 +53,45 @@ _FAILED = re.compile(
     r"|exit code:? *[1-9]|returned (?:exit status|code) [1-9]",
     re.IGNORECASE,
 )
-# The cheap checks in front of the two unanchored searches, exact by construction:
-# every match of `_EXCEPTION` holds one of these (an exception name, a diagnostic code,
-# `error`, `panic:`), so a line without one cannot match it; and `_FAILED`'s pattern is
-# lower case, so on ASCII text (where ignoring case folds nothing beyond A-Z) it matches
-# the lowered text case-sensitively, which the regex engine scans several times faster.
-_EXCEPTION_NEEDS = re.compile(r"Error|Exception|[EF]\d{3}|error|panic:")
-_FAILED_LOWER = re.compile(_FAILED.pattern)
+# A line that names an error: any of the three patterns, in one search.
+_NAMES_ERROR = re.compile(f"{_EXCEPTION.pattern}|{_KEYWORD.pattern}|(?i:{_FAILED.pattern})")
 # A whole result that is only a status saying the call did not run.
 _STOPPED = re.compile(
     r"^\W*(?:cancell?ed|canceled|interrupted|aborted|rejected)\b[^\n]{0,60}$", re.IGNORECASE
 )
+# What every match of the patterns above holds, lowered: the places where a line may name
+# an error. `error` and `exception` count only where a pattern could end them (a colon
+# after optional whitespace, the line's end, `error[E0308]`, `[error]`, `error TS2322`),
+# which leaves out the many code lines that merely say `error`. A diagnostic code
+# (`E302`, `F401`) is found apart, in the text as it is (`_DIAGNOSTIC_CODE`).
+_LINE_END = "[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"  # where `str.splitlines` cuts
+_MAY_NAME = (
+    rf"error(?:\s*(?::|{_LINE_END}|\Z)|\[|\]| ts)",
+    rf"exception\s*(?::|{_LINE_END}|\Z)",
+    r"fatal\s*:",
+    "fail",
+    "panic:",
+    "command not found",
+    "no such file or directory",
+    "permission denied",
+    "timed out",
+    "not executed",
+    "exit",
+    "returned",
+)
+# A result that is one short status line (`_STOPPED`) also names its failure.
+_MAY_STOP = ("cancel", "interrupted", "aborted", "rejected")
+_MAY_NAME_LOWERED = tuple(re.compile(p) for p in _MAY_NAME)
+# The plain words among them, for a substring test rather than a regex search.
+_MAY_NAME_WORDS = tuple(p for p in (*_MAY_NAME, *_MAY_STOP) if re.escape(p) == p)
+_MAY_NAME_PATTERNS = tuple(re.compile(p) for p in _MAY_NAME if re.escape(p) != p)
+# The same for text that is not ASCII, where ignoring case also folds letters such as `ſ`
+# and `ı` into ASCII ones, as the patterns themselves do.
+_MAY_NAME_ANY_CASE = re.compile("|".join((*_MAY_NAME, *_MAY_STOP)), re.IGNORECASE)
+# The letters that match an ASCII letter under `re.IGNORECASE` but do not lower to it.
+_FOLDED = re.compile("[\u0130\u0131\u017f]")
+_DIAGNOSTIC_CODE = re.compile(r"[EF]\d{3}")
+_PREFIX_CHARS = 4096
 MAX_SCANNED_LINES = 400
 # Tools whose output is content (a file, search hits, a listing): an error there is said
 # in its first lines ("Error: no such file"), while the content may quote any error text.
@@ -78,14 +108,57 @@ def error_line(text: str, is_error: bool | None = False, tool: str = "") -> str 
     None for a result that is not an error. A flagged result that names nothing gives its
     first non-empty line. For a content tool (`tool` reads, searches or lists), only the
     first lines are read for an error."""
+    if not is_error:
+        if is_content_tool(tool):
+            head = _first_lines(text, CONTENT_STATUS_LINES)
+            return _key_line(head) if head else None
+        if not may_name_error(text):
+            return None  # most results: no line of it can name an error
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return "(no error text)" if is_error else None
-    scanned = lines[:CONTENT_STATUS_LINES] if not is_error and is_content_tool(tool) else lines
-    found = _key_line(scanned)
+    found = _key_line(lines)
     if found is not None:
         return found
     return lines[0] if is_error else None
+
+
+def may_name_error(text: str) -> bool:
+    """False only when no line of `text` can name an error (`_MAY_NAME`, `_MAY_STOP`, a
+    diagnostic code): the line-by-line search is then spared, as it is for most results."""
+    lowered = _lowered(text)
+    if lowered is None:
+        if _MAY_NAME_ANY_CASE.search(text):
+            return True
+    elif any(word in lowered for word in _MAY_NAME_WORDS) or any(
+        p.search(lowered) for p in _MAY_NAME_PATTERNS
+    ):
+        return True
+    return _DIAGNOSTIC_CODE.search(text) is not None
+
+
+def _lowered(text: str) -> str | None:
+    """`text` lowered, when a case-insensitive search for lower-case ASCII words finds them
+    in it at the same positions as `in` does: lowering kept every position, and the text
+    has none of the letters that `re.IGNORECASE` alone folds into ASCII (`_FOLDED`). None
+    otherwise (rare): the caller then searches with `re.IGNORECASE`."""
+    if text.isascii():
+        return text.lower()
+    if _FOLDED.search(text):
+        return None
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else None
+
+
+def _first_lines(text: str, count: int) -> list[str]:
+    """The first `count` non-empty lines of `text`, stripped, as `str.splitlines` cuts
+    them, without splitting a long text whole: a prefix holding one more line than asked
+    holds the first `count` lines complete."""
+    prefix = text[:_PREFIX_CHARS]
+    lines = [line.strip() for line in prefix.splitlines() if line.strip()]
+    if len(lines) <= count and len(prefix) < len(text):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[:count]
 
 
 def _key_line(lines: list[str]) -> str | None:
@@ -95,27 +168,37 @@ def _key_line(lines: list[str]) -> str | None:
     if len(lines) > MAX_SCANNED_LINES:
         half = MAX_SCANNED_LINES // 2
         lines = [*lines[:half], *lines[-half:]]
+    candidates = _candidate_lines(lines)
     starts = [i for i, line in enumerate(lines) if _TRACEBACK in line]
     if starts:
-        exceptions = [line for line in lines[starts[-1] :] if _EXCEPTION.search(line)]
+        exceptions = [
+            lines[i] for i in candidates if i >= starts[-1] and _EXCEPTION.search(lines[i])
+        ]
         if exceptions:
             return exceptions[-1]
-    for at, line in enumerate(lines):
-        if _names_error(line) or _KEYWORD.search(line) or _says_failed(line):
+    for position, at in enumerate(candidates):
+        line = lines[at]
+        if _NAMES_ERROR.search(line):
             if _STATES.search(line):
                 return line
-            stated = next((later for later in lines[at + 1 :] if _STATES.search(later)), None)
+            later = (lines[i] for i in candidates[position + 1 :])
+            stated = next((text for text in later if _STATES.search(text)), None)
             if stated is None or stated == line:
                 return line
             return f"{line}{KEY_LINE_SEPARATOR}{stated}"
     return None
 
 
-def _names_error(line: str) -> bool:
-    return _EXCEPTION_NEEDS.search(line) is not None and _EXCEPTION.search(line) is not None
-
-
-def _says_failed(line: str) -> bool:
-    if line.isascii():
-        return _FAILED_LOWER.search(line.lower()) is not None
-    return _FAILED.search(line) is not None
+def _candidate_lines(lines: list[str]) -> list[int]:
+    """The indexes of the lines that may name an error (`may_name_error`), in order: every
+    line any of the patterns matches is among them. Found by searching the lines joined
+    once, not line by line: a hit starts within the line that holds it."""
+    joined = "\n".join(lines)
+    starts = [0, *accumulate(len(line) + 1 for line in lines)]
+    lowered = _lowered(joined)
+    if lowered is None:
+        hits = [m.start() for m in _MAY_NAME_ANY_CASE.finditer(joined)]
+    else:
+        hits = [m.start() for p in _MAY_NAME_LOWERED for m in p.finditer(lowered)]
+    hits += [m.start() for m in _DIAGNOSTIC_CODE.finditer(joined)]
+    return sorted({bisect_right(starts, at) - 1 for at in hits})

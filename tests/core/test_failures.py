@@ -5,7 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core import failures
+from app.core.dialects import detect_format, parse_messages
 from app.core.failures import error_line
+from app.core.messages import ToolResultBlock, tool_result_text, tool_uses
+from tests.corpus import FILES, load
 
 SWE_AGENT_EDIT = """Your proposed edit has introduced new syntax error(s). Please read this error \
 message carefully and then retry editing the file.
@@ -159,19 +162,113 @@ def _reference(line: str) -> bool:
     )
 
 
+def _reference_error_line(text: str, is_error: bool | None = False, tool: str = "") -> str | None:
+    """`error_line` as it was first written: every line stripped and searched with the three
+    patterns. The fast one must agree with it on every text."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(no error text)" if is_error else None
+    content = not is_error and failures.is_content_tool(tool)
+    found = _reference_key_line(lines[: failures.CONTENT_STATUS_LINES] if content else lines)
+    if found is not None:
+        return found
+    return lines[0] if is_error else None
+
+
+def _reference_key_line(lines: list[str]) -> str | None:
+    if len(lines) == 1 and failures._STOPPED.match(lines[0]):
+        return lines[0]
+    if len(lines) > failures.MAX_SCANNED_LINES:
+        half = failures.MAX_SCANNED_LINES // 2
+        lines = [*lines[:half], *lines[-half:]]
+    starts = [i for i, line in enumerate(lines) if failures._TRACEBACK in line]
+    if starts:
+        exceptions = [line for line in lines[starts[-1] :] if failures._EXCEPTION.search(line)]
+        if exceptions:
+            return exceptions[-1]
+    for at, line in enumerate(lines):
+        if _reference(line):
+            if failures._STATES.search(line):
+                return line
+            later = (text for text in lines[at + 1 :] if failures._STATES.search(text))
+            stated = next(later, None)
+            if stated is None or stated == line:
+                return line
+            return f"{line}{failures.KEY_LINE_SEPARATOR}{stated}"
+    return None
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
-def test_the_cheap_checks_decide_each_line_as_the_patterns_do(line: str) -> None:
-    fast = (
-        failures._names_error(line)
-        or bool(failures._KEYWORD.search(line))
-        or failures._says_failed(line)
-    )
-    assert fast == _reference(line)
+def test_one_search_decides_each_line_as_the_three_patterns_do(line: str) -> None:
+    assert bool(failures._NAMES_ERROR.search(line)) == _reference(line)
 
 
-def test_the_lowered_search_reads_a_lower_case_pattern() -> None:
-    assert failures._FAILED.pattern == failures._FAILED.pattern.lower()
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
+def test_a_line_the_patterns_match_is_always_a_candidate(line: str) -> None:
+    if _reference(line) or failures._STOPPED.match(line.strip()):
+        assert failures.may_name_error(line)
+    lines = [part.strip() for part in line.splitlines() if part.strip()]
+    named = [i for i, part in enumerate(lines) if _reference(part)]
+    assert set(named) <= set(failures._candidate_lines(lines))
+
+
+_LINE_PIECES = [
+    *_PIECES,
+    "\n",
+    "\r\n",
+    "\r",
+    "\u2028",
+    "\x0c",
+    "   ",
+    "Traceback (most recent call last)",
+    '  File "a.py", line 1',
+    "Cancelled",
+    "\u0130",
+    "\u0131",
+    "\u017f",
+    "\u212a",
+    "\u00df",
+    "raise ValueError(msg)",
+    "default_error_messages",
+]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(st.sampled_from(_LINE_PIECES), max_size=24).map("".join),
+    st.sampled_from([False, True, None]),
+    st.sampled_from(["", "bash", "read_file", "edit"]),
+)
+def test_the_fast_search_finds_the_same_line_as_the_line_by_line_search(
+    text: str, is_error: bool | None, tool: str
+) -> None:
+    assert error_line(text, is_error, tool) == _reference_error_line(text, is_error, tool)
+
+
+def test_every_corpus_tool_result_gives_the_same_line_as_the_line_by_line_search() -> None:
+    checked = found = 0
+    for path in FILES:
+        messages = parse_messages(load(path), detect_format(load(path)))
+        names = {call.id: call.name for m in messages for call in tool_uses(m)}
+        for message in messages:
+            for block in message.blocks():
+                if isinstance(block, ToolResultBlock):
+                    text, name = tool_result_text(block), names.get(block.tool_use_id, "")
+                    expected = _reference_error_line(text, block.is_error, name)
+                    assert error_line(text, block.is_error, name) == expected
+                    checked += 1
+                    found += expected is not None
+    assert (checked, found) == (234, 31)
+
+
+def test_a_content_tools_first_lines_are_found_past_a_long_line() -> None:
+    head = "x" * (failures._PREFIX_CHARS + 10)
+    assert error_line(f"{head}\nError: second", tool="read_file") == "Error: second"
+    assert error_line(f"{head}\nline\nError: third", tool="read_file") is None
+    assert error_line(f"{head}\nError: second\nmore", tool="read_file") == "Error: second"
+    assert error_line(f"Error: early\n{head}", tool="read_file") == "Error: early"
 
 
 def test_a_log_naming_several_errors_keeps_the_first_mention_and_the_first_statement() -> None:
