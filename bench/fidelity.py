@@ -31,7 +31,8 @@ from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
 
-from app.core.extractive import ExtractiveSummarizer, extract_facts
+from app.core.extractive import ExtractiveSummarizer
+from app.core.facts import extract_facts
 from app.core.failures import error_line
 from app.core.harness import user_words
 from app.core.messages import Message, message_text, tool_result_text, tool_uses

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.core.assemble import SUMMARY_ACK, summary_message
+from app.core.compact_json import compact_json
 from app.core.cut import Count, cut_text, preview_input, preview_result
 from app.core.messages import (
     ContentBlock,
@@ -39,7 +40,6 @@ from app.core.messages import (
     tool_uses,
 )
 from app.core.prompt import SUMMARY_SYSTEM, build_summary_prompt, serialize_for_summary
-from app.core.tokens import compact_json
 
 CountBatch = Callable[[Sequence[str]], list[int]]
 

@@ -16,9 +16,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from app.core.compact_json import compact_json
 from app.core.dialects import BOOKKEEPING
 from app.core.messages import ContentBlock, TextBlock, ToolResultBlock, ToolUseBlock
-from app.core.tokens import compact_json
 
 Count = Callable[[str], int]
 

@@ -32,9 +32,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.core.assemble import RESTORED_PREFIX, SUMMARY_PREFIX
-from app.core.extractive import EDITOR_TOOLS, extract_facts, listed_commands
-from app.core.failures import error_line
-from app.core.file_ops import DEFAULT_VOCABULARY, FileTracker, Vocabulary, shell_command
+from app.core.facts import EDITOR_TOOLS, ExtractedFacts, extract_facts, listed_commands
+from app.core.file_ops import DEFAULT_VOCABULARY, FileOp, Vocabulary, shell_command
 from app.core.harness import user_words
 from app.core.messages import (
     Message,
@@ -174,29 +173,23 @@ class LedgerBudget:
 
 
 def extract_ledger(
-    messages: Sequence[Message], vocabulary: Vocabulary = DEFAULT_VOCABULARY
+    messages: Sequence[Message],
+    vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+    found: ExtractedFacts | None = None,
 ) -> list[Fact]:
-    """Every fact of these messages, in the order they happened (de-duplicated)."""
+    """Every fact of these messages, in the order they happened (de-duplicated). `found`:
+    their `extract_facts` when the caller has them already (the summary read them)."""
     facts: list[Fact] = []
-    found = extract_facts(messages, vocabulary)
+    found = extract_facts(messages, vocabulary) if found is None else found
     goal = _cut(found.first_request) if found.first_request else None
     if goal:
         facts.append(Fact("goal", goal))
     same_as_goal = _request(found.first_request) if found.first_request else None
-    names = {call.id: call.name for message in messages for call in tool_uses(message)}
-    failed = {
-        block.tool_use_id
-        for message in messages
-        for block in message.blocks()
-        if isinstance(block, ToolResultBlock)
-        and error_line(tool_result_text(block), block.is_error, names.get(block.tool_use_id, ""))
-        is not None
-    }
-    tracker = FileTracker(vocabulary)
+    operations = iter(found.call_operations)
     for message in messages:
         facts.extend(
             f
-            for f in _message_facts(message, failed, tracker)
+            for f in _message_facts(message, found.failed_calls, operations)
             if f.kind != "request" or f.text not in (goal, same_as_goal)
         )
     for note in found.errors:
@@ -220,7 +213,11 @@ def _short_call(label: str) -> str:
     return f"{name} `{command}{' …' if cut else ''}`"
 
 
-def _message_facts(message: Message, failed: set[str], tracker: FileTracker) -> Iterable[Fact]:
+def _message_facts(
+    message: Message, failed: frozenset[str], operations: Iterator[tuple[FileOp, ...]]
+) -> Iterable[Fact]:
+    """The facts one message states; `operations` yields each call's file operations, in
+    the order the calls were made (`ExtractedFacts.call_operations`)."""
     if message.role == "user" and not is_tool_result_message(message):
         text = _text(message)
         if text.startswith((SUMMARY_PREFIX.strip(), RESTORED_PREFIX)):
@@ -243,7 +240,7 @@ def _message_facts(message: Message, failed: set[str], tracker: FileTracker) -> 
                 line = command.split("\n", 1)[0]
                 outcome = FAILED_SUFFIX if call.id in failed else ""
                 yield Fact("command", _cut(line) + outcome)
-            for op in tracker.operations(call):
+            for op in next(operations):
                 if op.kind == "read":
                     yield Fact("file_read", op.path)
                 else:
@@ -481,11 +478,13 @@ def guard_summary(
     count: Callable[[str], int],
     vocabulary: Vocabulary = DEFAULT_VOCABULARY,
     closing: str = "",
+    facts: ExtractedFacts | None = None,
 ) -> LedgerReport:
     """The summary with the ledger of `rest` (merged with earlier ledgers) appended, and
-    `closing` after it (a line that is no fact: the next ledger never carries it)."""
+    `closing` after it (a line that is no fact: the next ledger never carries it).
+    `facts`: `rest`'s `extract_facts` with this vocabulary, when already read."""
     body = _without_closing(summary.split(f"\n{LEDGER_HEADING}\n", 1)[0].rstrip())
-    report = _guard(body, rest, budget, count, vocabulary)
+    report = _guard(body, rest, budget, count, vocabulary, facts)
     if not closing:
         return report
     return replace(report, text=f"{report.text}\n\n{CLOSING_MARK}{closing}")
@@ -513,8 +512,9 @@ def _guard(
     budget: int,
     count: Callable[[str], int],
     vocabulary: Vocabulary,
+    extracted: ExtractedFacts | None,
 ) -> LedgerReport:
-    found = _one_goal(merge(previous_ledgers(rest), extract_ledger(rest, vocabulary)))
+    found = _one_goal(merge(previous_ledgers(rest), extract_ledger(rest, vocabulary, extracted)))
     # Commands this summary lists whole are carried by it (`previous_ledgers` reads them
     # back): listing them again would spend the ledger's budget twice on the same facts.
     listed = set(listed_commands(body))

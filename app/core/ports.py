@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from app.core.facts import ExtractedFacts
 from app.core.messages import Message
 from app.core.recall import RecallHit
 
@@ -41,6 +42,9 @@ class SummaryRequest:
     instructions: str | None = None
     template: SummaryTemplate = "sections"
     file_tools: tuple[str, ...] = ()  # `tool.field:kind` specs beside the built-in ones
+    # `messages`' facts (`extract_facts` with `file_tools`) when the service read them
+    # already: the extractive summarizer renders them instead of reading them again.
+    facts: ExtractedFacts | None = None
 
 
 class Summarizer(Protocol):

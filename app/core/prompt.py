@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.core.compact_json import compact_json
 from app.core.messages import (
     ContentBlock,
     ImageBlock,
@@ -21,7 +22,6 @@ from app.core.messages import (
     ToolUseBlock,
     tool_result_text,
 )
-from app.core.tokens import compact_json
 
 DEFAULT_MAX_SUMMARY_WORDS = 1200
 

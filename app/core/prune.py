@@ -21,9 +21,9 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.compact_json import compact_json
 from app.core.dialects import BOOKKEEPING
 from app.core.messages import Message, ToolResultBlock, ToolUseBlock, tool_result_text, tool_uses
-from app.core.tokens import compact_json
 from app.core.vocabulary import Format
 
 CLEARED_PREFIX = "[Old tool result cleared: "

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.core.assemble import SUMMARY_ACK, SUMMARY_PREFIX
+from app.core.compact_json import compact_json
 from app.core.compaction import PhaseInfo
 from app.core.cut import Count, is_marked, preview_input, preview_result
 from app.core.dialects import BOOKKEEPING
@@ -63,7 +64,6 @@ from app.core.messages import (
     tool_result_text,
     tool_uses,
 )
-from app.core.tokens import compact_json
 
 ItemType = Literal[
     "system_prompt",

@@ -19,10 +19,9 @@ Fields a dialect keeps for its round trip (`x-openai`) are never read here.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import Any
 
+from app.core.compact_json import compact_json
 from app.core.dialects import BOOKKEEPING
 from app.core.messages import (
     ContentBlock,
@@ -44,16 +43,6 @@ MEDIA_TOKEN_ESTIMATE = 1600
 MEDIA_PLACEHOLDER = "[media]"
 # OpenAI's image parts, kept as unknown blocks, cost what an image block costs.
 MEDIA_PART_TYPES = frozenset({"image_url", "input_image"})
-
-
-# Built once: `json.dumps` with non-default options builds an encoder on every call, a large
-# part of the cost of serializing the small `tool_use` inputs of a long history.
-_COMPACT_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def compact_json(value: Any) -> str:
-    """Compact, key-sorted JSON: the one JSON form used for counting and hashing."""
-    return _COMPACT_JSON.encode(value)
 
 
 def _block_count_text(block: ContentBlock) -> tuple[str, int]:

@@ -24,6 +24,7 @@ from app.core.compaction import (
 )
 from app.core.dialects import dump_as
 from app.core.errors import ArchiveError, InvalidOutputError
+from app.core.facts import ExtractedFacts, extract_facts
 from app.core.ids import archive_sha256
 from app.core.ledger import LedgerReport, guard_summary
 from app.core.messages import Message
@@ -104,6 +105,10 @@ class Steps:
         """Removes the archive of a result that was not kept. Raises `ArchiveError`."""
         await to_thread.run_sync(self.archives.delete, archive_id)
 
+    async def facts(self, rest: Sequence[Message], resolved: Resolved) -> ExtractedFacts:
+        """What `rest` shows, read once for both the summary and the ledger of it."""
+        return await to_thread.run_sync(extract_facts, rest, resolved.vocabulary)
+
     async def summarize(
         self,
         rest: Sequence[Message],
@@ -112,10 +117,12 @@ class Steps:
         warnings: list[str],
         template: SummaryTemplate = "sections",
         counts: Sequence[int] | None = None,
+        facts: ExtractedFacts | None = None,
     ) -> ChunkedSummary | None:
-        """The summary of `rest` (chunked when long); None when it failed (with a warning)."""
+        """The summary of `rest` (chunked when long); None when it failed (with a warning).
+        `facts`: `rest`'s, from `facts`, for a summarizer that reads them."""
         return await self.summaries.summarize(
-            rest, resolved, instructions, warnings, template, counts
+            rest, resolved, instructions, warnings, template, counts, facts
         )
 
     async def ledger(
@@ -124,9 +131,11 @@ class Steps:
         covered: Sequence[Message],
         resolved: Resolved,
         session_id: str | None,
+        facts: ExtractedFacts | None = None,
     ) -> LedgerReport:
         """The summary with the fact ledger of the messages it covers appended; with a
-        session, a closing line saying how to recall what the archive holds."""
+        session, a closing line saying how to recall what the archive holds. `facts`:
+        `covered`'s, from `facts`, when the strategy read them for the summary too."""
         return await to_thread.run_sync(
             guard_summary,
             summary,
@@ -135,6 +144,7 @@ class Steps:
             self.tokenizer.count,
             resolved.vocabulary,
             recall_note(session_id) if session_id else "",
+            facts,
         )
 
     async def restore(

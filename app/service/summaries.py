@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from anyio import to_thread
 
 from app.core.errors import SummarizerError
+from app.core.facts import ExtractedFacts
 from app.core.messages import Message
 from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer
 from app.core.prompt import (
@@ -50,9 +51,11 @@ class Summaries:
         warnings: list[str],
         template: SummaryTemplate = "sections",
         counts: Sequence[int] | None = None,
+        facts: ExtractedFacts | None = None,
     ) -> ChunkedSummary | None:
         """The summary of `rest`, in chunks when its prompt would exceed the input budget.
-        `counts`: the token counts of `rest`'s messages when the caller has them.
+        `counts`: the token counts of `rest`'s messages when the caller has them; `facts`:
+        `rest`'s facts, handed to a summarizer that reads the whole rest at once.
 
         A summarizer that reads the messages rather than the prompt (`reads_prompt` false:
         the extractive one) has no window, so it always gets the whole rest at once: chunks
@@ -65,6 +68,7 @@ class Summaries:
                 instructions,
                 template,
                 resolved.file_tools,
+                facts,
             )
             summarized = await self._summarize(request, warnings)
             return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
@@ -89,6 +93,7 @@ class Summaries:
         instructions: str | None,
         template: SummaryTemplate = "sections",
         file_tools: tuple[str, ...] = (),
+        facts: ExtractedFacts | None = None,
     ) -> SummaryRequest:
         """What one summarizer call gets. The prompt (larger than the request body) is built
         only when the summarizer or the fallback reads it."""
@@ -106,6 +111,7 @@ class Summaries:
             instructions=instructions,
             template=template,
             file_tools=file_tools,
+            facts=facts,
         )
 
     def _prompt_is_read(self) -> bool:

@@ -9,9 +9,9 @@ from app.core.extractive import (
     HEADINGS,
     ExtractiveSummarizer,
     extract_archived,
-    extract_facts,
     extract_summary,
 )
+from app.core.facts import extract_facts
 from app.core.messages import Message
 from app.core.ports import SummaryRequest
 from app.core.prompt import ARCHIVED_HEADINGS

@@ -4,7 +4,8 @@ from typing import Any
 
 import pytest
 
-from app.core.extractive import extract_facts, extract_summary
+from app.core.extractive import extract_summary
+from app.core.facts import extract_facts
 from app.core.file_ops import FileOp, FileTracker, Vocabulary, parse_file_tool
 from app.core.messages import ToolUseBlock
 from tests.builders import assistant, parse, tool_result, tool_use, user

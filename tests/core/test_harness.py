@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.extractive import extract_facts, extract_summary
+from app.core.extractive import extract_summary
+from app.core.facts import extract_facts
 from app.core.harness import block_words, user_words
 from app.core.ledger import Fact, extract_ledger
 from app.core.messages import Message

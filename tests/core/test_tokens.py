@@ -1,9 +1,9 @@
 import json
 
 from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.compact_json import compact_json
 from app.core.tokens import (
     MEDIA_TOKEN_ESTIMATE,
-    compact_json,
     count_messages,
     count_text,
     count_total,

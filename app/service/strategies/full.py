@@ -40,17 +40,19 @@ class Full:
             return prepared.unchanged(
                 "archive_failed", [*warnings, f"archive failed: {exc}"], strategy=self.name
             )
+        facts = await steps.facts(partition.rest, resolved)
         summarized = await steps.summarize(
             partition.rest,
             resolved,
             request.instructions,
             warnings,
             counts=prepared.counts[len(partition.head) :],
+            facts=facts,
         )
         if summarized is None:
             return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
         ledger = await steps.ledger(
-            summarized.text, partition.rest, resolved, prepared.request.session_id
+            summarized.text, partition.rest, resolved, prepared.request.session_id, facts
         )
         selection = await steps.restore(messages, resolved, request.session_id, warnings)
         assembled = assemble_messages(partition.head, ledger.text, selection.restored)

@@ -60,14 +60,15 @@ class Tail:
             return prepared.unchanged(
                 "archive_failed", [*warnings, f"archive failed: {exc}"], strategy=self.name
             )
+        facts = await steps.facts(plan.older, resolved)
         summarized = await steps.summarize(
-            plan.older, resolved, request.instructions, warnings, template="archived"
+            plan.older, resolved, request.instructions, warnings, template="archived", facts=facts
         )
         if summarized is None:
             return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
         start, cutoff = archive_span(messages, plan.compacted_indexes, steps.now().isoformat())
         text = archived_text(archived_header(start, cutoff), summarized.text)
-        ledger = await steps.ledger(text, plan.older, resolved, prepared.request.session_id)
+        ledger = await steps.ledger(text, plan.older, resolved, request.session_id, facts)
         output = assemble_tail(head, ledger.text, plan.kept)
         return await steps.result(
             prepared,
