@@ -24,8 +24,6 @@ outcome as much as the first one mentioned. Never more than two lines.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from itertools import accumulate
 
 _TRACEBACK = "Traceback (most recent call last)"
 # The first line that names an error: an exception or diagnostic by name, an error keyword
@@ -63,7 +61,7 @@ _STOPPED = re.compile(
 # an error. `error` and `exception` count only where a pattern could end them (a colon
 # after optional whitespace, the line's end, `error[E0308]`, `[error]`, `error TS2322`),
 # which leaves out the many code lines that merely say `error`. A diagnostic code
-# (`E302`, `F401`) is found apart, in the text as it is (`_DIAGNOSTIC_CODE`).
+# (`E302`, `F401`) is found apart, in the text as it is (`_DIAGNOSTIC_CODES`).
 _LINE_END = "[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"  # where `str.splitlines` cuts
 _MAY_NAME = (
     rf"error(?:\s*(?::|{_LINE_END}|\Z)|\[|\]| ts)",
@@ -90,7 +88,9 @@ _MAY_NAME_PATTERNS = tuple(re.compile(p) for p in _MAY_NAME if re.escape(p) != p
 _MAY_NAME_ANY_CASE = re.compile("|".join((*_MAY_NAME, *_MAY_STOP)), re.IGNORECASE)
 # The letters that match an ASCII letter under `re.IGNORECASE` but do not lower to it.
 _FOLDED = re.compile("[\u0130\u0131\u017f]")
-_DIAGNOSTIC_CODE = re.compile(r"[EF]\d{3}")
+# A diagnostic code: one pattern per letter, each found by a fast search for its letter
+# (the regex engine's literal prefix), not a character class tried at every position.
+_DIAGNOSTIC_CODES = (re.compile(r"E\d{3}"), re.compile(r"F\d{3}"))
 _PREFIX_CHARS = 4096
 MAX_SCANNED_LINES = 400
 # Tools whose output is content (a file, search hits, a listing): an error there is said
@@ -134,7 +134,7 @@ def may_name_error(text: str) -> bool:
         p.search(lowered) for p in _MAY_NAME_PATTERNS
     ):
         return True
-    return _DIAGNOSTIC_CODE.search(text) is not None
+    return any(code.search(text) for code in _DIAGNOSTIC_CODES)
 
 
 def _lowered(text: str) -> str | None:
@@ -168,8 +168,9 @@ def _key_line(lines: list[str]) -> str | None:
     if len(lines) > MAX_SCANNED_LINES:
         half = MAX_SCANNED_LINES // 2
         lines = [*lines[:half], *lines[-half:]]
-    candidates = _candidate_lines(lines)
-    starts = [i for i, line in enumerate(lines) if _TRACEBACK in line]
+    joined = "\n".join(lines)
+    candidates = _candidate_lines(joined)
+    starts = _line_numbers(joined, _occurrences(joined, _TRACEBACK))
     if starts:
         exceptions = [
             lines[i] for i in candidates if i >= starts[-1] and _EXCEPTION.search(lines[i])
@@ -189,16 +190,36 @@ def _key_line(lines: list[str]) -> str | None:
     return None
 
 
-def _candidate_lines(lines: list[str]) -> list[int]:
-    """The indexes of the lines that may name an error (`may_name_error`), in order: every
-    line any of the patterns matches is among them. Found by searching the lines joined
-    once, not line by line: a hit starts within the line that holds it."""
-    joined = "\n".join(lines)
-    starts = [0, *accumulate(len(line) + 1 for line in lines)]
+def _candidate_lines(joined: str) -> list[int]:
+    """The indexes of the lines (of `joined`, stripped lines joined by newlines) that may
+    name an error (`may_name_error`), in order: every line any of the patterns matches is
+    among them. Found by searching the text once, not line by line: a hit starts within
+    the line that holds it."""
     lowered = _lowered(joined)
     if lowered is None:
         hits = [m.start() for m in _MAY_NAME_ANY_CASE.finditer(joined)]
     else:
         hits = [m.start() for p in _MAY_NAME_LOWERED for m in p.finditer(lowered)]
-    hits += [m.start() for m in _DIAGNOSTIC_CODE.finditer(joined)]
-    return sorted({bisect_right(starts, at) - 1 for at in hits})
+    hits += [m.start() for code in _DIAGNOSTIC_CODES for m in code.finditer(joined)]
+    return sorted(set(_line_numbers(joined, sorted(hits))))
+
+
+def _occurrences(text: str, word: str) -> list[int]:
+    found = []
+    at = text.find(word)
+    while at != -1:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
+
+
+def _line_numbers(joined: str, positions: list[int]) -> list[int]:
+    """The line of each position (ascending) of a text whose lines are joined by newlines,
+    counting the newlines between one position and the next."""
+    numbers = []
+    line = last = 0
+    for at in positions:
+        line += joined.count("\n", last, at)
+        last = at
+        numbers.append(line)
+    return numbers

@@ -211,7 +211,7 @@ def test_a_line_the_patterns_match_is_always_a_candidate(line: str) -> None:
         assert failures.may_name_error(line)
     lines = [part.strip() for part in line.splitlines() if part.strip()]
     named = [i for i, part in enumerate(lines) if _reference(part)]
-    assert set(named) <= set(failures._candidate_lines(lines))
+    assert set(named) <= set(failures._candidate_lines("\n".join(lines)))
 
 
 _LINE_PIECES = [

@@ -509,3 +509,12 @@ def test_a_failed_command_the_summary_also_lists_stays_failed() -> None:
     messages = [summary_message(text.split("\n", 1)[1]), *parse([user("next")])]
     commands = [f.text for f in previous_ledgers(messages) if f.kind == "command"]
     assert commands == ["make build (failed)", "make test"]
+
+
+def test_every_alternative_of_a_phrase_pattern_starts_with_one_of_its_firsts() -> None:
+    """The ASCII search tries the pattern only where one of `firsts` stands."""
+    for phrases in (_INSTRUCTION, _ABANDONED):
+        group = re.search(r"\((.*)\)", phrases.lowered.pattern)
+        assert group is not None
+        for alternative in group.group(1).split("|"):
+            assert alternative.removeprefix(r"\b").startswith(phrases.firsts), alternative
