@@ -84,6 +84,9 @@ class ExtractedFacts:
     # operations, in the order the calls were made.
     failed_calls: frozenset[str] = frozenset()
     call_operations: tuple[tuple[FileOp, ...], ...] = ()
+    # The user's own words in each message ('' where the user said nothing: an assistant
+    # message, tool results, an earlier summary, restored files).
+    spoken: tuple[str, ...] = ()
 
     def lists(self) -> dict[str, Sequence[Any]]:
         """Every list the summary shows, by the name of its limit."""
@@ -117,7 +120,8 @@ def extract_facts(
     last_text: str | None = None
     calls: list[ToolCall] = []
     files = _FileOps(vocabulary)
-    for message in messages:
+    spoken = [""] * len(messages)
+    for at, message in enumerate(messages):
         text = "\n".join(b.text for b in message.blocks() if isinstance(b, TextBlock)).strip()
         if message.role == "assistant":
             last_text = text or last_text
@@ -130,7 +134,7 @@ def extract_facts(
                 carried = carried or (found.group(1) if found else None)
                 carried_commands.extend(listed_commands(text))
             elif not text.startswith(RESTORED_PREFIX):
-                words = user_words(message)
+                words = spoken[at] = user_words(message)
                 if words:
                     requests.append(words)
     first = carried or (requests[0] if requests else None)
@@ -153,6 +157,7 @@ def extract_facts(
             if errors.line(block, names.get(block.tool_use_id, "")) is not None
         ),
         call_operations=tuple(files.operations),
+        spoken=tuple(spoken),
     )
 
 

@@ -31,10 +31,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from app.core.assemble import RESTORED_PREFIX, SUMMARY_PREFIX
+from app.core.assemble import SUMMARY_PREFIX
 from app.core.facts import EDITOR_TOOLS, ExtractedFacts, extract_facts, listed_commands
 from app.core.file_ops import DEFAULT_VOCABULARY, FileOp, Vocabulary, shell_command
-from app.core.harness import user_words
 from app.core.messages import (
     Message,
     TextBlock,
@@ -197,10 +196,10 @@ def extract_ledger(
         facts.append(Fact("goal", goal))
     same_as_goal = _request(found.first_request) if found.first_request else None
     operations = iter(found.call_operations)
-    for message in messages:
+    for message, words in zip(messages, found.spoken, strict=True):
         facts.extend(
             f
-            for f in _message_facts(message, found.failed_calls, operations)
+            for f in _message_facts(message, words, found.failed_calls, operations)
             if f.kind != "request" or f.text not in (goal, same_as_goal)
         )
     for note in found.errors:
@@ -225,15 +224,15 @@ def _short_call(label: str) -> str:
 
 
 def _message_facts(
-    message: Message, failed: frozenset[str], operations: Iterator[tuple[FileOp, ...]]
+    message: Message,
+    words: str,
+    failed: frozenset[str],
+    operations: Iterator[tuple[FileOp, ...]],
 ) -> Iterable[Fact]:
-    """The facts one message states; `operations` yields each call's file operations, in
-    the order the calls were made (`ExtractedFacts.call_operations`)."""
+    """The facts one message states. `words`: the user's own in it (`ExtractedFacts.spoken`);
+    `operations` yields each call's file operations, in the order the calls were made
+    (`ExtractedFacts.call_operations`)."""
     if message.role == "user" and not is_tool_result_message(message):
-        text = _text(message)
-        if text.startswith((SUMMARY_PREFIX.strip(), RESTORED_PREFIX)):
-            return
-        words = user_words(message)
         if words:
             yield Fact("request", _request(words))
         for sentence in _sentences_matching(words, _INSTRUCTION):

@@ -68,7 +68,10 @@ def test_report_lists_every_target() -> None:
     measure_cache_memory(100, run)
     run.values.update(
         dict.fromkeys(
-            ("raw_tiktoken", "count_cold", "count_append", "fake_llm_compact", "fake_llm_count"),
+            (
+                *("raw_tiktoken", "count_cold", "count_append", "fake_llm_compact"),
+                *("fake_llm_count", "extractive_compact", "extractive_count"),
+            ),
             0.1,
         )
         | {"healthz_p99": 0.001, "concurrent_wall": 1.1, "memory_over_idle_bytes": 100.0}
