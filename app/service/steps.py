@@ -1,8 +1,9 @@
 """The operations every strategy composes, handed to it as one small typed object.
 
 A strategy never sees the service: it gets the prepared request and these steps
-(archive, summarize, ledger, restore, build the result, count, the clock). Each step runs
-its I/O or CPU work off the event loop.
+(archive, facts, summarize, ledger, restore, build the result, count, the clock). Each step
+runs its I/O or CPU work off the event loop. A strategy that summarizes reads the facts of
+what it summarizes once and hands them to both the summary and the ledger.
 """
 
 from __future__ import annotations
