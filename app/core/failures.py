@@ -51,43 +51,46 @@ _FAILED = re.compile(
     r"|exit code:? *[1-9]|returned (?:exit status|code) [1-9]",
     re.IGNORECASE,
 )
-# A line that names an error: any of the three patterns, in one search.
-_NAMES_ERROR = re.compile(f"{_EXCEPTION.pattern}|{_KEYWORD.pattern}|(?i:{_FAILED.pattern})")
 # A whole result that is only a status saying the call did not run.
 _STOPPED = re.compile(
     r"^\W*(?:cancell?ed|canceled|interrupted|aborted|rejected)\b[^\n]{0,60}$", re.IGNORECASE
 )
 # What every match of the patterns above holds, lowered: the places where a line may name
-# an error. `error` and `exception` count only where a pattern could end them (a colon
-# after optional whitespace, the line's end, `error[E0308]`, `[error]`, `error TS2322`),
-# which leaves out the many code lines that merely say `error`. A diagnostic code
-# (`E302`, `F401`) is found apart, in the text as it is (`_DIAGNOSTIC_CODES`).
+# an error, each with the patterns it may feed (`_EXCEPTION`, `_KEYWORD`, `_FAILED`), so
+# a line is tried with those only. `error` and `exception` count only where a pattern
+# could end them (a colon after optional whitespace, the line's end, `error[E0308]`,
+# `[error]`, `error TS2322`), which leaves out the many code lines that merely say
+# `error`. A diagnostic code (`E302`, `F401`) is found apart, in the text as it is
+# (`_DIAGNOSTIC_CODES`), and feeds `_EXCEPTION`.
 _LINE_END = "[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"  # where `str.splitlines` cuts
+_EXC, _KEY, _FAIL = 1, 2, 4
+_ALL = _EXC | _KEY | _FAIL
 _MAY_NAME = (
-    rf"error(?:\s*(?::|{_LINE_END}|\Z)|\[|\]| ts)",
-    rf"exception\s*(?::|{_LINE_END}|\Z)",
-    r"fatal\s*:",
-    "fail",
-    "panic:",
-    "command not found",
-    "no such file or directory",
-    "permission denied",
-    "timed out",
-    "not executed",
-    "exit",
-    "returned",
+    (rf"error(?:\s*(?::|{_LINE_END}|\Z)|\[|\]| ts)", _EXC | _KEY),
+    (rf"exception\s*(?::|{_LINE_END}|\Z)", _EXC | _KEY),
+    (r"fatal\s*:", _KEY),
+    ("fail", _KEY),
+    ("panic:", _EXC),
+    ("command not found", _FAIL),
+    ("no such file or directory", _FAIL),
+    ("permission denied", _FAIL),
+    ("timed out", _FAIL),
+    ("not executed", _FAIL),
+    ("exit", _FAIL),
+    ("returned", _FAIL),
 )
 # A result that is one short status line (`_STOPPED`) also names its failure.
 _MAY_STOP = ("cancel", "interrupted", "aborted", "rejected")
-_MAY_NAME_LOWERED = tuple(re.compile(p) for p in _MAY_NAME)
+_MAY_NAME_LOWERED = tuple((re.compile(p), feeds) for p, feeds in _MAY_NAME)
+_PATTERNS = tuple(p for p, _ in _MAY_NAME)
 # The plain words among them, for a substring test rather than a regex search.
-_MAY_NAME_WORDS = tuple(p for p in (*_MAY_NAME, *_MAY_STOP) if re.escape(p) == p)
-_MAY_NAME_PATTERNS = tuple(re.compile(p) for p in _MAY_NAME if re.escape(p) != p)
+_MAY_NAME_WORDS = tuple(p for p in (*_PATTERNS, *_MAY_STOP) if re.escape(p) == p)
+_MAY_NAME_PATTERNS = tuple(re.compile(p) for p in _PATTERNS if re.escape(p) != p)
 # The same for text that is not ASCII, where ignoring case also folds letters such as `ſ`
 # and `ı` into ASCII ones, as the patterns themselves do.
-_MAY_NAME_ANY_CASE = re.compile("|".join((*_MAY_NAME, *_MAY_STOP)), re.IGNORECASE)
+_MAY_NAME_ANY_CASE = re.compile("|".join((*_PATTERNS, *_MAY_STOP)), re.IGNORECASE)
 # The letters that match an ASCII letter under `re.IGNORECASE` but do not lower to it.
-_FOLDED = re.compile("[\u0130\u0131\u017f]")
+_FOLDED = ("\u0130", "\u0131", "\u017f")
 # A diagnostic code: one pattern per letter, each found by a fast search for its letter
 # (the regex engine's literal prefix), not a character class tried at every position.
 _DIAGNOSTIC_CODES = (re.compile(r"E\d{3}"), re.compile(r"F\d{3}"))
@@ -144,7 +147,7 @@ def _lowered(text: str) -> str | None:
     otherwise (rare): the caller then searches with `re.IGNORECASE`."""
     if text.isascii():
         return text.lower()
-    if _FOLDED.search(text):
+    if any(letter in text for letter in _FOLDED):
         return None
     lowered = text.lower()
     return lowered if len(lowered) == len(text) else None
@@ -173,16 +176,18 @@ def _key_line(lines: list[str]) -> str | None:
     starts = _line_numbers(joined, _occurrences(joined, _TRACEBACK))
     if starts:
         exceptions = [
-            lines[i] for i in candidates if i >= starts[-1] and _EXCEPTION.search(lines[i])
+            lines[i]
+            for i, feeds in candidates
+            if i >= starts[-1] and feeds & _EXC and _EXCEPTION.search(lines[i])
         ]
         if exceptions:
             return exceptions[-1]
-    for position, at in enumerate(candidates):
+    for position, (at, feeds) in enumerate(candidates):
         line = lines[at]
-        if _NAMES_ERROR.search(line):
+        if _names_error(line, feeds):
             if _STATES.search(line):
                 return line
-            later = (lines[i] for i in candidates[position + 1 :])
+            later = (lines[i] for i, more in candidates[position + 1 :] if more & (_EXC | _KEY))
             stated = next((text for text in later if _STATES.search(text)), None)
             if stated is None or stated == line:
                 return line
@@ -190,18 +195,32 @@ def _key_line(lines: list[str]) -> str | None:
     return None
 
 
-def _candidate_lines(joined: str) -> list[int]:
-    """The indexes of the lines (of `joined`, stripped lines joined by newlines) that may
-    name an error (`may_name_error`), in order: every line any of the patterns matches is
-    among them. Found by searching the text once, not line by line: a hit starts within
-    the line that holds it."""
+def _names_error(line: str, feeds: int = _ALL) -> bool:
+    """Whether one of the three patterns finds an error in `line`, trying only those its
+    hits may feed (`_MAY_NAME`)."""
+    return bool(
+        (feeds & _KEY and _KEYWORD.search(line))
+        or (feeds & _EXC and _EXCEPTION.search(line))
+        or (feeds & _FAIL and _FAILED.search(line))
+    )
+
+
+def _candidate_lines(joined: str) -> list[tuple[int, int]]:
+    """The lines (of `joined`, stripped lines joined by newlines) that may name an error
+    (`may_name_error`), in order, each with the patterns its hits may feed: every line any
+    of the patterns matches is among them. Found by searching the text once, not line by
+    line: a hit starts within the line that holds it."""
     lowered = _lowered(joined)
     if lowered is None:
-        hits = [m.start() for m in _MAY_NAME_ANY_CASE.finditer(joined)]
+        hits = [(m.start(), _ALL) for m in _MAY_NAME_ANY_CASE.finditer(joined)]
     else:
-        hits = [m.start() for p in _MAY_NAME_LOWERED for m in p.finditer(lowered)]
-    hits += [m.start() for code in _DIAGNOSTIC_CODES for m in code.finditer(joined)]
-    return sorted(set(_line_numbers(joined, sorted(hits))))
+        hits = [(m.start(), feeds) for p, feeds in _MAY_NAME_LOWERED for m in p.finditer(lowered)]
+    hits += [(m.start(), _EXC) for code in _DIAGNOSTIC_CODES for m in code.finditer(joined)]
+    hits.sort()
+    lines: dict[int, int] = {}
+    for line, (_, feeds) in zip(_line_numbers(joined, [at for at, _ in hits]), hits, strict=True):
+        lines[line] = lines.get(line, 0) | feeds
+    return sorted(lines.items())
 
 
 def _occurrences(text: str, word: str) -> list[int]:

@@ -200,8 +200,13 @@ def _reference_key_line(lines: list[str]) -> str | None:
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
-def test_one_search_decides_each_line_as_the_three_patterns_do(line: str) -> None:
-    assert bool(failures._NAMES_ERROR.search(line)) == _reference(line)
+def test_a_line_is_tried_with_the_patterns_its_hits_feed_and_decided_as_by_all_three(
+    line: str,
+) -> None:
+    assert failures._names_error(line) == _reference(line)
+    found = dict(failures._candidate_lines(line)) if "\n" not in line else {}
+    if _reference(line) and found:
+        assert failures._names_error(line, found[0])
 
 
 @settings(max_examples=400, deadline=None)
@@ -211,7 +216,9 @@ def test_a_line_the_patterns_match_is_always_a_candidate(line: str) -> None:
         assert failures.may_name_error(line)
     lines = [part.strip() for part in line.splitlines() if part.strip()]
     named = [i for i, part in enumerate(lines) if _reference(part)]
-    assert set(named) <= set(failures._candidate_lines("\n".join(lines)))
+    candidates = dict(failures._candidate_lines("\n".join(lines)))
+    assert set(named) <= set(candidates)
+    assert all(failures._names_error(lines[i], candidates[i]) for i in named)
 
 
 _LINE_PIECES = [
