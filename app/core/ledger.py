@@ -124,6 +124,7 @@ _BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
 _TODO_BOX = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
 MAX_FACT_CHARS = 300
+_REQUEST_HEAD_CHARS = 4 * MAX_FACT_CHARS
 ERROR_CALL_CHARS = 60
 _LEADING_CD = re.compile(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
 
@@ -273,14 +274,24 @@ def _message_facts(
 def _request(words: str) -> str:
     """A later request as the ledger keeps it: whole when short; a long one is mostly
     something pasted (a log, a traceback, code) after the user's own first line, so only
-    that line is kept, marked cut (the whole message stays in the archive, for recall)."""
-    collapsed = " ".join(words.split())
-    flat = _cut_collapsed(collapsed)
-    if len(collapsed) <= MAX_FACT_CHARS:
-        return flat
-    lines = [line for line in words.splitlines() if line.strip()]
+    that line is kept, marked cut (the whole message stays in the archive, for recall).
+
+    A long text is read from its head only: the head's collapsed words are the start of
+    the whole text's, so once they pass the limit the text is long and its cut is theirs,
+    and a head holding two non-empty lines holds the first one whole."""
+    head = words[:_REQUEST_HEAD_CHARS]
+    collapsed = " ".join(head.split())
+    if len(head) < len(words) and len(collapsed) > MAX_FACT_CHARS:
+        lines = [line for line in head.splitlines() if line.strip()]
+        if len(lines) < 2:
+            lines = [line for line in words.splitlines() if line.strip()]
+    else:
+        collapsed = " ".join(words.split())
+        if len(collapsed) <= MAX_FACT_CHARS:
+            return collapsed
+        lines = [line for line in words.splitlines() if line.strip()]
     if len(lines) < 2:
-        return flat
+        return _cut_collapsed(collapsed)
     return _cut(lines[0]).removesuffix(" …") + " …"
 
 

@@ -13,6 +13,7 @@ from app.core.ledger import (
     _INSTRUCTION,
     Fact,
     _paths,
+    _request,
     _sentences,
     _sentences_matching,
     extract_ledger,
@@ -518,3 +519,26 @@ def test_every_alternative_of_a_phrase_pattern_starts_with_one_of_its_firsts() -
         assert group is not None
         for alternative in group.group(1).split("|"):
             assert alternative.removeprefix(r"\b").startswith(phrases.firsts), alternative
+
+
+def _request_before(words: str) -> str:
+    """`_request` as it was first written: the whole text collapsed, every line split."""
+    flat = " ".join(words.split())
+    flat = flat if len(flat) <= 300 else flat[:298].rstrip() + " …"
+    lines = [line for line in words.splitlines() if line.strip()]
+    if len(" ".join(words.split())) <= 300 or len(lines) < 2:
+        return flat
+    first = " ".join(lines[0].split())
+    first = first if len(first) <= 300 else first[:298].rstrip() + " …"
+    return first.removesuffix(" …") + " …"
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["word", "x" * 97, " ", "   ", "\n", "\n\n", "\r\n", "\t", " …", "é"]),
+        max_size=60,
+    ).map("".join)
+)
+def test_a_long_request_is_read_from_its_head_as_it_was_from_the_whole(words: str) -> None:
+    assert _request(words) == _request_before(words)
