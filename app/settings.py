@@ -7,15 +7,32 @@ are also read from the SDK's own names (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL
 OpenAI-compatible server's from `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
 
 A setting that defaults a request option is declared beside that option (`CompactOptions`,
-app/core/compaction.py) and placed here by `_place`; the others are declared below.
+app/core/compaction.py) and placed here by `_place`; the others are declared below. A
+renamed setting is still read under its former names (deprecated); the same setting given
+under two of its names with different values is refused at start-up (`FormerNamesAgree`).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_origin
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
+from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from app.core.compaction import CompactOptions
 from app.core.option_setting import setting_type, settings_of
@@ -24,6 +41,7 @@ from app.core.restore import read_tools_from
 # The settings declared beside the request options they default (`CompactOptions`):
 # setting name → (request field, declaration).
 DECLARED = settings_of(CompactOptions)
+ENV_PREFIX = "COMPACT_"
 
 
 def _place(namespace: dict[str, Any], *names: str) -> None:
@@ -38,11 +56,73 @@ def _place(namespace: dict[str, Any], *names: str) -> None:
         kind = setting_type(CompactOptions, request_field)
         # A list setting is comma-separated text (`_split_commas`), not JSON.
         annotations[name] = Annotated[kind, NoDecode] if get_origin(kind) is list else kind
-        namespace[name] = spec.field()
+        namespace[name] = spec.field(ENV_PREFIX)
+
+
+class FormerNamesAgree(PydanticBaseSettingsSource):
+    """Refuses a renamed setting given under its name and a former name with different
+    values: which one was meant cannot be told, so start-up fails naming both. Reads the
+    variables as the environment sources saw them (their case rules and empty values)."""
+
+    def __init__(
+        self, settings_cls: type[BaseSettings], *sources: PydanticBaseSettingsSource
+    ) -> None:
+        super().__init__(settings_cls)
+        self._sources = [s for s in sources if isinstance(s, EnvSettingsSource)]
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # contributes no values, only the check
+
+    def __call__(self) -> dict[str, Any]:
+        errors: list[InitErrorDetails] = []
+        for _, spec in DECLARED.values():
+            names = spec.env_names(ENV_PREFIX)
+            for source in self._sources:
+                given = {
+                    name: value
+                    for name in names
+                    if (value := source.env_vars.get(_env_key(source, name))) is not None
+                }
+                if len(set(given.values())) > 1:
+                    shown = ", ".join(f"{name}={value!r}" for name, value in given.items())
+                    conflict = PydanticCustomError(
+                        "former_name_conflict",
+                        "one setting under two names with different values: {shown}; set one",
+                        {"shown": shown},
+                    )
+                    errors.append(
+                        InitErrorDetails(
+                            type=conflict,
+                            loc=(" / ".join(given),),
+                            input=given,
+                        )
+                    )
+        if errors:
+            raise ValidationError.from_exception_data(self.settings_cls.__name__, errors)
+        return {}
+
+
+def _env_key(source: EnvSettingsSource, name: str) -> str:
+    return name if source.case_sensitive else name.lower()
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="COMPACT_", extra="ignore", frozen=True)
+    # `validate_by_name`: a field with aliases (its former names) is still set by its name.
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="ignore", frozen=True, validate_by_name=True
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        check = FormerNamesAgree(settings_cls, env_settings, dotenv_settings)
+        return init_settings, check, env_settings, dotenv_settings, file_secret_settings
 
     workdir: str = Field(".", description="the agent's work directory, read-only for us")
     workdir_aliases: Annotated[list[str], NoDecode] = Field(
@@ -278,7 +358,7 @@ class Settings(BaseSettings):
     # The `tail` and `prune` strategies and the session limits read from its records.
     _place(
         vars(),
-        "keep_recent_rounds",
+        "tail_keep_recent_rounds",
         "prune_keep_recent",
         "prune_exclude_tools",
         "prune_min_tokens",

@@ -29,10 +29,12 @@ from app.settings import Settings
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
 STRATEGIES: dict[str, CompactOptions] = {
     "full": CompactOptions(strategy="full"),
-    "tail": CompactOptions(strategy="tail", keep_recent_rounds=1),
+    "tail": CompactOptions(strategy="tail", tail_keep_recent_rounds=1),
     "prune": CompactOptions(strategy="prune", prune_keep_recent=1),
-    "selective": CompactOptions(strategy="selective", keep_recent=2),
-    "selective+summary": CompactOptions(strategy="selective", keep_recent=2, context_window=1000),
+    "selective": CompactOptions(strategy="selective", selective_keep_recent=2),
+    "selective+summary": CompactOptions(
+        strategy="selective", selective_keep_recent=2, context_window=1000
+    ),
 }
 
 

@@ -4,6 +4,8 @@ A request option either declares its `COMPACT_*` setting beside it (`Setting` in
 `CompactOptions`) or is listed in `REQUEST_ONLY` with the reason it has none. A declared
 setting is a field of `Settings` with the declared default and description, it reaches the
 service's defaults from the environment, and a request's value overrides it in `resolve`.
+A renamed option's former request name (`former_name`) and former setting names
+(`formerly`) are declared beside it too, and behave as the option under its new name.
 """
 
 from __future__ import annotations
@@ -11,14 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.compaction import REQUEST_ONLY, CompactOptions
-from app.core.option_setting import Setting, settings_of
+from app.core.compaction import FORMER_NAMES, REQUEST_ONLY, CompactOptions, former_name_warnings
+from app.core.option_setting import FormerName, Setting, settings_of
 from app.main import build_service
 from app.service.defaults import Defaults, declared_defaults, server_options
-from app.service.options import merged
-from app.settings import Settings
+from app.service.options import Resolved, merged, resolve
+from app.settings import ENV_PREFIX, Settings
 
 DECLARED = settings_of(CompactOptions)
 BY_FIELD = {field: (name, spec) for name, (field, spec) in DECLARED.items()}
@@ -43,7 +46,7 @@ def other_value(name: str, spec: Setting) -> tuple[str, object]:
 
 
 def test_every_request_option_has_a_setting_or_a_reason_for_none() -> None:
-    fields = set(CompactOptions.model_fields)
+    fields = set(CompactOptions.model_fields) - set(FORMER_NAMES)
     assert set(BY_FIELD) | set(REQUEST_ONLY) == fields
     assert not set(BY_FIELD) & set(REQUEST_ONLY)
     assert all(reason.strip() for reason in REQUEST_ONLY.values())
@@ -52,7 +55,8 @@ def test_every_request_option_has_a_setting_or_a_reason_for_none() -> None:
 def test_every_declared_setting_is_a_settings_field_with_its_declared_default() -> None:
     for name, (_, spec) in DECLARED.items():
         field = Settings.model_fields[name]
-        assert field.description == spec.description, name
+        assert field.description == spec.field(ENV_PREFIX).description, name
+        assert (field.description or "").startswith(spec.description), name
         assert field.get_default(call_default_factory=True) == declared_defaults()[name], name
 
 
@@ -88,3 +92,100 @@ def test_a_request_value_overrides_every_declared_setting_and_none_falls_back() 
         assert getattr(merged(CompactOptions(), defaults), field) == getattr(
             defaults.options, field
         )
+
+
+# The options renamed to say their strategy, and their former request names.
+RENAMED = {
+    "keep_recent_rounds": "tail_keep_recent_rounds",
+    "keep_recent": "selective_keep_recent",
+    "tool_call_threshold": "selective_tool_call_threshold",
+    "tool_result_threshold": "selective_tool_result_threshold",
+    "preview_tokens": "selective_preview_tokens",
+    "fallback_to_summary": "selective_fallback_to_summary",
+}
+
+
+def test_the_renamed_options_keep_their_former_names() -> None:
+    assert FORMER_NAMES == RENAMED
+    for option in RENAMED.values():
+        setting_name, _ = BY_FIELD[option]
+        assert setting_name == option  # request option `x` <-> setting `COMPACT_X`
+    assert BY_FIELD["tail_keep_recent_rounds"][1].formerly == ("keep_recent_rounds",)
+
+
+def test_every_option_of_a_strategy_says_its_strategy_on_both_sides() -> None:
+    for strategy in ("tail", "selective", "prune"):
+        described = [
+            field
+            for field, (_, spec) in BY_FIELD.items()
+            if spec.description.startswith(f"`{strategy}`")
+        ]
+        assert described, strategy
+        for field in described:
+            assert field.startswith(f"{strategy}_"), field
+            assert BY_FIELD[field][0] == field
+
+
+def test_a_former_name_is_its_option_deprecated_with_the_same_type_default_and_bounds() -> None:
+    fields = CompactOptions.model_fields
+    order = list(fields)
+    for former, option in FORMER_NAMES.items():
+        old, new = fields[former], fields[option]
+        assert old.annotation == new.annotation, former
+        assert old.default == new.default, former
+        bounds = [m for m in new.metadata if not isinstance(m, Setting)]
+        assert [m for m in old.metadata if not isinstance(m, FormerName)] == bounds, former
+        assert old.deprecated, former
+        assert f"`{option}`" in (old.description or ""), former
+        assert not new.deprecated, option
+        assert order.index(option) < order.index(former)  # validated first: the conflict check
+
+
+def knobs(resolved: Resolved) -> dict[str, object]:
+    """The resolved values that compare (the vocabulary is an object built from `file_tools`)."""
+    return {k: v for k, v in vars(resolved).items() if k != "vocabulary"}
+
+
+def test_a_value_under_a_former_name_is_the_options_value_and_the_only_one_kept() -> None:
+    defaults = Defaults()
+    for former, option in FORMER_NAMES.items():
+        name, spec = BY_FIELD[option]
+        _, value = other_value(name, spec)
+        sent = CompactOptions.model_validate({former: value})
+        assert getattr(sent, option) == value, former
+        assert sent.model_dump(exclude_unset=True) == {option: value}, former
+        assert sent.former_names_used == (former,)
+        assert former_name_warnings(sent) == [
+            f"option `{former}` is deprecated: it is now `{option}`"
+        ]
+        assert getattr(merged(sent, defaults), option) == value, former
+        new = CompactOptions.model_validate({option: value})
+        assert knobs(resolve(sent, defaults)) == knobs(resolve(new, defaults)), former
+        assert new.former_names_used == ()
+        assert former_name_warnings(new) == []
+
+
+def test_a_former_name_beside_its_option_needs_the_same_value() -> None:
+    for former, option in FORMER_NAMES.items():
+        name, spec = BY_FIELD[option]
+        _, value = other_value(name, spec)
+        both = CompactOptions.model_validate({former: value, option: value})
+        assert getattr(both, option) == value
+        with pytest.raises(ValidationError) as raised:
+            CompactOptions.model_validate({former: value, option: spec.default})
+        (error,) = raised.value.errors()
+        assert error["loc"] == (former,)
+        assert f"`{option}`" in error["msg"]
+
+
+def test_a_former_setting_name_is_read_after_the_settings_own() -> None:
+    for name, (_, spec) in DECLARED.items():
+        names = spec.env_names(ENV_PREFIX)
+        assert names[0] == f"COMPACT_{name.upper()}"
+        alias = Settings.model_fields[name].validation_alias
+        if spec.formerly:
+            assert alias is not None
+            assert list(getattr(alias, "choices", ())) == list(names)
+            assert all(f"`{n}`" in spec.field(ENV_PREFIX).description for n in names[1:])
+        else:
+            assert alias is None, name

@@ -295,7 +295,7 @@ class CompactRequestBody(BaseModel):
                     "messages": EXAMPLE_MESSAGES,
                     "session_id": "session-42",
                     "reason": "llm_call",
-                    "options": {"strategy": "tail", "keep_recent_rounds": 10},
+                    "options": {"strategy": "tail", "tail_keep_recent_rounds": 10},
                 },
                 {
                     "messages": EXAMPLE_MESSAGES,

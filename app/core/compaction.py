@@ -8,12 +8,21 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from app.core.dialects import dump_as
 from app.core.file_ops import Vocabulary
 from app.core.messages import Message
-from app.core.option_setting import setting
+from app.core.option_setting import former_name, former_names, setting
 from app.core.restore import read_tools_from
 from app.core.vocabulary import Format, StrategyName
 
@@ -51,13 +60,19 @@ class CompactOptions(BaseModel):
             "system message). `selective`: per-type "
             "rules in priority order (old tool blocks dropped and large fields of the kept "
             "ones cut to a preview, skill prompts, assistant and user messages beyond "
-            "`keep_recent`), stopping once under the threshold; an LLM summary only if still "
-            "over it. `prune`: old tool results are cleared, no LLM call."
+            "`selective_keep_recent`), stopping once under the threshold; an LLM summary "
+            "only if still over it. `prune`: old tool results are cleared, no LLM call."
         ),
     )
-    keep_recent_rounds: Annotated[
+    tail_keep_recent_rounds: Annotated[
         int | None,
-        setting("keep_recent_rounds", 10, "`tail`: complete rounds kept verbatim, at least", ge=1),
+        setting(
+            "tail_keep_recent_rounds",
+            10,
+            "`tail`: complete rounds kept verbatim, at least",
+            formerly=("keep_recent_rounds",),
+            ge=1,
+        ),
     ] = Field(None, ge=1, le=10_000, description="`tail`: complete rounds kept verbatim, at least.")
     prune_keep_recent: Annotated[
         int | None,
@@ -194,7 +209,7 @@ class CompactOptions(BaseModel):
         examples=[["claude_code"], ["read_file.path", "Read.file_path"]],
     )
 
-    keep_recent: Annotated[
+    selective_keep_recent: Annotated[
         int | None,
         setting(
             "selective_keep_recent",
@@ -203,7 +218,7 @@ class CompactOptions(BaseModel):
             ge=0,
         ),
     ] = Field(None, ge=0, description="`selective`: tool blocks, assistant and user messages kept.")
-    tool_call_threshold: Annotated[
+    selective_tool_call_threshold: Annotated[
         int | None,
         setting(
             "selective_tool_call_threshold",
@@ -212,7 +227,7 @@ class CompactOptions(BaseModel):
             gt=0,
         ),
     ] = Field(None, gt=0, description="`selective`: a kept tool call's input over this is cut.")
-    tool_result_threshold: Annotated[
+    selective_tool_result_threshold: Annotated[
         int | None,
         setting(
             "selective_tool_result_threshold",
@@ -221,13 +236,13 @@ class CompactOptions(BaseModel):
             gt=0,
         ),
     ] = Field(None, gt=0, description="`selective`: a kept tool result over this is cut.")
-    preview_tokens: Annotated[
+    selective_preview_tokens: Annotated[
         int | None,
         setting(
             "selective_preview_tokens", 200, "`selective`: tokens a cut input or result keeps", gt=0
         ),
     ] = Field(None, gt=0, description="`selective`: tokens of a cut input or result that stay.")
-    fallback_to_summary: Annotated[
+    selective_fallback_to_summary: Annotated[
         bool | None,
         setting(
             "selective_fallback_to_summary",
@@ -264,6 +279,58 @@ class CompactOptions(BaseModel):
         ),
     )
 
+    # Former names of renamed options, still accepted (deprecated): each validates as its
+    # option, is folded into it, and may be sent beside it only with the same value.
+    keep_recent_rounds: int | None = former_name(vars(), "tail_keep_recent_rounds")
+    keep_recent: int | None = former_name(vars(), "selective_keep_recent")
+    tool_call_threshold: int | None = former_name(vars(), "selective_tool_call_threshold")
+    tool_result_threshold: int | None = former_name(vars(), "selective_tool_result_threshold")
+    preview_tokens: int | None = former_name(vars(), "selective_preview_tokens")
+    fallback_to_summary: bool | None = former_name(vars(), "selective_fallback_to_summary")
+
+    _former_names_used: tuple[str, ...] = PrivateAttr(default=())
+
+    @field_validator("*")
+    @classmethod
+    def _former_name_agrees(cls, value: object, info: ValidationInfo) -> object:
+        """A former name sent beside its option with another value is refused here, so the
+        error names the field the caller sent (the option is declared, and validated,
+        before it)."""
+        replacement = FORMER_NAMES.get(info.field_name or "")
+        current = info.data.get(replacement) if replacement else None
+        if value is not None and current is not None and current != value:
+            raise PydanticCustomError(
+                "former_name_conflict",
+                "conflicts with `{replacement}` ({current}), its new name: send "
+                "`{replacement}` only",
+                {"replacement": replacement, "current": current},
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _former_names_folded(self) -> CompactOptions:
+        """A value sent under a former name moves to its option, so everything after
+        validation (the resolved options, a stored job's request) has one name per knob;
+        which former names came is kept for the answer's warnings. The model is frozen and
+        a deprecated field warns when read, so its values are moved in `vars(self)` while
+        it is still being built."""
+        values = vars(self)
+        used = []
+        for former, replacement in FORMER_NAMES.items():
+            if values[former] is None:
+                continue
+            used.append(former)
+            values[replacement], values[former] = values[former], None
+            self.__pydantic_fields_set__.add(replacement)
+            self.__pydantic_fields_set__.discard(former)
+        self._former_names_used = tuple(used)
+        return self
+
+    @property
+    def former_names_used(self) -> tuple[str, ...]:
+        """The former option names the request was sent with (folded into their options)."""
+        return self._former_names_used
+
     @model_validator(mode="after")
     def _read_tools_parse(self) -> CompactOptions:
         try:
@@ -287,6 +354,18 @@ REQUEST_ONLY: dict[str, str] = {
     ),
     "fallback": "the caller chooses per request whether to fall back; default true",
 }
+
+
+# Former name → the option that replaced it (declared above with `former_name`).
+FORMER_NAMES: dict[str, str] = former_names(CompactOptions)
+
+
+def former_name_warnings(options: CompactOptions) -> list[str]:
+    """One warning for each former option name a request used, naming its replacement."""
+    return [
+        f"option `{former}` is deprecated: it is now `{FORMER_NAMES[former]}`"
+        for former in options.former_names_used
+    ]
 
 
 class RestoredFileInfo(BaseModel):

@@ -33,7 +33,7 @@ class CheckedSummarizer:
 
     @property
     def reads_prompt(self) -> bool:
-        return bool(getattr(self._inner, "reads_prompt", True))
+        return self._inner.reads_prompt
 
     async def summarize(self, request: SummaryRequest) -> str:
         text = await self._inner.summarize(request)
@@ -48,6 +48,4 @@ class CheckedSummarizer:
         )
 
     async def aclose(self) -> None:
-        close = getattr(self._inner, "aclose", None)
-        if close is not None:
-            await close()
+        await self._inner.aclose()

@@ -35,6 +35,7 @@ from app.core.compaction import (
     FallbackInfo,
     NotCompactedReason,
     RefillingMessage,
+    former_name_warnings,
 )
 from app.core.decide import (
     Decision,
@@ -260,7 +261,15 @@ class CompactionService:
     async def compact(self, request: CompactRequest) -> CompactResult:
         """Raises `InvalidConversationError` when the input breaks a provider rule in a part that
         would come back as sent: the head always, the whole list when nothing is compacted.
-        A break in the summarized part is summarized away."""
+        A break in the summarized part is summarized away. Options sent under a former name
+        worked as their new name; the answer's first warnings say which, so callers migrate."""
+        result = await self._compact(request)
+        renamed = former_name_warnings(request.options)
+        if not renamed:
+            return result
+        return result.model_copy(update={"warnings": [*renamed, *result.warnings]})
+
+    async def _compact(self, request: CompactRequest) -> CompactResult:
         prepared = await self._prepare(request)
         if isinstance(prepared, CompactResult):
             return prepared

@@ -21,7 +21,7 @@ from app.service.overrides import need
 def server_options(settings: Mapping[str, Any]) -> CompactOptions:
     """The server's value of each request option, from its setting's value by setting name.
     Not validated against the request's bounds: a server may allow more than a request
-    (e.g. `keep_recent_rounds`)."""
+    (e.g. `tail_keep_recent_rounds`)."""
     values: dict[str, Any] = {
         field: settings[name] for name, (field, _) in settings_of(CompactOptions).items()
     }

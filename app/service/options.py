@@ -30,7 +30,7 @@ class Resolved:
     vocabulary: Vocabulary
     restore: RestoreLimits
     read_tools: tuple[FileReadTool, ...]
-    keep_recent_rounds: int
+    tail_keep_recent_rounds: int
     prune: PruneRules
     prune_min_tokens: int
     selective: SelectiveLimits
@@ -67,7 +67,7 @@ def resolve(options: CompactOptions, defaults: Defaults) -> Resolved:
             max_tokens_total=need(o.max_restore_tokens_total, "max_restore_tokens_total"),
         ),
         read_tools=read_tools_from(need(o.read_tools, "read_tools")),
-        keep_recent_rounds=need(o.keep_recent_rounds, "keep_recent_rounds"),
+        tail_keep_recent_rounds=need(o.tail_keep_recent_rounds, "tail_keep_recent_rounds"),
         prune=PruneRules(
             keep_recent=need(o.prune_keep_recent, "prune_keep_recent"),
             exclude_tools=frozenset(need(o.prune_exclude_tools, "prune_exclude_tools")),
@@ -75,11 +75,17 @@ def resolve(options: CompactOptions, defaults: Defaults) -> Resolved:
         ),
         prune_min_tokens=need(o.prune_min_tokens, "prune_min_tokens"),
         selective=SelectiveLimits(
-            keep_recent=need(o.keep_recent, "keep_recent"),
-            tool_call_threshold=need(o.tool_call_threshold, "tool_call_threshold"),
-            tool_result_threshold=need(o.tool_result_threshold, "tool_result_threshold"),
-            preview_tokens=need(o.preview_tokens, "preview_tokens"),
-            fallback_to_summary=need(o.fallback_to_summary, "fallback_to_summary"),
+            keep_recent=need(o.selective_keep_recent, "selective_keep_recent"),
+            tool_call_threshold=need(
+                o.selective_tool_call_threshold, "selective_tool_call_threshold"
+            ),
+            tool_result_threshold=need(
+                o.selective_tool_result_threshold, "selective_tool_result_threshold"
+            ),
+            preview_tokens=need(o.selective_preview_tokens, "selective_preview_tokens"),
+            fallback_to_summary=need(
+                o.selective_fallback_to_summary, "selective_fallback_to_summary"
+            ),
         ),
         max_iterations=need(o.max_iterations, "max_iterations"),
         fallback=pick(o.fallback, True),

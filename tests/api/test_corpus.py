@@ -58,7 +58,7 @@ def test_openai_transcript_round_trips_exactly(path: Path) -> None:
 
 
 STRATEGY_OPTIONS = {
-    "tail": {"strategy": "tail", "keep_recent_rounds": 1},
+    "tail": {"strategy": "tail", "tail_keep_recent_rounds": 1},
     "prune": {"strategy": "prune", "prune_keep_recent": 1},
 }
 

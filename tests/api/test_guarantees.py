@@ -108,7 +108,7 @@ async def test_a_declining_strategy_falls_back_and_the_answer_names_the_chain(
 ) -> None:
     raw = [*long_round(3), assistant("All green.")]
     messages = shaped(raw, fmt)
-    options = {"strategy": "prune", "prune_min_tokens": 100_000, "keep_recent_rounds": 5}
+    options = {"strategy": "prune", "prune_min_tokens": 100_000, "tail_keep_recent_rounds": 5}
     body = {"messages": messages, "force": True, "options": options}
     data = (await client.post("/compact", json=body)).json()
     assert (data["compacted"], data["strategy"]) == (True, "full")
@@ -117,7 +117,7 @@ async def test_a_declining_strategy_falls_back_and_the_answer_names_the_chain(
         ("tail", "too_few_rounds"),
     ]
     assert data["fallbacks"][1]["detail"] == (
-        "every round would be kept (keep_recent_rounds 5): nothing older to archive"
+        "every round would be kept (tail_keep_recent_rounds 5): nothing older to archive"
     )
     assert valid(data["messages"], fmt)
 
@@ -128,7 +128,7 @@ async def test_fallbacks_can_be_turned_off_per_request(
 ) -> None:
     raw = [*long_round(3), assistant("All green.")]
     messages = shaped(raw, fmt)
-    options = {"strategy": "tail", "keep_recent_rounds": 5, "fallback": False}
+    options = {"strategy": "tail", "tail_keep_recent_rounds": 5, "fallback": False}
     body = {"messages": messages, "force": True, "options": options}
     data = (await client.post("/compact", json=body)).json()
     assert (data["compacted"], data["reason"], data["fallbacks"]) == (False, "too_few_rounds", [])

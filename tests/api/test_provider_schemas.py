@@ -141,17 +141,17 @@ def openai_conversation() -> list[dict[str, Any]]:
 
 VARIANTS = {
     "full": {"strategy": "full"},
-    "tail": {"strategy": "tail", "keep_recent_rounds": 1},
+    "tail": {"strategy": "tail", "tail_keep_recent_rounds": 1},
     "selective": {
         "strategy": "selective",
-        "keep_recent": 1,
-        "tool_call_threshold": 5,
-        "tool_result_threshold": 20,
-        "preview_tokens": 5,
+        "selective_keep_recent": 1,
+        "selective_tool_call_threshold": 5,
+        "selective_tool_result_threshold": 20,
+        "selective_preview_tokens": 5,
     },
     "selective+summary": {
         "strategy": "selective",
-        "keep_recent": 1,
+        "selective_keep_recent": 1,
         # the rules leave ~450 tokens, over this 400-token threshold: the summary runs, and
         # its result (~250) is under it, so it is kept rather than refused with `no_gain`
         "context_window": 800,

@@ -1,4 +1,8 @@
-"""`strategy: selective` over HTTP, in both formats, and over every corpus transcript."""
+"""`strategy: selective` over HTTP, in both formats, and over every corpus transcript.
+
+The bodies send the options' former names (`keep_recent`, `tool_call_threshold`, ...) on
+purpose, as clients written before the rename do; tests/api/test_option_names.py sends the
+`selective_*` names and checks that both compact alike."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ async def test_tail_over_http_keeps_the_last_round_exactly_as_sent(
     body = {
         "messages": MESSAGES,
         "force": True,
-        "options": {"strategy": "tail", "keep_recent_rounds": 1},
+        "options": {"strategy": "tail", "tail_keep_recent_rounds": 1},
     }
     data = (await client.post("/compact", json=body)).json()
     assert data["compacted"] is True
@@ -68,7 +68,7 @@ async def test_tail_over_http_in_the_openai_shape_moves_the_tool_run_with_the_ol
     body = {
         "messages": OPENAI_MESSAGES,
         "force": True,
-        "options": {"strategy": "tail", "keep_recent_rounds": 1},
+        "options": {"strategy": "tail", "tail_keep_recent_rounds": 1},
     }
     data = (await client.post("/compact", json=body)).json()
     assert data["compacted"] is True
@@ -123,7 +123,7 @@ async def test_a_sessions_compactions_are_listed_with_their_fields(
         "force": True,
         "session_id": "s-1",
         "reason": "tool_execution",
-        "options": {"strategy": "tail", "keep_recent_rounds": 1},
+        "options": {"strategy": "tail", "tail_keep_recent_rounds": 1},
     }
     data = (await client.post("/compact", json=body)).json()
     listed = (await client.get("/sessions/s-1/compactions")).json()

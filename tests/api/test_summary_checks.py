@@ -145,7 +145,7 @@ async def test_the_tail_strategy_checks_its_archived_template(
 
     messages = [system("You are a coding agent."), *rounds(1, 3)]
     body = {"messages": messages, "force": True, "options": {"strategy": "tail"}}
-    body["options"]["keep_recent_rounds"] = 1
+    body["options"]["tail_keep_recent_rounds"] = 1
     sections = "## Goals & Decisions\n- fix"
     archived = "### 🎯 Objectives & Status\n* **Original Goal**: fix"
     outcomes = []

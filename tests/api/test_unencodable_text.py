@@ -64,7 +64,7 @@ STRATEGIES = ["full", "tail", "selective", "prune"]
 async def test_compact_refuses_a_lone_surrogate_in_either_format_for_every_strategy(
     client: httpx.AsyncClient, strategy: str, force: bool
 ) -> None:
-    options = {"strategy": strategy, "keep_recent_rounds": 1, "prune_keep_recent": 0}
+    options = {"strategy": strategy, "tail_keep_recent_rounds": 1, "prune_keep_recent": 0}
     for messages, field in (
         (anthropic_messages(LONE), "messages[9].content"),
         (openai_messages(LONE), "messages[3].content"),

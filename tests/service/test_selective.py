@@ -74,7 +74,9 @@ async def test_the_rules_alone_bring_the_list_under_the_threshold() -> None:
     expected = [S, MEMORY, assistant("Noted."), user("Fix the bug."), *block(3), assistant("Done.")]
     window = count_total(WORDS, parse(expected)) + 1
     summarizer = FakeSummarizer()
-    result = await run(make_service(summarizer, archive), RAW, options(window, keep_recent=1))
+    result = await run(
+        make_service(summarizer, archive), RAW, options(window, selective_keep_recent=1)
+    )
     assert result.compacted is True
     assert dump_messages(result.messages) == expected
     assert result.strategy == "selective"
@@ -89,7 +91,7 @@ async def test_the_rules_alone_bring_the_list_under_the_threshold() -> None:
 
 async def test_still_over_the_threshold_it_falls_back_to_a_summary_of_the_rules_output() -> None:
     summarizer = FakeSummarizer()
-    result = await run(make_service(summarizer), RAW, options(30, keep_recent=1))
+    result = await run(make_service(summarizer), RAW, options(30, selective_keep_recent=1))
     assert dump_messages(result.messages) == [
         S,
         MEMORY,
@@ -122,7 +124,7 @@ async def test_still_over_the_threshold_it_falls_back_to_a_summary_of_the_rules_
 
 async def test_without_its_summary_rules_left_over_the_threshold_hand_over_to_full() -> None:
     summarizer = FakeSummarizer()
-    opts = options(30, keep_recent=1, fallback_to_summary=False)
+    opts = options(30, selective_keep_recent=1, selective_fallback_to_summary=False)
     result = await run(make_service(summarizer), RAW, opts)
     assert (result.compacted, result.strategy) == (True, "full")
     [tried] = result.fallbacks
@@ -137,7 +139,7 @@ async def test_without_its_summary_rules_left_over_the_threshold_hand_over_to_fu
 
 async def test_without_any_fallback_rules_left_over_the_threshold_are_refused() -> None:
     summarizer = FakeSummarizer()
-    opts = options(30, keep_recent=1, fallback_to_summary=False).model_copy(
+    opts = options(30, selective_keep_recent=1, selective_fallback_to_summary=False).model_copy(
         update={"fallback": False}
     )
     archive = MemoryArchive()

@@ -52,7 +52,7 @@ def request(strategy: str = "tail", **fields: object) -> CompactRequest:
     values: dict[str, object] = {
         "messages": MESSAGES,
         "options": CompactOptions.model_validate(
-            {"strategy": strategy, "keep_recent_rounds": 1, "prune_keep_recent": 1}
+            {"strategy": strategy, "tail_keep_recent_rounds": 1, "prune_keep_recent": 1}
         ),
         "session_id": "s1",
         "force": True,

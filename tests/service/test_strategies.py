@@ -41,7 +41,7 @@ def make_service(
 
 
 def tail(keep: int = 1, **options: Any) -> CompactOptions:
-    return CompactOptions(strategy="tail", keep_recent_rounds=keep, **options)
+    return CompactOptions(strategy="tail", tail_keep_recent_rounds=keep, **options)
 
 
 async def test_tail_keeps_the_last_rounds_verbatim_after_an_archived_summary(
@@ -102,7 +102,7 @@ async def test_tail_with_every_round_kept_compacts_nothing(tokenizer: TiktokenTo
     )
     assert (result.compacted, result.reason, result.messages) == (False, "too_few_rounds", messages)
     assert result.warnings == [
-        "every round would be kept (keep_recent_rounds 2): nothing older to archive"
+        "every round would be kept (tail_keep_recent_rounds 2): nothing older to archive"
     ]
     assert summarizer.requests == []
 

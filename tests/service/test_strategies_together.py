@@ -52,7 +52,9 @@ async def test_a_selective_record_names_the_summary_message_after_the_kept_memor
     memory = user("Remember: the user prefers tabs.") | {"metadata": {"kind": "memory"}}
     messages = parse([system("s"), memory, assistant("Noted."), *rounds(1, 4)])
     records = MemoryRecords()
-    options = CompactOptions(strategy="selective", keep_recent=1, context_window=200, threshold=1.0)
+    options = CompactOptions(
+        strategy="selective", selective_keep_recent=1, context_window=200, threshold=1.0
+    )
     result = await make_service(tokenizer, records=records).compact(
         CompactRequest(messages=messages, options=options, session_id="s1", force=True)
     )
@@ -77,7 +79,7 @@ async def test_tail_summarizes_a_long_older_part_in_chunks_with_the_archived_tem
     result = await service.compact(
         CompactRequest(
             messages=messages,
-            options=CompactOptions(strategy="tail", keep_recent_rounds=1),
+            options=CompactOptions(strategy="tail", tail_keep_recent_rounds=1),
             force=True,
         )
     )
@@ -157,7 +159,7 @@ async def test_a_selective_rollback_is_recorded_but_starts_no_cooldown(
     )
     messages = parse([system("s"), *rounds(1, 4)])
     options = CompactOptions(
-        strategy="selective", keep_recent=1, context_window=200, fallback=False
+        strategy="selective", selective_keep_recent=1, context_window=200, fallback=False
     )
     failed = await service.compact(
         CompactRequest(messages=messages, options=options, session_id="s1", force=True)
@@ -168,7 +170,7 @@ async def test_a_selective_rollback_is_recorded_but_starts_no_cooldown(
     after = await service.compact(
         CompactRequest(
             messages=messages,
-            options=CompactOptions(strategy="tail", keep_recent_rounds=1),
+            options=CompactOptions(strategy="tail", tail_keep_recent_rounds=1),
             session_id="s1",
             force=True,
         )
@@ -201,7 +203,7 @@ async def test_tail_counts_a_split_first_kept_message_once(
     result = await make_service(tokenizer).compact(
         CompactRequest(
             messages=messages,
-            options=CompactOptions(strategy="tail", keep_recent_rounds=1),
+            options=CompactOptions(strategy="tail", tail_keep_recent_rounds=1),
             force=True,
         )
     )

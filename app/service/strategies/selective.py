@@ -5,7 +5,7 @@
    archive holds every original the rules cut or drop) before any rule runs.
 2. The rules (`app.core.selective.plan_selective`) run until the list is under the
    threshold (all of them with `force`).
-3. Still over it and `fallback_to_summary`: the rules' output (its memory messages aside,
+3. Still over it and `selective_fallback_to_summary`: the rules' output (its memory messages aside,
    which stay verbatim) is summarized through the same path as `full` (chunked when
    long, the fact ledger over the original rest), then the recent files are restored.
 4. Any failure rolls back: an exception in the rules or an output that breaks a provider
@@ -52,11 +52,11 @@ class Selective:
         SUMMARY_OPTIONS
         | RESTORE_OPTIONS
         | {
-            "keep_recent",
-            "tool_call_threshold",
-            "tool_result_threshold",
-            "preview_tokens",
-            "fallback_to_summary",
+            "selective_keep_recent",
+            "selective_tool_call_threshold",
+            "selective_tool_result_threshold",
+            "selective_preview_tokens",
+            "selective_fallback_to_summary",
         }
     )
     summarizes: bool = True
@@ -107,7 +107,7 @@ async def _run(
         if planned.token_count >= target:
             done.warnings.append(
                 f"still {planned.token_count} tokens after the rules, over the threshold "
-                f"of {target} (fallback_to_summary is off)"
+                f"of {target} (selective_fallback_to_summary is off)"
             )
         return await done.result(planned.messages, planned.token_count)
     try:

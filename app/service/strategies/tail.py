@@ -28,7 +28,7 @@ from app.service.strategies.full import SUMMARY_OPTIONS
 @dataclass(frozen=True)
 class Tail:
     name: StrategyName = "tail"
-    options: frozenset[str] = SUMMARY_OPTIONS | {"keep_recent_rounds"}
+    options: frozenset[str] = SUMMARY_OPTIONS | {"tail_keep_recent_rounds"}
     summarizes: bool = True
 
     async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
@@ -36,13 +36,14 @@ class Tail:
         resolved = prepared.resolved
         messages = prepared.messages
         head = prepared.partition.head
-        keep = resolved.keep_recent_rounds
+        keep = resolved.tail_keep_recent_rounds
         thresholds = prepared.thresholds
         target = int(thresholds.context_window * thresholds.threshold * KEPT_SHARE)
         plan = plan_tail(messages, len(head), prepared.counts, keep, target)
         if plan is None:
             note = (
-                f"every round would be kept (keep_recent_rounds {keep}): nothing older to archive"
+                f"every round would be kept (tail_keep_recent_rounds {keep}): nothing older "
+                "to archive"
             )
             return prepared.unchanged("too_few_rounds", [*warnings, note], strategy=self.name)
         refuse(

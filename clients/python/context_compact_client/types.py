@@ -327,7 +327,7 @@ class CompactOptions(TypedDict, total=False):
     """Per-request overrides of the server's defaults; every field is optional."""
 
     strategy: Literal["full", "tail", "selective", "prune"]
-    keep_recent_rounds: int | None
+    tail_keep_recent_rounds: int | None
     prune_keep_recent: int | None
     prune_exclude_tools: list[str] | None
     prune_min_tokens: int | None
@@ -343,13 +343,21 @@ class CompactOptions(TypedDict, total=False):
     file_tools: list[str] | None
     max_summary_words: int | None
     read_tools: list[str] | None
-    keep_recent: int | None
-    tool_call_threshold: int | None
-    tool_result_threshold: int | None
-    preview_tokens: int | None
-    fallback_to_summary: bool | None
+    selective_keep_recent: int | None
+    selective_tool_call_threshold: int | None
+    selective_tool_result_threshold: int | None
+    selective_preview_tokens: int | None
+    selective_fallback_to_summary: bool | None
     summary_input_budget: int | None
     fallback: bool | None
+    # Deprecated: the former names of the options above, still accepted by the server (its
+    # answer then warns); sent beside the new name, only with the same value.
+    keep_recent_rounds: int | None  # tail_keep_recent_rounds
+    keep_recent: int | None  # selective_keep_recent
+    tool_call_threshold: int | None  # selective_tool_call_threshold
+    tool_result_threshold: int | None  # selective_tool_result_threshold
+    preview_tokens: int | None  # selective_preview_tokens
+    fallback_to_summary: bool | None  # selective_fallback_to_summary
 
 
 class ToolResultLimits(TypedDict, total=False):

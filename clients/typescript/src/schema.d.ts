@@ -702,16 +702,16 @@ export interface components {
         CompactOptions: {
             /**
              * Strategy
-             * @description `full`: everything after the system prompt is summarized. `tail`: the most recent rounds are kept verbatim, older ones become an archived summary (a system message). `selective`: per-type rules in priority order (old tool blocks dropped and large fields of the kept ones cut to a preview, skill prompts, assistant and user messages beyond `keep_recent`), stopping once under the threshold; an LLM summary only if still over it. `prune`: old tool results are cleared, no LLM call.
+             * @description `full`: everything after the system prompt is summarized. `tail`: the most recent rounds are kept verbatim, older ones become an archived summary (a system message). `selective`: per-type rules in priority order (old tool blocks dropped and large fields of the kept ones cut to a preview, skill prompts, assistant and user messages beyond `selective_keep_recent`), stopping once under the threshold; an LLM summary only if still over it. `prune`: old tool results are cleared, no LLM call.
              * @default full
              * @enum {string}
              */
             strategy?: "full" | "tail" | "selective" | "prune";
             /**
-             * Keep Recent Rounds
+             * Tail Keep Recent Rounds
              * @description `tail`: complete rounds kept verbatim, at least.
              */
-            keep_recent_rounds?: number | null;
+            tail_keep_recent_rounds?: number | null;
             /**
              * Prune Keep Recent
              * @description `prune`: the most recent tool uses left untouched.
@@ -799,30 +799,30 @@ export interface components {
              */
             read_tools?: string[] | null;
             /**
-             * Keep Recent
+             * Selective Keep Recent
              * @description `selective`: tool blocks, assistant and user messages kept.
              */
-            keep_recent?: number | null;
+            selective_keep_recent?: number | null;
             /**
-             * Tool Call Threshold
+             * Selective Tool Call Threshold
              * @description `selective`: a kept tool call's input over this is cut.
              */
-            tool_call_threshold?: number | null;
+            selective_tool_call_threshold?: number | null;
             /**
-             * Tool Result Threshold
+             * Selective Tool Result Threshold
              * @description `selective`: a kept tool result over this is cut.
              */
-            tool_result_threshold?: number | null;
+            selective_tool_result_threshold?: number | null;
             /**
-             * Preview Tokens
+             * Selective Preview Tokens
              * @description `selective`: tokens of a cut input or result that stay.
              */
-            preview_tokens?: number | null;
+            selective_preview_tokens?: number | null;
             /**
-             * Fallback To Summary
+             * Selective Fallback To Summary
              * @description `selective`: summarize when the rules leave it over the threshold.
              */
-            fallback_to_summary?: boolean | null;
+            selective_fallback_to_summary?: boolean | null;
             /**
              * Fallback
              * @description Go on to the next strategy when the one asked for declines or does not leave the context smaller than sent and under the threshold: tail → full, selective → full, prune → tail → full (default true). Off: that strategy's answer, refused with `no_gain` when it would not shrink the context below the threshold.
@@ -833,6 +833,42 @@ export interface components {
              * @description Tokens the summarizer's input (system + prompt) may take; a longer history is summarized in chunks, each chunk's summary carried into the next.
              */
             summary_input_budget?: number | null;
+            /**
+             * Keep Recent Rounds
+             * @deprecated
+             * @description Deprecated: the former name of `tail_keep_recent_rounds`, still accepted with the same meaning and bounds. Sending both with different values is a 422.
+             */
+            keep_recent_rounds?: number | null;
+            /**
+             * Keep Recent
+             * @deprecated
+             * @description Deprecated: the former name of `selective_keep_recent`, still accepted with the same meaning and bounds. Sending both with different values is a 422.
+             */
+            keep_recent?: number | null;
+            /**
+             * Tool Call Threshold
+             * @deprecated
+             * @description Deprecated: the former name of `selective_tool_call_threshold`, still accepted with the same meaning and bounds. Sending both with different values is a 422.
+             */
+            tool_call_threshold?: number | null;
+            /**
+             * Tool Result Threshold
+             * @deprecated
+             * @description Deprecated: the former name of `selective_tool_result_threshold`, still accepted with the same meaning and bounds. Sending both with different values is a 422.
+             */
+            tool_result_threshold?: number | null;
+            /**
+             * Preview Tokens
+             * @deprecated
+             * @description Deprecated: the former name of `selective_preview_tokens`, still accepted with the same meaning and bounds. Sending both with different values is a 422.
+             */
+            preview_tokens?: number | null;
+            /**
+             * Fallback To Summary
+             * @deprecated
+             * @description Deprecated: the former name of `selective_fallback_to_summary`, still accepted with the same meaning and bounds. Sending both with different values is a 422.
+             */
+            fallback_to_summary?: boolean | null;
         };
         /**
          * CompactRequestBody
@@ -954,7 +990,7 @@ export interface components {
          *       "reason": "llm_call",
          *       "options": {
          *         "strategy": "tail",
-         *         "keep_recent_rounds": 10
+         *         "tail_keep_recent_rounds": 10
          *       }
          *     }
          * @example {
