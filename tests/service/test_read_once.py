@@ -75,7 +75,7 @@ async def test_each_result_is_searched_and_each_call_read_once_a_compaction(
 ) -> None:
     service = build_service(tokenizer, ExtractiveSummarizer())
     options = CompactOptions(
-        strategy=strategy, keep_recent_rounds=1, fallback=False, ledger_budget=2000
+        strategy=strategy, tail_keep_recent_rounds=1, fallback=False, ledger_budget=2000
     )
     result = await service.compact(
         CompactRequest(messages=parse(HISTORY), options=options, force=True)
