@@ -49,6 +49,7 @@ from app.api.routes import (
     sessions,
     toolkit,
 )
+from app.api.sent_counts import SentCounts
 from app.api.spec import finish_openapi
 from app.core.extractive import ExtractiveSummarizer
 from app.core.jobs import JobQueue, JobStore
@@ -338,6 +339,9 @@ def create_app(
     app.state.data_dir = data_dir
     app.state.toolkit = build_toolkit(settings, stores.seen)
     app.state.metrics = recorder
+    app.state.sent_counts = (
+        SentCounts(settings.token_cache_entries) if settings.token_cache_entries else None
+    )
     install_error_handlers(app)
     for module in (counting, compaction, jobs, archives, sessions, toolkit, health, metrics):
         app.include_router(module.router)

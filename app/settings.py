@@ -254,7 +254,8 @@ class Settings(BaseSettings):
         ge=0,
         description=(
             "token counts of recent messages kept (LRU keyed by a hash of each "
-            "message's text, ~150 bytes an entry); `0` disables"
+            "message's text, ~150 bytes an entry), and as many `/count` messages "
+            "remembered by their JSON; `0` disables both"
         ),
     )
     job_workers: int = Field(4, ge=1, description="background compactions that run at once")

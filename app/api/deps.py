@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from app.api.sent_counts import SentCounts
 from app.core.ports import DataDirectory
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
@@ -28,3 +29,4 @@ JobsDep = Annotated[JobManager, _state("jobs")]
 ToolkitDep = Annotated[ToolkitService, _state("toolkit")]
 MetricsDep = Annotated[Metrics, _state("metrics")]
 DataDirDep = Annotated[DataDirectory, _state("data_dir")]
+SentCountsDep = Annotated[SentCounts | None, _state("sent_counts")]

@@ -27,12 +27,26 @@ def read_messages(
 ) -> tuple[list[Message], Format]:
     """Canonical messages and the format they came in."""
     fmt: Format = detect_format(raw) if requested == "auto" else requested
+    return read_as(raw, fmt), fmt
+
+
+def read_as(
+    raw: Sequence[dict[str, Any]], fmt: Format, positions: Sequence[int] | None = None
+) -> list[Message]:
+    """Canonical messages of `raw` in `fmt`. `positions`, when `raw` is only some of the
+    request's messages: where each sits in the request, so that errors name it there."""
     try:
-        return parse_messages(raw, fmt), fmt
+        return parse_messages(raw, fmt)
     except ValidationError as exc:
         raise RequestValidationError(
-            [{**e, "loc": ("body", "messages", *e["loc"])} for e in exc.errors()]
+            [{**e, "loc": ("body", "messages", *_at(e["loc"], positions))} for e in exc.errors()]
         ) from None
+
+
+def _at(loc: tuple[int | str, ...], positions: Sequence[int] | None) -> tuple[int | str, ...]:
+    if positions is None or not loc or not isinstance(loc[0], int):
+        return loc
+    return (positions[loc[0]], *loc[1:])
 
 
 def compact_request(body: CompactRequestBody) -> CompactRequest:

@@ -68,6 +68,7 @@ class FastJsonRequest(Request):
         self._validate = validate
         self._unparsed: bytes | None = None
         self._stand_in: bytes | None = None
+        self.by_orjson = False
 
     def _holds_body(self) -> bool:
         return self._validate is not None and is_json_content(self)
@@ -89,9 +90,10 @@ class FastJsonRequest(Request):
     async def _parse(self) -> Any:
         """The body's JSON document; held bytes are released once it parses."""
         if not self._holds_body():
-            return _loads(await super().body(), self._max_depth())
+            document, self.by_orjson = _loads(await super().body(), self._max_depth())
+            return document
         await self.body()
-        document = _loads(self._unparsed or b"", self._max_depth())
+        document, self.by_orjson = _loads(self._unparsed or b"", self._max_depth())
         self._unparsed = None
         return document
 
@@ -125,9 +127,10 @@ class FastJsonRequest(Request):
         self._json = self._validated(document)
 
 
-def _loads(body: bytes, max_depth: int) -> Any:
+def _loads(body: bytes, max_depth: int) -> tuple[Any, bool]:
+    """The document, and whether orjson parsed it (else `json` did)."""
     try:
-        return orjson.loads(body)
+        return orjson.loads(body), True
     except orjson.JSONDecodeError as exc:
         if "recursion" in str(exc).lower():
             raise too_deep(max_depth) from None
@@ -138,7 +141,13 @@ def _loads(body: bytes, max_depth: int) -> Any:
     refused = unencodable_text(document)
     if refused is not None:
         raise refused
-    return document
+    return document, False
+
+
+def parsed_by_orjson(request: Request) -> bool:
+    """Whether the request's JSON body was parsed by orjson: then re-serializing any part of
+    it with orjson gives one JSON text per value (`json`'s NaN would come back as `null`)."""
+    return isinstance(request, FastJsonRequest) and request.by_orjson
 
 
 CONTENT_TYPE_FIELD = "headers.content-type"

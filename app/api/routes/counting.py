@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from collections.abc import Sequence
+from typing import Any
 
-from app.api.deps import ServiceDep
-from app.api.dialect import read_messages
+from fastapi import APIRouter, Request
+
+from app.api.deps import SentCountsDep, ServiceDep
+from app.api.dialect import read_as, read_messages
 from app.api.errors import ApiError
-from app.api.routing import FastJsonRoute
+from app.api.routing import FastJsonRoute, parsed_by_orjson
 from app.api.schemas import (
     CountRequest,
     CountResponse,
@@ -15,6 +18,9 @@ from app.api.schemas import (
     ShouldCompactRequest,
     ShouldCompactResponse,
 )
+from app.api.sent_counts import SentCounts, sent_key
+from app.core.dialects import detect_format
+from app.service.compaction import CompactionService, Count
 
 router = APIRouter(
     route_class=FastJsonRoute,
@@ -24,13 +30,33 @@ router = APIRouter(
 
 
 @router.post("/count", summary="Count the tokens of a message list")
-async def count(body: CountRequest, service: ServiceDep) -> CountResponse:
+async def count(
+    body: CountRequest, request: Request, service: ServiceDep, sent: SentCountsDep
+) -> CountResponse:
     """Exact cl100k_base counts (offline), or Anthropic's own with `tokenizer: anthropic`.
     Each message counts its role and its blocks' text; an empty list counts 0; the same
     conversation counts the same in either format."""
-    messages, fmt = read_messages(body.messages, body.format)
-    counted = await service.count_with(messages, body.tokenizer)
+    fmt = detect_format(body.messages) if body.format == "auto" else body.format
+    remembered = fmt == "anthropic" and body.tokenizer == "tiktoken" and parsed_by_orjson(request)
+    if sent is not None and remembered:
+        counted = await _count_unseen(body.messages, service, sent)
+    else:
+        counted = await service.count_with(read_as(body.messages, fmt), body.tokenizer)
     return CountResponse.of(counted, len(body.messages), fmt)
+
+
+async def _count_unseen(
+    raw: Sequence[dict[str, Any]], service: CompactionService, sent: SentCounts
+) -> Count:
+    """The local count of Anthropic-shape messages, reading only those not counted before
+    (app/api/sent_counts.py)."""
+    keys = [sent_key(message) for message in raw]
+    counts = sent.known(keys)
+    unseen = [i for i, n in enumerate(counts) if n is None]
+    fresh = await service.count_each(read_as([raw[i] for i in unseen], "anthropic", unseen))
+    sent.remember([keys[i] for i in unseen], fresh)
+    total = sum(n for n in counts if n is not None) + sum(fresh)
+    return Count(total, service.tokenizer.name)
 
 
 @router.post("/should-compact", summary="Decide whether the context needs compacting")
