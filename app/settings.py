@@ -254,7 +254,7 @@ class Settings(BaseSettings):
         ge=0,
         description=(
             "token counts of recent messages kept (LRU keyed by a hash of each "
-            "message's text, ~150 bytes an entry), and as many `/count` messages "
+            "message's text, ~150 bytes an entry), and as many counted messages "
             "remembered by their JSON; `0` disables both"
         ),
     )

@@ -1,4 +1,5 @@
-"""`/count` of a history that only grew: a message sent before costs one dictionary lookup.
+"""Counting a history that only grew (`/count`, `/should-compact`): a message sent before
+costs one dictionary lookup.
 
 An agent sends its whole history before every model call. The token cache spares
 re-tokenizing a text, but each message would still be validated, turned into its count

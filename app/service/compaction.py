@@ -226,10 +226,21 @@ class CompactionService:
             tokens = usage_tokens(usage) + estimate_pending_input(pending_input or "")
             return decide(tokens, len(messages), thresholds), "last_usage", None
         counted = await self.count_with(messages, tokenizer)
+        decision = self.decide_counted(counted, len(messages), thresholds, pending_input)
+        return decision, "counted", counted
+
+    def decide_counted(
+        self,
+        counted: Count,
+        message_count: int,
+        thresholds: Thresholds,
+        pending_input: str | None = None,
+    ) -> Decision:
+        """The decision on a context already counted, with the input about to be sent."""
         tokens = counted.token_count
         if pending_input:
             tokens += estimate_pending_input(pending_input)
-        return decide(tokens, len(messages), thresholds), "counted", counted
+        return decide(tokens, message_count, thresholds)
 
     async def session_hold(
         self,

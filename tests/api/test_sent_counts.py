@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.api import dialect
 from app.api.sent_counts import SentCounts, sent_key
+from app.core.decide import estimate_pending_input
 from app.core.dialects import to_openai
 from app.core.tokens import count_total
 from app.main import build_service, create_app
@@ -174,3 +175,62 @@ def test_keys_are_the_json_as_sent() -> None:
     assert sent_key({"role": "user", "content": "a"}) != sent_key({"content": "a", "role": "user"})
     with pytest.raises(ValueError, match="max_entries must be positive"):
         SentCounts(0)
+
+
+async def test_should_compact_reads_only_new_messages_and_decides_as_a_full_count(
+    app_for: Callable[..., Any], parsed: list[int], tokenizer: TiktokenTokenizer
+) -> None:
+    _, client = await app_for()
+    window = {"context_window": 1000, "threshold": 0.5, "pending_input": "and then?"}
+    await client.post("/should-compact", json={"messages": HISTORY, **window})
+    answer = await client.post("/should-compact", json={"messages": [*HISTORY, NEXT], **window})
+    assert parsed == [5, 1]
+    counted = count_total(tokenizer, parse([*HISTORY, NEXT]))
+    data = answer.json()
+    assert data["token_count"] == counted + estimate_pending_input("and then?")
+    assert (data["token_source"], data["message_count"], data["should_compact"]) == (
+        "counted",
+        6,
+        False,
+    )
+
+
+async def test_should_compact_with_a_session_over_the_threshold_reads_all_for_the_hold(
+    app_for: Callable[..., Any], parsed: list[int]
+) -> None:
+    _, client = await app_for()
+    over = {"context_window": 100, "threshold": 0.1, "session_id": "s-1"}
+    under = {"context_window": 100_000, "session_id": "s-1"}
+    await client.post("/count", json={"messages": HISTORY})
+    below = (await client.post("/should-compact", json={"messages": HISTORY, **under})).json()
+    above = (await client.post("/should-compact", json={"messages": HISTORY, **over})).json()
+    assert (below["should_compact"], above["should_compact"]) == (False, True)
+    assert parsed == [5, 0, 0, 5]
+
+
+async def test_should_compact_from_the_last_usage_still_validates_every_message(
+    app_for: Callable[..., Any], parsed: list[int]
+) -> None:
+    _, client = await app_for()
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    await client.post("/count", json={"messages": HISTORY})
+    data = await client.post("/should-compact", json={"messages": HISTORY, "last_usage": usage})
+    assert data.json()["token_source"] == "last_usage"
+    assert parsed == [5, 5]
+
+
+@pytest.mark.parametrize("seen", [False, True])
+async def test_invalid_messages_are_reported_before_invalid_thresholds(
+    app_for: Callable[..., Any], seen: bool
+) -> None:
+    _, client = await app_for()
+    if seen:
+        await client.post("/count", json={"messages": HISTORY})
+    body = {
+        "messages": [*HISTORY, {"role": "user"}],
+        "threshold": 0.9,
+        "overflow_threshold": 0.5,
+    }
+    response = await client.post("/should-compact", json=body)
+    assert response.status_code == 422
+    assert response.json()["message"] == "messages[5].content: Field required"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 
 from app.api.deps import SentCountsDep, ServiceDep
-from app.api.dialect import read_as, read_messages
+from app.api.dialect import read_as
 from app.api.errors import ApiError
 from app.api.routing import FastJsonRoute, parsed_by_orjson
 from app.api.schemas import (
@@ -19,7 +19,10 @@ from app.api.schemas import (
     ShouldCompactResponse,
 )
 from app.api.sent_counts import SentCounts, sent_key
+from app.core.decide import Thresholds
 from app.core.dialects import detect_format
+from app.core.messages import Message
+from app.core.vocabulary import Format, TokenizerName
 from app.service.compaction import CompactionService, Count
 
 router = APIRouter(
@@ -37,12 +40,16 @@ async def count(
     Each message counts its role and its blocks' text; an empty list counts 0; the same
     conversation counts the same in either format."""
     fmt = detect_format(body.messages) if body.format == "auto" else body.format
-    remembered = fmt == "anthropic" and body.tokenizer == "tiktoken" and parsed_by_orjson(request)
-    if sent is not None and remembered:
+    if sent is not None and _remembered(fmt, body.tokenizer, request):
         counted = await _count_unseen(body.messages, service, sent)
     else:
         counted = await service.count_with(read_as(body.messages, fmt), body.tokenizer)
     return CountResponse.of(counted, len(body.messages), fmt)
+
+
+def _remembered(fmt: Format, tokenizer: TokenizerName, request: Request) -> bool:
+    """Whether the memo of messages as sent may count this request (app/api/sent_counts.py)."""
+    return fmt == "anthropic" and tokenizer == "tiktoken" and parsed_by_orjson(request)
 
 
 async def _count_unseen(
@@ -60,25 +67,34 @@ async def _count_unseen(
 
 
 @router.post("/should-compact", summary="Decide whether the context needs compacting")
-async def should_compact(body: ShouldCompactRequest, service: ServiceDep) -> ShouldCompactResponse:
+async def should_compact(
+    body: ShouldCompactRequest, request: Request, service: ServiceDep, sent: SentCountsDep
+) -> ShouldCompactResponse:
     """`should_compact` when tokens >= threshold x window and there are at least
     `min_messages` messages; `overflow` at the overflow threshold."""
-    messages, fmt = read_messages(body.messages, body.format)
-    try:
-        thresholds = service.thresholds(
-            context_window=body.context_window,
-            threshold=body.threshold,
-            overflow_threshold=body.overflow_threshold,
-            min_messages=body.min_messages,
-        )
-    except ValueError as exc:
-        raise ApiError(422, "invalid_request", str(exc), field="overflow_threshold") from exc
+    fmt = detect_format(body.messages) if body.format == "auto" else body.format
     usage = body.last_usage.model_dump(exclude_none=True) if body.last_usage else None
-    decision, source, counted = await service.should_compact(
-        messages, thresholds, usage, body.pending_input, body.tokenizer
-    )
+    messages: list[Message] | None
+    counted: Count | None
+    source: Literal["counted", "last_usage"]
+    if usage is None and sent is not None and _remembered(fmt, body.tokenizer, request):
+        counted = await _count_unseen(body.messages, service, sent)
+        thresholds = _thresholds(body, service)
+        messages, source = None, "counted"
+        decision = service.decide_counted(
+            counted, len(body.messages), thresholds, body.pending_input
+        )
+    else:
+        messages = read_as(body.messages, fmt)
+        thresholds = _thresholds(body, service)
+        decision, source, counted = await service.should_compact(
+            messages, thresholds, usage, body.pending_input, body.tokenizer
+        )
     warnings = list(counted.warnings) if counted else []
-    held = await service.session_hold(body.session_id, messages, decision, thresholds, warnings)
+    held = None
+    if body.session_id is not None and decision.should_compact:  # the hold reads the messages
+        messages = messages if messages is not None else read_as(body.messages, fmt)
+        held = await service.session_hold(body.session_id, messages, decision, thresholds, warnings)
     return ShouldCompactResponse(
         should_compact=decision.should_compact and held is None,
         overflow=decision.overflow,
@@ -96,3 +112,15 @@ async def should_compact(body: ShouldCompactRequest, service: ServiceDep) -> Sho
         exact=counted.exact if counted else True,
         warnings=warnings,
     )
+
+
+def _thresholds(body: ShouldCompactRequest, service: CompactionService) -> Thresholds:
+    try:
+        return service.thresholds(
+            context_window=body.context_window,
+            threshold=body.threshold,
+            overflow_threshold=body.overflow_threshold,
+            min_messages=body.min_messages,
+        )
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc), field="overflow_threshold") from exc
