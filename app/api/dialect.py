@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from app.core.dialects import detect_format, parse_messages
+from app.core.dialects import OpenAIForms, detect_format, parse_messages
 from app.core.messages import Message
 from app.core.vocabulary import Format, RequestFormat
 from app.service.compaction import CompactRequest
@@ -23,12 +23,13 @@ if TYPE_CHECKING:
 
 
 def read_messages(
-    raw: Sequence[dict[str, Any]], requested: RequestFormat
+    raw: Sequence[dict[str, Any]], requested: RequestFormat, forms: OpenAIForms | None = None
 ) -> tuple[list[Message], Format]:
-    """Canonical messages and the format they came in."""
+    """Canonical messages and the format they came in; OpenAI messages are remembered in
+    `forms` with the items they were read from."""
     fmt: Format = detect_format(raw) if requested == "auto" else requested
     try:
-        return parse_messages(raw, fmt), fmt
+        return parse_messages(raw, fmt, forms), fmt
     except ValidationError as exc:
         raise RequestValidationError(
             [{**e, "loc": ("body", "messages", *e["loc"])} for e in exc.errors()]
@@ -36,6 +37,8 @@ def read_messages(
 
 
 def compact_request(body: CompactRequestBody) -> CompactRequest:
-    """The service's request for a `/compact` or `/compactions` body (one mapping for both)."""
-    messages, fmt = read_messages(body.messages, body.format)
-    return body.request(messages, fmt)
+    """The service's request for a `/compact` or `/compactions` body (one mapping for both),
+    carrying the OpenAI form of each message as sent."""
+    forms = OpenAIForms()
+    messages, fmt = read_messages(body.messages, body.format, forms)
+    return body.request(messages, fmt, forms)
