@@ -367,7 +367,7 @@ class OpenAIForms:
         messages: list[Message] = []
         for message, items in _read(raw):
             messages.append(message)
-            if all(_as_sent(item) for item in items):
+            if all(map(_as_sent, items)):
                 self._known[id(message)] = (message, items)
         return messages
 
@@ -385,12 +385,12 @@ class OpenAIForms:
 def _as_sent(item: dict[str, Any]) -> bool:
     """Whether `to_openai` gives the item back exactly as it is (`==`). Not when the
     canonical model reads a part as one of its own blocks (a `tool_use` or `tool_result`
-    part is moved or re-typed), when a part carries the bookkeeping key (dropped), or for
-    an assistant's `tool_calls: null` (dropped): those are converted like any other."""
-    if item["role"] == "assistant" and "tool_calls" in item and item["tool_calls"] is None:
-        return False
+    part is moved or re-typed), when a part carries the bookkeeping key (dropped), or with
+    `tool_calls: null` (an assistant's is dropped): those are converted like any other."""
     content = item.get("content")
-    return not isinstance(content, list) or not any(_rewritten(part) for part in content)
+    if isinstance(content, list) and any(map(_rewritten, content)):
+        return False
+    return item.get("tool_calls", ()) is not None
 
 
 def _rewritten(part: Any) -> bool:
