@@ -30,7 +30,7 @@ from app.api.limits import unencodable_text
 from app.api.schemas import CompactRequestBody, CountRequest, CountResponse
 from app.core.compaction import result_json
 from app.core.decide import Thresholds
-from app.core.dialects import detect_format, parse_messages
+from app.core.dialects import OpenAIForms, detect_format, parse_messages
 from app.core.errors import InvalidConversationError
 from app.core.messages import KNOWN_BLOCK_TYPES, Message
 from app.core.vocabulary import Format
@@ -132,8 +132,9 @@ def compact(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Set
         options = fields.get("options")
         fields["options"] = {**(options if isinstance(options, dict) else {}), **chosen}
     body = _validated(CompactRequestBody, fields)
-    messages, fmt = read_messages(body.messages, body.format, _asked(overrides))
-    request = body.request(messages, fmt)
+    forms = OpenAIForms()
+    messages, fmt = read_messages(body.messages, body.format, _asked(overrides), forms)
+    request = body.request(messages, fmt, forms)
 
     async def run(service: CompactionService) -> Answer:
         try:
@@ -148,7 +149,7 @@ def compact(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Set
             threshold=options.threshold,
             min_messages=options.min_messages,
         )
-        answer = result_json(result)
+        answer = result_json(result, forms)
         return Answer(answer, _not_compacted_note(answer, thresholds))
 
     return _with_service(settings, run)
@@ -180,10 +181,14 @@ def _asked(overrides: Mapping[str, Any]) -> str:
 
 
 def read_messages(
-    raw: Sequence[dict[str, Any]], requested: str, asked: str = "--format"
+    raw: Sequence[dict[str, Any]],
+    requested: str,
+    asked: str = "--format",
+    forms: OpenAIForms | None = None,
 ) -> tuple[list[Message], Format]:
     """Canonical messages in the requested format; a format the messages contradict is
-    refused (the API reads them as asked; at a terminal it is a mistake to point out)."""
+    refused (the API reads them as asked; at a terminal it is a mistake to point out).
+    OpenAI messages are remembered in `forms` with the items they were read from."""
     detected = detect_format(raw)
     if requested == "anthropic" and detected == "openai":
         raise InputError(
@@ -202,7 +207,7 @@ def read_messages(
     if requested == "auto":
         fmt = detected
     try:
-        return parse_messages(raw, fmt), fmt
+        return parse_messages(raw, fmt, forms), fmt
     except ValidationError as exc:
         located = [{**e, "loc": ("messages", *e["loc"])} for e in exc.errors()]
         raise _input_error(located) from None

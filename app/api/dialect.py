@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from app.core.dialects import detect_format, parse_messages
+from app.core.dialects import OpenAIForms, detect_format, parse_messages
 from app.core.messages import Message
 from app.core.vocabulary import Format, RequestFormat
 from app.service.compaction import CompactRequest
@@ -23,20 +23,25 @@ if TYPE_CHECKING:
 
 
 def read_messages(
-    raw: Sequence[dict[str, Any]], requested: RequestFormat
+    raw: Sequence[dict[str, Any]], requested: RequestFormat, forms: OpenAIForms | None = None
 ) -> tuple[list[Message], Format]:
-    """Canonical messages and the format they came in."""
+    """Canonical messages and the format they came in; OpenAI messages are remembered in
+    `forms` with the items they were read from."""
     fmt: Format = detect_format(raw) if requested == "auto" else requested
-    return read_as(raw, fmt), fmt
+    return read_as(raw, fmt, forms=forms), fmt
 
 
 def read_as(
-    raw: Sequence[dict[str, Any]], fmt: Format, positions: Sequence[int] | None = None
+    raw: Sequence[dict[str, Any]],
+    fmt: Format,
+    positions: Sequence[int] | None = None,
+    forms: OpenAIForms | None = None,
 ) -> list[Message]:
     """Canonical messages of `raw` in `fmt`. `positions`, when `raw` is only some of the
-    request's messages: where each sits in the request, so that errors name it there."""
+    request's messages: where each sits in the request, so that errors name it there;
+    `forms`, to remember OpenAI messages with the items they were read from."""
     try:
-        return parse_messages(raw, fmt)
+        return parse_messages(raw, fmt, forms)
     except ValidationError as exc:
         raise RequestValidationError(
             [{**e, "loc": ("body", "messages", *_at(e["loc"], positions))} for e in exc.errors()]
@@ -50,6 +55,8 @@ def _at(loc: tuple[int | str, ...], positions: Sequence[int] | None) -> tuple[in
 
 
 def compact_request(body: CompactRequestBody) -> CompactRequest:
-    """The service's request for a `/compact` or `/compactions` body (one mapping for both)."""
-    messages, fmt = read_messages(body.messages, body.format)
-    return body.request(messages, fmt)
+    """The service's request for a `/compact` or `/compactions` body (one mapping for both),
+    carrying the OpenAI form of each message as sent."""
+    forms = OpenAIForms()
+    messages, fmt = read_messages(body.messages, body.format, forms)
+    return body.request(messages, fmt, forms)

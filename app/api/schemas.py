@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 from pydantic.config import JsonDict
 
 from app.core.compaction import CompactOptions, CompactResult, RefillingMessage
-from app.core.dialects import OpenAIMessage
+from app.core.dialects import OpenAIForms, OpenAIMessage
 from app.core.messages import Message
 from app.core.records import CompactionRecord, RecordReason
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
@@ -329,9 +329,11 @@ class CompactRequestBody(BaseModel):
         ),
     )
 
-    def request(self, messages: Sequence[Message], fmt: Format) -> CompactRequest:
+    def request(
+        self, messages: Sequence[Message], fmt: Format, forms: OpenAIForms | None = None
+    ) -> CompactRequest:
         """The service's request for this body, its messages read in `fmt` (one mapping
-        for `/compact`, `/compactions` and the command line)."""
+        for `/compact`, `/compactions` and the command line); `forms` from that reading."""
         return CompactRequest(
             messages=messages,
             options=self.options,
@@ -340,6 +342,7 @@ class CompactRequestBody(BaseModel):
             instructions=self.instructions,
             format=fmt,
             reason=self.reason,
+            forms=forms if forms is not None else OpenAIForms(),
         )
 
 

@@ -19,7 +19,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from app.core.dialects import dump_as
+from app.core.dialects import OpenAIForms, dump_as
 from app.core.file_ops import Vocabulary
 from app.core.messages import Message
 from app.core.option_setting import former_name, former_names, setting
@@ -543,8 +543,9 @@ class CompactResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-def result_json(result: CompactResult) -> dict[str, object]:
-    """The result as JSON; messages with exactly the fields they were sent with."""
+def result_json(result: CompactResult, forms: OpenAIForms | None = None) -> dict[str, object]:
+    """The result as JSON; messages with exactly the fields they were sent with (OpenAI
+    messages from the request's `forms` when given)."""
     data = result.model_dump(mode="json", exclude={"messages"})
-    data["messages"] = dump_as(result.messages, result.format)
+    data["messages"] = dump_as(result.messages, result.format, forms)
     return data

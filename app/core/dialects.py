@@ -2,7 +2,11 @@
 
 The pipeline works on one shape (`app.core.messages`, Anthropic's). An OpenAI conversation
 is converted in with `from_openai` and back with `to_openai`, and the trip is exact:
-`to_openai(from_openai(raw)) == raw` for every conversation `OpenAIMessage` accepts.
+`to_openai(from_openai(raw)) == raw` for every conversation `OpenAIMessage` accepts, except
+where Anthropic blocks or our bookkeeping key are sent as parts or an assistant sends
+`tool_calls: null`. So a request's messages are their own OpenAI form: `OpenAIForms` hands
+them back as sent and converts only the rest, each message once.
+
 What the canonical model cannot say natively rides along under the key `x-openai`, which
 counting never reads:
 
@@ -22,7 +26,7 @@ Other fields of a message (`name`, `refusal`, ...) are kept under `x-openai.extr
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, model_validator
@@ -204,26 +208,35 @@ def _joined_user_blocks(raw: dict[str, Any]) -> list[dict[str, Any]]:
     return [first | {BOOKKEEPING: {"user": note}}, *blocks[1:]]
 
 
-def from_openai(raw: Sequence[dict[str, Any]]) -> list[Message]:
-    """Canonical messages of an OpenAI conversation (validate with `OpenAIMessage` first)."""
-    messages: list[Message] = []
-    results: list[dict[str, Any]] = []
+def _tool_run(run: Sequence[dict[str, Any]], user: dict[str, Any] | None = None) -> Message:
+    blocks = [_tool_result(item) for item in run]
+    if user is not None:
+        blocks.extend(_joined_user_blocks(user))
+    return Message.model_validate({"role": "user", "content": blocks})
+
+
+def _read(raw: Sequence[dict[str, Any]]) -> Iterator[tuple[Message, list[dict[str, Any]]]]:
+    """Each canonical message with the items of `raw` it is read from, in order."""
+    run: list[dict[str, Any]] = []
     for item in raw:
         if item["role"] == "tool":
-            results.append(_tool_result(item))
+            run.append(item)
             continue
-        if results and item["role"] == "user" and item["content"] not in ("", []):
-            results.extend(_joined_user_blocks(item))
-            messages.append(Message.model_validate({"role": "user", "content": results}))
-            results = []
+        if run and item["role"] == "user" and item["content"] not in ("", []):
+            yield _tool_run(run, item), [*run, item]
+            run = []
             continue
-        if results:
-            messages.append(Message.model_validate({"role": "user", "content": results}))
-            results = []
-        messages.append(_assistant(item) if item["role"] == "assistant" else _plain(item))
-    if results:
-        messages.append(Message.model_validate({"role": "user", "content": results}))
-    return messages
+        if run:
+            yield _tool_run(run), run
+            run = []
+        yield (_assistant(item) if item["role"] == "assistant" else _plain(item)), [item]
+    if run:
+        yield _tool_run(run), run
+
+
+def from_openai(raw: Sequence[dict[str, Any]]) -> list[Message]:
+    """Canonical messages of an OpenAI conversation (validate with `OpenAIMessage` first)."""
+    return [message for message, _ in _read(raw)]
 
 
 def _note(model: BaseModel) -> dict[str, Any]:
@@ -294,31 +307,32 @@ def _message_extra(message: Message) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in _BASE_KEYS}
 
 
+def message_to_openai(message: Message) -> list[dict[str, Any]]:
+    """One canonical message as OpenAI messages: a user message of tool results is one tool
+    message per result (then the user message of its other blocks, if any)."""
+    note = _note(message)
+    extra = _extra_of(note) | _message_extra(message)
+    if message.role == "assistant":
+        return [_assistant_to_openai(message, note | {"extra": extra})]
+    if message.role == "user" and not isinstance(message.content, str):
+        results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+        out = [_tool_message(b) for b in results]
+        rest = [b for b in message.content if not isinstance(b, ToolResultBlock)]
+        if results and not rest:
+            return out
+        joined = _note(rest[0]).get("user", {}) if rest else {}
+        body: str | list[dict[str, Any]] = _blocks_to_parts(rest)
+        if joined.get("content") == "string" and isinstance(rest[0], TextBlock):
+            body = rest[0].text
+        return [*out, {"role": "user", "content": body} | extra | _extra_of(joined)]
+    content = message.content
+    plain = content if isinstance(content, str) else _blocks_to_parts(content)
+    return [{"role": note.get("role", message.role), "content": plain} | extra]
+
+
 def to_openai(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """OpenAI Chat Completions messages; the exact inverse of `from_openai`."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        note = _note(message)
-        extra = _extra_of(note) | _message_extra(message)
-        if message.role == "assistant":
-            out.append(_assistant_to_openai(message, note | {"extra": extra}))
-            continue
-        if message.role == "user" and not isinstance(message.content, str):
-            results = [b for b in message.content if isinstance(b, ToolResultBlock)]
-            out.extend(_tool_message(b) for b in results)
-            rest = [b for b in message.content if not isinstance(b, ToolResultBlock)]
-            if results and not rest:
-                continue
-            joined = _note(rest[0]).get("user", {}) if rest else {}
-            body: str | list[dict[str, Any]] = _blocks_to_parts(rest)
-            if joined.get("content") == "string" and isinstance(rest[0], TextBlock):
-                body = rest[0].text
-            out.append({"role": "user", "content": body} | extra | _extra_of(joined))
-            continue
-        content = message.content
-        plain = content if isinstance(content, str) else _blocks_to_parts(content)
-        out.append({"role": note.get("role", message.role), "content": plain} | extra)
-    return out
+    return [item for message in messages for item in message_to_openai(message)]
 
 
 def to_anthropic(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -334,10 +348,64 @@ def _strip(value: Any) -> Any:
     return value
 
 
-def dump_as(messages: Sequence[Message], fmt: Format) -> list[dict[str, Any]]:
-    """Messages as JSON in the given format (Anthropic's keeps fields exactly as sent)."""
+class OpenAIForms:
+    """Each canonical message's OpenAI JSON, computed at most once for a request.
+
+    An OpenAI request's messages are their own OpenAI form: `read` keeps, for each
+    canonical message, the items it was read from, so the input check, the archive, a
+    job's hashes and an unchanged answer use what was sent instead of converting it back.
+    A message built later (a summary, a restored file, a pruned copy) is converted the
+    first time it is asked for. An item reused keeps its keys in the order sent. Keyed by
+    identity: each message is held with its form, so its id cannot be reused by another
+    object while the request lives."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Message, list[dict[str, Any]]]] = {}
+
+    def read(self, raw: Sequence[dict[str, Any]]) -> list[Message]:
+        """`from_openai(raw)`, each message remembered with the items it came from."""
+        messages: list[Message] = []
+        for message, items in _read(raw):
+            messages.append(message)
+            if all(map(_as_sent, items)):
+                self._known[id(message)] = (message, items)
+        return messages
+
+    def of(self, message: Message) -> list[dict[str, Any]]:
+        known = self._known.get(id(message))
+        if known is None:
+            known = self._known[id(message)] = (message, message_to_openai(message))
+        return known[1]
+
+    def dump(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """`to_openai(messages)`, each message's part computed at most once."""
+        return [item for message in messages for item in self.of(message)]
+
+
+def _as_sent(item: dict[str, Any]) -> bool:
+    """Whether `to_openai` gives the item back exactly as it is (`==`). Not when the
+    canonical model reads a part as one of its own blocks (a `tool_use` or `tool_result`
+    part is moved or re-typed), when a part carries the bookkeeping key (dropped), or with
+    `tool_calls: null` (an assistant's is dropped): those are converted like any other."""
+    content = item.get("content")
+    if isinstance(content, list) and any(map(_rewritten, content)):
+        return False
+    return item.get("tool_calls", ()) is not None
+
+
+def _rewritten(part: Any) -> bool:
+    if not isinstance(part, dict):
+        return True
+    return part.get("type") in ("tool_use", "tool_result") or BOOKKEEPING in part
+
+
+def dump_as(
+    messages: Sequence[Message], fmt: Format, forms: OpenAIForms | None = None
+) -> list[dict[str, Any]]:
+    """Messages as JSON in the given format (Anthropic's keeps fields exactly as sent);
+    OpenAI's from the request's `forms` when given."""
     if fmt == "openai":
-        return to_openai(messages)
+        return forms.dump(messages) if forms is not None else to_openai(messages)
     return [m.model_dump(mode="json", exclude_unset=True) for m in messages]
 
 
@@ -345,10 +413,13 @@ _ANTHROPIC = TypeAdapter(list[Message])
 _OPENAI = TypeAdapter(list[OpenAIMessage])
 
 
-def parse_messages(raw: Sequence[dict[str, Any]], fmt: Format) -> list[Message]:
+def parse_messages(
+    raw: Sequence[dict[str, Any]], fmt: Format, forms: OpenAIForms | None = None
+) -> list[Message]:
     """Canonical messages from JSON messages in `fmt`; pydantic's `ValidationError`, located
-    inside the list (`3.role`), when they do not fit that format's schema."""
+    inside the list (`3.role`), when they do not fit that format's schema. An OpenAI
+    conversation's messages are remembered in `forms` with the items they came from."""
     if fmt == "openai":
         _OPENAI.validate_python(raw)
-        return from_openai(raw)
+        return forms.read(raw) if forms is not None else from_openai(raw)
     return _ANTHROPIC.validate_python(raw)

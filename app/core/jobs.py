@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol, get_args
 
 import orjson
 
-from app.core.dialects import from_openai
+from app.core.dialects import OpenAIForms
 from app.core.errors import CompactError
 from app.core.messages import Message
 from app.core.validate import Violation, violations
@@ -185,8 +185,9 @@ def swap_prefix(job: Job, current: Sequence[JsonDict]) -> list[JsonDict]:
 def seam_violations(messages: Sequence[JsonDict], fmt: Format) -> list[Violation]:
     """The provider rules an applied list breaks (e.g. a kept tool result whose call was
     summarized away). The last message's unanswered tool calls are fine."""
-    parsed = from_openai(messages) if fmt == "openai" else _parse(messages)
-    return violations(parsed, fmt, pending_tail_ok=True)
+    forms = OpenAIForms()
+    parsed = forms.read(messages) if fmt == "openai" else _parse(messages)
+    return violations(parsed, fmt, pending_tail_ok=True, forms=forms)
 
 
 def _parse(messages: Sequence[JsonDict]) -> list[Message]:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.dialects import to_openai
+from app.core.dialects import OpenAIForms, dump_as
 from app.core.messages import Message, ToolResultBlock, tool_uses
 from app.core.vocabulary import Format
 
@@ -115,9 +115,15 @@ def openai_violations(
 
 
 def violations(
-    messages: Sequence[Message], fmt: Format, *, pending_tail_ok: bool = False
+    messages: Sequence[Message],
+    fmt: Format,
+    *,
+    pending_tail_ok: bool = False,
+    forms: OpenAIForms | None = None,
 ) -> list[Violation]:
-    """The rules of the provider whose format the messages came in, broken where."""
+    """The rules of the provider whose format the messages came in, broken where. OpenAI
+    messages are checked in their OpenAI form: the request's `forms` when given."""
     if fmt == "openai":
-        return openai_violations(to_openai(messages), pending_tail_ok=pending_tail_ok)
+        sent = dump_as(messages, fmt, forms)
+        return openai_violations(sent, pending_tail_ok=pending_tail_ok)
     return anthropic_violations(messages, pending_tail_ok=pending_tail_ok)

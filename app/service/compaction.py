@@ -354,7 +354,7 @@ class CompactionService:
         options = request.options
         fmt = request.format
         strategy = options.strategy
-        broken = violations(messages, fmt, pending_tail_ok=True)
+        broken = violations(messages, fmt, pending_tail_ok=True, forms=request.forms)
         counts = await self.count_each(messages)
         token_count = sum(counts)
         thresholds = self.thresholds(

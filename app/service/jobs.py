@@ -451,7 +451,7 @@ class JobManager:
                     message = f"{type(exc).__name__}: {exc}"
                     await self._finish(job_id, "failed", reason="error", message=message)
                 else:
-                    await self._finish(job_id, "done", result=result_json(result))
+                    await self._finish(job_id, "done", result=result_json(result, request.forms))
         finally:
             if self._tasks.get(job_id) is asyncio.current_task():
                 del self._tasks[job_id]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from app.core.compaction import CompactOptions, CompactResult, NotCompactedReason
 from app.core.decide import Thresholds
+from app.core.dialects import OpenAIForms
 from app.core.errors import InvalidConversationError
 from app.core.messages import Message
 from app.core.partition import Partition
@@ -27,6 +28,9 @@ class CompactRequest:
     format: Format = "anthropic"
     background: bool = False  # waits for a summary slot instead of `BusyError`
     reason: RecordReason | None = None
+    # Each message's OpenAI JSON, once: seeded when an OpenAI request is read, so the
+    # input check, the archive and the answer reuse the items sent.
+    forms: OpenAIForms = field(default_factory=OpenAIForms, compare=False, repr=False)
 
     @property
     def record_reason(self) -> RecordReason:

@@ -46,12 +46,12 @@ from app.core.restore import (
 )
 from app.core.tokens import count_messages
 from app.core.validate import violations
-from app.core.vocabulary import Format, StrategyName
+from app.core.vocabulary import StrategyName
 from app.service.chunked import ChunkedSummary
 from app.service.defaults import Defaults
 from app.service.freshness import Freshness
 from app.service.options import Resolved
-from app.service.prepared import Prepared
+from app.service.prepared import CompactRequest, Prepared
 from app.service.summaries import Summaries
 
 log = logging.getLogger("context_compact.compaction")
@@ -96,9 +96,7 @@ class Steps:
         durably, before anything is replaced. Raises `ArchiveError`."""
         request = prepared.request
         try:
-            return await to_thread.run_sync(
-                self._save_archive, originals, request.session_id, request.format
-            )
+            return await to_thread.run_sync(self._save_archive, originals, request)
         except ValueError as exc:
             raise ArchiveError(str(exc)) from exc
 
@@ -199,7 +197,7 @@ class Steps:
         pass the validator of the request's format: every strategy builds it valid, so a
         violation is a bug (`InvalidOutputError`). `compacted_tokens` when the strategy
         has counted the output."""
-        invalid = violations(output, prepared.format)
+        invalid = violations(output, prepared.format, forms=prepared.request.forms)
         if invalid:
             raise InvalidOutputError(invalid)
         token_count = prepared.token_count
@@ -267,13 +265,11 @@ class Steps:
         new = [m for m in output if id(m) not in known]
         return sum(known.get(id(m), 0) for m in output) + await self.count(new)
 
-    def _save_archive(
-        self, rest: Sequence[Message], session_id: str | None, fmt: Format
-    ) -> Archive:
-        dumped = dump_as(rest, fmt)
+    def _save_archive(self, rest: Sequence[Message], request: CompactRequest) -> Archive:
+        dumped = dump_as(rest, request.format, request.forms)
         ref = ArchiveRef(
             id=self._new_id(),
-            session_id=session_id,
+            session_id=request.session_id,
             message_count=len(dumped),
             sha256=archive_sha256(dumped),
         )

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from anyio import to_thread
 
+from app.core.dialects import OpenAIForms
 from app.core.errors import InvalidConversationError, InvalidOutputError
 from app.core.layers import RULES_FILE, ContextLayers, Layer, assemble_layers, pick_rules_file
 from app.core.mentions import append_reminders, find_mentions
@@ -84,6 +85,8 @@ class AssembleInput:
     todo_recap: str = ""
     rules: str | None = None
     preprocess: bool = True
+    # Each message's OpenAI JSON, once (seeded when the history is read).
+    forms: OpenAIForms = field(default_factory=OpenAIForms, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -200,7 +203,9 @@ class ToolkitService:
         (indexes of the history as sent) when the history breaks a provider rule; tool calls
         of its last message may be pending only when nothing is appended after them."""
         appends = bool(request.current_input or request.todo_recap)
-        broken = violations(request.history, request.format, pending_tail_ok=not appends)
+        broken = violations(
+            request.history, request.format, pending_tail_ok=not appends, forms=request.forms
+        )
         if broken:
             raise InvalidConversationError(broken)
         warnings: list[str] = []
@@ -228,7 +233,9 @@ class ToolkitService:
                 todo_recap=request.todo_recap,
             )
         )
-        invalid = violations(messages, request.format, pending_tail_ok=not appends)
+        invalid = violations(
+            messages, request.format, pending_tail_ok=not appends, forms=request.forms
+        )
         if invalid:  # valid history in, valid list out, by construction: this is a bug
             raise InvalidOutputError(invalid)
         injected = "L2" in layers

@@ -35,9 +35,9 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     sizes: list[int] = []
     real = dialect.parse_messages
 
-    def counting(raw: Sequence[dict[str, Any]], fmt: Any) -> Any:
+    def counting(raw: Sequence[dict[str, Any]], fmt: Any, forms: Any = None) -> Any:
         sizes.append(len(raw))
-        return real(raw, fmt)
+        return real(raw, fmt, forms)
 
     monkeypatch.setattr(dialect, "parse_messages", counting)
     return sizes

@@ -8,10 +8,14 @@ from hypothesis import strategies as st
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.dialects import (
+    BOOKKEEPING,
+    OpenAIForms,
     OpenAIMessage,
     detect_format,
     dump_as,
     from_openai,
+    message_to_openai,
+    parse_messages,
     to_anthropic,
     to_openai,
 )
@@ -233,6 +237,95 @@ def test_any_openai_conversation_round_trips_exactly(raw: list[dict[str, Any]]) 
     for message in raw:
         OpenAIMessage.model_validate(message)
     assert to_openai(from_openai(raw)) == raw
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(_conversations)
+def test_a_read_conversation_is_its_own_openai_form(raw: list[dict[str, Any]]) -> None:
+    """What `OpenAIForms` hands back for the messages read is the items sent, the very
+    objects: nothing is converted."""
+    forms = OpenAIForms()
+    messages = forms.read(raw)
+    assert messages == from_openai(raw)
+    sent = forms.dump(messages)
+    assert len(sent) == len(raw)
+    assert all(a is b for a, b in zip(sent, raw, strict=True))
+
+
+_odd_parts = st.lists(
+    st.one_of(
+        st.builds(lambda t: {"type": "text", "text": t}, _text),
+        st.builds(lambda i: {"type": "tool_use", "id": i, "name": "f", "input": {}}, _ids),
+        st.builds(
+            lambda i, flag: {"type": "tool_result", "tool_use_id": i} | flag,
+            _ids,
+            st.sampled_from([{}, {"is_error": 1}, {"is_error": "yes"}]),
+        ),
+        st.builds(
+            lambda t: {"type": "text", "text": t, BOOKKEEPING: {"user": {"content": "string"}}},
+            _text,
+        ),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@st.composite
+def _odd_conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Conversations with what the canonical model rewrites: Anthropic blocks or the
+    bookkeeping key as parts, and an assistant's `tool_calls: null`."""
+    out = []
+    for message in draw(_conversations):
+        if message["role"] != "system" and draw(st.booleans()):
+            message = message | {"content": draw(_odd_parts)}
+        elif message["role"] == "assistant" and "tool_calls" not in message:
+            message = message | {"tool_calls": None}
+        out.append(message)
+    return out
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(_odd_conversations())
+def test_each_message_s_form_is_its_conversion(raw: list[dict[str, Any]]) -> None:
+    """Whether a message's form is the items sent or a conversion, it is what converting
+    it gives: the answer, the archive and the checks never see a difference."""
+    parse_messages(raw, "openai")  # valid OpenAI
+    forms = OpenAIForms()
+    messages = forms.read(raw)
+    assert messages == from_openai(raw)
+    for message in messages:
+        assert forms.of(message) == message_to_openai(message)
+    assert forms.dump(messages) == to_openai(messages)
+
+
+def test_what_does_not_come_back_as_sent_is_converted() -> None:
+    """Items the round trip does not give back as sent: each is converted, so the answer
+    and the archive stay what they were before items were reused."""
+    raw = [
+        {"role": "user", "content": "Go."},
+        {"role": "assistant", "content": "Going.", "tool_calls": None},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "is_error": 1}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "y", "name": "f"}]},
+        {"role": "user", "content": [{"type": "text", "text": "Hi.", BOOKKEEPING: {}}]},
+    ]
+    forms = OpenAIForms()
+    messages = forms.read(raw)
+    assert forms.dump(messages) == [
+        {"role": "user", "content": "Go."},
+        {"role": "assistant", "content": "Going."},
+        {"role": "tool", "tool_call_id": "x"},
+        {
+            "role": "assistant",
+            "content": [],
+            "tool_calls": [
+                {"id": "y", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "user", "content": [{"type": "text", "text": "Hi."}]},
+    ]
+    assert forms.of(messages[0])[0] is raw[0]
+    assert forms.of(messages[2]) == message_to_openai(messages[2])
 
 
 @settings(max_examples=100)

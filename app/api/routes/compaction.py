@@ -43,8 +43,9 @@ async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
     When every summary
     slot stays busy for `COMPACT_SUMMARY_SLOT_WAIT` seconds: 503 `busy` with
     `Retry-After`, nothing written."""
+    request = compact_request(body)
     try:
-        result = await service.compact(compact_request(body))
+        result = await service.compact(request)
     except InvalidConversationError as exc:
         raise invalid_conversation(exc) from None
     except BusyError as exc:
@@ -53,4 +54,4 @@ async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
             ErrorResponse(error="busy", message=str(exc)),
             headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
         )
-    return JsonResponse(result_json(result))
+    return JsonResponse(result_json(result, request.forms))

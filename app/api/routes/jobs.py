@@ -15,7 +15,7 @@ from app.api.job_schemas import ApplyRequest, ApplyResponse, JobResponse, job_js
 from app.api.responses import JsonResponse
 from app.api.routing import FastJsonRoute
 from app.api.schemas import CompactRequestBody, ErrorDetail, ErrorResponse
-from app.core.dialects import dump_as
+from app.core.dialects import OpenAIForms, dump_as
 from app.core.jobs import Job, JobStoreError
 from app.service.jobs import (
     JobManager,
@@ -58,7 +58,7 @@ async def start_compaction(body: CompactRequestBody, jobs: JobsDep) -> Any:
     `invalid_conversation`."""
     request = compact_request(body)
     try:
-        job = await jobs.submit(request, dump_as(request.messages, request.format))
+        job = await jobs.submit(request, dump_as(request.messages, request.format, request.forms))
     except SessionBusyError as exc:
         raise ApiError(409, "session_busy", str(exc), field="session_id") from None
     except QueueFullError as exc:
@@ -140,9 +140,10 @@ async def apply_compaction(job_id: str, body: ApplyRequest, jobs: JobsDep) -> An
     summarized: the job was sent between a tool call and its result) is 409
     `invalid_seam`, indexes in the applied list. Nothing is changed on the server."""
     job = await _job(jobs, job_id)
-    messages, fmt = read_messages(body.messages, job.format)
+    forms = OpenAIForms()
+    messages, fmt = read_messages(body.messages, job.format, forms)
     try:
-        applied = await jobs.apply(job_id, dump_as(messages, fmt))
+        applied = await jobs.apply(job_id, dump_as(messages, fmt, forms))
     except JobStoreError as exc:
         raise _store_failed(exc) from None
     except JobNotDoneError as exc:

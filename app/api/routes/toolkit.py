@@ -23,7 +23,7 @@ from app.api.toolkit_schemas import (
     PreprocessInputResponse,
     ProjectRulesResponse,
 )
-from app.core.dialects import dump_as
+from app.core.dialects import OpenAIForms, dump_as
 from app.core.errors import InvalidConversationError
 from app.service.toolkit import AssembleInput, Preprocessed
 
@@ -106,7 +106,8 @@ async def assemble(body: AssembleRequest, toolkit: ToolkitDep) -> Any:
     (history), the current input and the todo recap, as a message list in the request's
     format that passes the provider's rules. A history that breaks one gets 422
     `invalid_conversation`."""
-    history, fmt = read_messages(body.messages, body.format)
+    forms = OpenAIForms()
+    history, fmt = read_messages(body.messages, body.format, forms)
     request = AssembleInput(
         history=history,
         format=fmt,
@@ -116,19 +117,17 @@ async def assemble(body: AssembleRequest, toolkit: ToolkitDep) -> Any:
         todo_recap=body.todo_recap,
         rules=body.rules,
         preprocess=body.preprocess,
+        forms=forms,
     )
     try:
         done = await toolkit.assemble(request)
     except InvalidConversationError as exc:
         raise invalid_conversation(exc) from None
-    layers = [
-        label
-        for m, label in zip(done.messages, done.layers, strict=True)
-        for _ in dump_as([m], fmt)
-    ]
+    each = [dump_as([m], fmt, forms) for m in done.messages]
+    layers = [label for sent, label in zip(each, done.layers, strict=True) for _ in sent]
     return JsonResponse(
         AssembleResponse(
-            messages=dump_as(done.messages, fmt),
+            messages=[item for sent in each for item in sent],
             format=fmt,
             layers=layers,
             rules_source=done.rules_source,

@@ -24,6 +24,7 @@ from anyio import to_thread
 
 from app.core.assemble import assemble_messages
 from app.core.compaction import CompactResult, PhaseInfo
+from app.core.dialects import OpenAIForms
 from app.core.errors import ArchiveError
 from app.core.ledger import LedgerReport
 from app.core.messages import Message
@@ -94,7 +95,7 @@ async def _run(
                 force=request.force,
             )
         )
-        _check(planned.messages, fmt)
+        _check(planned.messages, fmt, request.forms)
     except Exception as exc:  # any failure of the rules rolls back
         log.exception("selective rules failed; not compacting")
         return prepared.unchanged(
@@ -173,7 +174,7 @@ class _Outcome:
                 [*memory, *assemble_messages((), self.ledger.text, self.selection.restored)]
             ),
         ]
-        _check(out, request.format)
+        _check(out, request.format, request.forms)
         tokens = await steps.count(out)
         self.phases.append(
             PhaseInfo(phase="summary_done", tokens_before=before, tokens_after=tokens)
@@ -205,7 +206,7 @@ class _Outcome:
         )
 
 
-def _check(messages: Sequence[Message], fmt: Format) -> None:
-    invalid = violations(messages, fmt)
+def _check(messages: Sequence[Message], fmt: Format, forms: OpenAIForms) -> None:
+    invalid = violations(messages, fmt, forms=forms)
     if invalid:
         raise ValueError(f"the output breaks a provider rule: {invalid[0]}")
