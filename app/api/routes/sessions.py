@@ -8,11 +8,14 @@ from app.api.deps import ServiceDep
 from app.api.errors import ApiError
 from app.api.ids import require_id
 from app.api.recall_schemas import RecallHitInfo, RecallRequest, RecallResponse
+from app.api.routing import FastJsonRoute
 from app.api.schemas import ErrorResponse, SessionCompactionsResponse
 from app.core.errors import ArchiveError, RecordStoreError
 from app.service.recall import recall
 
-router = APIRouter(tags=["sessions"], responses={422: {"model": ErrorResponse}})
+router = APIRouter(
+    route_class=FastJsonRoute, tags=["sessions"], responses={422: {"model": ErrorResponse}}
+)
 
 
 @router.get(
