@@ -167,15 +167,8 @@ class FastJsonRoute(APIRoute):
     """An `APIRoute` whose handler sees a `FastJsonRequest`, limits already checked, that
     validates the route's body model on parsing. A route with a body answers 415 to a
     request that does not declare JSON (`application/json` or a `+json` type), before
-    reading the body; the 415 is documented on every such operation."""
-
-    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
-        methods = {m.upper() for m in kwargs.get("methods") or ()}
-        if methods & _BODY_METHODS:
-            responses = dict(kwargs.get("responses") or {})
-            responses.setdefault(415, UNSUPPORTED_MEDIA_TYPE)
-            kwargs["responses"] = responses
-        super().__init__(path, endpoint, **kwargs)
+    reading the body. Each such route declares it (`415: UNSUPPORTED_MEDIA_TYPE` in its
+    router's or its own `responses`); the constructor is FastAPI's, untouched."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

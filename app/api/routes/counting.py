@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from app.api.deps import ServiceDep
 from app.api.dialect import read_messages
 from app.api.errors import ApiError
-from app.api.routing import FastJsonRoute
+from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import (
     CountRequest,
     CountResponse,
@@ -19,7 +19,11 @@ from app.api.schemas import (
 router = APIRouter(
     route_class=FastJsonRoute,
     tags=["counting"],
-    responses={422: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
+    responses={
+        415: UNSUPPORTED_MEDIA_TYPE,
+        422: {"model": ErrorResponse},
+        504: {"model": ErrorResponse},
+    },
 )
 
 
