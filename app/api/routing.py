@@ -172,7 +172,9 @@ class FastJsonRoute(APIRoute):
     validates the route's body model on parsing. A route with a body answers 415 to a
     request that does not declare JSON (`application/json` or a `+json` type), before
     reading the body. Each such route declares it (`415: UNSUPPORTED_MEDIA_TYPE` in its
-    router's or its own `responses`); the constructor is FastAPI's, untouched."""
+    router's or its own `responses`); the constructor is FastAPI's, untouched. What this
+    relies on in FastAPI beyond its documented API is pinned by
+    tests/api/test_fastapi_internals.py."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
