@@ -39,6 +39,7 @@ from app.api.docs import install_docs
 from app.api.errors import install_error_handlers
 from app.api.limits import BodySizeLimit, ShapeLimits
 from app.api.observe import ObserveRequests
+from app.api.parts import AppParts
 from app.api.routes import (
     archives,
     compaction,
@@ -333,24 +334,25 @@ def create_app(
         docs_url=None,  # served from installed assets instead of a CDN: install_docs
         redoc_url=None,
     )
-    app.state.service = service
-    app.state.settings = settings
-    app.state.jobs = job_manager
-    app.state.data_dir = data_dir
-    app.state.toolkit = build_toolkit(settings, stores.seen)
-    app.state.metrics = recorder
-    app.state.sent_counts = (
-        SentCounts(settings.token_cache_entries) if settings.token_cache_entries else None
-    )
+    AppParts(
+        service=service,
+        jobs=job_manager,
+        toolkit=build_toolkit(settings, stores.seen),
+        metrics=recorder,
+        data_dir=data_dir,
+        shape_limits=ShapeLimits(
+            max_messages=settings.max_messages,
+            max_blocks=settings.max_blocks,
+            max_depth=settings.max_depth,
+        ),
+        sent_counts=(
+            SentCounts(settings.token_cache_entries) if settings.token_cache_entries else None
+        ),
+    ).install(app)
     install_error_handlers(app)
     for module in (counting, compaction, jobs, archives, sessions, toolkit, health, metrics):
         app.include_router(module.router)
     install_docs(app)
-    app.state.shape_limits = ShapeLimits(
-        max_messages=settings.max_messages,
-        max_blocks=settings.max_blocks,
-        max_depth=settings.max_depth,
-    )
     # Added last runs first: observe (request id, metrics), authenticate, start the clock,
     # then count the body.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)

@@ -1,12 +1,13 @@
-"""Typed dependencies: routes receive the objects `create_app` put in the app's state as
-plain parameters (`service: ServiceDep`)."""
+"""Typed dependencies: routes receive the parts `create_app` built as plain parameters
+(`service: ServiceDep`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
 
+from app.api.parts import AppParts, parts_of
 from app.api.sent_counts import SentCounts
 from app.core.ports import DataDirectory
 from app.service.compaction import CompactionService
@@ -15,18 +16,43 @@ from app.service.metrics import Metrics
 from app.service.toolkit import ToolkitService
 
 
-def _state(name: str) -> Any:
-    """A dependency on `app.state.<name>`; the alias using it declares its type."""
-
-    def from_state(request: Request) -> Any:
-        return getattr(request.app.state, name)
-
-    return Depends(from_state)
+def _parts(request: Request) -> AppParts:
+    parts = parts_of(request.app)
+    if parts is None:
+        raise RuntimeError("the app has no AppParts: build it with create_app")
+    return parts
 
 
-ServiceDep = Annotated[CompactionService, _state("service")]
-JobsDep = Annotated[JobManager, _state("jobs")]
-ToolkitDep = Annotated[ToolkitService, _state("toolkit")]
-MetricsDep = Annotated[Metrics, _state("metrics")]
-DataDirDep = Annotated[DataDirectory, _state("data_dir")]
-SentCountsDep = Annotated[SentCounts | None, _state("sent_counts")]
+PartsDep = Annotated[AppParts, Depends(_parts)]
+
+
+def _service(parts: PartsDep) -> CompactionService:
+    return parts.service
+
+
+def _jobs(parts: PartsDep) -> JobManager:
+    return parts.jobs
+
+
+def _toolkit(parts: PartsDep) -> ToolkitService:
+    return parts.toolkit
+
+
+def _metrics(parts: PartsDep) -> Metrics:
+    return parts.metrics
+
+
+def _data_dir(parts: PartsDep) -> DataDirectory:
+    return parts.data_dir
+
+
+def _sent_counts(parts: PartsDep) -> SentCounts | None:
+    return parts.sent_counts
+
+
+ServiceDep = Annotated[CompactionService, Depends(_service)]
+JobsDep = Annotated[JobManager, Depends(_jobs)]
+ToolkitDep = Annotated[ToolkitService, Depends(_toolkit)]
+MetricsDep = Annotated[Metrics, Depends(_metrics)]
+DataDirDep = Annotated[DataDirectory, Depends(_data_dir)]
+SentCountsDep = Annotated[SentCounts | None, Depends(_sent_counts)]

@@ -33,11 +33,14 @@ from starlette.types import Receive, Scope
 
 from app.api.errors import ApiError
 from app.api.limits import ShapeLimits, check_shape, too_deep, unencodable_text
+from app.api.parts import parts_of
 from app.api.schemas import ErrorResponse
 
 # What FastAPI sees as the body once the real bytes are held for parsing only: it only
 # asks whether the body is empty before calling `json()`.
 _READ = b"\x00"
+# `FastJsonRequest._document` until the body is parsed.
+_UNPARSED = object()
 
 
 def is_json_content(request: Request) -> bool:
@@ -68,6 +71,7 @@ class FastJsonRequest(Request):
         self._validate = validate
         self._unparsed: bytes | None = None
         self._stand_in: bytes | None = None
+        self._document: Any = _UNPARSED
         self.by_orjson = False
 
     def _holds_body(self) -> bool:
@@ -83,9 +87,9 @@ class FastJsonRequest(Request):
         return self._stand_in
 
     async def json(self) -> Any:
-        if not hasattr(self, "_json"):
-            self._json = self._validated(await self._parse())
-        return self._json
+        if self._document is _UNPARSED:
+            self._document = self._validated(await self._parse())
+        return self._document
 
     async def _parse(self) -> Any:
         """The body's JSON document; held bytes are released once it parses."""
@@ -102,8 +106,8 @@ class FastJsonRequest(Request):
         return document if validated is None else validated
 
     def _limits(self) -> ShapeLimits | None:
-        app = self.scope.get("app")
-        return getattr(app.state, "shape_limits", None) if app is not None else None
+        parts = parts_of(self.app) if "app" in self.scope else None
+        return parts.shape_limits if parts is not None else None
 
     def _max_depth(self) -> int:
         limits = self._limits()
@@ -115,7 +119,7 @@ class FastJsonRequest(Request):
         limits = self._limits()
         if limits is None or self.method not in ("POST", "PUT", "PATCH"):
             return
-        if hasattr(self, "_json") or not await self.body():
+        if self._document is not _UNPARSED or not await self.body():
             return
         try:
             document = await self._parse()
@@ -124,7 +128,7 @@ class FastJsonRequest(Request):
         except Exception:  # malformed JSON: FastAPI's own 422 names the position
             return
         check_shape(document, limits)
-        self._json = self._validated(document)
+        self._document = self._validated(document)
 
 
 def _loads(body: bytes, max_depth: int) -> tuple[Any, bool]:
@@ -176,15 +180,10 @@ class FastJsonRoute(APIRoute):
     """An `APIRoute` whose handler sees a `FastJsonRequest`, limits already checked, that
     validates the route's body model on parsing. A route with a body answers 415 to a
     request that does not declare JSON (`application/json` or a `+json` type), before
-    reading the body; the 415 is documented on every such operation."""
-
-    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
-        methods = {m.upper() for m in kwargs.get("methods") or ()}
-        if methods & _BODY_METHODS:
-            responses = dict(kwargs.get("responses") or {})
-            responses.setdefault(415, UNSUPPORTED_MEDIA_TYPE)
-            kwargs["responses"] = responses
-        super().__init__(path, endpoint, **kwargs)
+    reading the body. Each such route declares it (`415: UNSUPPORTED_MEDIA_TYPE` in its
+    router's or its own `responses`); the constructor is FastAPI's, untouched. What this
+    relies on in FastAPI beyond its documented API is pinned by
+    tests/api/test_fastapi_internals.py."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

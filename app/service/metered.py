@@ -8,22 +8,63 @@ A subclass keeps `CompactionService.compact` free of bookkeeping, and keeps ever
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from datetime import datetime
 
 from app.core.compaction import CompactResult
 from app.core.errors import InvalidConversationError, SummarizerError
-from app.core.ports import Summarizer, SummaryRequest
+from app.core.ports import (
+    ArchiveStore,
+    ProviderCounter,
+    Summarizer,
+    SummaryRequest,
+    Tokenizer,
+    WorkdirReader,
+)
+from app.core.records import RecordStore
 from app.core.summary_check import known_reason
+from app.service.clock import time_sortable_id, utc_now
 from app.service.compaction import CompactionService, CompactRequest
+from app.service.defaults import Defaults
+from app.service.freshness import Freshness
 from app.service.metrics import Metrics
-from app.service.slots import BusyError
+from app.service.slots import BusyError, SummarySlots
 
 
 class MeteredCompactionService(CompactionService):
     """A `CompactionService` that records each compaction's outcome in `metrics`."""
 
-    def __init__(self, *, metrics: Metrics, **ports: Any) -> None:
-        super().__init__(**ports)
+    def __init__(
+        self,
+        *,
+        metrics: Metrics,
+        tokenizer: Tokenizer,
+        summarizer: Summarizer,
+        workdir: WorkdirReader,
+        archive: ArchiveStore,
+        defaults: Defaults,
+        fallback: Summarizer | None = None,
+        provider_counter: ProviderCounter | None = None,
+        freshness: Freshness | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        new_id: Callable[[], str] = time_sortable_id,
+        records: RecordStore | None = None,
+        slots: SummarySlots | None = None,
+    ) -> None:
+        super().__init__(
+            tokenizer=tokenizer,
+            summarizer=summarizer,
+            workdir=workdir,
+            archive=archive,
+            defaults=defaults,
+            fallback=fallback,
+            provider_counter=provider_counter,
+            freshness=freshness,
+            clock=clock,
+            new_id=new_id,
+            records=records,
+            slots=slots,
+        )
         self.metrics = metrics
 
     async def compact(self, request: CompactRequest) -> CompactResult:

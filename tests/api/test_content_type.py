@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -21,6 +22,7 @@ ROUTES = [
     "/compress-tool-result",
     "/preprocess-input",
     "/assemble",
+    "/sessions/x/recall",
 ]
 
 
@@ -80,9 +82,17 @@ async def test_the_token_is_checked_before_the_content_type(client_for: Any) -> 
     assert (await locked.post("/count", content=BODY)).status_code == 401
 
 
-async def test_every_body_operation_documents_the_415(client: httpx.AsyncClient) -> None:
+async def test_every_operation_with_a_body_documents_the_415_and_no_other_does(
+    client: httpx.AsyncClient,
+) -> None:
     spec = (await client.get("/openapi.json")).json()
-    for path in ROUTES:
-        spec_path = path.replace("/x/", "/{job_id}/")
-        operation = spec["paths"][spec_path]["post"]
-        assert "415" in operation["responses"], path
+    operations = {
+        (method, re.sub(r"\{[^}]+\}", "x", path)): operation
+        for path, item in spec["paths"].items()
+        for method, operation in item.items()
+    }
+    with_body = {key for key, operation in operations.items() if "requestBody" in operation}
+    with_415 = {key for key, operation in operations.items() if "415" in operation["responses"]}
+    # ROUTES are the ones refused above: a new body route must join them.
+    assert with_body == {("post", path) for path in ROUTES}
+    assert with_415 == with_body

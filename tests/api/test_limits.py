@@ -119,14 +119,13 @@ async def test_nesting_past_the_depth_limit_is_422_naming_where(client_for: Any)
     }
 
 
+@pytest.mark.parametrize("path", ["/compact", "/sessions/s1/recall"])
 @pytest.mark.parametrize("depth", [2_000, 100_000])
 async def test_nesting_past_the_parsers_recursion_limit_is_422_not_500(
-    client: httpx.AsyncClient, depth: int
+    client: httpx.AsyncClient, depth: int, path: str
 ) -> None:
     body = b'{"messages": ' + b"[" * depth + b"]" * depth + b"}"
-    response = await client.post(
-        "/compact", content=body, headers={"content-type": "application/json"}
-    )
+    response = await client.post(path, content=body, headers={"content-type": "application/json"})
     assert response.status_code == 422
     assert response.json()["error"] == "too_deep"
 

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.api import dialect
+from app.api.parts import parts_of
 from app.api.sent_counts import SentCounts, sent_key
 from app.core.decide import estimate_pending_input
 from app.core.dialects import to_openai
@@ -27,6 +28,12 @@ pytestmark = pytest.mark.anyio
 HISTORY = [system("sys"), user("Fix a.py"), *read_round("a.py", "body"), assistant("ok")]
 NEXT = user("Now run the tests.")
 JSON = {"content-type": "application/json"}
+
+
+def _sent(app: FastAPI) -> SentCounts | None:
+    parts = parts_of(app)
+    assert parts is not None
+    return parts.sent_counts
 
 
 @pytest.fixture
@@ -116,7 +123,7 @@ async def test_a_message_that_failed_validation_is_not_remembered(
     app, client = await app_for()
     refused = await client.post("/count", json={"messages": [*HISTORY, {"role": "user"}]})
     assert refused.status_code == 422
-    assert len(app.state.sent_counts) == 0
+    assert len(_sent(app)) == 0
     await client.post("/count", json={"messages": HISTORY})
     assert parsed == [6, 5]
 
@@ -132,11 +139,11 @@ async def test_a_body_only_json_parses_is_neither_remembered_nor_answered_from_m
     nulls = '{"messages": [{"role": "assistant", "content": [%s]}]}' % (call % (("null",) * 3))
     odd = '{"messages": [{"role": "assistant", "content": [%s]}]}' % (call % ((number,) * 3))
     remembered = await client.post("/count", content=nulls, headers=JSON)
-    assert len(app.state.sent_counts) == 1
+    assert len(_sent(app)) == 1
     response = await client.post("/count", content=odd, headers=JSON)
     assert remembered.json()["token_count"] == 10
     assert response.json()["token_count"] == 12
-    assert len(app.state.sent_counts) == 1
+    assert len(_sent(app)) == 1
 
 
 async def test_openai_messages_and_the_providers_tokenizer_are_not_remembered(
@@ -147,14 +154,14 @@ async def test_openai_messages_and_the_providers_tokenizer_are_not_remembered(
     assert (await client.post("/count", json={"messages": openai})).status_code == 200
     as_anthropic = {"messages": HISTORY, "tokenizer": "anthropic"}
     assert (await client.post("/count", json=as_anthropic)).status_code == 200
-    assert len(app.state.sent_counts) == 0
+    assert len(_sent(app)) == 0
 
 
 async def test_no_memo_when_the_token_cache_is_disabled(
     app_for: Callable[..., Any], parsed: list[int]
 ) -> None:
     app, client = await app_for(token_cache_entries=0)
-    assert app.state.sent_counts is None
+    assert _sent(app) is None
     await client.post("/count", json={"messages": HISTORY})
     await client.post("/count", json={"messages": HISTORY})
     assert parsed == [5, 5]

@@ -99,6 +99,7 @@ async def test_compact_refuses_a_lone_surrogate_in_either_format_for_every_strat
             "messages[0].content[0].\\udc80",
         ),
         ("/compact", {"messages": [user("x")], "instructions": LONE}, "instructions"),
+        ("/sessions/s1/recall", {"query": f"a{LONE}"}, "query"),
     ],
 )
 async def test_every_route_that_takes_strings_refuses_a_lone_surrogate(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.compaction import CompactOptions
-from app.service.compaction import CompactRequest
+from app.service.compaction import CompactionService, CompactRequest
 from app.service.metered import MeteredCompactionService
 from app.service.slots import BusyError, SummarySlots
 from tests.builders import (
@@ -86,3 +88,10 @@ async def test_the_strategy_counted_is_the_one_that_ran(tokenizer: TiktokenToken
     assert metrics.compactions == [
         ("prune", "compacted", result.token_count, result.stats.compacted_token_count)
     ]
+
+
+def test_the_metered_service_takes_every_parameter_of_the_service_and_its_metrics() -> None:
+    service = inspect.signature(CompactionService).parameters
+    metered = dict(inspect.signature(MeteredCompactionService).parameters)
+    assert metered.pop("metrics").kind is inspect.Parameter.KEYWORD_ONLY
+    assert metered == dict(service)

@@ -10,7 +10,7 @@ from app.api.deps import ServiceDep
 from app.api.dialect import compact_request
 from app.api.errors import error_response, invalid_conversation
 from app.api.responses import JsonResponse
-from app.api.routing import FastJsonRoute
+from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import CompactRequestBody, CompactResponse, ErrorResponse
 from app.core.compaction import result_json
 from app.core.errors import InvalidConversationError
@@ -19,7 +19,9 @@ from app.service.slots import BusyError
 BUSY_RETRY_AFTER_SECONDS = 2
 
 router = APIRouter(
-    route_class=FastJsonRoute, tags=["compaction"], responses={422: {"model": ErrorResponse}}
+    route_class=FastJsonRoute,
+    tags=["compaction"],
+    responses={415: UNSUPPORTED_MEDIA_TYPE, 422: {"model": ErrorResponse}},
 )
 
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from app.api.deps import SentCountsDep, ServiceDep
 from app.api.dialect import read_as
 from app.api.errors import ApiError
-from app.api.routing import FastJsonRoute, parsed_by_orjson
+from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute, parsed_by_orjson
 from app.api.schemas import (
     CountRequest,
     CountResponse,
@@ -28,7 +28,11 @@ from app.service.compaction import CompactionService, Count
 router = APIRouter(
     route_class=FastJsonRoute,
     tags=["counting"],
-    responses={422: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
+    responses={
+        415: UNSUPPORTED_MEDIA_TYPE,
+        422: {"model": ErrorResponse},
+        504: {"model": ErrorResponse},
+    },
 )
 
 

@@ -13,7 +13,7 @@ from app.api.errors import ApiError, error_response
 from app.api.ids import require_id
 from app.api.job_schemas import ApplyRequest, ApplyResponse, JobResponse, job_json
 from app.api.responses import JsonResponse
-from app.api.routing import FastJsonRoute
+from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import CompactRequestBody, ErrorDetail, ErrorResponse
 from app.core.dialects import OpenAIForms, dump_as
 from app.core.jobs import Job, JobStoreError
@@ -48,7 +48,11 @@ def _store_failed(exc: JobStoreError) -> ApiError:
     summary="Start a compaction in the background",
     status_code=202,
     response_model=JobResponse,
-    responses={409: {"model": ErrorResponse}, 503: {"model": ErrorResponse}},
+    responses={
+        409: {"model": ErrorResponse},
+        415: UNSUPPORTED_MEDIA_TYPE,
+        503: {"model": ErrorResponse},
+    },
 )
 async def start_compaction(body: CompactRequestBody, jobs: JobsDep) -> Any:
     """Takes the body of `/compact` and answers 202 at once with the job; poll
@@ -128,7 +132,11 @@ async def cancel_compaction(job_id: str, jobs: JobsDep) -> Any:
     "/compactions/{job_id}/apply",
     summary="Swap a finished compaction into the agent's current message list",
     response_model=ApplyResponse,
-    responses={409: {"model": ErrorResponse}, 503: {"model": ErrorResponse}},
+    responses={
+        409: {"model": ErrorResponse},
+        415: UNSUPPORTED_MEDIA_TYPE,
+        503: {"model": ErrorResponse},
+    },
 )
 async def apply_compaction(job_id: str, body: ApplyRequest, jobs: JobsDep) -> Any:
     """Send the current list (what was sent, then what was appended since; in the job's

@@ -8,11 +8,14 @@ from app.api.deps import ServiceDep
 from app.api.errors import ApiError
 from app.api.ids import require_id
 from app.api.recall_schemas import RecallHitInfo, RecallRequest, RecallResponse
+from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import ErrorResponse, SessionCompactionsResponse
 from app.core.errors import ArchiveError, RecordStoreError
 from app.service.recall import recall
 
-router = APIRouter(tags=["sessions"], responses={422: {"model": ErrorResponse}})
+router = APIRouter(
+    route_class=FastJsonRoute, tags=["sessions"], responses={422: {"model": ErrorResponse}}
+)
 
 
 @router.get(
@@ -34,7 +37,7 @@ async def list_compactions(session_id: str, service: ServiceDep) -> SessionCompa
 @router.post(
     "/sessions/{session_id}/recall",
     summary="Search the archived messages of a session",
-    responses={503: {"model": ErrorResponse}},
+    responses={415: UNSUPPORTED_MEDIA_TYPE, 503: {"model": ErrorResponse}},
 )
 async def recall_session(
     session_id: str, body: RecallRequest, service: ServiceDep

@@ -11,7 +11,7 @@ from app.api.deps import ToolkitDep
 from app.api.dialect import read_messages
 from app.api.errors import invalid_conversation
 from app.api.responses import JsonResponse
-from app.api.routing import FastJsonRoute
+from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import ErrorResponse
 from app.api.toolkit_schemas import (
     AssembleRequest,
@@ -34,7 +34,11 @@ router = APIRouter(
 )
 
 
-@router.post("/compress-tool-result", summary="Compress a tool result for history")
+@router.post(
+    "/compress-tool-result",
+    summary="Compress a tool result for history",
+    responses={415: UNSUPPORTED_MEDIA_TYPE},
+)
 async def compress_tool_result(
     body: CompressToolResultRequest, toolkit: ToolkitDep
 ) -> CompressToolResultResponse:
@@ -73,7 +77,11 @@ def _preprocessed(done: Preprocessed) -> PreprocessInputResponse:
     )
 
 
-@router.post("/preprocess-input", summary="Add @file reminders to a user input")
+@router.post(
+    "/preprocess-input",
+    summary="Add @file reminders to a user input",
+    responses={415: UNSUPPORTED_MEDIA_TYPE},
+)
 async def preprocess_input(
     body: PreprocessInputRequest, toolkit: ToolkitDep
 ) -> PreprocessInputResponse:
@@ -100,6 +108,7 @@ async def project_rules(toolkit: ToolkitDep) -> ProjectRulesResponse:
     "/assemble",
     summary="Assemble a model call's messages in layer order",
     response_model=AssembleResponse,
+    responses={415: UNSUPPORTED_MEDIA_TYPE},
 )
 async def assemble(body: AssembleRequest, toolkit: ToolkitDep) -> Any:
     """The layers of one model call in order: L1 (system + tools), L2 (CODE_LAW.md), L3
