@@ -54,9 +54,8 @@ def _at(loc: tuple[int | str, ...], positions: Sequence[int] | None) -> tuple[in
     return (positions[loc[0]], *loc[1:])
 
 
-def compact_request(body: CompactRequestBody) -> CompactRequest:
+def compact_request(body: CompactRequestBody, forms: OpenAIForms) -> CompactRequest:
     """The service's request for a `/compact` or `/compactions` body (one mapping for both),
-    carrying the OpenAI form of each message as sent."""
-    forms = OpenAIForms()
+    carrying in `forms` the OpenAI form of each message as sent."""
     messages, fmt = read_messages(body.messages, body.format, forms)
     return body.request(messages, fmt, forms)

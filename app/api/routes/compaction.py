@@ -13,6 +13,7 @@ from app.api.responses import JsonResponse
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import CompactRequestBody, CompactResponse, ErrorResponse
 from app.core.compaction import result_json
+from app.core.dialects import OpenAIForms
 from app.core.errors import InvalidConversationError
 from app.service.slots import BusyError
 
@@ -45,9 +46,11 @@ async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
     When every summary
     slot stays busy for `COMPACT_SUMMARY_SLOT_WAIT` seconds: 503 `busy` with
     `Retry-After`, nothing written."""
-    request = compact_request(body)
+    # Only `forms` outlives the call: the request's messages may be freed before the answer
+    # is serialized.
+    forms = OpenAIForms()
     try:
-        result = await service.compact(request)
+        result = await service.compact(compact_request(body, forms))
     except InvalidConversationError as exc:
         raise invalid_conversation(exc) from None
     except BusyError as exc:
@@ -56,4 +59,4 @@ async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
             ErrorResponse(error="busy", message=str(exc)),
             headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
         )
-    return JsonResponse(result_json(result, request.forms))
+    return JsonResponse(result_json(result, forms))

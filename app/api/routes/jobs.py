@@ -60,7 +60,7 @@ async def start_compaction(body: CompactRequestBody, jobs: JobsDep) -> Any:
     `session_busy`; when too many jobs wait for a worker, 503 `queue_full` with
     `Retry-After`. An input that `/compact` would refuse fails the job with reason
     `invalid_conversation`."""
-    request = compact_request(body)
+    request = compact_request(body, OpenAIForms())
     try:
         job = await jobs.submit(request, dump_as(request.messages, request.format, request.forms))
     except SessionBusyError as exc:
