@@ -235,6 +235,7 @@ def measure_memory(
         peak = _proc_status_kib(pid, "VmHWM")
     run.values["memory_over_idle_bytes"] = (peak - idle) * 1024
     run.facts["memory_idle_kib"] = idle
+    run.facts["memory_peak_kib"] = peak
     run.facts["memory_body_bytes"] = len(body)
 
 
@@ -511,6 +512,9 @@ def report(cfg: Config, runs: list[Run], command: str) -> str:
     facts = {
         "peak RSS over idle (MiB)": lambda r: f"{r.values['memory_over_idle_bytes'] / 2**20:.1f}",
         "idle RSS (MiB)": lambda r: f"{r.facts['memory_idle_kib'] / 1024:.1f}",
+        "peak RSS during that /compact (MiB)": lambda r: (
+            f"{r.facts['memory_peak_kib'] / 1024:.1f}" if "memory_peak_kib" in r.facts else "-"
+        ),
         "token cache bytes per entry": lambda r: f"{r.values['cache_bytes_per_entry']:.0f}",
         f"token cache at {cfg.cache_entries:,} entries (MiB)": lambda r: (
             f"{r.values['cache_bytes_per_entry'] * cfg.cache_entries / 2**20:.1f}"

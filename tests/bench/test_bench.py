@@ -83,9 +83,11 @@ def test_report_lists_every_target() -> None:
         concurrent_body_bytes=50,
         memory_body_bytes=100,
         memory_idle_kib=1,
+        memory_peak_kib=2048,
         restored_files=5,
         healthz_samples=3,
     )
     text = report(Config(), [run, run], "python -m bench")
     for target in TARGETS:
         assert target.name in text
+    assert "| peak RSS during that /compact (MiB) | 2.0 | 2.0 |" in text
