@@ -27,8 +27,13 @@ def read_messages(
 ) -> tuple[list[Message], Format]:
     """Canonical messages and the format they came in; OpenAI messages are remembered in
     `forms` with the items they were read from."""
-    fmt: Format = detect_format(raw) if requested == "auto" else requested
+    fmt = format_of(raw, requested)
     return read_as(raw, fmt, forms=forms), fmt
+
+
+def format_of(raw: Sequence[dict[str, Any]], requested: RequestFormat) -> Format:
+    """The format the messages are read in: as requested, or detected for `auto`."""
+    return detect_format(raw) if requested == "auto" else requested
 
 
 def read_as(

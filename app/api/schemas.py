@@ -330,7 +330,7 @@ class CompactRequestBody(BaseModel):
     )
 
     def request(
-        self, messages: Sequence[Message], fmt: Format, forms: OpenAIForms | None = None
+        self, messages: Sequence[Message], fmt: Format, forms: OpenAIForms
     ) -> CompactRequest:
         """The service's request for this body, its messages read in `fmt` (one mapping
         for `/compact`, `/compactions` and the command line); `forms` from that reading."""
@@ -342,7 +342,7 @@ class CompactRequestBody(BaseModel):
             instructions=self.instructions,
             format=fmt,
             reason=self.reason,
-            forms=forms if forms is not None else OpenAIForms(),
+            forms=forms,
         )
 
 

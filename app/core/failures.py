@@ -173,7 +173,7 @@ def _key_line(lines: list[str]) -> str | None:
         lines = [*lines[:half], *lines[-half:]]
     joined = "\n".join(lines)
     candidates = _candidate_lines(joined)
-    starts = _line_numbers(joined, _occurrences(joined, _TRACEBACK))
+    starts = _line_numbers(joined, occurrences(joined, _TRACEBACK))
     if starts:
         exceptions = [
             lines[i]
@@ -223,7 +223,9 @@ def _candidate_lines(joined: str) -> list[tuple[int, int]]:
     return sorted(lines.items())
 
 
-def _occurrences(text: str, word: str) -> list[int]:
+def occurrences(text: str, word: str) -> list[int]:
+    """Where `word` starts in `text`, in order (overlapping ones included): plain substring
+    search, far faster than a regex for a literal."""
     found = []
     at = text.find(word)
     while at != -1:

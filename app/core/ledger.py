@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 
 from app.core.assemble import SUMMARY_PREFIX
 from app.core.facts import EDITOR_TOOLS, ExtractedFacts, extract_facts, listed_commands
+from app.core.failures import occurrences
 from app.core.file_ops import DEFAULT_VOCABULARY, FileOp, Vocabulary, shell_command
 from app.core.messages import (
     Message,
@@ -96,12 +97,7 @@ class _Phrases:
         if not text.isascii():
             return [m.start() for m in self.any_case.finditer(text)]
         lowered = text.lower()
-        found: set[int] = set()
-        for first in self.firsts:
-            at = lowered.find(first)
-            while at != -1:
-                found.add(at)
-                at = lowered.find(first, at + 1)
+        found = {at for first in self.firsts for at in occurrences(lowered, first)}
         return [at for at in sorted(found) if self.lowered.match(lowered, at)]
 
 

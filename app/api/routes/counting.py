@@ -8,7 +8,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Request
 
 from app.api.deps import SentCountsDep, ServiceDep
-from app.api.dialect import read_as
+from app.api.dialect import format_of, read_as
 from app.api.errors import ApiError
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute, parsed_by_orjson
 from app.api.schemas import (
@@ -20,7 +20,6 @@ from app.api.schemas import (
 )
 from app.api.sent_counts import SentCounts, sent_key
 from app.core.decide import Thresholds
-from app.core.dialects import detect_format
 from app.core.messages import Message
 from app.core.vocabulary import Format, TokenizerName
 from app.service.compaction import CompactionService, Count
@@ -43,17 +42,21 @@ async def count(
     """Exact cl100k_base counts (offline), or Anthropic's own with `tokenizer: anthropic`.
     Each message counts its role and its blocks' text; an empty list counts 0; the same
     conversation counts the same in either format."""
-    fmt = detect_format(body.messages) if body.format == "auto" else body.format
-    if sent is not None and _remembered(fmt, body.tokenizer, request):
-        counted = await _count_unseen(body.messages, service, sent)
+    fmt = format_of(body.messages, body.format)
+    memo = _memo(sent, fmt, body.tokenizer, request)
+    if memo is not None:
+        counted = await _count_unseen(body.messages, service, memo)
     else:
         counted = await service.count_with(read_as(body.messages, fmt), body.tokenizer)
     return CountResponse.of(counted, len(body.messages), fmt)
 
 
-def _remembered(fmt: Format, tokenizer: TokenizerName, request: Request) -> bool:
-    """Whether the memo of messages as sent may count this request (app/api/sent_counts.py)."""
-    return fmt == "anthropic" and tokenizer == "tiktoken" and parsed_by_orjson(request)
+def _memo(
+    sent: SentCounts | None, fmt: Format, tokenizer: TokenizerName, request: Request
+) -> SentCounts | None:
+    """The memo of messages as sent when it may count this request (app/api/sent_counts.py)."""
+    remembered = fmt == "anthropic" and tokenizer == "tiktoken" and parsed_by_orjson(request)
+    return sent if remembered else None
 
 
 async def _count_unseen(
@@ -76,13 +79,14 @@ async def should_compact(
 ) -> ShouldCompactResponse:
     """`should_compact` when tokens >= threshold x window and there are at least
     `min_messages` messages; `overflow` at the overflow threshold."""
-    fmt = detect_format(body.messages) if body.format == "auto" else body.format
+    fmt = format_of(body.messages, body.format)
     usage = body.last_usage.model_dump(exclude_none=True) if body.last_usage else None
     messages: list[Message] | None
     counted: Count | None
     source: Literal["counted", "last_usage"]
-    if usage is None and sent is not None and _remembered(fmt, body.tokenizer, request):
-        counted = await _count_unseen(body.messages, service, sent)
+    memo = _memo(sent, fmt, body.tokenizer, request) if usage is None else None
+    if memo is not None:
+        counted = await _count_unseen(body.messages, service, memo)
         thresholds = _thresholds(body, service)
         messages, source = None, "counted"
         decision = service.decide_counted(
