@@ -3,9 +3,9 @@
 The pipeline works on one shape (`app.core.messages`, Anthropic's). An OpenAI conversation
 is converted in with `from_openai` and back with `to_openai`, and the trip is exact:
 `to_openai(from_openai(raw)) == raw` for every conversation `OpenAIMessage` accepts, except
-where Anthropic blocks or our bookkeeping key are sent as parts or an assistant sends
-`tool_calls: null`. So a request's messages are their own OpenAI form: `OpenAIForms` hands
-them back as sent and converts only the rest, each message once.
+where Anthropic blocks or our bookkeeping key are sent as parts. So a request's messages are
+their own OpenAI form: `OpenAIForms` hands them back as sent and converts only the rest,
+each message once.
 
 What the canonical model cannot say natively rides along under the key `x-openai`, which
 counting never reads:
@@ -164,7 +164,8 @@ def _assistant(raw: dict[str, Any]) -> Message:
     content: Any = raw.get("content")
     calls = raw.get("tool_calls")
     note: dict[str, Any] = {}
-    extra = _extra(raw, frozenset({"role", "content", "tool_calls"}))
+    # `tool_calls: null` says nothing the canonical model holds: it rides along as sent.
+    extra = _extra(raw, frozenset({"role", "content"} | ({"tool_calls"} if calls else set())))
     if extra:
         note["extra"] = extra
     if calls is not None:
@@ -385,12 +386,10 @@ class OpenAIForms:
 def _as_sent(item: dict[str, Any]) -> bool:
     """Whether `to_openai` gives the item back exactly as it is (`==`). Not when the
     canonical model reads a part as one of its own blocks (a `tool_use` or `tool_result`
-    part is moved or re-typed), when a part carries the bookkeeping key (dropped), or with
-    `tool_calls: null` (an assistant's is dropped): those are converted like any other."""
+    part is moved or re-typed) or when a part carries the bookkeeping key (dropped): those
+    are converted like any other."""
     content = item.get("content")
-    if isinstance(content, list) and any(map(_rewritten, content)):
-        return False
-    return item.get("tool_calls", ()) is not None
+    return not (isinstance(content, list) and any(map(_rewritten, content)))
 
 
 def _rewritten(part: Any) -> bool:

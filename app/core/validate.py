@@ -14,7 +14,10 @@ OpenAI (Chat Completions, checked on its own JSON so indexes are the caller's):
     tool_message_orphaned  every tool message answers a tool_calls id of the assistant
                            message before its run
 
-Each violation names its rule and the index of the offending message.
+Each violation names its rule and the index of the offending message in the list as
+sent (what a 422 names), and the canonical message that holds it (what a strategy compares
+with its plan): the same index, but in an OpenAI list, whose runs of tool messages are one
+canonical message each.
 
 With `pending_tail_ok`, tool calls of the last assistant message that are not answered yet
 (nothing follows them but their own partial answers) are not violations: an agent may ask
@@ -25,10 +28,10 @@ its next request. Compacted output is always checked without it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from app.core.dialects import OpenAIForms, dump_as
+from app.core.dialects import OpenAIForms
 from app.core.messages import Message, ToolResultBlock, tool_uses
 from app.core.vocabulary import Format
 
@@ -38,6 +41,14 @@ class Violation:
     rule: str
     index: int
     detail: str
+    # The canonical message holding it, where that is not the one at `index` (an item of an
+    # OpenAI list: its tool runs are merged).
+    message: int | None = None
+
+    @property
+    def canonical(self) -> int:
+        """The index, in the canonical list, of the message that holds the violation."""
+        return self.index if self.message is None else self.message
 
     def __str__(self) -> str:
         return f"{self.rule}: {self.detail}"
@@ -124,6 +135,10 @@ def violations(
     """The rules of the provider whose format the messages came in, broken where. OpenAI
     messages are checked in their OpenAI form: the request's `forms` when given."""
     if fmt == "openai":
-        sent = dump_as(messages, fmt, forms)
-        return openai_violations(sent, pending_tail_ok=pending_tail_ok)
+        forms = forms or OpenAIForms()
+        found = openai_violations(forms.dump(messages), pending_tail_ok=pending_tail_ok)
+        if not found:
+            return found
+        holder = [at for at, message in enumerate(messages) for _ in forms.of(message)]
+        return [replace(v, message=holder[v.index]) for v in found]
     return anthropic_violations(messages, pending_tail_ok=pending_tail_ok)

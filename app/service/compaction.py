@@ -373,7 +373,7 @@ class CompactionService:
             return unchanged(
                 messages, token_count, "nothing_to_compact", fmt=fmt, strategy=strategy
             )
-        refuse([v for v in broken if v.index < len(partition.head)])
+        refuse([v for v in broken if v.canonical < len(partition.head)])
         if any(tool_uses(messages[-1])):
             # Summarizing an unanswered tool call would orphan the results the agent is
             # about to append: compact after they are in.

@@ -82,8 +82,9 @@ def refuse(broken: Sequence[Violation]) -> None:
 
 
 def refuse_from(prepared: Prepared, index: int) -> None:
-    """A 422 for the input's violations at or after `index`: they would come back as sent."""
-    refuse([v for v in prepared.broken if v.index >= index])
+    """A 422 for the input's violations in the canonical messages from `index` on: they would
+    come back as sent."""
+    refuse([v for v in prepared.broken if v.canonical >= index])
 
 
 def unchanged(

@@ -80,6 +80,69 @@ async def test_tail_over_http_in_the_openai_shape_moves_the_tool_run_with_the_ol
     assert archive["messages"] == OPENAI_MESSAGES[1:-1]
 
 
+def _two_call_rounds(stray_after: int) -> list[dict[str, Any]]:
+    """Three rounds of two parallel bash calls; a tool message answering no call follows
+    the tool run of round `stray_after`."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
+    for n in (1, 2, 3):
+        calls = [
+            {
+                "id": f"r{n}{x}",
+                "type": "function",
+                "function": {"name": "bash", "arguments": f'{{"command": "make {x}{n}"}}'},
+            }
+            for x in "ab"
+        ]
+        out += [
+            {"role": "user", "content": f"Task {n}."},
+            {"role": "assistant", "content": None, "tool_calls": calls},
+            {"role": "tool", "tool_call_id": f"r{n}a", "content": OUTPUT},
+            {"role": "tool", "tool_call_id": f"r{n}b", "content": OUTPUT},
+        ]
+        if n == stray_after:
+            out.append({"role": "tool", "tool_call_id": "stray", "content": "?"})
+        out.append({"role": "assistant", "content": f"Done {n}."})
+    return out
+
+
+async def test_tail_in_the_openai_shape_summarizes_away_a_break_in_the_older_part(
+    client: httpx.AsyncClient,
+) -> None:
+    # The stray tool message is item 5 of round 1. Its tool run is one canonical message
+    # (index 3), so the kept rounds start at canonical index 5 but item 7: compared with
+    # the plan by its canonical message, the break is in the summarized part.
+    messages = _two_call_rounds(stray_after=1)
+    body = {
+        "messages": messages,
+        "format": "openai",
+        "force": True,
+        "options": {"strategy": "tail", "tail_keep_recent_rounds": 2},
+    }
+    answer = await client.post("/compact", json=body)
+    assert answer.status_code == 200, answer.text
+    data = answer.json()
+    assert (data["compacted"], data["compacted_indexes"]) == (True, [1, 2, 3, 4])
+    assert data["messages"][2:] == messages[7:]
+    archive = (await client.get(f"/archives/{data['archive']['id']}")).json()
+    assert archive["messages"] == messages[1:7]
+
+
+async def test_tail_in_the_openai_shape_refuses_a_break_in_a_kept_round_at_the_item_sent(
+    client: httpx.AsyncClient,
+) -> None:
+    body = {
+        "messages": _two_call_rounds(stray_after=2),
+        "format": "openai",
+        "force": True,
+        "options": {"strategy": "tail", "tail_keep_recent_rounds": 2},
+    }
+    answer = await client.post("/compact", json=body)
+    assert answer.status_code == 422
+    (detail,) = answer.json()["details"]
+    assert detail["field"] == "messages[10]"
+    assert "tool_message_orphaned" in detail["message"]
+
+
 async def test_prune_over_http_in_the_openai_shape_clears_the_tool_messages(
     client: httpx.AsyncClient,
 ) -> None:

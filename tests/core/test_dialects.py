@@ -201,7 +201,8 @@ def _step(draw: st.DrawFn) -> list[dict[str, Any]]:
         message["content"] = None
     elif content_kind == "parts":
         message["content"] = draw(_parts)
-    if ids or draw(st.booleans()):
+    calls = draw(st.sampled_from(["list", "null", "absent"]))
+    if ids or calls == "list":
         message["tool_calls"] = [
             {
                 "id": i,
@@ -210,6 +211,8 @@ def _step(draw: st.DrawFn) -> list[dict[str, Any]]:
             }
             for i in ids
         ]
+    elif calls == "null":
+        message["tool_calls"] = None
     message |= draw(_extra)
     answers = [
         {"role": "tool", "tool_call_id": i, "content": draw(_content)} | draw(_extra) for i in ids
@@ -274,13 +277,11 @@ _odd_parts = st.lists(
 @st.composite
 def _odd_conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Conversations with what the canonical model rewrites: Anthropic blocks or the
-    bookkeeping key as parts, and an assistant's `tool_calls: null`."""
+    bookkeeping key as parts."""
     out = []
     for message in draw(_conversations):
         if message["role"] != "system" and draw(st.booleans()):
             message = message | {"content": draw(_odd_parts)}
-        elif message["role"] == "assistant" and "tool_calls" not in message:
-            message = message | {"tool_calls": None}
         out.append(message)
     return out
 
@@ -299,12 +300,25 @@ def test_each_message_s_form_is_its_conversion(raw: list[dict[str, Any]]) -> Non
     assert forms.dump(messages) == to_openai(messages)
 
 
+def test_an_assistant_s_null_tool_calls_come_back_as_sent() -> None:
+    raw = [
+        {"role": "user", "content": "Go."},
+        {"role": "assistant", "content": "Going.", "tool_calls": None},
+        {"role": "assistant", "content": None, "tool_calls": None, "name": "a"},
+    ]
+    messages = from_openai(raw)
+    assert [m.content for m in messages] == ["Go.", "Going.", []]
+    assert to_openai(messages) == raw
+    forms = OpenAIForms()
+    assert all(a is b for a, b in zip(forms.dump(forms.read(raw)), raw, strict=True))
+
+
 def test_what_does_not_come_back_as_sent_is_converted() -> None:
     """Items the round trip does not give back as sent: each is converted, so the answer
     and the archive stay what they were before items were reused."""
     raw = [
         {"role": "user", "content": "Go."},
-        {"role": "assistant", "content": "Going.", "tool_calls": None},
+        {"role": "assistant", "content": "Going."},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "is_error": 1}]},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "y", "name": "f"}]},
         {"role": "user", "content": [{"type": "text", "text": "Hi.", BOOKKEEPING: {}}]},

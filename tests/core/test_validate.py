@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from app.core.dialects import OpenAIForms
 from app.core.validate import anthropic_violations, openai_violations, violations
 from tests.builders import assistant, parse, system, tool_result, tool_use, user
 
@@ -94,3 +95,30 @@ def test_openai_partially_answered_calls_at_the_end_are_pending() -> None:
     ]
     assert [v.rule for v in openai_violations(raw)] == ["tool_call_unanswered"]
     assert openai_violations(raw, pending_tail_ok=True) == []
+
+
+def test_an_openai_violation_names_the_sent_item_and_the_canonical_message_holding_it() -> None:
+    # Two tool messages and a stray one become one canonical user message (index 3): a 422
+    # names the item the caller sent (5), a strategy compares plans with the message (3).
+    raw = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("a"), _call("b")]},
+        {"role": "tool", "tool_call_id": "a", "content": "x"},
+        {"role": "tool", "tool_call_id": "b", "content": "y"},
+        {"role": "tool", "tool_call_id": "stray", "content": "z"},
+        {"role": "assistant", "content": "done"},
+    ]
+    forms = OpenAIForms()
+    messages = forms.read(raw)
+    assert len(messages) == 5
+    found = [(v.rule, v.index, v.canonical) for v in violations(messages, "openai", forms=forms)]
+    assert found == [("tool_message_orphaned", 5, 3)]
+    # Converted back without the request's forms, the same item and message.
+    again = [(v.index, v.canonical) for v in violations(messages, "openai")]
+    assert again == [(5, 3)]
+
+
+def test_an_anthropic_violation_is_at_its_own_message() -> None:
+    messages = parse([user("a"), assistant("no call"), tool_result("t9", "x")])
+    assert [(v.index, v.canonical) for v in violations(messages, "anthropic")] == [(2, 2)]

@@ -50,7 +50,7 @@ class Tail:
             [
                 v
                 for v in prepared.broken
-                if v.index >= plan.verbatim_from or v.index == plan.request_kept
+                if v.canonical >= plan.verbatim_from or v.canonical == plan.request_kept
             ]
         )
         warnings = [*warnings, *plan.warnings]
