@@ -165,7 +165,8 @@ def _assistant(raw: dict[str, Any]) -> Message:
     calls = raw.get("tool_calls")
     note: dict[str, Any] = {}
     # `tool_calls: null` says nothing the canonical model holds: it rides along as sent.
-    extra = _extra(raw, frozenset({"role", "content"} | ({"tool_calls"} if calls else set())))
+    read = {"role", "content"} if calls is None else {"role", "content", "tool_calls"}
+    extra = _extra(raw, frozenset(read))
     if extra:
         note["extra"] = extra
     if calls is not None:

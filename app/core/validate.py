@@ -135,7 +135,7 @@ def violations(
     """The rules of the provider whose format the messages came in, broken where. OpenAI
     messages are checked in their OpenAI form: the request's `forms` when given."""
     if fmt == "openai":
-        forms = forms or OpenAIForms()
+        forms = OpenAIForms() if forms is None else forms
         found = openai_violations(forms.dump(messages), pending_tail_ok=pending_tail_ok)
         if not found:
             return found
