@@ -58,7 +58,7 @@ from app.core.jobs import (
     swap_prefix,
 )
 from app.core.messages import Message, dump_messages
-from app.core.request_context import answer_reserve, deadline_at
+from app.core.request_context import DEADLINE, answer_reserve, deadline_at
 from app.core.validate import Violation
 from app.service.clock import time_sortable_id, utc_now
 from app.service.compaction import CompactionService, CompactRequest
@@ -428,6 +428,7 @@ class JobManager:
         return job
 
     async def _run(self, job_id: str, request: CompactRequest) -> None:
+        DEADLINE.set(None)  # a job outlives the request that submitted it (this task's copy)
         try:
             async with self._slots:
                 job = self._jobs.get(job_id)
