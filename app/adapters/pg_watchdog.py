@@ -39,12 +39,19 @@ class _Watch:
 
 
 class Watchdog:
-    """Shuts down the socket of each watched connection whose deadline passes first."""
+    """Shuts down the socket of each watched connection whose deadline passes first.
+
+    The thread sleeps until the nearest deadline, and at most `IDLE_WAKE` seconds; a new
+    watch wakes it only when its deadline comes before that, so the usual call (due long
+    after the next wake) costs no thread switch."""
+
+    IDLE_WAKE = 5.0
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._watches: set[_Watch] = set()
         self._thread: threading.Thread | None = None
+        self._wake_at = 0.0  # when the thread looks next (`time.monotonic`)
         self._closed = False
 
     @contextmanager
@@ -83,7 +90,8 @@ class Watchdog:
                     target=self._run, name="database-watchdog", daemon=True
                 )
                 self._thread.start()
-            self._cond.notify()
+            if deadline < self._wake_at:
+                self._cond.notify()
         return watch
 
     def _unwatch(self, watch: _Watch) -> None:
@@ -100,6 +108,7 @@ class Watchdog:
                     watch.fired = True
                     with suppress(OSError):
                         watch.sock.shutdown(socket.SHUT_RDWR)
-                nearest = min((w.deadline for w in self._watches), default=None)
-                self._cond.wait(None if nearest is None else nearest - now)
+                nearest = min((w.deadline for w in self._watches), default=now + self.IDLE_WAKE)
+                self._wake_at = min(nearest, now + self.IDLE_WAKE)
+                self._cond.wait(self._wake_at - now)
             self._thread = None

@@ -126,7 +126,7 @@ def test_a_request_deadline_shortens_the_call_and_nothing_is_tried_after_it(
         frozen_proxy.freeze()
         started = time.monotonic()
         with deadline_at(started + 0.6):
-            with pytest.raises(DatabaseStalled, match=r"within 0\.6 s"):
+            with pytest.raises(DatabaseStalled, match="no answer from the database within"):
                 select_one(database)
             assert time.monotonic() - started <= 0.6 + MARGIN
             with pytest.raises(DatabaseStalled, match="no time left"):
