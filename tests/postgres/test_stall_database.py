@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -158,3 +159,19 @@ def test_the_readiness_check_answers_within_its_timeout_naming_the_stall(
         )
         frozen_proxy.thaw()
         assert database.unavailable_reason() is None
+
+
+def test_a_stall_that_ends_in_a_cut_fails_the_call_at_once_with_the_driver_s_error(
+    database_url: str, frozen_proxy: FreezingProxy
+) -> None:
+    with through(frozen_proxy, database_url, call_timeout=10.0) as database:
+        started = time.monotonic()
+
+        def freeze_then_cut(conn: Conn) -> None:
+            frozen_proxy.freeze()
+            threading.Timer(0.2, frozen_proxy.cut).start()
+
+        with pytest.raises(psycopg.OperationalError) as failed:
+            select_one(database, then=freeze_then_cut)
+        assert not isinstance(failed.value, DatabaseStalled)
+        assert time.monotonic() - started <= 0.2 + MARGIN
