@@ -28,6 +28,7 @@ import logging
 import os
 import platform
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -57,6 +58,7 @@ from app.core.jobs import (
     swap_prefix,
 )
 from app.core.messages import Message, dump_messages
+from app.core.request_context import DEADLINE, answer_reserve, deadline_at
 from app.core.validate import Violation
 from app.service.clock import time_sortable_id, utc_now
 from app.service.compaction import CompactionService, CompactRequest
@@ -426,6 +428,7 @@ class JobManager:
         return job
 
     async def _run(self, job_id: str, request: CompactRequest) -> None:
+        DEADLINE.set(None)  # a job outlives the request that submitted it (this task's copy)
         try:
             async with self._slots:
                 job = self._jobs.get(job_id)
@@ -436,7 +439,8 @@ class JobManager:
                 try:
                     # A job waits for a summary slot; only /compact gets `busy`.
                     async with asyncio.timeout(self._deadline):
-                        result = await self._service.compact(replace(request, background=True))
+                        with _calls_bounded_by(self._deadline):
+                            result = await self._service.compact(replace(request, background=True))
                 except TimeoutError:
                     message = f"the compaction took longer than {self._deadline:g}s"
                     await self._finish(
@@ -630,3 +634,10 @@ def request_from_json(data: JsonDict) -> CompactRequest:
         )
     except (KeyError, TypeError, ValidationError) as exc:
         raise ValueError(f"stored request is unreadable: {exc}") from exc
+
+
+def _calls_bounded_by(seconds: float | None) -> contextlib.AbstractContextManager[None]:
+    """A job's blocking calls (the database) end before its deadline, as a request's do."""
+    if seconds is None:
+        return contextlib.nullcontext()
+    return deadline_at(time.monotonic() + seconds - answer_reserve(seconds))
