@@ -13,6 +13,7 @@ from app.core.compaction import CompactResult
 from app.core.errors import ArchiveError
 from app.core.tail import (
     KEPT_SHARE,
+    TailDeclined,
     archive_span,
     archived_header,
     archived_text,
@@ -40,12 +41,8 @@ class Tail:
         thresholds = prepared.thresholds
         target = int(thresholds.context_window * thresholds.threshold * KEPT_SHARE)
         plan = plan_tail(messages, len(head), prepared.counts, keep, target)
-        if plan is None:
-            note = (
-                f"every round would be kept (tail_keep_recent_rounds {keep}): nothing older "
-                "to archive"
-            )
-            return prepared.unchanged("too_few_rounds", [*warnings, note], strategy=self.name)
+        if isinstance(plan, TailDeclined):
+            return prepared.unchanged("too_few_rounds", [*warnings, plan.note], strategy=self.name)
         refuse(
             [
                 v
