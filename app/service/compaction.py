@@ -9,8 +9,9 @@
    bounded slots from its archive write to its result.
 4. Strategy (`app.service.registry`): each one a peer in `app.service.strategies`, run
    with the shared `Steps`; it archives what it replaces and builds its answer with them.
-   A result not smaller than the input and under the threshold is refused (`no_gain`,
-   archive removed) and the next strategy of its fallbacks runs, until one reaches it.
+   A run that does not compact leaves no archive (`_attempt`). A result not smaller than
+   the input and under the threshold is refused (`no_gain`, archive removed) and the next
+   strategy of its fallbacks runs, until one reaches it.
 5. Record (`app.service.sessions.record`): the session's record of the attempt.
 
 A dependency's failure is an outcome, never an exception to the caller: an archive failure
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from anyio import to_thread
+from anyio import CancelScope, get_cancelled_exc_class, to_thread
 
 from app.core.compaction import (
     CompactResult,
@@ -304,15 +305,49 @@ class CompactionService:
             ]
         tried: list[FallbackInfo] = []
         for position, name in enumerate(chain):
-            strategy = STRATEGIES[name]
-            async with self._summary_slot(prepared.request, strategy):
-                result = await strategy.run(prepared, self.steps, list(admitted.warnings))
+            result = await self._attempt(prepared, STRATEGIES[name], admitted.warnings)
             result, refused_at = await self._kept_or_refused(prepared, result)
             last = position == len(chain) - 1
             if result.compacted or result.reason not in FALLS_THROUGH or last:
                 return result.model_copy(update={"fallbacks": tried})
             tried.append(fallback_info(result, refused_at))
         raise RuntimeError("a strategy chain is never empty")  # pragma: no cover
+
+    async def _attempt(
+        self, prepared: Prepared, strategy: Strategy, warnings: Sequence[str]
+    ) -> CompactResult:
+        """One strategy's run, and the one place its archive's fate is settled: a failed
+        write is `archive_failed`; an archive written by a run that did not compact (it
+        declined after writing, its summary failed, it raised or was cancelled) is
+        removed, so every archive left belongs to a compaction that happened."""
+        steps = self.steps.attempt()
+        try:
+            async with self._summary_slot(prepared.request, strategy):
+                result = await strategy.run(prepared, steps, list(warnings))
+        except ArchiveError as exc:
+            log.error("archive failed; not compacting", extra={"error": str(exc)})
+            failed = [*warnings, f"archive failed: {exc}"]
+            result = prepared.unchanged("archive_failed", failed, strategy=strategy.name)
+        except BaseException as exc:
+            cancelled = isinstance(exc, get_cancelled_exc_class())
+            if not (cancelled and prepared.request.archive_id is not None):
+                with CancelScope(shield=True):
+                    await self._discard(steps.written, [])
+            raise
+        kept = result.archive.id if result.compacted and result.archive else None
+        notes: list[str] = []
+        await self._discard([i for i in steps.written if i != kept], notes)
+        if notes:
+            result = result.model_copy(update={"warnings": [*result.warnings, *notes]})
+        return result
+
+    async def _discard(self, archive_ids: Sequence[str], warnings: list[str]) -> None:
+        for archive_id in archive_ids:
+            try:
+                await self.steps.discard(archive_id)
+            except ArchiveError as exc:
+                log.error("archive of a run not kept stays", extra={"error": str(exc)})
+                warnings.append(f"the archive {archive_id} of a result not kept stays: {exc}")
 
     async def _kept_or_refused(
         self, prepared: Prepared, result: CompactResult

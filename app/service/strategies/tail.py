@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.compaction import CompactResult
-from app.core.errors import ArchiveError
 from app.core.tail import (
     KEPT_SHARE,
     TailDeclined,
@@ -52,12 +51,7 @@ class Tail:
         )
         warnings = [*warnings, *plan.warnings]
         originals = [messages[i] for i in plan.compacted_indexes]
-        try:
-            archive = await steps.archive(prepared, originals)
-        except ArchiveError as exc:
-            return prepared.unchanged(
-                "archive_failed", [*warnings, f"archive failed: {exc}"], strategy=self.name
-            )
+        archive = await steps.archive(prepared, originals)
         facts = await steps.facts(plan.older, resolved)
         summarized = await steps.summarize(
             plan.older, resolved, request.instructions, warnings, template="archived", facts=facts
