@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -85,3 +86,32 @@ async def test_one_huge_exchange_is_answered_and_leaves_only_a_kept_archive(
         assert data["archive"] is None
         assert data["messages"] == messages
         assert stored == []
+
+
+async def finished(client: httpx.AsyncClient, job_id: str) -> dict[str, Any]:
+    for _ in range(400):
+        job: dict[str, Any] = (await client.get(f"/compactions/{job_id}")).json()
+        if job["state"] not in ("queued", "running"):
+            return job
+        await anyio.sleep(0.005)
+    raise AssertionError(f"job {job_id} never finished")
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("strategy", ["tail", "prune"])
+async def test_one_huge_exchange_as_a_background_job_is_done_not_failed(
+    client: httpx.AsyncClient, tmp_path: Path, shape: str, strategy: str
+) -> None:
+    messages = SHAPES[shape]()
+    body = {"messages": messages, "options": {"strategy": strategy, "context_window": 8000}}
+    accepted = await client.post("/compactions", json=body)
+    assert accepted.status_code == 202, accepted.text
+    job = await finished(client, accepted.json()["id"])
+    assert (job["state"], job["reason"], job["message"]) == ("done", None, None)
+    result = job["result"]
+    # The fallback chain reaches `full`, which summarizes the exchange: one archive, the
+    # job's own id, holding every message after the system prompt.
+    assert (result["compacted"], result["strategy"]) == (True, "full")
+    stored = archive_files(tmp_path / "data")
+    assert [a["id"] for a in stored] == [result["archive"]["id"]] == [job["id"]]
+    assert stored[0]["messages"] == messages[1:]
