@@ -12,8 +12,8 @@ from message text:
                    in the content
 
 Each error carries its `reason` (`timeout`, `connection`, `rate_limited`, `server_error`,
-`client_error`, `bad_response`, `truncated`, `refusal`, `tool_calls`, `empty`); whether a text that came
-back is a summary is `app.core.summary_check`'s call, applied around this adapter.
+`client_error`, `bad_response`, `truncated`, `refusal`, `tool_calls`, `empty`); whether a
+text that came back is a summary is `app.core.summary_check`'s call, applied around this adapter.
 
 Error messages carry the exception class name and the status code only: the response body
 may echo the prompt, and the request holds the API key, so the SDK's exception is not
