@@ -28,7 +28,9 @@ CONVERSATION: list[dict[str, Any]] = [
     ),
     assistant("Reading the parser.", tool_use("read_file", "t1", path="src/parser.py")),
     tool_result("t1", PARSER),
-    assistant("Running the tests.", tool_use("bash", "t2", command="pytest -q tests/test_parser.py")),
+    assistant(
+        "Running the tests.", tool_use("bash", "t2", command="pytest -q tests/test_parser.py")
+    ),
     tool_result("t2", PYTEST_OUTPUT, is_error=True),
     assistant("Checking the mirror.", tool_use("bash", "t3", command="pip install pyyaml")),
     tool_result("t3", "Error: 503 Service Unavailable from the package mirror", is_error=True),
@@ -131,5 +133,8 @@ ISSUE_ANSWERS: dict[str, tuple[str, str]] = {
     "zero-width-space": ("## Goals & Decisions\n\u200b", "missing_sections"),
     "think-wraps-headings": ("<think>\n" + SUMMARY + "</think>", "reasoning_only"),
     "unclosed-think": ("<think>\nThe user wants a summary. " + SUMMARY, "reasoning_only"),
-    "template-leak": ("<|im_start|>assistant\n## Goals & Decisions\n<|im_end|>", "missing_sections"),
+    "template-leak": (
+        "<|im_start|>assistant\n## Goals & Decisions\n<|im_end|>",
+        "missing_sections",
+    ),
 }

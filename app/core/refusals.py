@@ -38,9 +38,10 @@ _CANT = (
     rf"|(?:have|need)\s+to\s+decline|(?:{_Q}m|am)\s+not\s+going\s+to"
     rf"|do\s+not\s+feel\s+comfortable|don{_Q}t\s+feel\s+comfortable"
 )
-# First person, from the start of the sentence, after an optional apology or "alas".
+# First person, from the start of the sentence, after an optional apology or "alas", or
+# after a clause ("As an AI language model, I cannot"), never after a colon (a quote).
 _REFUSAL_EN = (
-    r"(?:[^.!?\n]{0,80}?[,;]\s*(?:so\s+|but\s+)?)?"
+    r"(?:[^.!?:\n]{0,80}?[,;]\s*(?:so\s+|but\s+)?)?"
     rf"(?:i\s*(?:{_Q}m|\s+am)?\s*(?:afraid\s+(?:that\s+)?i\s+)?(?:really\s+|simply\s+)?(?:{_CANT})"
     r"|this\s+(?:request|conversation|content)\s+(?:violates|goes\s+against|cannot))"
 )

@@ -218,7 +218,7 @@ def accept_summary(
     failure = (
         _speech_failure(summary, template, source)
         or _echo_failure(summary, template, source)
-        or _repetition_failure(summary)
+        or _repetition_failure(_prose(summary, template))
         or _structure_failure(summary, template)
         or _filler_failure(summary, template, source)
     )

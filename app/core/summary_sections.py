@@ -36,6 +36,11 @@ _TITLES: dict[SummaryTemplate, tuple[str, ...]] = {
 HEADING_KEYS: dict[SummaryTemplate, tuple[str, ...]] = {
     template: tuple(_heading_key(title) for title in titles) for template, titles in _TITLES.items()
 }
+# Each title as a pattern, "&" or "and" alike: a `Title:` line names the whole title.
+_TITLE_PATTERNS: dict[SummaryTemplate, tuple[str, ...]] = {
+    template: tuple(re.escape(t.lower()).replace("\\ \\&\\ ", r"\s*(?:&|and)\s*") for t in titles)
+    for template, titles in _TITLES.items()
+}
 # A heading line: markdown heading, bold, a numbered or bulleted title, or `Title:`.
 _DECORATED = re.compile(r"^\s*(?:#{1,6}|\*\*|__|\d{1,2}[.)]|[-*]\s+\*\*)")
 _LEAD = re.compile(r"^[^A-Za-z]+")
@@ -72,10 +77,10 @@ class Section:
 def heading_of(line: str, template: SummaryTemplate) -> str | None:
     """The key of the template's heading `line` is, if it is one."""
     rest = _LEAD.sub("", line).lower()
-    for key in HEADING_KEYS[template]:
+    for key, title in zip(HEADING_KEYS[template], _TITLE_PATTERNS[template], strict=True):
         if not rest.startswith(key):
             continue
-        if _DECORATED.match(line) or re.match(rf"{re.escape(key)}[^:\n]{{0,24}}:", rest):
+        if _DECORATED.match(line) or re.match(rf"(?:{title}|{re.escape(key)})\W{{0,4}}:", rest):
             return key
     return None
 
