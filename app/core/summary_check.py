@@ -320,7 +320,13 @@ def _filler_failure(
 ) -> SummarizerError | None:
     if source is None:
         return None
-    bodies = [word for s in split_sections(text, template) for word in s.words]
+    # the prompt's own words (template labels) are evidence neither way
+    bodies = [
+        word
+        for s in split_sections(text, template)
+        for word in s.words
+        if word not in source.instructions.vocabulary
+    ]
     share = source.transcript.grounding(bodies)
     if share is not None and share < GROUNDED_SHARE:
         return _failure("filler")
