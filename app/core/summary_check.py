@@ -37,11 +37,12 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from app.core.answer_clean import clean_answer
 from app.core.errors import SummarizerError
+from app.core.messages import is_tool_result_message, message_text
 from app.core.overlap import SHINGLE, Reference, shingles, words
 from app.core.ports import SummaryRequest, SummaryTemplate
 from app.core.prompt import build_archived_prompt, build_summary_prompt, serialize_for_summary
@@ -126,18 +127,26 @@ class SummarySource:
 
     instructions: Reference
     transcript: Reference
+    # The user's own requests: a summary may quote them whole (the prompt asks to keep
+    # what the user said exactly), so quoting them is no copy.
+    requests: Reference = field(default_factory=lambda: Reference(()))
 
     @classmethod
-    def of(cls, instructions: str, transcript: str) -> SummarySource:
-        return cls(Reference.of(instructions), Reference.of(transcript))
+    def of(cls, instructions: str, transcript: str, requests: str = "") -> SummarySource:
+        return cls(Reference.of(instructions), Reference.of(transcript), Reference.of(requests))
 
 
 def source_of(request: SummaryRequest) -> SummarySource:
     """The source of `request`'s answer, rebuilt from its parts as the prompt was."""
     build = build_archived_prompt if request.template == "archived" else build_summary_prompt
     instructions = build("", request.max_words, request.instructions)
+    requests = "\n\n".join(
+        message_text(m)
+        for m in request.messages
+        if m.role == "user" and not is_tool_result_message(m)
+    )
     return SummarySource.of(
-        f"{request.system}\n{instructions}", serialize_for_summary(request.messages)
+        f"{request.system}\n{instructions}", serialize_for_summary(request.messages), requests
     )
 
 
@@ -280,7 +289,8 @@ def _echo_failure(
         len(from_prompt) >= COPY_SHARE * len(runs) and len(from_instructions) >= ECHO_RUNS
     ):
         return _failure("echo")
-    if len(runs) >= COPY_MIN_RUNS and source.transcript.containment(runs) >= COPY_SHARE:
+    own = runs - source.requests.runs
+    if len(own) >= COPY_MIN_RUNS and source.transcript.containment(own) >= COPY_SHARE:
         return _failure("copy")
     return None
 

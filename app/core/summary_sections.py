@@ -19,8 +19,9 @@ from app.core.ports import SummaryTemplate
 from app.core.prompt import ARCHIVED_HEADINGS, DIMENSIONS
 
 SUBSTANTIVE_WORDS = 3
-# Sections that must be substantive, at least: a summary that says "none" everywhere else.
-MIN_SUBSTANTIVE_SECTIONS = 2
+# Sections that must be substantive, at least: the summary of a single request may have
+# nothing but "none" to say in the other four, never in all five.
+MIN_SUBSTANTIVE_SECTIONS = 1
 
 
 def _heading_key(title: str) -> str:
