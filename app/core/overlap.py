@@ -28,8 +28,11 @@ _COMMON = frozenset(_COMMON_TEXT.split())
 
 def words(text: str) -> list[str]:
     """`text`'s words, lower-cased; a Chinese or Japanese character is a word of its own."""
+    lowered = text.lower()
+    if not _CJK.search(lowered):
+        return _WORD.findall(lowered)
     found: list[str] = []
-    for match in _WORD.finditer(text.lower()):
+    for match in _WORD.finditer(lowered):
         token = match.group()
         if _CJK.search(token):
             found.extend(_split_cjk(token))

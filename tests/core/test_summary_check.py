@@ -458,3 +458,26 @@ def test_every_reason_is_a_label_and_anything_else_is_other() -> None:
     assert len(set(SUMMARY_FAILURES)) == len(SUMMARY_FAILURES)
     assert known_reason("boom") == "other"
     assert known_reason(None) == "other"
+
+
+def test_a_summary_that_carries_the_previous_one_forward_is_no_copy() -> None:
+    """A later chunk (or compaction) starts with the summary so far as a user message; the
+    new summary may repeat it almost word for word and add the new step."""
+    from dataclasses import replace
+
+    from app.core.assemble import summary_message
+    from tests.builders import assistant, parse, user
+
+    earlier = request()
+    later = replace(
+        earlier,
+        messages=(
+            summary_message(SUMMARY),
+            *parse([user("Now run the linters."), assistant("ruff check: all clean.")]),
+        ),
+    )
+    text = SUMMARY.replace("## Errors", "- Then: ruff check, all clean.\n## Errors")
+    verdict = accept_summary(
+        text, template="sections", cap_tokens=10_000, count=words, source=source_of(later)
+    )
+    assert verdict == text.strip()
