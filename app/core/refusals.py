@@ -122,7 +122,9 @@ def speech_in(sentence: str) -> Speech | None:
         return Speech("refusal", sentence, sentence[found.start() :])
     found = _ERROR.search(sentence)
     if found:
-        return Speech("error_message", sentence, found.group())
+        # an error that opens the sentence is shown by the whole sentence ("Error: …")
+        span = sentence[found.start() :] if found.start() == 0 else found.group()
+        return Speech("error_message", sentence, span)
     found = _APOLOGY.match(sentence)
     if found:
         return Speech("apology", sentence, sentence)

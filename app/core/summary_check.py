@@ -163,8 +163,10 @@ REPEAT_MIN_CHARS = 400
 REPEAT_ZLIB = 0.08
 # Filler: the share of the sections' content words that occur in the conversation.
 GROUNDED_SHARE = 0.2
-# Words of a refusal or apology looked up in the conversation to tell a quote from a refusal.
+# Words of a refusal, apology or error looked up in the conversation to tell a quote from
+# an answer; the share of an error sentence's words the conversation must hold to be a report.
 QUOTE_WORDS = 9
+ERROR_GROUNDED = 0.5
 _INVISIBLE = re.compile(r"[\s\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]+")
 
 _MESSAGES = {
@@ -266,10 +268,11 @@ def _quoted(speech: Speech, source: SummarySource | None) -> bool:
     """Whether the conversation holds the words of `speech`: history, not an answer."""
     if source is None:
         return False
-    phrase = words(speech.span)
-    if speech.kind != "error_message":
-        phrase = phrase[:QUOTE_WORDS]
-    return source.transcript.holds_phrase(phrase)
+    if source.transcript.holds_phrase(words(speech.span)[:QUOTE_WORDS]):
+        return True
+    # an error reported in the summary's own words: most of its words are the conversation's
+    share = source.transcript.grounding(words(speech.sentence))
+    return speech.kind == "error_message" and share is not None and share >= ERROR_GROUNDED
 
 
 def _prose(text: str, template: SummaryTemplate) -> str:

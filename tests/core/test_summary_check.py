@@ -253,6 +253,7 @@ def test_real_summaries_of_both_templates_pass_unchanged() -> None:
         # an error the agent met, quoted without markup
         "- The first mirror said: Service Unavailable.",
         "Error: 503 Service Unavailable from the package mirror, so a second one was used.",
+        "Error: ModuleNotFoundError: No module named 'yaml', fixed by installing pyyaml.",
         # a reasoning tag named in a sentence is text
         "- The `<think>` tags of the model output are left to the caller.",
     ],
@@ -260,6 +261,20 @@ def test_real_summaries_of_both_templates_pass_unchanged() -> None:
 def test_a_summary_quoting_what_the_conversation_holds_passes(extra: str) -> None:
     text = SUMMARY.replace("## File Operations", f"{extra}\n## File Operations")
     assert accepted(text) == text.strip()
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        ("Error: The model `qwen2.5-coder:32b` does not exist.", "error_message"),
+        ("- Upstream request failed: the model is overloaded.", "error_message"),
+        ("Sorry, I can't finish this summary.", "refusal"),
+        ("I apologize for the incomplete answer above.", "apology"),
+    ],
+)
+def test_an_answer_beside_a_real_summary_still_fails(extra: str, reason: str) -> None:
+    assert judged(SUMMARY + extra) == reason
+    assert judged(SUMMARY.replace("## Tool Calls", f"{extra}\n## Tool Calls")) == reason
 
 
 def test_the_same_quote_is_an_answer_when_the_conversation_does_not_hold_it() -> None:
