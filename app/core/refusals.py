@@ -42,7 +42,7 @@ _CANT = (
 # after a clause ("As an AI language model, I cannot"), never after a colon (a quote).
 _REFUSAL_EN = (
     r"(?:[^.!?:\n]{0,80}?[,;]\s*(?:so\s+|but\s+)?)?"
-    rf"(?:i\s*(?:{_Q}m|\s+am)?\s*(?:afraid\s+(?:that\s+)?i\s+)?(?:really\s+|simply\s+)?(?:{_CANT})"
+    rf"(?:i\s*(?:{_Q}m|\s+am)?\s*(?:afraid\s+(?:that\s+)?i\s*)?(?:really\s+|simply\s+)?(?:{_CANT})"
     r"|this\s+(?:request|conversation|content)\s+(?:violates|goes\s+against|cannot))"
 )
 _REFUSAL_OTHER = (
