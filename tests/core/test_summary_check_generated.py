@@ -82,7 +82,8 @@ def render(style: str, bodies: list[list[str]]) -> str:
 
 
 BODIES = st.lists(
-    st.lists(st.sampled_from(FACTS[:-1]), min_size=1, max_size=3, unique=True) | st.just([FACTS[-1]]),
+    st.lists(st.sampled_from(FACTS[:-1]), min_size=1, max_size=3, unique=True)
+    | st.just([FACTS[-1]]),
     min_size=5,
     max_size=5,
 ).filter(lambda bodies: any(b != [FACTS[-1]] for b in bodies))
