@@ -44,3 +44,46 @@ def test_extractive_summaries_of_the_corpus_are_summaries(path: Path, template: 
         if verdict != text.strip():
             rejected.append((cut, str(verdict)))
     assert rejected == []
+
+
+# A summary as an LLM writes one (paraphrase, its own verbs, quotes where the prompt asks)
+# of the pydicom session: two thirds of its words are the session's, against 20% needed.
+PYDICOM_SUMMARY = """## Goals & Decisions
+- Resolve a pydicom bug: accessing `pixel_array` fails for Float Pixel Data / Double Float Pixel
+  Data datasets lacking the Pixel Representation element.
+- Decision: only require PixelRepresentation when PixelData is present, rather than always.
+
+## File Operations
+- Created `reproduce_bug.py` to reproduce the failure, later deleted it.
+- Modified `pydicom/pixel_data_handlers/numpy_handler.py` (`get_pixeldata`): removed
+  'PixelRepresentation' from the unconditional `required_elements` list and appended it only if
+  'PixelData' is in the dataset.
+
+## Tool Calls
+- Ran `python reproduce_bug.py` before and after the edit; afterwards it printed "Script
+  completed successfully, no errors. Result: True".
+- `rm reproduce_bug.py`, then `submit`.
+
+## Task Status
+- Completed: the fix was verified and submitted. No further steps remain.
+
+## Errors & Resolutions
+- Initially an AttributeError was raised for missing required elements; resolved by the
+  conditional requirement.
+"""
+
+
+def test_an_llm_style_summary_of_a_corpus_session_passes() -> None:
+    [path] = [f for f in FILES if f.name == "swe-pydicom-pydicom-1458.anthropic.json"]
+    messages = parse_messages([m for m in load(path) if m.get("role") != "system"], "anthropic")
+    request = SummaryRequest(
+        messages=tuple(messages), system=SUMMARY_SYSTEM, prompt="", max_words=1200
+    )
+    verdict = accept_summary(
+        PYDICOM_SUMMARY,
+        template="sections",
+        cap_tokens=100_000,
+        count=lambda t: len(t.split()),
+        source=source_of(request),
+    )
+    assert verdict == PYDICOM_SUMMARY.strip()
