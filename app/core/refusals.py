@@ -32,10 +32,18 @@ _ALAS = (
     r"unfortunately|regrettably|lamentablemente|desafortunadamente|leider|malheureusement"
     r"|残念ながら"
 )
+# Inability is a refusal when it is about the request (help, summarize, provide, do that)
+# or ends the clause ("I can't."); "I can't reproduce the bug" is a report of the task.
+_REQUEST_VERB = (
+    r"(?:be\s+able\s+to\s+)?(?:help|assist|summari[sz]|provid|comply|complet|finish|fulfil|creat"
+    r"|produc|continu|process|generat|answer|respond|support|shar|writ|engag|participat"
+    r"|perform|giv|offer|handl|proceed|accommodat|do\b|be\s+of|go\s+along|honou?r|this|that)"
+)
 _CANT = (
-    rf"can{_Q}?t|cannot|can\s+not|won{_Q}t|will\s+not|could\s+not|couldn{_Q}?t"
-    rf"|(?:am\s+|{_Q}m\s+)?(?:unable|not\s+able)\s+to|must\s+(?:respectfully\s+)?decline"
-    rf"|(?:have|need)\s+to\s+decline|(?:{_Q}m|am)\s+not\s+going\s+to"
+    rf"(?:can{_Q}?t|cannot|can\s+not|won{_Q}t|will\s+not|could\s+not|couldn{_Q}?t"
+    rf"|(?:am\s+|{_Q}m\s+)?(?:unable|not\s+able)\s+to)(?:\s+{_REQUEST_VERB}|\s*(?:[.!,;]|$))"
+    rf"|must\s+(?:respectfully\s+)?decline|(?:have|need)\s+to\s+decline"
+    rf"|(?:{_Q}m|am)\s+not\s+going\s+to\s+{_REQUEST_VERB}"
     rf"|do\s+not\s+feel\s+comfortable|don{_Q}t\s+feel\s+comfortable"
 )
 # First person, from the start of the sentence, after an optional apology or "alas", or
@@ -45,14 +53,33 @@ _REFUSAL_EN = (
     rf"(?:i\s*(?:{_Q}m|\s+am)?\s*(?:afraid\s+(?:that\s+)?i\s*)?(?:really\s+|simply\s+)?(?:{_CANT})"
     r"|this\s+(?:request|conversation|content)\s+(?:violates|goes\s+against|cannot))"
 )
+_ES_VERB = (
+    r"ayud|asist|resum|proporcion|cumpl|complet|hacer\s+(?:eso|esto)|proces|gener"
+    r"|respond|ofrec|atend|satisfac|realiz|crear"
+)
+_DE_VERB = (
+    r"helfen|zusammenfassen|erfüllen|unterstützen|bereitstellen|beantworten|bearbeiten"
+    r"|nachkommen|erstellen|liefern|durchführen|tun|machen|geben|anbieten|verarbeiten"
+)
+_FR_VERB = (
+    r"aider|assister|résumer|resumer|fournir|répondre|repondre|traiter|satisfaire"
+    r"|donner|produire|faire|accéder|acceder|créer|creer|compléter|completer|rédiger"
+    r"|rediger"
+)
+_ZH_VERB = (
+    r"帮|幫|协助|協助|提供|完成|总结|總結|概括|处理|處理|满足|滿足|回答"
+    r"|参与|參與|生成|进行|進行|为你|为您|為您|执行|執行|撰写"
+)
 _REFUSAL_OTHER = (
-    r"(?:me\s+temo\s+que\s+)?no\s+(?:puedo|podr[ée]|me\s+es\s+posible|estoy\s+en\s+condiciones)"
-    r"|debo\s+(?:rechazar|declinar)"
-    r"|(?:ich\s+kann|kann\s+ich)\b[^.!?\n]{0,60}?\bnicht\b|ich\s+bin\s+nicht\s+in\s+der\s+lage"
-    r"|ich\s+muss\b[^.!?\n]{0,40}?\bablehnen|das\s+kann\s+ich\s+nicht"
-    r"|je\s+ne\s+(?:peux|puis|suis\s+pas\s+en\s+mesure)|il\s+m{_Q}est\s+impossible"
-    r"|je\s+dois\s+(?:refuser|d[ée]cliner)"
-    r"|我(?:无法|不能|没法|沒法|没有办法|不可以|無法|不會|不会)"
+    r"(?:me\s+temo\s+que\s+)?no\s+"
+    r"(?:puedo|podr[ée]|me\s+es\s+posible|estoy\s+en\s+condiciones\s+de)"
+    rf"\s+(?:{_ES_VERB})|debo\s+(?:rechazar|declinar)"
+    rf"|(?:ich\s+kann|kann\s+ich)\b[^.!?\n]{{0,60}}?\bnicht\s+(?:{_DE_VERB})"
+    r"|ich\s+bin\s+nicht\s+in\s+der\s+lage|ich\s+muss\b[^.!?\n]{0,40}?\bablehnen"
+    r"|das\s+kann\s+ich\s+nicht"
+    rf"|je\s+ne\s+(?:peux|puis|suis\s+pas\s+en\s+mesure\s+d[e']?)\s*(?:pas\s+)?(?:{_FR_VERB})"
+    r"|il\s+m{_Q}est\s+impossible|je\s+dois\s+(?:refuser|d[ée]cliner)"
+    rf"|我(?:无法|不能|没法|沒法|没有办法|不可以|無法|不會|不会)(?:{_ZH_VERB})"
     r"|[^。\n]{0,30}?(?:お手伝い|手伝|要約|まとめ|対応|ご要望|ご依頼|リクエスト|お応え|応じ|提供|回答"
     r"|支援|協力)[^。\n]{0,15}?(?:できません|いたしかねます|致しかねます|できかねます)"
 ).replace("{_Q}", _Q)

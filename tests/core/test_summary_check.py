@@ -254,6 +254,12 @@ def test_real_summaries_of_both_templates_pass_unchanged() -> None:
         "- The first mirror said: Service Unavailable.",
         "Error: 503 Service Unavailable from the package mirror, so a second one was used.",
         "Error: ModuleNotFoundError: No module named 'yaml', fixed by installing pyyaml.",
+        # the agent's own words about the task, in the first person, are no refusal
+        "- I can't reproduce the parser bug on Windows yet.",
+        "- No puedo reproducir el error del parser en Windows.",
+        "- Ich kann den Fehler im Parser unter Windows nicht reproduzieren.",
+        "- Je ne peux pas reproduire le bug du parser sous Windows.",
+        "- 我无法在 Windows 上复现 parser 的问题。",
         # a reasoning tag named in a sentence is text
         "- The `<think>` tags of the model output are left to the caller.",
     ],
