@@ -315,6 +315,7 @@ def test_reasoning_and_template_tokens_are_removed_from_a_real_summary(wrapped: 
         (SUMMARY + "\n<thinking>\nwait, I should check the files again", "reasoning_only"),
         ("<|im_start|>assistant\n<|im_end|>", "empty"),
         ("\u200b\u200d\ufeff", "empty"),
+        ("\n".join(f"## {t}\n\u200b\u2060" for t in SECTION_TITLES), "empty_sections"),
         ("<|eot_id|>" + "".join(f"## {t}\n" for t in SECTION_TITLES), "empty_sections"),
     ],
 )
