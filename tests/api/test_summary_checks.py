@@ -350,3 +350,21 @@ async def test_the_tail_strategy_uses_a_real_archived_summary(
     assert (data["compacted"], data["summarizer"], data["warnings"]) == (True, adapter.name, [])
     assert ARCHIVED_REAL in data["summary"]
     assert "<think>" not in data["summary"]
+
+
+@pytest.mark.parametrize("fallback", ["none", "extractive"])
+@pytest.mark.parametrize("adapter", ADAPTERS)
+async def test_a_tail_job_checks_its_archived_template(
+    client_for: Any, adapter: Adapter, fallback: str
+) -> None:
+    text, reason = TAIL_ANSWERS["refusal-under-heading"]
+    with start_fake_llm([reply(200, adapter.success(text))]) as fake:
+        client = await client_for(**settings(adapter, fake.url, summary_fallback=fallback))
+        result = await job_result(client, TAIL_BODY)
+    assert result["warnings"][0] == (
+        f"summarizer {adapter.name} failed: [{reason}] {MESSAGES[reason]}"
+    )
+    if fallback == "none":
+        assert (result["compacted"], result["messages"]) == (False, TAIL_MESSAGES)
+    else:
+        assert (result["compacted"], result["summarizer"]) == (True, "extractive")
