@@ -32,13 +32,16 @@ _ROLE = r"(?:[ \t]*(?:system|user|assistant|model|tool|developer|ipython)\b)?"
 _OPENERS = re.compile(
     rf"(?:<\|im_start\|>|<\|start_header_id\|>|<start_of_turn>|<\|(?:user|assistant|system)\|>)"
     rf"{_ROLE}(?:<\|end_header_id\|>)?"
-    r"|<\|begin_of_text\|>|<\|endoftext\|>|<s>|\[/?INST\]|<</?SYS>>|<\|channel\|>\w*"
+    r"|<\|begin_of_text\|>|<\|endoftext\|>|\A\s*<s>|<s>(?=\s*\[INST\])|\[/?INST\]|<</?SYS>>"
+    r"|<\|channel\|>\w*"
     r"|<\|message\|>|<\|start\|>\w*|<\|[a-z_]{1,30}\|>",
     re.IGNORECASE,
 )
-# Tokens that close a turn.
+# Tokens that close a turn. `<s>` and `</s>` are also HTML (strikethrough): they count only
+# where a template puts them (the start, the end, around `[INST]`).
 _CLOSERS = re.compile(
-    r"<\|im_end\|>|<\|eot_id\|>|<end_of_turn>|</s>|<\|end\|>|<\|return\|>|<\|endoftext\|>"
+    r"<\|im_end\|>|<\|eot_id\|>|<end_of_turn>|</s>(?=\s*(?:\Z|<s>|\[INST\]))|<\|end\|>"
+    r"|<\|return\|>|<\|endoftext\|>"
 )
 
 

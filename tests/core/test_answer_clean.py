@@ -23,6 +23,11 @@ from app.core.answer_clean import CleanAnswer, clean_answer
         ("<s>[INST] ## A [/INST]</s>", CleanAnswer("## A")),
         ("<start_of_turn>model\n## A<end_of_turn>", CleanAnswer("## A")),
         ("<|eot_id|>## A", CleanAnswer("## A")),
+        (
+            "## A\n- `<s>old</s>` became `<del>`\n## B",
+            CleanAnswer("## A\n- `<s>old</s>` became `<del>`\n## B"),
+        ),
+        ("<s>## A</s>\n<s>[INST] again [/INST]", CleanAnswer("## A")),
     ],
 )
 def test_clean_answer(text: str, cleaned: CleanAnswer) -> None:
