@@ -83,9 +83,12 @@ _REFUSAL_OTHER = (
     r"|[^。\n]{0,30}?(?:お手伝い|手伝|要約|まとめ|対応|ご要望|ご依頼|リクエスト|お応え|応じ|提供|回答"
     r"|支援|協力)[^。\n]{0,15}?(?:できません|いたしかねます|致しかねます|できかねます)"
 ).replace("{_Q}", _Q)
-_LEAD = rf"(?:(?:{_SORRY}|{_ALAS})[\s,.!，。、！]*(?:but|pero|sino|aber|mais|但是?|但)?[\s,，]*)?"
+_LEAD = rf"(?:(?:{_SORRY}|{_ALAS})[\s,.!，。、！が]*(?:but|pero|sino|aber|mais|但是?|但)?[\s,，]*)?"
 _REFUSAL = re.compile(rf"^{_LEAD}(?:{_REFUSAL_EN}|{_REFUSAL_OTHER})", re.IGNORECASE)
-_APOLOGY = re.compile(rf"^(?:{_SORRY})(?:\b|(?=[\s,.!，。、！]))", re.IGNORECASE)
+# An apology word ends a word, or is Chinese or Japanese (no spaces there).
+_APOLOGY = re.compile(
+    rf"^(?:{_SORRY})(?:\b|(?=[\s,.!，。、！が])|(?<=[\u3040-\u30ff\u4e00-\u9fff]))", re.IGNORECASE
+)
 # "Unfortunately, …" opens an apology only in an answer that is nothing else.
 _ALAS_OPENING = re.compile(rf"^(?:{_SORRY}|{_ALAS})", re.IGNORECASE)
 _ERROR_OPENING = (

@@ -160,6 +160,8 @@ APOLOGY_SENTENCES = {
     "de": "Entschuldigung für das Missverständnis.",
     "fr": "Toutes mes excuses pour ce malentendu.",
     "ja": "ごめんなさい、先ほどの回答は間違っていました。",
+    "zh-unspaced": "抱歉给您带来不便。",
+    "ja-ga": "申し訳ありませんが、先ほどの回答は誤りでした。",
 }
 ERROR_SENTENCES = {
     "en-later": "The service is temporarily busy, please try again later.",
