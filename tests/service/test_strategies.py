@@ -17,6 +17,7 @@ from tests.builders import (
     FakeSummarizer,
     MemoryArchive,
     MemoryRecords,
+    assistant,
     build_service,
     parse,
     rounds,
@@ -93,10 +94,12 @@ async def test_a_second_tail_appends_its_summary_and_never_summarizes_the_first_
     assert all(m.role != "system" for m in summarizer.requests[1].messages)
 
 
-async def test_tail_with_every_round_kept_compacts_nothing(tokenizer: TiktokenTokenizer) -> None:
+async def test_tail_with_one_exchange_and_nothing_older_compacts_nothing(
+    tokenizer: TiktokenTokenizer,
+) -> None:
     summarizer = FakeSummarizer()
     service = make_service(tokenizer, summarizer)
-    messages = parse([system("s"), *rounds(1, 2)])
+    messages = parse([system("s"), user("Task 1."), assistant("Done 1.")])
     result = await service.compact(
         CompactRequest(messages, tail(keep=2, fallback=False), force=True)
     )
@@ -115,9 +118,11 @@ async def test_tail_keeps_fewer_rounds_under_a_small_window_and_warns(
     options = tail(keep=3, context_window=2000, threshold=0.5)  # target: 500 tokens
     result = await service.compact(CompactRequest(messages, options, force=True))
     assert result.compacted is True
-    assert result.messages[2:] == messages[13:]
-    assert len(result.warnings) == 1
+    # Round 4 whole; of round 3, its request and the answer that closed it fill the rest.
+    assert result.messages[2:] == [messages[9], *messages[12:]]
+    assert len(result.warnings) == 2
     assert result.warnings[0].startswith("kept 1 of the 3 most recent rounds asked for: ")
+    assert result.warnings[1].startswith("the round before the 1 kept takes ")
 
 
 async def test_tail_refuses_a_break_in_the_rounds_it_would_keep(
