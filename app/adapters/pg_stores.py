@@ -28,6 +28,7 @@ from app.adapters.pg_database import Database, describe
 from app.core.errors import ArchiveError, RecordStoreError, SeenStoreError
 from app.core.ids import is_valid_id
 from app.core.jobs import IN_FLIGHT, JobStoreError, JobTakenOverError
+from app.core.json_numbers import dumps
 from app.core.ports import Archive
 from app.core.recall import RecallHit, index_archive, search
 from app.core.records import CompactionRecord
@@ -284,7 +285,7 @@ class PgJobStore:
                 "INSERT INTO compact_jobs (id, session_id, state, owner, heartbeat_at,"
                 " finished_at, record, request) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
                 f" ON CONFLICT (session_id) WHERE state IN {_IN_FLIGHT_SQL} DO NOTHING",
-                (job_id, *_columns(job), Jsonb(job), Jsonb(request)),
+                (job_id, *_columns(job), Jsonb(job), _request_json(request)),
             ).rowcount
             if inserted == 1:
                 return None
@@ -385,3 +386,10 @@ def _columns(job: JsonDict) -> tuple[Any, ...]:
 
 def _record(value: Any) -> JsonDict | None:
     return value if isinstance(value, dict) else None
+
+
+def _request_json(request: dict[str, Any]) -> Jsonb:
+    """A job's request as jsonb, written by the one writer that knows numbers kept as sent
+    (psycopg's `json.dumps` writes `1e309` as `Infinity`, which PostgreSQL refuses). jsonb
+    stores numbers by value: a job taken over by another replica sees `-0` as `0`."""
+    return Jsonb(request, dumps=lambda value: dumps(value).decode())
