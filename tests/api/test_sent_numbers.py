@@ -9,8 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
+from app.core.errors import SummarizerError
 from app.core.json_numbers import MAX_NUMBER_CHARS
+from app.core.ports import SummaryRequest
 from app.core.vocabulary import Format
+from tests.builders import FakeSummarizer
 from tests.sent_numbers import ODD_NUMBERS, numbered_messages, tagged, with_numbers
 
 pytestmark = pytest.mark.anyio
@@ -142,3 +145,17 @@ async def test_token_counts_do_not_depend_on_how_a_number_is_spelled(
 
     counts = [(await post(client, "/count", count_body(n))).json() for n in (spelled, plain)]
     assert counts[0]["token_count"] == counts[1]["token_count"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_a_failed_summary_gives_every_number_back_as_sent(
+    client_for: Any, fmt: Format
+) -> None:
+    def down(request: SummaryRequest) -> str:
+        raise SummarizerError("the LLM is down", retryable=False)
+
+    client = await client_for(FakeSummarizer(down), summary_fallback="none")
+    body = with_numbers({"messages": numbered_messages(fmt, 300), "force": True}, SIX[2])
+    answer = await post(client, "/compact", body)
+    assert answer.json()["reason"] == "summarization_failed"
+    assert tagged(answer.content)["messages"] == sent_messages(body)

@@ -166,7 +166,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The archived original messages of a compaction */
+        /**
+         * The archived original messages of a compaction
+         * @description The messages exactly as they were sent, numbers included (written by the one JSON
+         *     writer that keeps their literals, not re-encoded by the response model).
+         */
         get: operations["get_archive_archives__archive_id__get"];
         put?: never;
         post?: never;
