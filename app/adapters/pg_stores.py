@@ -209,7 +209,7 @@ class PgJobStore:
                 " heartbeat_at = EXCLUDED.heartbeat_at, finished_at = EXCLUDED.finished_at,"
                 " record = EXCLUDED.record"
                 " WHERE j.owner IS NOT DISTINCT FROM EXCLUDED.owner",
-                (job_id, *_columns(job), Jsonb(job)),
+                (job_id, *_columns(job), _jsonb(job)),
             ).rowcount
         if written != 1:
             raise JobTakenOverError("the job was taken over by another replica")
@@ -285,7 +285,7 @@ class PgJobStore:
                 "INSERT INTO compact_jobs (id, session_id, state, owner, heartbeat_at,"
                 " finished_at, record, request) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
                 f" ON CONFLICT (session_id) WHERE state IN {_IN_FLIGHT_SQL} DO NOTHING",
-                (job_id, *_columns(job), Jsonb(job), _request_json(request)),
+                (job_id, *_columns(job), _jsonb(job), _jsonb(request)),
             ).rowcount
             if inserted == 1:
                 return None
@@ -333,7 +333,7 @@ class PgJobStore:
                 conn.execute(
                     "UPDATE compact_jobs SET state = 'queued', owner = %s, heartbeat_at = %s,"
                     " record = %s WHERE id = %s",
-                    (owner, now, Jsonb(job), row_id),
+                    (owner, now, _jsonb(job), row_id),
                 )
                 claimed.append((job, request))
         return claimed
@@ -388,8 +388,12 @@ def _record(value: Any) -> JsonDict | None:
     return value if isinstance(value, dict) else None
 
 
-def _request_json(request: dict[str, Any]) -> Jsonb:
-    """A job's request as jsonb, written by the one writer that knows numbers kept as sent
-    (psycopg's `json.dumps` writes `1e309` as `Infinity`, which PostgreSQL refuses). jsonb
-    stores numbers by value: a job taken over by another replica sees `-0` as `0`."""
-    return Jsonb(request, dumps=lambda value: dumps(value).decode())
+def _jsonb(value: dict[str, Any]) -> Jsonb:
+    """A job's record or request as jsonb, written by the one writer that knows numbers kept
+    as sent (psycopg's `json.dumps` writes `1e309` as `Infinity`, which PostgreSQL refuses).
+    jsonb stores numbers by value: read back, `-0` is `0` (archives are stored as text)."""
+    return Jsonb(value, dumps=_json_text)
+
+
+def _json_text(value: Any) -> str:
+    return dumps(value).decode()

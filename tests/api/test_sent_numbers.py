@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -159,3 +160,31 @@ async def test_a_failed_summary_gives_every_number_back_as_sent(
     answer = await post(client, "/compact", body)
     assert answer.json()["reason"] == "summarization_failed"
     assert tagged(answer.content)["messages"] == sent_messages(body)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_assemble_gives_the_history_back_with_its_numbers_as_sent(
+    client: httpx.AsyncClient, fmt: Format
+) -> None:
+    history = numbered_messages(fmt)[1:]
+    body = with_numbers({"system": "s", "messages": history, "input": "go"}, SIX[0])
+    answer = await post(client, "/assemble", body)
+    assert answer.status_code == 200, answer.text
+    # After the system prompt; the input joins the last user message.
+    assert tagged(answer.content)["messages"][1:4] == sent_messages(body)[:3]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_a_background_job_left_unchanged_keeps_its_numbers_as_sent(
+    client: httpx.AsyncClient, fmt: Format
+) -> None:
+    body = with_numbers({"messages": numbered_messages(fmt)}, SIX[0])
+    started = await post(client, "/compactions", body)
+    assert started.status_code == 202, started.text
+    for _ in range(200):
+        job = await client.get(f"/compactions/{started.json()['id']}")
+        if job.json()["state"] not in ("queued", "running"):
+            break
+        await anyio.sleep(0.02)
+    assert (job.json()["state"], job.json()["result"]["reason"]) == ("done", "below_threshold")
+    assert tagged(job.content)["result"]["messages"] == sent_messages(body)
