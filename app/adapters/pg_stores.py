@@ -28,7 +28,7 @@ from app.adapters.pg_database import Database, describe
 from app.core.errors import ArchiveError, RecordStoreError, SeenStoreError
 from app.core.ids import is_valid_id
 from app.core.jobs import IN_FLIGHT, JobStoreError, JobTakenOverError
-from app.core.json_numbers import dumps
+from app.core.json_numbers import dumps, loads
 from app.core.ports import Archive
 from app.core.recall import RecallHit, index_archive, search
 from app.core.records import CompactionRecord
@@ -219,13 +219,13 @@ class PgJobStore:
             return None
         with _errors(JobStoreError, "job read failed"), self._db.connection() as conn:
             row = conn.execute(
-                "SELECT record FROM compact_jobs WHERE id = %s", (job_id,)
+                "SELECT record::text FROM compact_jobs WHERE id = %s", (job_id,)
             ).fetchone()
         return _record(row[0]) if row else None
 
     def load_all(self) -> list[JsonDict]:
         with _errors(JobStoreError, "job read failed"), self._db.connection() as conn:
-            rows = conn.execute("SELECT record FROM compact_jobs ORDER BY id").fetchall()
+            rows = conn.execute("SELECT record::text FROM compact_jobs ORDER BY id").fetchall()
         return [r for r in (_record(row[0]) for row in rows) if r is not None]
 
     def delete(self, job_id: str) -> None:
@@ -315,7 +315,7 @@ class PgJobStore:
             conn.transaction(),
         ):
             rows = conn.execute(
-                "SELECT id, record, request FROM compact_jobs"
+                "SELECT id, record::text, request::text FROM compact_jobs"
                 f" WHERE state IN {_IN_FLIGHT_SQL} AND request IS NOT NULL"
                 " AND NOT cancel_requested"
                 " AND (heartbeat_at IS NULL OR heartbeat_at <= %(before)s)"
@@ -323,7 +323,8 @@ class PgJobStore:
                 {"before": abandoned_before, "limit": limit, "job_id": job_id},
             ).fetchall()
             claimed = []
-            for row_id, record, request in rows:
+            for row_id, record_text, request_text in rows:
+                record, request = _record(record_text) or {}, _record(request_text) or {}
                 job = {
                     **record,
                     "state": "queued",
@@ -384,7 +385,15 @@ def _columns(job: JsonDict) -> tuple[Any, ...]:
     )
 
 
-def _record(value: Any) -> JsonDict | None:
+def _record(text: str | None) -> JsonDict | None:
+    """A jsonb row read as text, so that no number is beyond what the answer can write
+    (psycopg's `json.loads` would give `1e309`, stored by value, as a 310-digit int)."""
+    if text is None:
+        return None
+    try:
+        value = loads(text.encode(), max_number_chars=None)[0]
+    except (ValueError, RecursionError):
+        return None
     return value if isinstance(value, dict) else None
 
 

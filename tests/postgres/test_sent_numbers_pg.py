@@ -3,8 +3,9 @@ stored as the JSON text written, never as jsonb (which rewrites `1e-400` and `-0
 
 from __future__ import annotations
 
+import contextlib
 import secrets
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,22 +54,35 @@ def test_an_archive_on_postgresql_keeps_each_literal(database: Database) -> None
 
 
 @pytest.fixture
-async def client(
+async def replicas(
     database_url: str, tmp_path: Path, tokenizer: TiktokenTokenizer
-) -> AsyncIterator[httpx.AsyncClient]:
-    values: dict[str, Any] = {
-        "workdir": str(tmp_path),
-        "data_dir": str(tmp_path / "data"),
-        "summarizer": "extractive",
-        "database_url": database_url,
-    }
-    settings = Settings(_env_file=None, **values)  # type: ignore[call-arg]
-    stores = Stores(settings)
-    service = build_service(settings, tokenizer, stores=stores)
-    async with LifespanManager(create_app(settings, service=service, stores=stores)) as manager:
-        transport = httpx.ASGITransport(app=manager.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://compact.test") as c:
-            yield c
+) -> AsyncIterator[Callable[[], Awaitable[httpx.AsyncClient]]]:
+    """Starts app instances on the one database, each with its own data directory."""
+    async with contextlib.AsyncExitStack() as stack:
+
+        async def start() -> httpx.AsyncClient:
+            values: dict[str, Any] = {
+                "workdir": str(tmp_path),
+                "data_dir": str(tmp_path / f"data-{secrets.token_hex(3)}"),
+                "summarizer": "extractive",
+                "database_url": database_url,
+            }
+            settings = Settings(_env_file=None, **values)  # type: ignore[call-arg]
+            stores = Stores(settings)
+            service = build_service(settings, tokenizer, stores=stores)
+            app = create_app(settings, service=service, stores=stores)
+            manager = await stack.enter_async_context(LifespanManager(app))
+            transport = httpx.ASGITransport(app=manager.app)
+            return await stack.enter_async_context(
+                httpx.AsyncClient(transport=transport, base_url="http://compact.test")
+            )
+
+        yield start
+
+
+@pytest.fixture
+async def client(replicas: Callable[[], Awaitable[httpx.AsyncClient]]) -> httpx.AsyncClient:
+    return await replicas()
 
 
 @pytest.mark.parametrize("fmt", ["anthropic", "openai"])
@@ -108,3 +122,21 @@ async def finished(client: httpx.AsyncClient, job_id: str) -> dict[str, Any]:
             return job
         await anyio.sleep(0.05)
     raise AssertionError(f"job {job_id} did not finish")
+
+
+async def test_a_job_row_holding_numbers_past_64_bits_is_read_back_by_value_not_a_500(
+    client: httpx.AsyncClient, replicas: Callable[[], Awaitable[httpx.AsyncClient]]
+) -> None:
+    numbers = ["1e309", "123456789012345678901", "-0", "1E+2", "1e-400", "2.50"]
+    body = with_numbers({"messages": numbered_messages("anthropic")}, numbers)
+    started = await client.post("/compactions", content=body, headers=JSON)
+    job = await finished(client, started.json()["id"])
+    assert job["result"]["reason"] == "below_threshold"
+    other = await replicas()  # reads the job's row, not the first replica's memory
+    answer = await other.get(f"/compactions/{job['id']}")
+    assert answer.status_code == 200
+    read = answer.json()["result"]["messages"][2]
+    # jsonb keeps values, not spellings (docs/postgres.md).
+    assert read["content"][1]["input"] == {"n": 10**309, "pair": [123456789012345678901, 0]}
+    assert read["content"][1]["weight"] == 100
+    assert read["metadata"] == {"bounds": [1e-400, 2.5]}
