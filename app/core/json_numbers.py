@@ -196,7 +196,8 @@ _PLAIN = orjson.OPT_PASSTHROUGH_SUBCLASS
 _SORTED = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_SORT_KEYS
 
 
-def dumps(value: Any, *, sort_keys: bool = False) -> bytes:
-    """orjson's JSON of `value`, each kept number written as its literal. Raises
-    `orjson.JSONEncodeError` for what is not JSON."""
-    return orjson.dumps(value, default=_literal, option=_SORTED if sort_keys else _PLAIN)
+def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes:
+    """orjson's JSON of `value`, each kept number written as its literal (indented by two
+    spaces with `indent`). Raises `orjson.JSONEncodeError` for what is not JSON."""
+    option = _SORTED if sort_keys else _PLAIN
+    return orjson.dumps(value, default=_literal, option=option | orjson.OPT_INDENT_2 * indent)
