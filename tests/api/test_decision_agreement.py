@@ -5,6 +5,8 @@ says yes exactly when `/compact` (unforced) does not answer `below_threshold` or
 
 from __future__ import annotations
 
+import math
+import random
 from typing import Any
 
 import httpx
@@ -132,3 +134,46 @@ async def test_a_hold_from_a_refusal_on_the_providers_count_stops_both_routes_al
         ("no_gain", 160_900),
         ("no_gain", 176_900),
     ]
+
+
+def random_cases(count: int, seed: int = 24) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Usage blocks of either provider, pending input and thresholds around the boundary."""
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        window = rng.choice([400, 8_000, 200_000])
+        share = rng.choice([0.5, 0.8, 0.95])
+        edge = math.ceil(window * share)
+        sent: dict[str, Any] = {}
+        if rng.random() < 0.8:
+            keys = rng.choice(
+                [
+                    ["input_tokens", "output_tokens"],
+                    ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"],
+                    ["prompt_tokens", "completion_tokens"],
+                ]
+            )
+            total = max(0, edge + rng.randint(-60, 60))
+            cuts = sorted(rng.randint(0, total) for _ in keys[1:])
+            parts = [b - a for a, b in zip([0, *cuts], [*cuts, total], strict=True)]
+            sent["last_usage"] = dict(zip(keys, parts, strict=True))
+        if rng.random() < 0.5:
+            sent["pending_input"] = "z" * rng.randint(0, 240)
+        limits: dict[str, Any] = {"context_window": window, "threshold": share}
+        if rng.random() < 0.2:
+            limits["min_messages"] = rng.choice([2, 6, 40])
+        cases.append((sent, limits))
+    return cases
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_both_routes_agree_on_random_usage_pending_input_and_thresholds(
+    client: httpx.AsyncClient, fmt: Format
+) -> None:
+    seen = set()
+    for sent, limits in random_cases(30):
+        for raw in (SHORT, WORK):
+            decision, answer = await both(client, shaped(raw, fmt), sent, limits)
+            agree(decision, answer)
+            seen.add(decision["reason"])
+    assert {"below_threshold", "above_threshold", "below_min_messages"} <= seen
