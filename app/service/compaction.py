@@ -22,11 +22,11 @@ event loop.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from anyio import to_thread
 
@@ -221,18 +221,6 @@ class CompactionService:
             overflow_threshold=pick(overflow_threshold, max(base.overflow_threshold, share)),
             min_messages=pick(min_messages, base.min_messages),
         )
-
-    async def should_compact(
-        self,
-        messages: Sequence[Message],
-        thresholds: Thresholds,
-        usage: Mapping[str, Any] | None = None,
-        pending_input: str | None = None,
-        tokenizer: TokenizerName = "tiktoken",
-    ) -> Judged:
-        """`judge` on messages counted here when they must be."""
-        basis = Basis(usage, pending_input, tokenizer)
-        return await self.judge(len(messages), thresholds, basis, self._counter(messages, basis))
 
     async def judge(
         self,
