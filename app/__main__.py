@@ -9,7 +9,6 @@ why), 2 bad input, usage or configuration (a message on stderr names the problem
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -175,6 +174,7 @@ def _serve(settings: Any, args: argparse.Namespace) -> int:
 
 def _run(settings: Any, args: argparse.Namespace) -> int:
     from app import cli
+    from app.core.json_numbers import dumps
     from app.main import setup_logging
 
     setup_logging(settings, level="warning")
@@ -193,7 +193,7 @@ def _run(settings: Any, args: argparse.Namespace) -> int:
         return 2
     if answer.note:
         print(f"note: {answer.note}", file=sys.stderr)
-    rendered = json.dumps(answer.json, ensure_ascii=False, indent=2) + "\n"
+    rendered = dumps(answer.json, indent=True).decode() + "\n"  # numbers as sent
     if args.output:
         try:
             Path(args.output).write_text(rendered, encoding="utf-8")
