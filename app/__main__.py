@@ -161,15 +161,11 @@ def _serve(settings: Any, args: argparse.Namespace) -> int:
     import uvicorn
 
     from app.main import create_app, setup_logging
+    from app.serving import server_config
 
     setup_logging(settings)
-    uvicorn.run(
-        create_app(settings),
-        host=args.host or settings.host,
-        port=args.port or settings.port,
-        log_config=None,  # our handler (setup_logging) writes uvicorn's lines too
-        access_log=False,  # one `request` line per request comes from the app
-    )
+    host, port = args.host or settings.host, args.port or settings.port
+    uvicorn.Server(server_config(create_app(settings), settings, host, port)).run()
     return 0
 
 

@@ -393,6 +393,25 @@ class Settings(BaseSettings):
     )
     host: str = Field("127.0.0.1", description="where `python -m app serve` listens")
     port: int = Field(8080, gt=0, lt=65536, description="port of `python -m app serve`")
+    max_header_bytes: int = Field(
+        64 * 1024,
+        ge=1024,
+        description=(
+            "bytes a request line and its headers may take together (431 past it, the rest "
+            "unread); `python -m app serve` only"
+        ),
+    )
+    header_timeout: float = Field(
+        10.0,
+        gt=0,
+        description=(
+            "seconds from a connection (or a request's first byte) to the end of its headers; "
+            "then 408 and closed (closed silently if nothing came)"
+        ),
+    )
+    keep_alive_timeout: int = Field(
+        5, ge=1, description="seconds an idle keep-alive connection stays open"
+    )
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info", description="`debug`, `info`, `warning`, `error`"
     )

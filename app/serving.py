@@ -1,0 +1,152 @@
+"""How `python -m app serve` runs uvicorn: httptools with a limit on header size and time.
+
+uvicorn's httptools protocol puts no bound on a request's head: httptools joins a header
+line piece by piece (a 256 MB line was accepted, and joining it kept the event loop busy
+for seconds), and nothing closes a client that never finishes its headers. The protocol
+here counts the bytes of each request's head before the parser sees them and feeds it at
+most `max_header_bytes`: past that, 431 and the connection is closed without reading the
+rest. A timer runs from the connection (or a request's first byte) to the end of the
+headers: past `header_timeout`, 408 (or, if nothing came, a silent close). Idle
+keep-alive connections close after `keep_alive_timeout` (uvicorn's own timer).
+
+After a refusal the write side is shut and what the client still sends is discarded for
+`LINGER_SECONDS`, so the client reads the answer instead of a reset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from app.settings import Settings
+
+LINGER_SECONDS = 1.0
+
+
+class HeaderLimitedProtocol(HttpToolsProtocol):
+    """HttpToolsProtocol that bounds each request head in bytes and in time."""
+
+    max_header_bytes = 64 * 1024
+    header_timeout = 10.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_open = True
+        self._head_bytes = 0
+        self._heads_done = 0
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._refused = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._start_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_head_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused or self.transport.is_closing():
+            return  # the rest of a refused request: discarded while lingering
+        if not self._head_open:
+            super().data_received(data)
+            return
+        if self._head_timer is None:
+            self._start_head_timer()
+        room = self.max_header_bytes - self._head_bytes
+        if len(data) <= room:
+            self._head_bytes += len(data)
+            super().data_received(data)
+            return
+        heads_done = self._heads_done
+        super().data_received(data[:room])
+        if self._refused or self.transport.is_closing():
+            return
+        if self._heads_done == heads_done:
+            self._refuse(
+                431,
+                "headers_too_large",
+                f"request line and headers exceed {self.max_header_bytes} bytes",
+            )
+            return
+        self.data_received(data[room:])  # the body, or the next request's head
+
+    def on_headers_complete(self) -> None:
+        self._head_open = False
+        self._heads_done += 1
+        self._stop_head_timer()
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._head_open = True
+        self._head_bytes = 0
+        super().on_message_complete()
+
+    def _start_head_timer(self) -> None:
+        self._head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
+
+    def _stop_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self.transport.is_closing() or not self._head_open:
+            return
+        if self.cycle is not None and not self.cycle.response_complete:
+            self._start_head_timer()  # a response is still being written: not idle
+            return
+        if self._head_bytes == 0:
+            self.transport.close()
+            return
+        self._refuse(
+            408, "request_timeout", f"request headers not received within {self.header_timeout} s"
+        )
+
+    def _refuse(self, status: int, error: str, message: str) -> None:
+        self._refused = True
+        self._stop_head_timer()
+        self._unset_keepalive_if_required()
+        self.logger.warning("refused a request head: %s (%s)", error, status)
+        body = json.dumps({"error": error, "message": message, "details": []}).encode()
+        head = [STATUS_LINE[status]]
+        for name, value in self.server_state.default_headers:
+            head += [name, b": ", value, b"\r\n"]
+        head += [
+            b"content-type: application/json\r\n",
+            b"content-length: %d\r\n" % len(body),
+            b"connection: close\r\n\r\n",
+            body,
+        ]
+        self.transport.write(b"".join(head))
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER_SECONDS, self.transport.close)
+
+
+def header_limited(settings: Settings) -> type[HeaderLimitedProtocol]:
+    """The protocol class with the settings' limits (uvicorn builds one per connection)."""
+
+    class Configured(HeaderLimitedProtocol):
+        max_header_bytes = settings.max_header_bytes
+        header_timeout = settings.header_timeout
+
+    return Configured
+
+
+def server_config(app: Any, settings: Settings, host: str, port: int) -> uvicorn.Config:
+    """The one uvicorn configuration every start path uses."""
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=header_limited(settings),
+        timeout_keep_alive=settings.keep_alive_timeout,
+        log_config=None,  # our handler (setup_logging) writes uvicorn's lines too
+        access_log=False,  # one `request` line per request comes from the app
+    )
