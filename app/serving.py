@@ -9,8 +9,9 @@ rest. A timer runs from the connection (or a request's first byte) to the end of
 headers: past `header_timeout`, 408 (or, if nothing came, a silent close). Idle
 keep-alive connections close after `keep_alive_timeout` (uvicorn's own timer).
 
-After a refusal the write side is shut and what the client still sends is discarded for
-`LINGER_SECONDS`, so the client reads the answer instead of a reset.
+After a refusal the write side is shut and what the client still sends is discarded, for
+at most `LINGER_SECONDS` and `LINGER_BYTES` (then reading stops), so a client that reads
+the answer gets it instead of a reset, and one that keeps sending costs nothing more.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from app.settings import Settings
 
 LINGER_SECONDS = 1.0
+LINGER_BYTES = 1 << 20
 
 
 class HeaderLimitedProtocol(HttpToolsProtocol):
@@ -40,6 +42,7 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self._heads_done = 0
         self._head_timer: asyncio.TimerHandle | None = None
         self._refused = False
+        self._discarded = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -51,7 +54,8 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         if self._refused or self.transport.is_closing():
-            return  # the rest of a refused request: discarded while lingering
+            self._discard(len(data))
+            return
         if not self._head_open:
             super().data_received(data)
             return
@@ -74,6 +78,12 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
             )
             return
         self.data_received(data[room:])  # the body, or the next request's head
+
+    def _discard(self, size: int) -> None:
+        """The rest of a refused request: dropped, until the linger budget is spent."""
+        self._discarded += size
+        if self._discarded > LINGER_BYTES and not self.transport.is_closing():
+            self.transport.pause_reading()
 
     def on_headers_complete(self) -> None:
         self._head_open = False
