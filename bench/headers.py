@@ -36,9 +36,11 @@ from bench.run import machine
 from bench.server import free_port
 
 SECTION = "## Header limits"
+BASELINE_SECTION = "## Header-limit baseline: plain uvicorn"
 ROOT = Path(__file__).resolve().parents[1]
 PROBE_EVERY = 0.05
 CHUNK = 1 << 20
+BASELINE = "plain uvicorn with httptools (the start command before the limits)"
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class Load:
 
 
 @contextmanager
-def server(baseline: bool, scratch: Path) -> Iterator[tuple[int, int]]:
+def server(baseline: bool, scratch: Path, **settings: str) -> Iterator[tuple[int, int]]:
     """(port, pid) of the server, once /healthz answers; stopped on exit."""
     port = free_port()
     env = {
@@ -62,6 +64,7 @@ def server(baseline: bool, scratch: Path) -> Iterator[tuple[int, int]]:
         "COMPACT_DATA_DIR": str(scratch / "data"),
         "COMPACT_SUMMARIZER": "extractive",
         "COMPACT_LOG_LEVEL": "error",
+        **settings,
     }
     if baseline:
         command = [sys.executable, "-m", "uvicorn", "bench.server:create_bench_app", "--factory"]
@@ -98,26 +101,31 @@ def probe(port: int, timeout: float = 10.0) -> float | None:
 
 async def blast(load: Load, until: float, results: list[tuple[str, float]]) -> None:
     """Sends one huge header line after another; records each answer and its delay."""
-    line = b"a" * CHUNK
     while time.monotonic() < until:
-        started = time.monotonic()
-        answered: list[float] = []
-        answer: asyncio.Future[bytes] | None = None
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", load.port)
-            writer.write(b"GET / HTTP/1.1\r\nHost: b\r\nX-Big: ")
-            answer = asyncio.ensure_future(reader.readline())
-            answer.add_done_callback(lambda _: answered.append(time.monotonic() - started))
-            for _ in range(load.header_mb):  # all of it, whatever the server answers
-                if time.monotonic() > until:
-                    break
-                writer.write(line)
-                await writer.drain()
-            await asyncio.wait_for(answer, max(until - time.monotonic(), 0.1))
-            writer.close()
-        except (OSError, asyncio.TimeoutError):
-            pass
-        results.append(_status(answer, answered[0] if answered else time.monotonic() - started))
+        results.append(await blast_once(load, until))
+
+
+async def blast_once(load: Load, until: float) -> tuple[str, float]:
+    """All of one huge header line, whatever the server answers meanwhile."""
+    line = b"a" * CHUNK
+    started = time.monotonic()
+    answered: list[float] = []
+    answer: asyncio.Future[bytes] | None = None
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", load.port)
+        writer.write(b"GET / HTTP/1.1\r\nHost: b\r\nX-Big: ")
+        answer = asyncio.ensure_future(reader.readline())
+        answer.add_done_callback(lambda _: answered.append(time.monotonic() - started))
+        for _ in range(load.header_mb):
+            if time.monotonic() > until:
+                break
+            writer.write(line)
+            await writer.drain()
+        await asyncio.wait_for(answer, max(until - time.monotonic(), 0.1))
+        writer.close()
+    except (TimeoutError, OSError):
+        pass
+    return _status(answer, answered[0] if answered else time.monotonic() - started)
 
 
 def _status(answer: asyncio.Future[bytes] | None, delay: float) -> tuple[str, float]:
@@ -221,11 +229,11 @@ def report(load: Load, found: dict[str, Any], baseline: bool, command: str) -> s
     statuses = sorted({status for status, _ in answers})
     delays = sorted(delay for _, delay in answers)
     lines = [
-        SECTION,
+        BASELINE_SECTION if baseline else SECTION,
         "",
         f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; {machine()}",
         f"- command: `{command}`",
-        f"- server: {'plain uvicorn (the start command before the limits)' if baseline else '`python -m app serve`, default limits'}",
+        f"- server: {BASELINE if baseline else '`python -m app serve`, default limits'}",
         f"- load for {load.seconds:.0f} s: {load.blasters} clients sending {load.header_mb} MB "
         f"header lines, {load.drips} connections dripping a header line every "
         f"{load.drip_every:.0f} s, {load.idle} idle connections (each re-opened when closed)",
@@ -248,6 +256,19 @@ def report(load: Load, found: dict[str, Any], baseline: bool, command: str) -> s
     return "\n".join(lines) + "\n"
 
 
+def run(
+    shape: tuple[float, int, int, int, float, int], baseline: bool, header_timeout: float | None
+) -> tuple[Load, dict[str, Any]]:
+    """Starts the server, attacks it while probing, stops it: (the load, what was found)."""
+    settings = {} if header_timeout is None else {"COMPACT_HEADER_TIMEOUT": str(header_timeout)}
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-headers-") as scratch,
+        server(baseline, Path(scratch), **settings) as (port, pid),
+    ):
+        load = Load(port, *shape)
+        return load, measure(load, pid)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.headers", description=__doc__)
     parser.add_argument("--seconds", type=float, default=20.0)
@@ -256,26 +277,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--drips", type=int, default=500)
     parser.add_argument("--drip-every", type=float, default=5.0)
     parser.add_argument("--idle", type=int, default=500)
+    parser.add_argument(
+        "--header-timeout", type=float, help="COMPACT_HEADER_TIMEOUT (default: the setting's)"
+    )
     parser.add_argument("--baseline", action="store_true", help="plain uvicorn instead")
     parser.add_argument("--write", action="store_true", help="into bench/RESULTS.md")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="bench-headers-") as scratch:
-        with server(args.baseline, Path(scratch)) as (port, pid):
-            load = Load(
-                port,
-                args.seconds,
-                args.blasters,
-                args.header_mb,
-                args.drips,
-                args.drip_every,
-                args.idle,
-            )
-            found = measure(load, pid)
+    shape = (args.seconds, args.blasters, args.header_mb, args.drips, args.drip_every, args.idle)
+    load, found = run(shape, args.baseline, args.header_timeout)
     command = "python -m bench.headers " + " ".join(argv if argv is not None else sys.argv[1:])
     text = report(load, found, args.baseline, command.strip())
     print(text)
     if args.write:
-        write_section(SECTION, text)
+        write_section(BASELINE_SECTION if args.baseline else SECTION, text)
     return 0
 
 
