@@ -14,6 +14,7 @@ def test_a_two_second_run_gets_431s_closes_dripping_and_idle_connections() -> No
     load, found = run((2.0, 2, 2, 4, 0.1, 4), baseline=False, header_timeout=0.5)
     assert found["failed"] == 0
     assert found["latencies"]
+    assert None not in found["refusals"]
     assert {status for status, _ in found["answers"]} == {
         "HTTP/1.1 431 Request Header Fields Too Large"
     }
