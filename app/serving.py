@@ -9,6 +9,10 @@ rest. A timer runs from the connection (or a request's first byte) to the end of
 headers: past `header_timeout`, 408 (or, if nothing came, a silent close). Idle
 keep-alive connections close after `keep_alive_timeout` (uvicorn's own timer).
 
+httptools does not say where in a read one request ends, so a pipelined head that starts
+in the read ending the previous request is counted from the next read: it may pass the
+limit by what is left of that one read (at most 256 KiB).
+
 After a refusal the write side is shut and what the client still sends is discarded, for
 at most `LINGER_SECONDS` and `LINGER_BYTES` (then reading stops), so a client that reads
 the answer gets it instead of a reset, and one that keeps sending costs nothing more.
