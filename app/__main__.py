@@ -3,12 +3,14 @@ pipeline in-process on a file or stdin and print what the API would answer.
 
 Exit codes: 0 answered (a compaction that compacted nothing included: the output says
 why), 2 bad input, usage or configuration (a message on stderr names the problem),
-1 anything unexpected.
+3 `serve` could not start (uvicorn's code: the address is taken, say), 1 anything
+unexpected.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -17,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 FORMATS = ("auto", "anthropic", "openai")
+STARTUP_FAILURE = 3
 
 EXAMPLES = """\
 examples:
@@ -165,8 +168,10 @@ def _serve(settings: Any, args: argparse.Namespace) -> int:
 
     setup_logging(settings)
     host, port = args.host or settings.host, args.port or settings.port
-    uvicorn.Server(server_config(create_app(settings), settings, host, port)).run()
-    return 0
+    server = uvicorn.Server(server_config(create_app(settings), settings, host, port))
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    return 0 if server.started else STARTUP_FAILURE
 
 
 def _run(settings: Any, args: argparse.Namespace) -> int:

@@ -160,6 +160,7 @@ def server_config(app: Any, settings: Settings, host: str, port: int) -> uvicorn
         host=host,
         port=port,
         http=header_limited(settings),
+        ws="none",  # no WebSocket routes: an upgrade is answered as plain HTTP
         timeout_keep_alive=settings.keep_alive_timeout,
         log_config=None,  # our handler (setup_logging) writes uvicorn's lines too
         access_log=False,  # one `request` line per request comes from the app

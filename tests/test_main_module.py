@@ -94,3 +94,24 @@ def test_serve_limits_the_size_and_time_of_request_heads(tmp_path: Path) -> None
         b"HTTP/1.1 431 Request Header Fields Too Large",
         b"HTTP/1.1 408 Request Timeout",
     ]
+
+
+def test_serve_exits_3_when_it_cannot_listen(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        finished = subprocess.run(
+            [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "COMPACT_DATA_DIR": str(tmp_path / "data"),
+                "COMPACT_WORKDIR": str(tmp_path),
+            },
+            capture_output=True,
+            text=True,
+            timeout=START_TIMEOUT,
+        )
+    assert finished.returncode == 3
+    assert "address already in use" in finished.stderr
