@@ -20,6 +20,7 @@ import pytest
 import uvicorn
 from uvicorn.server import ServerState
 
+from app import serving
 from app.main import create_app
 from app.serving import HeaderLimitedProtocol, header_limited, server_config
 from app.settings import Settings
@@ -44,6 +45,7 @@ class FakeTransport(asyncio.Transport):
         self.written = bytearray()
         self.eof_written = False
         self.closed = False
+        self.reading = True
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
         return {"sockname": ("127.0.0.1", 8080), "peername": ("127.0.0.1", 50000)}.get(
@@ -66,10 +68,10 @@ class FakeTransport(asyncio.Transport):
         return self.closed
 
     def pause_reading(self) -> None:
-        pass
+        self.reading = False
 
     def resume_reading(self) -> None:
-        pass
+        self.reading = True
 
 
 class CountingParser:
@@ -147,6 +149,24 @@ async def test_a_head_past_the_limit_is_431_and_the_parser_sees_no_more_than_the
     }
     assert parser.fed == LIMIT
     assert transport.eof_written
+
+
+@pytest.mark.anyio
+async def test_after_a_refusal_a_mebibyte_at_most_is_read_then_the_connection_closes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(serving, "LINGER_SECONDS", 0.05)
+    protocol, transport, parser = connect(tmp_path)
+    protocol.data_received(b"GET / HTTP/1.1\r\nX-Big: " + b"a" * LIMIT)
+    assert transport.written.startswith(b"HTTP/1.1 431 ")
+    protocol.data_received(b"a" * serving.LINGER_BYTES)
+    assert transport.reading
+    protocol.data_received(b"a")
+    assert not transport.reading
+    assert not transport.closed
+    await asyncio.sleep(0.2)
+    assert transport.closed
+    assert parser.fed == LIMIT
 
 
 @pytest.mark.anyio
