@@ -10,8 +10,8 @@ headers: past `header_timeout`, 408 (or, if nothing came, a silent close). Idle
 keep-alive connections close after `keep_alive_timeout` (uvicorn's own timer).
 
 httptools does not say where in a read one request ends, so a pipelined head that starts
-in the read ending the previous request is counted from the next read: it may pass the
-limit by what is left of that one read (at most 256 KiB).
+in the read ending the previous request is counted from after the part of the read that
+held that end: it may pass the limit by at most one read (256 KiB).
 
 After a refusal the write side is shut and what the client still sends is discarded, for
 at most `LINGER_SECONDS` and `LINGER_BYTES` (then reading stops), so a client that reads
@@ -127,6 +127,12 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self._stop_head_timer()
         self._unset_keepalive_if_required()
         self.logger.warning("refused a request head: %s (%s)", error, status)
+        if self.cycle is not None and not self.cycle.response_complete:
+            # A pipelined head while the previous answer is being written: that answer
+            # goes out whole, then the connection closes; nothing more is read.
+            self.cycle.keep_alive = False
+            self.transport.pause_reading()
+            return
         body = json.dumps({"error": error, "message": message, "details": []}).encode()
         head = [STATUS_LINE[status]]
         for name, value in self.server_state.default_headers:

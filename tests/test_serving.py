@@ -342,3 +342,32 @@ def test_served_healthz_answers_while_large_heads_arrive_and_connections_drip(
             worker.join(10)
     assert statuses == [200] * 20
     assert refused == [b"HTTP/1.1 431 Request Header Fields Too Large"] * 4
+
+
+@pytest.mark.anyio
+async def test_a_pipelined_head_past_the_limit_lets_the_answer_in_flight_finish_then_closes(
+    tmp_path: Path,
+) -> None:
+    protocol_class = header_limited(settings(tmp_path))
+    release = asyncio.Event()
+
+    async def slow(scope: Any, receive: Any, send: Any) -> None:
+        await release.wait()
+        length = [(b"content-length", b"4")]
+        await send({"type": "http.response.start", "status": 200, "headers": length})
+        await send({"type": "http.response.body", "body": b"done"})
+
+    config = uvicorn.Config(slow, http=protocol_class, log_config=None, lifespan="off")
+    config.load()
+    protocol = protocol_class(config=config, server_state=ServerState(), app_state={})
+    transport = FakeTransport()
+    protocol.connection_made(transport)
+    protocol.data_received(head(200) + b"GET /next HTTP/1.1\r\nX-Big: " + b"a" * 2 * LIMIT)
+    await answers(transport)
+    assert transport.written == b""
+    assert not transport.reading
+    release.set()
+    written = await answers(transport)
+    assert written.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert written.endswith(b"\r\n\r\ndone")
+    assert transport.closed
