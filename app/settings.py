@@ -399,7 +399,7 @@ class Settings(BaseSettings):
     header_timeout: float = Field(
         10.0,
         gt=0,
-        description="seconds from connecting (or a request's first byte) to its headers' end; then 408",
+        description="seconds from connecting (or a request's first byte) to the headers' end",
     )
     keep_alive_timeout: int = Field(5, ge=1, description="seconds an idle connection stays open")
     log_level: Literal["debug", "info", "warning", "error"] = Field(
