@@ -93,6 +93,10 @@ SERVERS = [
     {"url": "http://127.0.0.1:8080", "description": "A local `python -m app serve`"},
 ]
 LICENSE = {"name": "MIT", "identifier": "MIT"}
+IGNORED_SDK_KEY = (
+    "ANTHROPIC_API_KEY is set but not used: COMPACT_SUMMARIZER=auto summarizes with Anthropic "
+    "only for COMPACT_ANTHROPIC_API_KEY; set COMPACT_SUMMARIZER=anthropic to use it"
+)
 
 
 class Stores:
@@ -161,10 +165,14 @@ def build_summarizer(settings: Settings, count: Callable[[str], int] | None = No
             max_tokens=settings.summary_max_tokens,
         )
     else:
-        if settings.anthropic_api_key is None:
-            raise ValueError("COMPACT_SUMMARIZER=anthropic needs ANTHROPIC_API_KEY")
+        key = settings.anthropic_key
+        if key is None:
+            raise ValueError(
+                "COMPACT_SUMMARIZER=anthropic needs COMPACT_ANTHROPIC_API_KEY "
+                "(or ANTHROPIC_API_KEY)"
+            )
         client = AnthropicSummarizer(
-            api_key=settings.anthropic_api_key.get_secret_value(),
+            api_key=key.get_secret_value(),
             model=settings.summary_model,
             base_url=settings.anthropic_base_url,
             timeout=settings.summary_timeout,
@@ -184,10 +192,11 @@ def build_summarizer(settings: Settings, count: Callable[[str], int] | None = No
 
 
 def build_provider_counter(settings: Settings) -> ProviderCounter | None:
-    if settings.anthropic_api_key is None:
+    key = settings.anthropic_key
+    if key is None:
         return None
     return AnthropicCounter(
-        api_key=settings.anthropic_api_key.get_secret_value(),
+        api_key=key.get_secret_value(),
         model=settings.count_model,
         base_url=settings.anthropic_base_url,
         timeout=settings.count_timeout,
@@ -310,10 +319,17 @@ def create_app(
         # full collection walked, stalling every request (docs/design.md); a large request
         # allocates enough to trigger one every few requests. Frozen, they are skipped.
         gc.freeze()
+        fallback = service.fallback
         log.info(
             "context compact ready",
-            extra={"summarizer": service.summarizer.name, "workdir": settings.workdir},
+            extra={
+                "summarizer": service.summarizer.name,
+                "summary_fallback": fallback.name if fallback is not None else "none",
+                "workdir": settings.workdir,
+            },
         )
+        if settings.summarizer == "auto" and settings.anthropic_key != settings.anthropic_api_key:
+            log.info(IGNORED_SDK_KEY)
         yield
         gc.unfreeze()
         if sweeper is not None:

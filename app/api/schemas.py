@@ -500,6 +500,8 @@ class ReadyResponse(BaseModel):
                         "data_dir_has_room": True,
                         "workdir_readable": True,
                     },
+                    "summarizer": "extractive",
+                    "summary_fallback": "none",
                 }
             ]
         }
@@ -514,6 +516,15 @@ class ReadyResponse(BaseModel):
     )
     reasons: dict[str, str] | None = Field(
         None, description="why a failing check failed, when known (absent otherwise)"
+    )
+    summarizer: str = Field(
+        description=(
+            "who writes summaries: `extractive` (no LLM, no key), `anthropic` or `openai` "
+            "(a paid or remote call per summary)"
+        )
+    )
+    summary_fallback: str = Field(
+        description="what a failed LLM summary falls back to: `extractive` or `none`"
     )
 
 

@@ -2068,7 +2068,9 @@ export interface components {
          *         "data_dir_writable": true,
          *         "data_dir_has_room": true,
          *         "workdir_readable": true
-         *       }
+         *       },
+         *       "summarizer": "extractive",
+         *       "summary_fallback": "none"
          *     }
          */
         ReadyResponse: {
@@ -2088,6 +2090,16 @@ export interface components {
             reasons?: {
                 [key: string]: string;
             } | null;
+            /**
+             * Summarizer
+             * @description who writes summaries: `extractive` (no LLM, no key), `anthropic` or `openai` (a paid or remote call per summary)
+             */
+            summarizer: string;
+            /**
+             * Summary Fallback
+             * @description what a failed LLM summary falls back to: `extractive` or `none`
+             */
+            summary_fallback: string;
         };
         /**
          * RecallHitInfo
