@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -146,23 +147,31 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
 
     from app.settings import Settings
+    from app.settings_names import explain, unknown_variables
 
     try:
         settings = Settings()
     except ValidationError as exc:
-        print(f"error: configuration: {exc}", file=sys.stderr)
+        print(f"error: configuration: {explain(exc)}", file=sys.stderr)
         return 2
+    unknown = unknown_variables(os.environ)
     if args.command == "serve":
-        return _serve(settings, args)
+        return _serve(settings, args, unknown)
+    for line in unknown:
+        print(f"warning: {line}", file=sys.stderr)
     return _run(settings, args)
 
 
-def _serve(settings: Any, args: argparse.Namespace) -> int:
+def _serve(settings: Any, args: argparse.Namespace, unknown: list[str]) -> int:
+    import logging
+
     import uvicorn
 
     from app.main import create_app, setup_logging
 
     setup_logging(settings)
+    for line in unknown:
+        logging.getLogger("context_compact").warning(line)
     uvicorn.run(
         create_app(settings),
         host=args.host or settings.host,

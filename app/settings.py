@@ -437,9 +437,9 @@ class Settings(BaseSettings):
     def _overflow_above_threshold(self) -> Settings:
         values = vars(self)  # the declared settings have no attribute mypy knows
         if self.overflow_threshold < values["threshold"]:
-            raise ValueError("overflow_threshold must be >= threshold")
+            raise ValueError("COMPACT_OVERFLOW_THRESHOLD must be >= COMPACT_THRESHOLD")
         if self.ledger_max_tokens < self.ledger_min_tokens:
-            raise ValueError("ledger_max_tokens must be >= ledger_min_tokens")
+            raise ValueError("COMPACT_LEDGER_MAX_TOKENS must be >= COMPACT_LEDGER_MIN_TOKENS")
         return self
 
     @property

@@ -1414,7 +1414,7 @@ export interface components {
             };
             /**
              * Result
-             * @description The full result: the text the agent got back, a list of content blocks (an Anthropic `tool_result`'s content: its text blocks are read), or a structured object `{status, data, error, text, stats, context}`.
+             * @description The full result: the text the agent got back, a list of content blocks (an Anthropic `tool_result`'s content: its text blocks are read), or a structured object `{status, data, error, text, stats, context}` (an object with none of these fields is the data itself; other fields beside `data` or `text` are refused, 422, rather than dropped).
              */
             result: string | {
                 [key: string]: unknown;
