@@ -414,7 +414,8 @@ class Settings(BaseSettings):
         "json",
         description=(
             "`json`: one JSON object a line (time, level, logger, message, request_id, "
-            "fields); `text`: one readable line; never message contents either way"
+            "fields); `text`: one readable line with the same fields as `key=value`; never "
+            "message contents either way"
         ),
     )
 
