@@ -39,6 +39,7 @@ from app.api.docs import install_docs
 from app.api.errors import install_error_handlers
 from app.api.limits import BodySizeLimit, ShapeLimits
 from app.api.observe import ObserveRequests
+from app.api.operations import operation_id
 from app.api.parts import AppParts
 from app.api.routes import (
     archives,
@@ -349,6 +350,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # served from installed assets instead of a CDN: install_docs
         redoc_url=None,
+        generate_unique_id_function=operation_id,
     )
     AppParts(
         service=service,

@@ -58,19 +58,24 @@ EXAMPLE_OPENAI_MESSAGES: list[JsonValue] = [
 ]
 
 _REQUEST = ConfigDict(extra="forbid")
+# `COMPACT_MAX_MESSAGES`'s default (a test keeps them equal), shown as the schema's
+# `maxItems`. The limit itself is the configured one, checked before validation
+# (app/api/limits.py, 422 `too_many_messages`), so the model sets none of its own.
+DEFAULT_MAX_MESSAGES = 10_000
 
 MessagesField = Field(
     description=(
         "The agent's message list, in the Anthropic Messages shape (`role` system, user or "
         "assistant; `content` a string or blocks) or the OpenAI Chat Completions shape "
         "(roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). "
-        "Unknown block types and extra fields are accepted and passed through untouched."
+        "Unknown block types and extra fields are accepted and passed through untouched. "
+        "At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above)."
     ),
-    max_length=100_000,
     # Validated per format after parsing (app/api/dialect.py), so the field takes plain
     # objects; the schema still names both shapes, for readers and for schema fuzzers.
     json_schema_extra={
-        "items": {"$ref": "#/components/schemas/AnyMessage"}  # in the schema via CompactResponse
+        "items": {"$ref": "#/components/schemas/AnyMessage"},  # in the schema via CompactResponse
+        "maxItems": DEFAULT_MAX_MESSAGES,
     },
 )
 

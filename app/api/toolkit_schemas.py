@@ -10,6 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from app.api.schemas import (
     ANY_MESSAGE_ITEMS,
+    DEFAULT_MAX_MESSAGES,
     EXAMPLE_MESSAGES,
     FORMAT_DESCRIPTION,
     Messages,
@@ -255,10 +256,11 @@ class AssembleRequest(BaseModel):
     )
     messages: Messages = Field(
         default_factory=list,
-        max_length=100_000,
         description=(
-            "L3: the history, system summaries included, in either shape (as for `/compact`)."
+            "L3: the history, system summaries included, in either shape (as for `/compact`); "
+            "at most `COMPACT_MAX_MESSAGES` messages."
         ),
+        json_schema_extra={"maxItems": DEFAULT_MAX_MESSAGES},
     )
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
     input: str = Field("", max_length=MAX_TEXT, description="The current user input.")

@@ -19,7 +19,7 @@ export interface paths {
          *     Each message counts its role and its blocks' text; an empty list counts 0; the same
          *     conversation counts the same in either format.
          */
-        post: operations["count_count_post"];
+        post: operations["countTokens"];
         delete?: never;
         options?: never;
         head?: never;
@@ -40,7 +40,7 @@ export interface paths {
          * @description `should_compact` when tokens >= threshold x window and there are at least
          *     `min_messages` messages; `overflow` at the overflow threshold.
          */
-        post: operations["should_compact_should_compact_post"];
+        post: operations["shouldCompact"];
         delete?: never;
         options?: never;
         head?: never;
@@ -72,7 +72,7 @@ export interface paths {
          *     slot stays busy for `COMPACT_SUMMARY_SLOT_WAIT` seconds: 503 `busy` with
          *     `Retry-After`, nothing written.
          */
-        post: operations["compact_compact_post"];
+        post: operations["compact"];
         delete?: never;
         options?: never;
         head?: never;
@@ -96,7 +96,7 @@ export interface paths {
          *     `Retry-After`. An input that `/compact` would refuse fails the job with reason
          *     `invalid_conversation`.
          */
-        post: operations["start_compaction_compactions_post"];
+        post: operations["startCompaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -116,7 +116,7 @@ export interface paths {
          *     sha256. Any replica answers for any job (records are on the shared data directory).
          *     Unknown and expired jobs are 404.
          */
-        get: operations["get_compaction_compactions__job_id__get"];
+        get: operations["getCompaction"];
         put?: never;
         post?: never;
         /**
@@ -126,7 +126,7 @@ export interface paths {
          *     is answered `202` with `cancel_requested: true`: its owner cancels it within a third
          *     of the lease, unless it finishes first.
          */
-        delete: operations["cancel_compaction_compactions__job_id__delete"];
+        delete: operations["cancelCompaction"];
         options?: never;
         head?: never;
         patch?: never;
@@ -152,7 +152,7 @@ export interface paths {
          *     summarized: the job was sent between a tool call and its result) is 409
          *     `invalid_seam`, indexes in the applied list. Nothing is changed on the server.
          */
-        post: operations["apply_compaction_compactions__job_id__apply_post"];
+        post: operations["applyCompaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -167,7 +167,7 @@ export interface paths {
             cookie?: never;
         };
         /** The archived original messages of a compaction */
-        get: operations["get_archive_archives__archive_id__get"];
+        get: operations["getArchive"];
         put?: never;
         post?: never;
         delete?: never;
@@ -188,7 +188,7 @@ export interface paths {
          * @description Every compaction the session attempted, oldest first: compacted, or failed on the way
          *     (archive_failed, summarization_failed). A session with none has an empty list.
          */
-        get: operations["list_compactions_sessions__session_id__compactions_get"];
+        get: operations["listCompactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -214,7 +214,7 @@ export interface paths {
          *     a malformed session id or body, 503 `archive_unreadable` when an archive cannot be
          *     read.
          */
-        post: operations["recall_session_sessions__session_id__recall_post"];
+        post: operations["recall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -236,7 +236,7 @@ export interface paths {
          *     to `data`, and a full `error`; `text`, `stats` and `context` are dropped. A Read in a
          *     `session_id` whose file changed since the session's previous read gets `data.note`.
          */
-        post: operations["compress_tool_result_compress_tool_result_post"];
+        post: operations["compressToolResult"];
         delete?: never;
         options?: never;
         head?: never;
@@ -258,7 +258,7 @@ export interface paths {
          *     system-reminder appended to the input (no file content); at most `limit` are named,
          *     then "(and N more…)". An `@` after a letter or digit (an e-mail address) is no mention.
          */
-        post: operations["preprocess_input_preprocess_input_post"];
+        post: operations["preprocessInput"];
         delete?: never;
         options?: never;
         head?: never;
@@ -276,7 +276,7 @@ export interface paths {
          * The project's CODE_LAW.md, if any
          * @description The project's rules: `CODE_LAW.md` in any case at the root of the work directory.
          */
-        get: operations["project_rules_project_rules_get"];
+        get: operations["getProjectRules"];
         put?: never;
         post?: never;
         delete?: never;
@@ -301,7 +301,7 @@ export interface paths {
          *     format that passes the provider's rules. A history that breaks one gets 422
          *     `invalid_conversation`.
          */
-        post: operations["assemble_assemble_post"];
+        post: operations["assemble"];
         delete?: never;
         options?: never;
         head?: never;
@@ -316,7 +316,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness: the process answers */
-        get: operations["healthz_healthz_get"];
+        get: operations["healthz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -333,7 +333,7 @@ export interface paths {
             cookie?: never;
         };
         /** Readiness: tokenizer loaded, data dir writable with room to spare, work dir readable */
-        get: operations["readyz_readyz_get"];
+        get: operations["readyz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -350,7 +350,7 @@ export interface paths {
             cookie?: never;
         };
         /** Prometheus metrics: requests, compactions, tokens, summarizer latency */
-        get: operations["metrics_metrics_get"];
+        get: operations["metrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -415,7 +415,7 @@ export interface components {
         ApplyRequest: {
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched.
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
             messages: components["schemas"]["AnyMessage"][];
         };
@@ -606,7 +606,7 @@ export interface components {
             rules?: string | null;
             /**
              * Messages
-             * @description L3: the history, system summaries included, in either shape (as for `/compact`).
+             * @description L3: the history, system summaries included, in either shape (as for `/compact`); at most `COMPACT_MAX_MESSAGES` messages.
              */
             messages?: {
                 [key: string]: unknown;
@@ -1045,7 +1045,7 @@ export interface components {
         CompactRequestBody: {
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched.
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
             messages: components["schemas"]["AnyMessage"][];
             /**
@@ -1573,7 +1573,7 @@ export interface components {
         CountRequest: {
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched.
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
             messages: components["schemas"]["AnyMessage"][];
             /**
@@ -2353,7 +2353,7 @@ export interface components {
         ShouldCompactRequest: {
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched.
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
             messages: components["schemas"]["AnyMessage"][];
             /**
@@ -2682,7 +2682,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    count_count_post: {
+    countTokens: {
         parameters: {
             query?: never;
             header?: never;
@@ -2704,12 +2704,40 @@ export interface operations {
                     "application/json": components["schemas"]["CountResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2719,6 +2747,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2728,6 +2763,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2746,12 +2793,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "deadline_exceeded",
+                     *       "message": "the request took longer than 300 s",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    should_compact_should_compact_post: {
+    shouldCompact: {
         parameters: {
             query?: never;
             header?: never;
@@ -2773,12 +2827,40 @@ export interface operations {
                     "application/json": components["schemas"]["ShouldCompactResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2788,6 +2870,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2797,6 +2886,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2815,12 +2916,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "deadline_exceeded",
+                     *       "message": "the request took longer than 300 s",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    compact_compact_post: {
+    compact: {
         parameters: {
             query?: never;
             header?: never;
@@ -2842,12 +2950,40 @@ export interface operations {
                     "application/json": components["schemas"]["CompactResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2857,6 +2993,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2866,6 +3009,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2884,6 +3039,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "busy",
+                     *       "message": "all 64 summary slots are busy (waited 1 s); retry shortly",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2893,12 +3055,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "deadline_exceeded",
+                     *       "message": "the request took longer than 300 s",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    start_compaction_compactions_post: {
+    startCompaction: {
         parameters: {
             query?: never;
             header?: never;
@@ -2920,12 +3089,40 @@ export interface operations {
                     "application/json": components["schemas"]["JobResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2935,6 +3132,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)",
+                     *       "details": [
+                     *         {
+                     *           "field": "job_id",
+                     *           "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2944,6 +3153,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "session_busy",
+                     *       "message": "the session already has a job in flight: 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00",
+                     *       "details": [
+                     *         {
+                     *           "field": "session_id",
+                     *           "message": "the session already has a job in flight: 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2953,6 +3174,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2962,6 +3190,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2980,12 +3220,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "queue_full",
+                     *       "message": "64 jobs are already waiting for a worker",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    get_compaction_compactions__job_id__get: {
+    getCompaction: {
         parameters: {
             query?: never;
             header?: never;
@@ -3011,6 +3258,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3020,6 +3274,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)",
+                     *       "details": [
+                     *         {
+                     *           "field": "job_id",
+                     *           "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3029,6 +3295,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3047,12 +3320,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "job_store_failed",
+                     *       "message": "cannot read the job: disk I/O error",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    cancel_compaction_compactions__job_id__delete: {
+    cancelCompaction: {
         parameters: {
             query?: never;
             header?: never;
@@ -3087,6 +3367,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3096,6 +3383,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)",
+                     *       "details": [
+                     *         {
+                     *           "field": "job_id",
+                     *           "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3105,6 +3404,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3123,12 +3429,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "job_store_failed",
+                     *       "message": "cannot write the job: disk I/O error",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    apply_compaction_compactions__job_id__apply_post: {
+    applyCompaction: {
         parameters: {
             query?: never;
             header?: never;
@@ -3152,12 +3465,40 @@ export interface operations {
                     "application/json": components["schemas"]["ApplyResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3167,6 +3508,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)",
+                     *       "details": [
+                     *         {
+                     *           "field": "job_id",
+                     *           "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3176,6 +3529,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "job_not_done",
+                     *       "message": "the job is running, not done",
+                     *       "details": [
+                     *         {
+                     *           "field": "job_id",
+                     *           "message": "the job is running, not done"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3185,6 +3550,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3194,6 +3566,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3212,12 +3596,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "job_store_failed",
+                     *       "message": "cannot read the job: disk I/O error",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    get_archive_archives__archive_id__get: {
+    getArchive: {
         parameters: {
             query?: never;
             header?: never;
@@ -3243,6 +3634,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3252,6 +3650,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "no archive 20261125-210000-5f1c",
+                     *       "details": [
+                     *         {
+                     *           "field": "archive_id",
+                     *           "message": "no archive 20261125-210000-5f1c"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3261,6 +3671,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3275,7 +3692,7 @@ export interface operations {
             };
         };
     };
-    list_compactions_sessions__session_id__compactions_get: {
+    listCompactions: {
         parameters: {
             query?: never;
             header?: never;
@@ -3301,6 +3718,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3310,6 +3734,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3328,12 +3759,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "records_unreadable",
+                     *       "message": "cannot read the session records: disk I/O error",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    recall_session_sessions__session_id__recall_post: {
+    recall: {
         parameters: {
             query?: never;
             header?: never;
@@ -3357,12 +3795,40 @@ export interface operations {
                     "application/json": components["schemas"]["RecallResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3372,6 +3838,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3381,6 +3854,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3399,12 +3884,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "archive_unreadable",
+                     *       "message": "cannot read the archive: disk I/O error",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    compress_tool_result_compress_tool_result_post: {
+    compressToolResult: {
         parameters: {
             query?: never;
             header?: never;
@@ -3426,12 +3918,40 @@ export interface operations {
                     "application/json": components["schemas"]["CompressToolResultResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3441,6 +3961,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3450,6 +3977,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3464,7 +4003,7 @@ export interface operations {
             };
         };
     };
-    preprocess_input_preprocess_input_post: {
+    preprocessInput: {
         parameters: {
             query?: never;
             header?: never;
@@ -3486,12 +4025,40 @@ export interface operations {
                     "application/json": components["schemas"]["PreprocessInputResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3501,6 +4068,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3510,6 +4084,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3524,7 +4110,7 @@ export interface operations {
             };
         };
     };
-    project_rules_project_rules_get: {
+    getProjectRules: {
         parameters: {
             query?: never;
             header?: never;
@@ -3548,6 +4134,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3557,6 +4150,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3571,7 +4171,7 @@ export interface operations {
             };
         };
     };
-    assemble_assemble_post: {
+    assemble: {
         parameters: {
             query?: never;
             header?: never;
@@ -3593,12 +4193,40 @@ export interface operations {
                     "application/json": components["schemas"]["AssembleResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3608,6 +4236,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3617,6 +4252,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3631,7 +4278,7 @@ export interface operations {
             };
         };
     };
-    healthz_healthz_get: {
+    healthz: {
         parameters: {
             query?: never;
             header?: never;
@@ -3655,12 +4302,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    readyz_readyz_get: {
+    readyz: {
         parameters: {
             query?: never;
             header?: never;
@@ -3684,6 +4338,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3698,7 +4359,7 @@ export interface operations {
             };
         };
     };
-    metrics_metrics_get: {
+    metrics: {
         parameters: {
             query?: never;
             header?: never;
@@ -3722,6 +4383,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
