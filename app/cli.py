@@ -1,4 +1,4 @@
-"""`python -m app count` and `python -m app compact`: the service's own pipeline, no server.
+"""`context-compact count` and `context-compact compact`: the service's own pipeline, no server.
 
 The input is a message list as a JSON list, a JSON object with `messages` (a `/compact`
 or `/count` body, or a corpus file), or JSONL with one message a line; from a file or

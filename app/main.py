@@ -88,10 +88,10 @@ messages are archived so that nothing is ever lost.
 """
 
 # "/" is wherever this document is served from (what `/docs` calls); the second is the
-# address `python -m app serve` listens on by default.
+# address `context-compact serve` listens on by default.
 SERVERS = [
     {"url": "/", "description": "The server that serves this document"},
-    {"url": "http://127.0.0.1:8080", "description": "A local `python -m app serve`"},
+    {"url": "http://127.0.0.1:8080", "description": "A local `context-compact serve`"},
 ]
 LICENSE = {"name": "MIT", "identifier": "MIT"}
 IGNORED_SDK_KEY = (

@@ -405,8 +405,8 @@ class Settings(BaseSettings):
             "deleted in every directory of the data directory (`0`: at start-up only)"
         ),
     )
-    host: str = Field("127.0.0.1", description="where `python -m app serve` listens")
-    port: int = Field(8080, gt=0, lt=65536, description="port of `python -m app serve`")
+    host: str = Field("127.0.0.1", description="where `context-compact serve` listens")
+    port: int = Field(8080, gt=0, lt=65536, description="port of `context-compact serve`")
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info", description="`debug`, `info`, `warning`, `error`"
     )

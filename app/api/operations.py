@@ -34,7 +34,7 @@ def operation_id(route: APIRoute) -> str:
     outside the schema (the documentation pages) keep FastAPI's."""
     if not route.include_in_schema:
         return generate_unique_id(route)
-    [method] = sorted(route.methods)
+    [method] = sorted(route.methods or ())
     key = f"{method} {route.path_format}"
     try:
         return OPERATION_IDS[key]

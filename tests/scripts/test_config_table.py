@@ -32,7 +32,7 @@ def test_every_setting_is_a_row_with_its_variable_default_and_meaning() -> None:
         "| `COMPACT_WORKDIR` | `.` (`/workspace` in the image) | "
         "the agent's work directory, read-only for us |",
     ]
-    assert "| `COMPACT_PORT` | `8080` | port of `python -m app serve` |" in rows
+    assert "| `COMPACT_PORT` | `8080` | port of `context-compact serve` |" in rows
     assert (
         "| `COMPACT_OPENAI_API_KEY` / `OPENAI_API_KEY` | unset | "
         "sent as `Authorization: Bearer`; local servers need none; never logged |"
