@@ -186,7 +186,7 @@ def _serve(settings: Any, args: argparse.Namespace, unknown: list[str]) -> int:
 
 def _run(settings: Any, args: argparse.Namespace) -> int:
     from app import cli
-    from app.main import setup_logging
+    from app.wiring import setup_logging
 
     setup_logging(settings, level="warning")
     try:

@@ -26,17 +26,17 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from app.api.fields import validation_details
-from app.api.limits import unencodable_text
 from app.api.schemas import CompactRequestBody, CountRequest, CountResponse
+from app.api.text import NOT_TEXT, unencodable_at
 from app.core.compaction import result_json
 from app.core.decide import Thresholds
 from app.core.dialects import OpenAIForms, detect_format, parse_messages
 from app.core.errors import InvalidConversationError
 from app.core.messages import KNOWN_BLOCK_TYPES, Message
 from app.core.vocabulary import Format
-from app.main import build_service, close_ports
 from app.service.compaction import CompactionService
 from app.settings import Settings
+from app.wiring import build_service, close_ports
 
 COMPACT_FIELDS = ("format", "session_id", "force", "instructions", "options", "reason")
 # Flags that set a field of `options` (`--strategy`, `--context-window`, `--threshold`).
@@ -65,9 +65,9 @@ def parse_input(text: str) -> dict[str, Any]:
     """The request fields of the input: `messages` always, plus any others it holds. A
     lone surrogate escape is refused as the API refuses it."""
     fields = _parse_input(text)
-    refused = unencodable_text(fields)
+    refused = unencodable_at(fields)
     if refused is not None:
-        raise InputError(f"{refused.field}: {refused.message}")
+        raise InputError(f"{refused}: {NOT_TEXT}")
     return fields
 
 
