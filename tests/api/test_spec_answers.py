@@ -108,3 +108,11 @@ async def test_a_server_configured_above_the_default_accepts_that_many(client_fo
     response = await client.post("/count", json={"messages": messages})
     assert response.status_code == 200, response.text
     assert response.json()["message_count"] == 11_001
+
+
+async def test_the_compact_example_swagger_sends_first_compacts(client: httpx.AsyncClient) -> None:
+    """ "Try it out" on `/compact` sends the first example: it shows a compaction."""
+    [first, *_] = (await spec(client))["components"]["schemas"]["CompactRequestBody"]["examples"]
+    answer = (await client.post("/compact", json=first)).json()
+    assert (answer["compacted"], answer["reason"]) == (True, None)
+    assert answer["stats"]["compacted_token_count"] < answer["token_count"]

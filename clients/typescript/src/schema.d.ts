@@ -909,6 +909,37 @@ export interface components {
          *               "content": "def test_app(): ..."
          *             }
          *           ]
+         *         },
+         *         {
+         *           "role": "assistant",
+         *           "content": [
+         *             {
+         *               "type": "text",
+         *               "text": "The test expects 1; app() returns 0. Running the suite."
+         *             },
+         *             {
+         *               "type": "tool_use",
+         *               "id": "toolu_02",
+         *               "name": "bash",
+         *               "input": {
+         *                 "command": "pytest"
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "role": "user",
+         *           "content": [
+         *             {
+         *               "type": "tool_result",
+         *               "tool_use_id": "toolu_02",
+         *               "content": "============================= test session starts ==============================\ntests/test_app.py::test_case_01 PASSED\ntests/test_app.py::test_case_02 PASSED\ntests/test_app.py::test_case_03 PASSED\ntests/test_app.py::test_case_04 PASSED\ntests/test_app.py::test_case_05 PASSED\ntests/test_app.py::test_case_06 PASSED\ntests/test_app.py::test_case_07 PASSED\ntests/test_app.py::test_case_08 PASSED\ntests/test_app.py::test_case_09 PASSED\ntests/test_app.py::test_case_10 PASSED\ntests/test_app.py::test_case_11 PASSED\ntests/test_app.py::test_case_12 PASSED\ntests/test_app.py::test_case_13 PASSED\ntests/test_app.py::test_case_14 PASSED\ntests/test_app.py::test_case_15 PASSED\ntests/test_app.py::test_case_16 PASSED\ntests/test_app.py::test_case_17 PASSED\ntests/test_app.py::test_case_18 PASSED\ntests/test_app.py::test_case_19 PASSED\ntests/test_app.py::test_case_20 PASSED\ntests/test_app.py::test_case_21 PASSED\ntests/test_app.py::test_case_22 PASSED\ntests/test_app.py::test_case_23 PASSED\ntests/test_app.py::test_case_24 PASSED\ntests/test_app.py::test_case_25 PASSED\ntests/test_app.py::test_case_26 PASSED\ntests/test_app.py::test_case_27 PASSED\ntests/test_app.py::test_case_28 PASSED\ntests/test_app.py::test_case_29 PASSED\ntests/test_app.py::test_case_30 PASSED\ntests/test_app.py::test_case_31 PASSED\ntests/test_app.py::test_case_32 PASSED\ntests/test_app.py::test_case_33 PASSED\ntests/test_app.py::test_case_34 PASSED\ntests/test_app.py::test_case_35 PASSED\ntests/test_app.py::test_case_36 PASSED\ntests/test_app.py::test_case_37 PASSED\ntests/test_app.py::test_case_38 PASSED\ntests/test_app.py::test_case_39 PASSED\ntests/test_app.py::test_case_40 PASSED\ntests/test_app.py::test_app FAILED\nE       assert app() == 1\nE        +  where 0 = app()\n========================= 1 failed, 40 passed in 0.52s ========================="
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "role": "assistant",
+         *           "content": "One failure left: app() must return 1. Fixing src/app.py."
          *         }
          *       ],
          *       "session_id": "session-42",
