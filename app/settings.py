@@ -169,6 +169,32 @@ class Settings(BaseSettings):
     database_statement_timeout: float = Field(
         10.0, ge=0, description="seconds one SQL statement may run (`0`: no limit)"
     )
+    database_call_timeout: float = Field(
+        15.0,
+        gt=0,
+        description=(
+            "seconds one database call may take, the wait for a connection included; past "
+            "it (or past the request's deadline) its connection is closed and discarded, "
+            "so a stalled database fails the call instead of holding it"
+        ),
+    )
+    database_keepalives_idle: int = Field(
+        10, ge=1, description="seconds a database connection is silent before TCP keepalives"
+    )
+    database_keepalives_interval: int = Field(
+        5, ge=1, description="seconds between unanswered TCP keepalives"
+    )
+    database_keepalives_count: int = Field(
+        3, ge=1, description="unanswered TCP keepalives before the connection is dropped"
+    )
+    database_tcp_user_timeout: float = Field(
+        25.0,
+        ge=0,
+        description=(
+            "seconds data sent to the database may stay unacknowledged before the kernel "
+            "drops the connection (`0`: the system's default)"
+        ),
+    )
     _place(vars(), "context_window", "threshold")
     overflow_threshold: float = Field(
         0.9, gt=0, le=1, description="report `overflow` at this share"

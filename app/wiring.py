@@ -75,6 +75,11 @@ class Stores:
             wait=settings.database_pool_wait,
             connect_timeout=settings.database_connect_timeout,
             statement_timeout=settings.database_statement_timeout,
+            call_timeout=settings.database_call_timeout,
+            keepalives_idle=settings.database_keepalives_idle,
+            keepalives_interval=settings.database_keepalives_interval,
+            keepalives_count=settings.database_keepalives_count,
+            tcp_user_timeout=settings.database_tcp_user_timeout,
         )
         self.database = Database(settings.database_url.get_secret_value(), limits)
         self.archive = PgArchiveStore(self.database)

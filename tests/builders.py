@@ -224,10 +224,11 @@ def build_service(
     records: MemoryRecords | None = None,
     slots: SummarySlots | None = None,
     clock: Callable[[], datetime] = lambda: NOW,
+    new_id: Callable[[], str] = lambda: "arch-1",
     **overrides: Any,
 ) -> CompactionService:
-    """A service over the fakes above: fixed clock, every archive id `arch-1`, `overrides`
-    replacing fields of `defaults`."""
+    """A service over the fakes above: fixed clock, every archive id `arch-1` (unless
+    `new_id`), `overrides` replacing fields of `defaults`."""
     return CompactionService(
         tokenizer=tokenizer,
         summarizer=summarizer or FakeSummarizer(),
@@ -236,7 +237,7 @@ def build_service(
         archive=archive or MemoryArchive(),
         defaults=defaults_with(defaults, **overrides),
         clock=clock,
-        new_id=lambda: "arch-1",
+        new_id=new_id,
         records=records,
         slots=slots,
     )

@@ -174,9 +174,14 @@ class FileArchiveStore:
 
     def delete(self, archive_id: str) -> None:
         """Removes the archive of a compaction that was refused (its result was not kept);
-        a missing one is already gone."""
+        a missing one is already gone. Its parsed entries go too: a job writes its id
+        again, and recall must read what is there, not what was."""
         if not is_valid_id(archive_id):
             raise ArchiveError("invalid archive id")
+        with self._cache_lock:
+            cached = self._cache.pop(archive_id, None)
+            if cached is not None:
+                self._cached_chars -= _chars(cached[1])
         try:
             os.unlink(self._path(archive_id))
             fsync_dir(self._dir)

@@ -5,7 +5,9 @@ worker threads (`anyio.to_thread`), like the file stores, so a thread borrows a 
 for one short transaction and gives it back. The pool opens without waiting, so a process
 whose database is down still starts (`/readyz` says why) and reconnects when it is back;
 every borrowed connection is checked first, so a connection broken by a database restart
-is replaced instead of failing one request.
+is replaced instead of failing one request. Every use of a connection is bounded in time
+(`app.adapters.pg_watchdog`), and TCP keepalives with a user timeout let the kernel drop a
+connection whose peer vanished: a stalled database fails a call, it never holds it.
 
 Migrations are numbered SQL steps applied in one transaction under a transaction-level
 advisory lock: replicas starting together queue on the lock, the first applies what is
@@ -17,20 +19,24 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import psycopg
-from psycopg.rows import TupleRow
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-Conn = psycopg.Connection[TupleRow]
+from app.adapters.pg_watchdog import Conn, DatabaseStalled, Watchdog
+from app.core.request_context import DEADLINE
 
 log = logging.getLogger("context_compact.database")
 
 # pg_advisory_xact_lock key of the migrations: any fixed 64-bit number unique to this app.
 MIGRATION_LOCK_KEY = 0x636F6D7061637401
+
+# Seconds `/readyz` gives the database: a probe must answer even when the database does not.
+READY_TIMEOUT = 2.0
 
 
 @dataclass(frozen=True)
@@ -136,22 +142,47 @@ class PoolLimits:
     wait: float = 5.0  # seconds a caller waits for a free connection
     connect_timeout: int = 5
     statement_timeout: float = 10.0  # seconds; 0 disables
+    call_timeout: float = 15.0  # seconds one borrowed connection may be used
+    keepalives_idle: int = 10  # seconds of silence before the first TCP keepalive probe
+    keepalives_interval: int = 5
+    keepalives_count: int = 3
+    tcp_user_timeout: float = 25.0  # seconds sent data may stay unacknowledged; 0: the OS's
+
+    def connection_options(self) -> dict[str, str | int]:
+        """libpq options of every connection: the server-side statement limit, and TCP
+        keepalives with a user timeout, so the kernel itself drops a connection whose
+        peer vanished (idle in the pool or with a statement in flight)."""
+        options: dict[str, str | int] = {
+            "connect_timeout": self.connect_timeout,
+            "options": f"-c statement_timeout={int(self.statement_timeout * 1000)}",
+            "keepalives": 1,
+            "keepalives_idle": self.keepalives_idle,
+            "keepalives_interval": self.keepalives_interval,
+            "keepalives_count": self.keepalives_count,
+        }
+        if self.tcp_user_timeout > 0:
+            options["tcp_user_timeout"] = int(self.tcp_user_timeout * 1000)
+        return options
 
 
 class Database:
     """The pool, with the schema brought up to date before the first use. Errors are
-    `psycopg.Error` (the stores translate them to their own)."""
+    `psycopg.Error` (the stores translate them to their own).
+
+    Every call is bounded by `call_timeout`, by `DEADLINE` (the request or job it serves)
+    and by the `timeout` it is given, whichever ends first: the wait for a connection, its
+    check, the migration and the block itself. Past that the watchdog closes the socket
+    and the call fails with `DatabaseStalled`."""
 
     def __init__(self, url: str, limits: PoolLimits | None = None) -> None:
-        limits = limits or PoolLimits()
-        options = f"-c statement_timeout={int(limits.statement_timeout * 1000)}"
+        self.limits = limits = limits or PoolLimits()
         self.pool = ConnectionPool(
             url,
             min_size=limits.min_size,
             max_size=max(limits.max_size, limits.min_size),
             timeout=limits.wait,
-            kwargs={"connect_timeout": limits.connect_timeout, "options": options},
-            check=ConnectionPool.check_connection,
+            kwargs=limits.connection_options(),
+            check=self._check,
             # The pool retries a failed connection with a doubling delay until this runs
             # out, then starts again at the next request: it bounds how long a replica
             # takes to notice the database is back.
@@ -159,48 +190,97 @@ class Database:
             name="context-compact",
             open=False,
         )
+        self._watchdog = Watchdog()
+        self._call = threading.local()  # the deadline of this thread's call, for _check
         self._opened = False
         self._migrated = False
+        self._open_lock = threading.Lock()
         self._migrate_lock = threading.Lock()
 
     def open(self) -> None:
         """Starts connecting in the background; never waits for the database. Idempotent;
         the first use opens the pool too."""
-        with self._migrate_lock:
+        with self._open_lock:
             if not self._opened:
                 self.pool.open(wait=False)
                 self._opened = True
 
     def close(self) -> None:
         self.pool.close()
+        self._watchdog.close()
 
     @contextmanager
-    def connection(self) -> Iterator[Conn]:
-        """A connection from the pool, the schema current (migrated on first use)."""
+    def connection(self, timeout: float | None = None) -> Iterator[Conn]:
+        """A connection from the pool, the schema current (migrated on first use), for
+        one call bounded in time (see the class)."""
         if not self._opened:
             self.open()
-        with self.pool.connection() as conn:
-            if not self._migrated:
-                self._ensure_schema(conn)
-            yield conn
-
-    def unavailable_reason(self) -> str | None:
-        """None when a connection is to be had and the schema is current, else why not."""
+        seconds = self._budget(timeout)
+        deadline = time.monotonic() + seconds
+        conn = self._checkout(deadline, seconds)
         try:
-            with self.connection() as conn:
+            with self._watchdog.bound(conn, deadline, seconds):
+                if not self._migrated:
+                    self._ensure_schema(conn, deadline)
+                with conn:  # commits, or rolls back on an error, inside the bound
+                    yield conn
+        finally:
+            self.pool.putconn(conn)  # a connection cut or broken is discarded, not kept
+
+    def unavailable_reason(self, timeout: float = READY_TIMEOUT) -> str | None:
+        """None when a connection is to be had and the schema is current, else why not;
+        within `timeout` seconds, whatever the database does."""
+        try:
+            with self.connection(timeout) as conn:
                 conn.execute("SELECT 1")
         except psycopg.Error as exc:
             return describe(exc)
         return None
 
-    def _ensure_schema(self, conn: Conn) -> None:
-        with self._migrate_lock:
+    def _budget(self, timeout: float | None) -> float:
+        seconds = self.limits.call_timeout
+        if timeout is not None:
+            seconds = min(seconds, timeout)
+        deadline = DEADLINE.get()
+        if deadline is not None:
+            seconds = min(seconds, deadline - time.monotonic())
+        return seconds
+
+    def _checkout(self, deadline: float, seconds: float) -> Conn:
+        wait = min(self.limits.wait, deadline - time.monotonic())
+        if wait <= 0:
+            raise DatabaseStalled(f"no time left for the database call ({seconds:.1f} s given)")
+        self._call.deadline, self._call.seconds, self._call.stalled = deadline, seconds, None
+        try:
+            return self.pool.getconn(timeout=wait)
+        except PoolTimeout as exc:
+            # The pool's own message says only that no connection came: say why.
+            if self._call.stalled is not None:
+                raise self._call.stalled from exc
+            raise
+
+    def _check(self, conn: Conn) -> None:
+        """The pool's check of a connection before lending it, bounded like the call: a
+        connection that does not answer is cut and discarded."""
+        try:
+            with self._watchdog.bound(conn, self._call.deadline, self._call.seconds):
+                ConnectionPool.check_connection(conn)
+        except DatabaseStalled as exc:
+            self._call.stalled = exc
+            raise
+
+    def _ensure_schema(self, conn: Conn, deadline: float) -> None:
+        if not self._migrate_lock.acquire(timeout=max(deadline - time.monotonic(), 0)):
+            raise DatabaseStalled("the schema migration by another call did not finish in time")
+        try:
             if self._migrated:
                 return
             applied = migrate(conn)
             if applied:
                 log.info("database schema migrated", extra={"versions": applied})
             self._migrated = True
+        finally:
+            self._migrate_lock.release()
 
 
 def describe(exc: psycopg.Error) -> str:

@@ -3,19 +3,23 @@
 The whole request runs in a cancel scope, body upload included, so a slow client and a
 slow LLM are bounded alike. What is cancelled: every await (the upload, an LLM call, a
 retry's sleep). What is not: a tokenizer or file read already running in a worker thread
-finishes first (threads cannot be interrupted), then the request is cancelled. An archive
-written before the deadline stays (nothing is lost; the caller keeps its messages).
+finishes first (threads cannot be interrupted), then the request is cancelled. A database
+call is bounded by the deadline too (`DEADLINE`, minus a reserve for the answer), so a
+stalled database fails the call in time for the route to give its own defined answer. An
+archive written before the deadline stays (nothing is lost; the caller keeps its messages).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.errors import error_response
 from app.api.schemas import ErrorResponse
+from app.core.request_context import answer_reserve, deadline_at
 
 log = logging.getLogger("context_compact.api")
 
@@ -39,7 +43,8 @@ class RequestDeadline:
             started = started or message["type"] == "http.response.start"
             await send(message)
 
-        with anyio.move_on_after(self.seconds) as scope_:
+        calls_end = time.monotonic() + self.seconds - answer_reserve(self.seconds)
+        with anyio.move_on_after(self.seconds) as scope_, deadline_at(calls_end):
             await self.app(scope, receive, tracking_send)
         if not scope_.cancelled_caught:
             return

@@ -12,7 +12,9 @@ the normal agent session) is cut inside, between exchanges: its latest exchanges
 assistant message with the results that answer it, never split) stay verbatim within the
 target, after the round's request (or, when the request is too large to keep, a short
 note in its place, so the kept part still opens with a user message), and everything
-before them is summarized.
+before them is summarized. A round whose only exchange is over `target` (an agent's first
+action read a large file) cannot be cut: with nothing older to summarize, the plan
+declines (`TailDeclined`, and the next strategy of the chain summarizes it).
 """
 
 from __future__ import annotations
@@ -51,14 +53,23 @@ class TailPlan:
     request_kept: int | None = None
 
 
+@dataclass(frozen=True)
+class TailDeclined:
+    """Nothing to summarize: every round would be kept, or the current round's only
+    exchange is over the target; `note` says which, with the figures."""
+
+    note: str
+
+
 def plan_tail(
     messages: Sequence[Message],
     head_length: int,
     counts: Sequence[int],
     keep_rounds: int,
     target: int,
-) -> TailPlan | None:
-    """None when every round would be kept (nothing older to summarize)."""
+) -> TailPlan | TailDeclined:
+    """Declined when nothing older than what is kept would be left to summarize: a plan
+    never archives zero messages."""
     rounds = segment_rounds(messages, head_length)
     wanted = min(keep_rounds, len(rounds))
     keep = wanted
@@ -74,16 +85,21 @@ def plan_tail(
             f"kept {keep} of the {wanted} most recent rounds asked for: {wanted} rounds take "
             f"{tokens(wanted)} tokens, over the target of {target}"
         )
+    declined = (
+        f"every round would be kept (tail_keep_recent_rounds {keep_rounds}): nothing older "
+        "to archive"
+    )
     if keep == 1 and tokens(1) > target:
         inside = _plan_in_round(messages, head_length, counts, rounds[-1], target)
-        if inside is not None:
+        if isinstance(inside, TailPlan):
             return inside
+        declined = inside or declined
         warnings.append(
             f"the current round alone takes {tokens(1)} tokens, over the target of {target}: "
             "kept whole"
         )
     if keep >= len(rounds):
-        return None
+        return TailDeclined(declined)
     first = rounds[-keep]
     cut = first.start
     older = list(messages[head_length:cut])
@@ -112,10 +128,11 @@ def _plan_in_round(
     counts: Sequence[int],
     current: Round,
     target: int,
-) -> TailPlan | None:
+) -> TailPlan | str | None:
     """Cut the current round between exchanges: keep its request (or a note) and the
     latest exchanges that fit `target` (at least the last one), summarize the rest. None
-    when the round has no exchange boundary to cut at."""
+    when the round has no exchange boundary to cut at; why, when the cut would leave
+    nothing to summarize (the kept request and one exchange are all there is)."""
     start = current.start
     cuts = [
         i
@@ -136,6 +153,12 @@ def _plan_in_round(
     kept_request = start if request is opener else None
     older = list(messages[head_length:cut])
     indexes = [i for i in range(head_length, cut) if i != kept_request]
+    if not indexes:
+        return (
+            f"the current round's only tool exchange takes {sum(counts[cut:])} tokens, over "
+            f"the target of {target}: it cannot be kept verbatim and nothing before it is "
+            "left to summarize"
+        )
     exchanges = sum(1 for i in cuts if i >= cut)
     summarized = sum(1 for i in cuts if i < cut) + 1
     warning = (
@@ -170,7 +193,10 @@ def archive_span(
 ) -> tuple[str, str]:
     """`[Start Time]` and `[Cutoff Time]` of the template: the first and last archived
     messages' `metadata` timestamps when both have one, else their 1-based positions in the
-    compacted list, with the time of the compaction."""
+    compacted list, with the time of the compaction. `indexes` is never empty: a plan
+    always archives something."""
+    if not indexes:
+        raise ValueError("an archived span needs at least one message")
     first, last = messages[indexes[0]], messages[indexes[-1]]
     start, end = _timestamp(first.metadata), _timestamp(last.metadata)
     if start is not None and end is not None:

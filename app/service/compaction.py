@@ -9,8 +9,9 @@
    bounded slots from its archive write to its result.
 4. Strategy (`app.service.registry`): each one a peer in `app.service.strategies`, run
    with the shared `Steps`; it archives what it replaces and builds its answer with them.
-   A result not smaller than the input and under the threshold is refused (`no_gain`,
-   archive removed) and the next strategy of its fallbacks runs, until one reaches it.
+   A run that does not compact leaves no archive (`app.service.attempt`). A result not smaller than
+   the input and under the threshold is refused (`no_gain`, archive removed) and the next
+   strategy of its fallbacks runs, until one reaches it.
 5. Record (`app.service.sessions.record`): the session's record of the attempt.
 
 A dependency's failure is an outcome, never an exception to the caller: an archive failure
@@ -44,7 +45,7 @@ from app.core.decide import (
     estimate_pending_input,
     usage_tokens,
 )
-from app.core.errors import ArchiveError, CountError, RecordStoreError
+from app.core.errors import CountError, RecordStoreError
 from app.core.holds import Hold, refilling
 from app.core.messages import Message, tool_uses
 from app.core.partition import partition_messages
@@ -60,6 +61,7 @@ from app.core.records import CompactionRecord, RecordStore
 from app.core.tokens import count_messages
 from app.core.validate import violations
 from app.core.vocabulary import TokenizerName
+from app.service.attempt import attempt, kept_or_refused
 from app.service.clock import time_sortable_id, utc_now
 from app.service.defaults import Defaults
 from app.service.freshness import Freshness
@@ -305,9 +307,9 @@ class CompactionService:
         tried: list[FallbackInfo] = []
         for position, name in enumerate(chain):
             strategy = STRATEGIES[name]
-            async with self._summary_slot(prepared.request, strategy):
-                result = await strategy.run(prepared, self.steps, list(admitted.warnings))
-            result, refused_at = await self._kept_or_refused(prepared, result)
+            slot = self._summary_slot(prepared.request, strategy)
+            result = await attempt(prepared, strategy, self.steps, admitted.warnings, slot)
+            result, refused_at = await kept_or_refused(prepared, result, self.steps)
             last = position == len(chain) - 1
             if result.compacted or result.reason not in FALLS_THROUGH or last:
                 if not result.compacted:
@@ -315,30 +317,6 @@ class CompactionService:
                 return result.model_copy(update={"fallbacks": tried})
             tried.append(fallback_info(result, refused_at))
         raise RuntimeError("a strategy chain is never empty")  # pragma: no cover
-
-    async def _kept_or_refused(
-        self, prepared: Prepared, result: CompactResult
-    ) -> tuple[CompactResult, int | None]:
-        """A result that is not smaller than the input and under the threshold is refused
-        (`no_gain`): the input comes back unchanged and its archive is removed."""
-        if not result.compacted or result.stats is None or result.archive is None:
-            return result, None
-        after = result.stats.compacted_token_count
-        limit = prepared.thresholds.threshold_tokens
-        if after < prepared.token_count and after < limit:
-            return result, None
-        note = (
-            f"{result.strategy} would leave {after} tokens: not smaller than the "
-            f"{prepared.token_count} sent and under the threshold of {limit}"
-        )
-        warnings = list(result.warnings)
-        try:
-            await self.steps.discard(result.archive.id)
-        except ArchiveError as exc:
-            log.error("refused archive not removed", extra={"error": str(exc)})
-            warnings.append(f"the refused result's archive {result.archive.id} stays: {exc}")
-        warnings.append(note)
-        return prepared.unchanged("no_gain", warnings, strategy=result.strategy), after
 
     def _summary_slot(
         self, request: CompactRequest, strategy: Strategy

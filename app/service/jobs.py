@@ -28,6 +28,7 @@ import logging
 import os
 import platform
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -37,7 +38,7 @@ from anyio import to_thread
 from pydantic import TypeAdapter, ValidationError
 
 from app.core.compaction import CompactOptions, result_json
-from app.core.errors import CompactError, InvalidConversationError
+from app.core.errors import ArchiveError, CompactError, InvalidConversationError
 from app.core.ids import archive_sha256
 from app.core.jobs import (
     IN_FLIGHT,
@@ -57,6 +58,7 @@ from app.core.jobs import (
     swap_prefix,
 )
 from app.core.messages import Message, dump_messages
+from app.core.request_context import DEADLINE, answer_reserve, deadline_at
 from app.core.validate import Violation
 from app.service.clock import time_sortable_id, utc_now
 from app.service.compaction import CompactionService, CompactRequest
@@ -426,6 +428,7 @@ class JobManager:
         return job
 
     async def _run(self, job_id: str, request: CompactRequest) -> None:
+        DEADLINE.set(None)  # a job outlives the request that submitted it (this task's copy)
         try:
             async with self._slots:
                 job = self._jobs.get(job_id)
@@ -433,11 +436,22 @@ class JobManager:
                     return
                 self._jobs[job_id] = replace(job, state="running")
                 await self._persist_quietly(job_id)
+                # The job's archive has the job's id: a run of it again (its replica died)
+                # first removes what the dead run wrote, then writes its own.
+                await self._discard_archive(job_id)
                 try:
                     # A job waits for a summary slot; only /compact gets `busy`.
                     async with asyncio.timeout(self._deadline):
-                        result = await self._service.compact(replace(request, background=True))
+                        with _calls_bounded_by(self._deadline):
+                            result = await self._service.compact(
+                                replace(request, background=True, archive_id=job_id)
+                            )
+                except asyncio.CancelledError:
+                    if job_id in self._jobs:  # cancelled here, not given up to another replica
+                        await asyncio.shield(self._discard_archive(job_id))
+                    raise
                 except TimeoutError:
+                    await self._discard_archive(job_id)
                     message = f"the compaction took longer than {self._deadline:g}s"
                     await self._finish(
                         job_id, "failed", reason="deadline_exceeded", message=message
@@ -455,6 +469,15 @@ class JobManager:
         finally:
             if self._tasks.get(job_id) is asyncio.current_task():
                 del self._tasks[job_id]
+
+    async def _discard_archive(self, job_id: str) -> None:
+        """Removes the archive of a run of this job that did not finish (a missing one is
+        already gone). A failure is logged: the next write of that id is then refused,
+        and the run answers `archive_failed`."""
+        try:
+            await self._service.steps.discard(job_id)
+        except ArchiveError as exc:
+            log.error("job archive not removed", extra={"job": job_id, "error": str(exc)})
 
     async def _finish(
         self,
@@ -630,3 +653,10 @@ def request_from_json(data: JsonDict) -> CompactRequest:
         )
     except (KeyError, TypeError, ValidationError) as exc:
         raise ValueError(f"stored request is unreadable: {exc}") from exc
+
+
+def _calls_bounded_by(seconds: float | None) -> contextlib.AbstractContextManager[None]:
+    """A job's blocking calls (the database) end before its deadline, as a request's do."""
+    if seconds is None:
+        return contextlib.nullcontext()
+    return deadline_at(time.monotonic() + seconds - answer_reserve(seconds))

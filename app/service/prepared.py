@@ -28,6 +28,10 @@ class CompactRequest:
     format: Format = "anthropic"
     background: bool = False  # waits for a summary slot instead of `BusyError`
     reason: RecordReason | None = None
+    # The id of the archive it writes: a job's own, so a run of the job again after its
+    # replica died replaces what the dead run wrote instead of adding a second archive.
+    # A caller that sets it removes that archive itself when the run is cancelled.
+    archive_id: str | None = None
     # Each message's OpenAI JSON, once: seeded when an OpenAI request is read, so the
     # input check, the archive and the answer reuse the items sent.
     forms: OpenAIForms = field(default_factory=OpenAIForms, compare=False, repr=False)

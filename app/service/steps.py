@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from copy import copy
 from datetime import datetime
 
 from anyio import to_thread
@@ -81,6 +82,14 @@ class Steps:
         self.freshness = freshness
         self._clock = clock
         self._new_id = new_id
+        self.written: list[str] = []
+
+    def attempt(self) -> Steps:
+        """These steps for one strategy run, noting the archives it writes (`written`):
+        the service removes them when the run's result is not kept."""
+        steps = copy(self)
+        steps.written = []
+        return steps
 
     def now(self) -> datetime:
         return self._clock()
@@ -93,12 +102,18 @@ class Steps:
 
     async def archive(self, prepared: Prepared, originals: Sequence[Message]) -> Archive:
         """Archives the originals of what a strategy replaces, in the request's format,
-        durably, before anything is replaced. Raises `ArchiveError`."""
+        durably, before anything is replaced. Raises `ArchiveError`, which the service
+        answers with `archive_failed`. An archive of no message is a strategy's bug (a
+        compaction that replaces nothing): refused before anything is written."""
+        if not originals:
+            raise ValueError("an archive holds at least one message")
         request = prepared.request
         try:
-            return await to_thread.run_sync(self._save_archive, originals, request)
+            archive = await to_thread.run_sync(self._save_archive, originals, request)
         except ValueError as exc:
             raise ArchiveError(str(exc)) from exc
+        self.written.append(archive.ref.id)
+        return archive
 
     async def discard(self, archive_id: str) -> None:
         """Removes the archive of a result that was not kept. Raises `ArchiveError`."""
@@ -268,7 +283,7 @@ class Steps:
     def _save_archive(self, rest: Sequence[Message], request: CompactRequest) -> Archive:
         dumped = dump_as(rest, request.format, request.forms)
         ref = ArchiveRef(
-            id=self._new_id(),
+            id=request.archive_id or self._new_id(),
             session_id=request.session_id,
             message_count=len(dumped),
             sha256=archive_sha256(dumped),

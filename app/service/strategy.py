@@ -30,5 +30,7 @@ class Strategy(Protocol):
     async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
         """The compaction: a result that compacted (archive written, built by
         `Steps.result`), or the input unchanged with a reason. Raises
-        `InvalidConversationError` for a break in what it would return as sent."""
+        `InvalidConversationError` for a break in what it would return as sent, and lets
+        `Steps.archive`'s `ArchiveError` through (the service answers `archive_failed`
+        and removes the archive of any run whose result is not kept)."""
         ...

@@ -471,3 +471,18 @@ def test_twenty_threads_saving_distinct_ids_give_twenty_complete_archives(
     assert names(tmp_path) == sorted(f"{a.ref.id}.json" for a in originals)
     for original in originals:
         assert store.load(original.ref.id) == original
+
+
+def test_an_id_removed_and_written_again_is_searched_as_written_again(tmp_path: Path) -> None:
+    """A job's archive has the job's id: a fallback (or a run again after its replica
+    died) removes an attempt's archive and writes another under the same id. Recall then
+    reads the new one, never what it parsed of the removed one."""
+    store = FileArchiveStore(str(tmp_path))
+    first = [{"role": "user", "content": "the old plan"}]
+    again = [{"role": "user", "content": "the old plan"}, {"role": "user", "content": "new"}]
+    store.save(archive("00000000000000000001-aaaa", "s-1", first))
+    assert [h.message_index for h in store.search("s-1", "plan", 5)] == [0]
+    store.delete("00000000000000000001-aaaa")
+    assert store.search("s-1", "plan", 5) == []
+    store.save(archive("00000000000000000001-aaaa", "s-1", again))
+    assert [h.snippet for h in store.search("s-1", "new", 5)] == ["new"]

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.core.vocabulary import STRATEGY_NAMES
 from tests.builders import assistant, rounds, system, tool_use, user
 
 pytestmark = pytest.mark.anyio
@@ -56,7 +57,7 @@ def assert_refused(response: httpx.Response, field: str) -> None:
     }
 
 
-STRATEGIES = ["full", "tail", "selective", "prune"]
+STRATEGIES = list(STRATEGY_NAMES)
 
 
 @pytest.mark.parametrize("force", [False, True], ids=["below-threshold", "forced"])

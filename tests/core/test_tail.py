@@ -2,10 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from app.core.messages import Message, text_message
 from app.core.prompt import ARCHIVED_TITLE
 from app.core.tail import (
     EARLIER_EXCHANGES_NOTE,
+    TailDeclined,
     TailPlan,
     archive_span,
     archived_header,
@@ -91,8 +94,54 @@ def test_a_single_long_round_keeps_its_request_and_the_latest_exchanges_that_fit
 
 
 def test_tail_plans_nothing_when_every_round_would_be_kept() -> None:
-    assert plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=4, target=1000) is None
-    assert plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=10, target=1000) is None
+    for keep in (4, 10):
+        assert plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=keep, target=1000) == TailDeclined(
+            f"every round would be kept (tail_keep_recent_rounds {keep}): nothing older to archive"
+        )
+
+
+def test_a_round_whose_only_exchange_is_over_the_target_is_declined_not_cut() -> None:
+    """An agent's first action read a large file: the request would be kept and the one
+    exchange cannot be, so there is nothing to summarize (and nothing to archive)."""
+    messages = parse(
+        [
+            system("s"),
+            user("Read the file."),
+            assistant(tool_use("read_file", "r1", path="big.py")),
+            tool_result("r1", "x"),
+        ]
+    )
+    plan = plan_tail(messages, 1, [5, 5, 10, 900], keep_rounds=2, target=100)
+    assert plan == TailDeclined(
+        "the current round's only tool exchange takes 910 tokens, over the target of 100: "
+        "it cannot be kept verbatim and nothing before it is left to summarize"
+    )
+
+
+def test_an_only_exchange_after_earlier_rounds_is_kept_and_the_earlier_rounds_summarized() -> None:
+    messages = parse(
+        [
+            system("s"),
+            *rounds(1),
+            user("Read the file."),
+            assistant(tool_use("read_file", "r1", path="big.py")),
+            tool_result("r1", "x"),
+        ]
+    )
+    plan = plan_tail(messages, 1, [5] * 5 + [5, 10, 900], keep_rounds=1, target=100)
+    assert isinstance(plan, TailPlan)
+    assert plan.compacted_indexes == (1, 2, 3, 4)
+    assert plan.kept == tuple(messages[5:])
+    assert (plan.verbatim_from, plan.request_kept) == (6, 5)
+    assert plan.warnings == (
+        "the current round alone takes 915 tokens, over the target of 100: its 1 most recent "
+        "tool exchanges are kept verbatim (910 tokens), its 1 older ones summarized",
+    )
+
+
+def test_the_span_of_no_message_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least one message"):
+        archive_span(CONVERSATION, (), "2026-01-01T00:00:00")
 
 
 def test_tool_results_sharing_a_message_with_the_next_request_go_with_the_older_rounds() -> None:

@@ -6,7 +6,7 @@ from app.settings import Settings
 from scripts.config_table import (
     BEGIN,
     END,
-    README,
+    PAGE,
     REGENERATE,
     env_names,
     image_env,
@@ -16,10 +16,10 @@ from scripts.config_table import (
 )
 
 
-def test_the_readme_configuration_table_is_generated_from_the_settings() -> None:
-    readme = README.read_text(encoding="utf-8")
-    assert readme == replace_table(readme, render(image_env())), (
-        f"README.md's Configuration table is out of date: run {REGENERATE}"
+def test_the_configuration_page_is_generated_from_the_settings() -> None:
+    page = PAGE.read_text(encoding="utf-8")
+    assert page == replace_table(page, render(image_env())), (
+        f"docs/configuration.md is out of date: run {REGENERATE}"
     )
 
 

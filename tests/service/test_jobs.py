@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from app.core.dialects import dump_as
 from app.core.ids import archive_sha256
 from app.core.jobs import SEAM_USER_MESSAGE, Job, JobState
 from app.core.ports import SummaryRequest
+from app.core.request_context import DEADLINE, deadline_at
 from app.service.compaction import CompactRequest
 from app.service.jobs import (
     JobManager,
@@ -172,6 +174,29 @@ async def test_an_unexpected_error_fails_the_job_with_its_reason(
     failed = await wait_for(manager, job.id, "failed")
     assert failed.reason == "error"
     assert failed.message == "RuntimeError: disk on fire"
+
+
+@pytest.mark.parametrize(("deadline", "left"), [(10.0, 9.0), (3.0, 2.4), (None, None)])
+async def test_a_job_s_blocking_calls_see_its_deadline_less_the_answer_reserve(
+    manager_for: ManagerFactory, deadline: float | None, left: float | None
+) -> None:
+    seen: list[float | None] = []
+
+    def look(request: SummaryRequest) -> str:
+        moment = DEADLINE.get()
+        seen.append(None if moment is None else moment - time.monotonic())
+        return "SUMMARY"
+
+    manager = await manager_for(look, deadline=deadline)
+    with deadline_at(time.monotonic() + 0.05):  # the submitting request's, soon over
+        job = await submit(manager)
+    await wait_for(manager, job.id, "done")
+    if left is None:
+        assert seen == [None]
+    else:
+        assert len(seen) == 1
+        assert seen[0] is not None
+        assert left - 0.5 < seen[0] <= left
 
 
 async def test_cancel_stops_a_running_job(manager_for: ManagerFactory) -> None:

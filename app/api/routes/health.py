@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from anyio import to_thread
 from fastapi import APIRouter
 
@@ -13,6 +14,10 @@ from app.api.schemas import HealthResponse, ReadyResponse
 from app.core.ports import ExplainsReadiness
 
 router = APIRouter(tags=["health"])
+
+# A store that explains its readiness (the database) bounds its own check; this bounds the
+# wait for it too, should every worker thread be busy: a probe answers within seconds.
+READY_CHECK_SECONDS = 2.5
 
 
 @router.get("/healthz", summary="Liveness: the process answers")
@@ -33,7 +38,9 @@ async def readyz(service: ServiceDep, data_dir: DataDirDep) -> Any:
     reasons: dict[str, str] = {}
     store = service.archive
     if isinstance(store, ExplainsReadiness):
-        reason = await to_thread.run_sync(store.unavailable_reason)
+        reason: str | None = f"no answer within {READY_CHECK_SECONDS:g} s"
+        with anyio.move_on_after(READY_CHECK_SECONDS):
+            reason = await to_thread.run_sync(store.unavailable_reason, abandon_on_cancel=True)
         checks[store.check_name] = reason is None
         if reason is not None:
             reasons[store.check_name] = reason

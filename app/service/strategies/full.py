@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 from app.core.assemble import assemble_messages
 from app.core.compaction import CompactResult
-from app.core.errors import ArchiveError
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared
 from app.service.steps import Steps
-
-log = logging.getLogger("context_compact.compaction")
 
 SUMMARY_OPTIONS = frozenset(
     {"max_summary_words", "summary_input_budget", "ledger_budget", "file_tools"}
@@ -33,13 +29,7 @@ class Full:
         messages = prepared.messages
         resolved = prepared.resolved
         partition = prepared.partition
-        try:
-            archive = await steps.archive(prepared, partition.rest)
-        except ArchiveError as exc:
-            log.error("archive failed; not compacting", extra={"error": str(exc)})
-            return prepared.unchanged(
-                "archive_failed", [*warnings, f"archive failed: {exc}"], strategy=self.name
-            )
+        archive = await steps.archive(prepared, partition.rest)
         facts = await steps.facts(partition.rest, resolved)
         summarized = await steps.summarize(
             partition.rest,

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from anyio import to_thread
 
 from app.core.compaction import CompactResult
-from app.core.errors import ArchiveError
 from app.core.prune import plan_prune
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared, refuse_from
@@ -39,12 +38,7 @@ class Prune:
             )
             return prepared.unchanged("nothing_to_prune", [*warnings, note], strategy=self.name)
         originals = [messages[i] for i in plan.compacted_indexes]
-        try:
-            archive = await steps.archive(prepared, originals)
-        except ArchiveError as exc:
-            return prepared.unchanged(
-                "archive_failed", [*warnings, f"archive failed: {exc}"], strategy=self.name
-            )
+        archive = await steps.archive(prepared, originals)
         return await steps.result(
             prepared,
             list(plan.messages),

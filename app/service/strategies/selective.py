@@ -10,7 +10,7 @@
    long, the fact ledger over the original rest), then the recent files are restored.
 4. Any failure rolls back: an exception in the rules or an output that breaks a provider
    rule gives `selective_failed`, a failed summary `summarization_failed`; either way the
-   input comes back unchanged.
+   input comes back unchanged (and the service removes the archive).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from anyio import to_thread
 from app.core.assemble import assemble_messages
 from app.core.compaction import CompactResult, PhaseInfo
 from app.core.dialects import OpenAIForms
-from app.core.errors import ArchiveError
 from app.core.ledger import LedgerReport
 from app.core.messages import Message
 from app.core.ports import Archive
@@ -72,13 +71,7 @@ async def _run(
 ) -> CompactResult:
     request, messages, fmt = prepared.request, prepared.messages, prepared.format
     refuse(prepared.broken)  # most of the input comes back as sent: a break anywhere is a 422
-    try:
-        archive = await steps.archive(prepared, prepared.partition.rest)
-    except ArchiveError as exc:
-        log.error("archive failed; not compacting", extra={"error": str(exc)})
-        return prepared.unchanged(
-            "archive_failed", [*warnings, f"archive failed: {exc}"], strategy="selective"
-        )
+    archive = await steps.archive(prepared, prepared.partition.rest)
     limits = prepared.resolved.selective
     head = prepared.partition.head
     target = prepared.thresholds.threshold_tokens

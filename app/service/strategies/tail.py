@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.compaction import CompactResult
-from app.core.errors import ArchiveError
 from app.core.tail import (
     KEPT_SHARE,
+    TailDeclined,
     archive_span,
     archived_header,
     archived_text,
@@ -40,12 +40,8 @@ class Tail:
         thresholds = prepared.thresholds
         target = int(thresholds.context_window * thresholds.threshold * KEPT_SHARE)
         plan = plan_tail(messages, len(head), prepared.counts, keep, target)
-        if plan is None:
-            note = (
-                f"every round would be kept (tail_keep_recent_rounds {keep}): nothing older "
-                "to archive"
-            )
-            return prepared.unchanged("too_few_rounds", [*warnings, note], strategy=self.name)
+        if isinstance(plan, TailDeclined):
+            return prepared.unchanged("too_few_rounds", [*warnings, plan.note], strategy=self.name)
         refuse(
             [
                 v
@@ -55,12 +51,7 @@ class Tail:
         )
         warnings = [*warnings, *plan.warnings]
         originals = [messages[i] for i in plan.compacted_indexes]
-        try:
-            archive = await steps.archive(prepared, originals)
-        except ArchiveError as exc:
-            return prepared.unchanged(
-                "archive_failed", [*warnings, f"archive failed: {exc}"], strategy=self.name
-            )
+        archive = await steps.archive(prepared, originals)
         facts = await steps.facts(plan.older, resolved)
         summarized = await steps.summarize(
             plan.older, resolved, request.instructions, warnings, template="archived", facts=facts

@@ -1,0 +1,122 @@
+"""Every list that repeats the strategies or the request options, checked against the source.
+
+The registry (`app.service.registry.STRATEGIES`) and the request model
+(`app.core.compaction.CompactOptions`) are where a strategy and an option are declared.
+Other places spell them again for their readers: the vocabulary's `Literal`, the OpenAPI
+document, the Python client's types, the TypeScript client's generated types, the docs, the
+command line's help. A newcomer who adds a strategy or an option is told here, by name,
+which of those went stale.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+import yaml
+
+from app.core.compaction import FORMER_NAMES, CompactOptions
+from app.core.vocabulary import STRATEGY_NAMES
+from app.service.registry import FALLBACKS, STRATEGIES
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC: dict[str, Any] = yaml.safe_load((ROOT / "openapi.yaml").read_text(encoding="utf-8"))
+SCHEMAS: dict[str, Any] = SPEC["components"]["schemas"]
+TS_SCHEMA = (ROOT / "clients/typescript/src/schema.d.ts").read_text(encoding="utf-8")
+REGISTERED = tuple(STRATEGIES)
+OPTIONS = tuple(CompactOptions.model_fields)
+
+
+def _client_types() -> Any:
+    from context_compact_client import _calls, types
+
+    return _calls, types
+
+
+def _literal_values(annotation: object) -> set[str]:
+    """The strings of a `Literal[...]` (through `NotRequired`/`Optional` wrappers)."""
+    found: set[str] = set()
+    for arg in get_args(annotation) or ():
+        if isinstance(arg, str):
+            found.add(arg)
+        else:
+            found |= _literal_values(arg)
+    return found
+
+
+def test_the_vocabulary_names_exactly_the_registered_strategies() -> None:
+    assert set(STRATEGY_NAMES) == set(REGISTERED)
+    assert set(FALLBACKS) == set(REGISTERED)
+
+
+def test_every_strategy_enum_of_the_spec_is_the_registry() -> None:
+    enums = [
+        prop["enum"]
+        for schema in SCHEMAS.values()
+        for name, prop in schema.get("properties", {}).items()
+        if name == "strategy" and "enum" in prop
+    ]
+    assert enums, "the spec lists no strategy enum"
+    for enum in enums:
+        assert set(enum) == set(REGISTERED), "openapi.yaml: run scripts/export_openapi.py"
+
+
+def test_the_python_client_s_strategy_types_are_the_registry() -> None:
+    calls, types = _client_types()
+    hints = [
+        calls.Strategy,
+        typing.get_type_hints(types.CompactOptions)["strategy"],
+        typing.get_type_hints(types.FallbackInfo)["strategy"],
+    ]
+    for hint in hints:
+        assert _literal_values(hint) == set(REGISTERED), "clients/python: the Strategy literals"
+
+
+def test_the_typescript_client_s_strategy_unions_are_the_registry() -> None:
+    unions = re.findall(r"strategy\??: ((?:\"[a-z_]+\"(?: \| )?)+);", TS_SCHEMA)
+    assert unions, "clients/typescript/src/schema.d.ts lists no strategy union"
+    for union in unions:
+        assert set(re.findall(r'"([a-z_]+)"', union)) == set(REGISTERED), (
+            "clients/typescript: run npm run generate"
+        )
+
+
+@pytest.mark.parametrize("strategy", REGISTERED)
+def test_each_strategy_is_documented_and_in_the_command_line_help(strategy: str) -> None:
+    strategies_md = (ROOT / "docs/strategies.md").read_text(encoding="utf-8")
+    assert f"| `{strategy}`" in strategies_md, "docs/strategies.md: a row of the table"
+    api_md = (ROOT / "docs/api.md").read_text(encoding="utf-8")
+    assert f"`{strategy}`" in api_md, "docs/api.md: the strategies of POST /compact"
+    main = (ROOT / "app/__main__.py").read_text(encoding="utf-8")
+    help_text = re.search(r'"options\.strategy: ([^"]+)"', main)
+    assert help_text is not None, "app/__main__.py: the --strategy help"
+    assert strategy in help_text.group(1), "app/__main__.py: the --strategy help"
+
+
+def test_the_spec_s_options_are_the_request_model_s() -> None:
+    assert set(SCHEMAS["CompactOptions"]["properties"]) == set(OPTIONS)
+
+
+def test_the_python_client_s_options_are_the_request_model_s() -> None:
+    _, types = _client_types()
+    assert set(typing.get_type_hints(types.CompactOptions)) == set(OPTIONS)
+
+
+def test_the_typescript_client_s_options_are_the_request_model_s() -> None:
+    body = re.search(r"\n        CompactOptions: \{\n(.*?)\n        \};", TS_SCHEMA, re.DOTALL)
+    assert body is not None, "clients/typescript/src/schema.d.ts has no CompactOptions"
+    names = set(re.findall(r"^            ([a-z_]+)\??:", body.group(1), re.MULTILINE))
+    assert names == set(OPTIONS), "clients/typescript: run npm run generate"
+
+
+@pytest.mark.parametrize("option", [o for o in OPTIONS if o not in FORMER_NAMES])
+def test_each_option_is_documented(option: str) -> None:
+    docs = "".join(
+        (ROOT / "docs" / page).read_text(encoding="utf-8")
+        for page in ("api.md", "strategies.md", "summaries.md", "sessions.md")
+    )
+    named = re.search(rf"`(?:options\.)?{option}(?:[:=][^`]*)?`", docs)
+    assert named, f"{option}: not named in docs/api.md, strategies.md, summaries.md or sessions.md"
