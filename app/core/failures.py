@@ -19,6 +19,12 @@ A log may name several errors. When the first line naming one only mentions it m
 (`failed: Engine 'hasdata-google-light': HTTP`), both are kept, joined by
 `KEY_LINE_SEPARATOR`: an agent continuing the work needs the error the log reports as its
 outcome as much as the first one mentioned. Never more than two lines.
+
+A test run names the test that failed apart from what failed in it (pytest's `FAILED id`
+summary after its `E   assert 1 == 2` lines, Go's `--- FAIL: TestX`, Rust's `test x ...
+FAILED`, Jest's `● suite › test` before `Expected:`). The first such test line is kept
+first, with the line stating its failure (the first after it, else the first before it)
+when it does not carry one: the ledger then says which test failed and how.
 """
 
 from __future__ import annotations
@@ -31,20 +37,36 @@ _TRACEBACK = "Traceback (most recent call last)"
 _NAMED_AT_START = (
     r"^\W{0,3}(?:E\d{3,4}\s+)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b(?::|$)"
     r"|^\W{0,3}[EF]\d{3,4}\s+\S"
+    r"|^[\w./\\-]+:\d+: (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)$"  # pytest's `a.py:5: XError`
 )
 _EXCEPTION = re.compile(
     _NAMED_AT_START + r"|:\d+(?::\d+)?:?\s+[EF]\d{3,4}\s"
+    r"|:\d+:\d+:\s+[A-Z]{1,4}\d{1,4}\s"  # any linter's `a.py:3:1: W291 ...`
     r"|\berror(?:\[\w+\]| TS\d+)?:\s"
     r"|\bpanic:\s",
 )
+# Stated from a line's start: a keyword, pytest's `E   assert ...`, a failed test, a
+# program's own failure line (Java, Rust, npm, ESLint), an HTTP status line of 4xx or 5xx.
 _KEYWORD_AT_START = (
     r"^\W{0,3}(?i:error|fatal|failed|failure|exception)\s*:"
-    r"|^\W{0,3}(?:\[error\]|ERROR:|FAILED\b|FAIL\b|failed to\b)"
+    r"|^\W{0,3}(?:(?i:\[error\])|ERROR:|FAILED\b|FAIL\b|failed to\b)"
+    r"|^E {2,}\S|^Exception in thread |^thread '[^']*' panicked at |^npm ERR!"
+    r"|^\d+:\d+ {2,}error {2}|^\W{0,3}HTTP/\d(?:\.\d)? [45]\d\d\b"
 )
 _KEYWORD = re.compile(_KEYWORD_AT_START)
 # A line that states an error from its start, not one that mentions it mid-line.
 _STATES = re.compile(f"{_NAMED_AT_START}|{_KEYWORD_AT_START}")
 KEY_LINE_SEPARATOR = " | "
+# A line naming a test that failed, and the lines that may say how it failed: those that
+# state an error (`_STATES`) and a test framework's own (Jest's `Expected:`, Go's
+# `x_test.go:9: got 3`). A bare outcome line (`FAIL`, `FAILED`) says neither.
+_TEST_LINE = re.compile(
+    r"^_* ?(?:FAILED|ERROR)(?: collecting)? [\w./-]+(?:::\S*|\.py\b)"
+    r"|^[\w./-]+::\S+ (?:FAILED|ERROR)\b|^--- FAIL: \S|^test \S+ \.\.\. FAILED$|^● .+ › "
+)
+_CARRIES_MESSAGE = re.compile(r"^\S*(?:FAILED|ERROR) \S+ - \S")
+_DETAIL = re.compile(r"^Expected\b[^:]{0,30}:|^[\w/.-]+_test\.go:\d+: \S")
+_OUTCOME = re.compile(r"^\W{0,3}(?:FAILED|FAIL|ERROR)\b(?!:)|^test result: ")
 _FAILED = re.compile(
     r"command not found|no such file or directory|permission denied|\btimed out\b"
     r"|\bnot executed\b|non-zero exit|exit(?:ed with)? (?:code|status):? *[1-9]"
@@ -63,14 +85,24 @@ _STOPPED = re.compile(
 # `error`. A diagnostic code (`E302`, `F401`) is found apart, in the text as it is
 # (`_DIAGNOSTIC_CODES`), and feeds `_EXCEPTION`.
 _LINE_END = "[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"  # where `str.splitlines` cuts
-_EXC, _KEY, _FAIL = 1, 2, 4
-_ALL = _EXC | _KEY | _FAIL
+_EXC, _KEY, _FAIL, _TEST = 1, 2, 4, 8
+_ALL = _EXC | _KEY | _FAIL | _TEST
 _MAY_NAME = (
     (rf"error(?:\s*(?::|{_LINE_END}|\Z)|\[|\]| ts)", _EXC | _KEY),
     (rf"exception\s*(?::|{_LINE_END}|\Z)", _EXC | _KEY),
     (r"fatal\s*:", _KEY),
-    ("fail", _KEY),
+    ("fail", _KEY | _TEST),
     ("panic:", _EXC),
+    (r"e  (?<!\Se  ) *\S", _KEY),  # the literal first: searched fast
+    ("exception in thread ", _KEY),
+    ("panicked at ", _KEY),
+    ("npm err!", _KEY),
+    ("  error  ", _KEY),
+    ("http/", _KEY),
+    (r"error (?:collecting )?[\w./-]+(?:::|\.py)", _TEST),
+    ("●", _TEST),
+    (r"expected\b[^:\n]{0,30}:", _TEST),
+    ("_test.go:", _TEST),
     ("command not found", _FAIL),
     ("no such file or directory", _FAIL),
     ("permission denied", _FAIL),
@@ -93,7 +125,11 @@ _MAY_NAME_ANY_CASE = re.compile("|".join((*_PATTERNS, *_MAY_STOP)), re.IGNORECAS
 _FOLDED = ("\u0130", "\u0131", "\u017f")
 # A diagnostic code: one pattern per letter, each found by a fast search for its letter
 # (the regex engine's literal prefix), not a character class tried at every position.
-_DIAGNOSTIC_CODES = (re.compile(r"E\d{3}"), re.compile(r"F\d{3}"))
+_DIAGNOSTIC_CODES = (
+    re.compile(r"E\d{3}"),
+    re.compile(r"F\d{3}"),
+    re.compile(r":\d+:\d+:\s+[A-Z]{1,4}\d"),
+)
 _PREFIX_CHARS = 4096
 MAX_SCANNED_LINES = 400
 # Tools whose output is content (a file, search hits, a listing): an error there is said
@@ -173,6 +209,9 @@ def _key_line(lines: list[str]) -> str | None:
         lines = [*lines[:half], *lines[-half:]]
     joined = "\n".join(lines)
     candidates = _candidate_lines(joined)
+    failed_test = _failed_test(lines, candidates)
+    if failed_test is not None:
+        return failed_test
     starts = _line_numbers(joined, occurrences(joined, _TRACEBACK))
     if starts:
         exceptions = [
@@ -195,11 +234,46 @@ def _key_line(lines: list[str]) -> str | None:
     return None
 
 
+def _failed_test(lines: list[str], candidates: list[tuple[int, int]]) -> str | None:
+    """The first line naming a failed test (`_TEST_LINE`), with the line saying how it
+    failed when it does not say so itself: the first after it, else the first before it."""
+    tests = [
+        p for p, (i, feeds) in enumerate(candidates) if feeds & _TEST and _TEST_LINE.match(lines[i])
+    ]
+    if not tests:
+        return None
+    at = candidates[tests[0]][0]
+    test = lines[at].strip("_ ")
+    if _CARRIES_MESSAGE.match(test):
+        return test
+    details = [i for i, feeds in candidates if i != at and _is_detail(lines[i], feeds)]
+    detail = next((i for i in details if i > at), details[0] if details else None)
+    if detail is None:
+        return test
+    said = lines[detail]
+    if said.startswith("Expected") and detail + 1 < len(lines):
+        following = lines[detail + 1]
+        if following.startswith("Received"):
+            said = f"{said} {following}"
+    return f"{test}{KEY_LINE_SEPARATOR}{said}"
+
+
+def _is_detail(line: str, feeds: int) -> bool:
+    """Whether `line` says how a test failed: it states an error, or is a framework's own
+    line of the kind, and it is neither a test line nor a bare outcome."""
+    if _TEST_LINE.match(line) or _OUTCOME.match(line):
+        return False
+    return bool(
+        (feeds & (_EXC | _KEY) and _STATES.search(line)) or (feeds & _TEST and _DETAIL.match(line))
+    )
+
+
 def _names_error(line: str, feeds: int = _ALL) -> bool:
     """Whether one of the three patterns finds an error in `line`, trying only those its
     hits may feed (`_MAY_NAME`)."""
     return bool(
-        (feeds & _KEY and _KEYWORD.search(line))
+        (feeds & _TEST and _TEST_LINE.match(line))
+        or (feeds & _KEY and _KEYWORD.search(line))
         or (feeds & _EXC and _EXCEPTION.search(line))
         or (feeds & _FAIL and _FAILED.search(line))
     )
