@@ -118,6 +118,7 @@ _ABANDONED = _phrases(
 )
 _BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
+_LINE_LABEL = re.compile(r"^#?L\d+(?:[-:]L?\d+)?$")
 _TODO_BOX = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
 MAX_FACT_CHARS = 300
 _REQUEST_HEAD_CHARS = 4 * MAX_FACT_CHARS
@@ -263,7 +264,9 @@ def _message_facts(
         for block in message.blocks():
             if isinstance(block, ToolResultBlock):
                 yield from (
-                    Fact("identifier", m) for m in _BACKTICKED.findall(tool_result_text(block))
+                    Fact("identifier", m)
+                    for m in _BACKTICKED.findall(tool_result_text(block))
+                    if names_something(m)
                 )
 
 
@@ -293,9 +296,20 @@ def _request(words: str) -> str:
 
 def _identifiers(text: str) -> Iterable[Fact]:
     for name in _BACKTICKED.findall(text):
-        yield Fact("identifier", name)
+        if names_something(name):
+            yield Fact("identifier", name)
     for path in _paths(text):
         yield Fact("identifier", path)
+
+
+def names_something(name: str) -> bool:
+    """Whether a backticked text can be an identifier worth a ledger line: it holds a letter,
+    and it is no table fragment (`| L738 |`, a cell's bar at either end) nor a line-number
+    label (`L738`, `#L10-L20`), which say nothing once out of their table or page."""
+    stripped = name.strip()
+    if not any(c.isalpha() for c in stripped) or _LINE_LABEL.match(stripped):
+        return False
+    return not (stripped.startswith("|") or stripped.endswith("|") or " | " in stripped)
 
 
 def _paths(text: str) -> list[str]:

@@ -542,3 +542,19 @@ def _request_before(words: str) -> str:
 )
 def test_a_long_request_is_read_from_its_head_as_it_was_from_the_whole(words: str) -> None:
     assert _request(words) == _request_before(words)
+
+
+def test_table_fragments_and_numbers_never_become_identifiers() -> None:
+    table = (
+        "| line | note |\n|---|---|\n`| L738 |` `L738` `#L10-L20` `| parse |` `123` `1.2.3` `--`"
+    )
+    said = "Keep `parse_date`, `E501` and `v2` in src/dates.py; see `| L12 |` and `42`."
+    messages = parse(
+        [
+            user(said),
+            assistant(tool_use("grep", "t1", pattern="parse")),
+            tool_result("t1", f"{table}\n`load_config` at `L738`"),
+        ]
+    )
+    identifiers = [f.text for f in extract_ledger(messages) if f.kind == "identifier"]
+    assert identifiers == ["parse_date", "E501", "v2", "src/dates.py", "load_config"]
