@@ -122,6 +122,16 @@ _LINE_LABEL = re.compile(r"^#?L\d+(?:[-:]L?\d+)?$")
 _TODO_BOX = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
 MAX_FACT_CHARS = 300
 _REQUEST_HEAD_CHARS = 4 * MAX_FACT_CHARS
+_EDGE_CHARS = 4000
+_TOKEN_CHARS = 40
+# A line that opens like pasted output: a timestamp or number, markup or a prompt, a
+# stack frame, a log level, an exception.
+_PASTED_LINE = re.compile(
+    r"^(?:\[?\d|[<>$|{}\[\]()+=@%]|at\s|File \"|Traceback"
+    r"|(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE|FATAL|CRITICAL)\b"
+    r"|[\w.]*(?:Error|Exception|Warning):)"
+)
+_PLAIN_WORD = re.compile(r"^[^\W\d_][^\W\d_'’-]*[.,:;!?]?$")
 ERROR_CALL_CHARS = 60
 _LEADING_CD = re.compile(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
 
@@ -271,27 +281,58 @@ def _message_facts(
 
 
 def _request(words: str) -> str:
-    """A later request as the ledger keeps it: whole when short; a long one is mostly
-    something pasted (a log, a traceback, code) after the user's own first line, so only
-    that line is kept, marked cut (the whole message stays in the archive, for recall).
-
-    A long text is read from its head only: the head's collapsed words are the start of
-    the whole text's, so once they pass the limit the text is long and its cut is theirs,
-    and a head holding two non-empty lines holds the first one whole."""
+    """A later request as the ledger keeps it: whole when short. A long one is mostly
+    something pasted (a log, a traceback, code, a long URL) around the user's own words,
+    so those words are kept (`_own_words`) and the paste is cut, marked ` …` (the whole
+    message stays in the archive, for recall): the fact still says what was asked. With no
+    words of the user's own, its first line is kept."""
     head = words[:_REQUEST_HEAD_CHARS]
-    collapsed = " ".join(head.split())
-    if len(head) < len(words) and len(collapsed) > MAX_FACT_CHARS:
-        lines = [line for line in head.splitlines() if line.strip()]
-        if len(lines) < 2:
-            lines = [line for line in words.splitlines() if line.strip()]
-    else:
+    if len(head) == len(words) or len(" ".join(head.split())) <= MAX_FACT_CHARS:
         collapsed = " ".join(words.split())
         if len(collapsed) <= MAX_FACT_CHARS:
             return collapsed
-        lines = [line for line in words.splitlines() if line.strip()]
-    if len(lines) < 2:
-        return _cut_collapsed(collapsed)
-    return _cut(lines[0]).removesuffix(" …") + " …"
+    lines = [line for line in _edge_lines(words) if line.strip()]
+    own = _own_words(lines)
+    first = own or (_shortened(words) if len(lines) < 2 else lines[0])
+    return " ".join(first.split())[: MAX_FACT_CHARS - 2].rstrip() + " …"
+
+
+def _edge_lines(words: str) -> list[str]:
+    """The lines of a text's first and last `_EDGE_CHARS` (a long paste's middle is never
+    the user's question; lines cut at the edges are left out)."""
+    if len(words) <= 2 * _EDGE_CHARS:
+        return words.splitlines()
+    return [*words[:_EDGE_CHARS].splitlines()[:-1], *words[-_EDGE_CHARS:].splitlines()[1:]]
+
+
+def _own_words(lines: list[str]) -> str:
+    """The lines of a request that read as the user's prose (`_is_prose`), outside code
+    fences, joined, each long token (a URL, a hash) shortened."""
+    kept = []
+    fenced = False
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and _is_prose(line):
+            kept.append(_shortened(line))
+    return " ".join(" ".join(kept).split())
+
+
+def _is_prose(line: str) -> bool:
+    """Prose: not indented like code or a stack, not opening like a log or program line
+    (`_PASTED_LINE`), and at least three plain words making at least half of its tokens."""
+    if line.startswith(("    ", "\t")) or _PASTED_LINE.match(line.strip()):
+        return False
+    tokens = line.split()
+    plain = sum(1 for token in tokens if _PLAIN_WORD.match(token))
+    return plain >= 3 and 2 * plain >= len(tokens)
+
+
+def _shortened(text: str) -> str:
+    """`text` with each token longer than `_TOKEN_CHARS` cut, marked `…`."""
+    return " ".join(
+        t if len(t) <= _TOKEN_CHARS else t[: _TOKEN_CHARS - 1] + "…" for t in text.split()
+    )
 
 
 def _identifiers(text: str) -> Iterable[Fact]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -521,27 +522,56 @@ def test_every_alternative_of_a_phrase_pattern_starts_with_one_of_its_firsts() -
             assert alternative.removeprefix(r"\b").startswith(phrases.firsts), alternative
 
 
-def _request_before(words: str) -> str:
-    """`_request` as it was first written: the whole text collapsed, every line split."""
-    flat = " ".join(words.split())
-    flat = flat if len(flat) <= 300 else flat[:298].rstrip() + " …"
-    lines = [line for line in words.splitlines() if line.strip()]
-    if len(" ".join(words.split())) <= 300 or len(lines) < 2:
-        return flat
-    first = " ".join(lines[0].split())
-    first = first if len(first) <= 300 else first[:298].rstrip() + " …"
-    return first.removesuffix(" …") + " …"
-
-
 @settings(max_examples=600, deadline=None)
 @given(
     st.lists(
-        st.sampled_from(["word", "x" * 97, " ", "   ", "\n", "\n\n", "\r\n", "\t", " …", "é"]),
+        st.sampled_from(
+            ["word", "x" * 97, " ", "   ", "\n", "\n\n", "\r\n", "\t", " …", "é", "```", "[10:00]"]
+        ),
         max_size=60,
     ).map("".join)
 )
-def test_a_long_request_is_read_from_its_head_as_it_was_from_the_whole(words: str) -> None:
-    assert _request(words) == _request_before(words)
+def test_a_request_is_whole_when_short_and_never_longer_than_a_fact(words: str) -> None:
+    kept = _request(words)
+    flat = " ".join(words.split())
+    assert kept == flat if len(flat) <= 300 else len(kept) <= 300 and kept.endswith(" …")
+
+
+LOG = "\n".join(
+    f"2026-11-25T10:00:{i:02d}Z ERROR pod api-7f9 crashed: exit code 137 (OOMKilled)"
+    for i in range(60)
+)
+TRACE = (
+    "Traceback (most recent call last):\n"
+    + '  File "app/deploy.py", line 12, in main\n    client.apply(manifest)\n' * 20
+    + "ValueError: memory limit must be a quantity"
+)
+URL = "https://console.cloud.google.com/logs/query;query=" + "resource.type%3D%22k8s%22" * 20
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            f"The deploy still fails, here is the log:\n{LOG}\n"
+            "Can you find why the api pod is killed and raise its memory limit?",
+            "The deploy still fails, here is the log: Can you find why the api pod is killed "
+            "and raise its memory limit? …",
+        ),
+        (
+            f"```\n{TRACE}\n```\nSame error as before after your change. Please revert it.",
+            "Same error as before after your change. Please revert it. …",
+        ),
+        (
+            f"Look at {URL} and tell me which service logs the most errors since Monday",
+            f"Look at {URL[:39]}… and tell me which service logs the most errors since Monday …",
+        ),
+        (f"{TRACE}", "Traceback (most recent call last): …"),
+    ],
+)
+def test_a_request_that_is_mostly_pasted_keeps_the_users_own_words(text: str, kept: str) -> None:
+    messages = parse([user("Fix the deploy."), assistant("ok"), user(text)])
+    assert [f.text for f in extract_ledger(messages) if f.kind == "request"] == [kept]
 
 
 def test_table_fragments_and_numbers_never_become_identifiers() -> None:
