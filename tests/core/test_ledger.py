@@ -130,9 +130,10 @@ def test_budget_takes_priority_then_recency_and_counts_the_rest() -> None:
         Fact("instruction", "always lint"),
         Fact("command", "new command"),
     ]
-    # heading (2) + dropped line (10) + "- [instruction] always lint" (4) + 1 = 17;
-    # each command line costs 4 + 1: room for one more, the newest.
-    kept, dropped = fit_budget(facts, 22, words)
+    # heading (2) + the dropped line counting every kind (19) + "- [instruction] always
+    # lint" (4) + 1 = 26; the first command line costs 3 + 1 + its tag (1): room for one
+    # more, the newest. The floors (15% of 31: 4 words) hold none of these lines.
+    kept, dropped = fit_budget(facts, 31, words)
     assert kept == [Fact("instruction", "always lint"), Fact("command", "new command")]
     assert dropped == 2
 
@@ -392,7 +393,9 @@ def test_paths_and_errors_are_kept_before_requests_and_commands() -> None:
         Fact("file_read", "a.py"),
         Fact("error", "boom"),
     ]
-    kept, dropped = fit_budget(facts, 22, words)
+    # heading (2) + the dropped line counting every kind (23) + 4 for each of the error and
+    # the path = 33 of 34: nothing else fits.
+    kept, dropped = fit_budget(facts, 34, words)
     assert kept == [Fact("error", "boom"), Fact("file_read", "a.py")]
     assert dropped == 3
 
@@ -588,3 +591,17 @@ def test_table_fragments_and_numbers_never_become_identifiers() -> None:
     )
     identifiers = [f.text for f in extract_ledger(messages) if f.kind == "identifier"]
     assert identifiers == ["parse_date", "E501", "v2", "src/dates.py", "load_config"]
+
+
+def test_near_duplicate_commands_are_left_out_and_counted_with_what_did_not_fit() -> None:
+    calls = []
+    for i, seconds in enumerate((5, 10, 30)):
+        calls += [assistant(tool_use("bash", f"s{i}", command=f"sleep {seconds}"))]
+        calls += [tool_result(f"s{i}", "")]
+    messages = parse([user("Wait for the deploy."), *calls, user("Go on.")])
+    report = guard_summary("Waited.", messages, 1500, words)
+    assert report.text.endswith(
+        "- [command] sleep 30\n"
+        "- (2 more facts did not fit the ledger budget: 2 command; recall has them)"
+    )
+    assert (report.dropped, report.dropped_kinds) == (2, {"command": 2})
