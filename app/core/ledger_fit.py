@@ -38,6 +38,7 @@ FLOORS = (
     frozenset({"command"}),
     frozenset({"goal", "request", "latest_request"}),
 )
+REFILL_TRIES = 8
 _DIGITS = re.compile(r"\d+")
 
 
@@ -101,17 +102,35 @@ def fit(
                 costs.take(i)
                 picked.append(i)
                 used += cost
-    while True:
-        chosen = sorted(picked, key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), i))
+
+    def rendered(picks: list[int]) -> tuple[list[Fact], int]:
+        chosen = sorted(picks, key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), i))
         kept = [facts[i] for i in chosen]
-        if not kept:
-            return kept, 0
         left_out = left_out_kinds(facts, kept, near_duplicates)
-        ledger = render_ledger(kept, sum(left_out.values()), left_out)
-        tokens = count(ledger)
-        if tokens <= budget:
-            return kept, tokens
+        return kept, count(render_ledger(kept, sum(left_out.values()), left_out))
+
+    kept, tokens = rendered(picked)
+    while picked and tokens > budget:
         picked.pop()
+        kept, tokens = rendered(picked)
+    # The costs above are estimates on the safe side (the last line counted at its
+    # longest): what they left unused is offered to the next facts in order, each tried on
+    # the rendered ledger (a few tries at most); a fact taken may shorten the last line.
+    tries = REFILL_TRIES
+    for i in order:
+        if tries == 0:
+            break
+        left = left_out_kinds(facts, kept, near_duplicates)
+        shorter = count(dropped_line(sum(left.values()), left))
+        if i in picked or costs.of(i) > budget - tokens + shorter:
+            continue
+        tries -= 1
+        more, more_tokens = rendered([*picked, i])
+        if more_tokens <= budget:
+            costs.take(i)
+            picked.append(i)
+            kept, tokens = more, more_tokens
+    return (kept, tokens) if kept else ([], 0)
 
 
 def left_out_kinds(

@@ -124,17 +124,19 @@ def test_merge_keeps_earlier_facts_first_and_each_once() -> None:
 
 
 def test_budget_takes_priority_then_recency_and_counts_the_rest() -> None:
+    flags = " --flag" * 15  # each fact longer than the last line that would count it
     facts = [
-        Fact("identifier", "x"),
-        Fact("command", "old command"),
+        Fact("identifier", "x" * 100),
+        Fact("command", f"old command{flags}"),
         Fact("instruction", "always lint"),
-        Fact("command", "new command"),
+        Fact("command", f"new command{flags}"),
     ]
-    # heading (2) + the dropped line counting every kind (19) + "- [instruction] always
-    # lint" (4) + 1 = 26; the first command line costs 3 + 1 + its tag (1): room for one
-    # more, the newest. The floors (15% of 31: 4 words) hold none of these lines.
-    kept, dropped = fit_budget(facts, 31, words)
-    assert kept == [Fact("instruction", "always lint"), Fact("command", "new command")]
+    # One token a character (`len`): a line's cost is then exact. The budget is what the
+    # instruction and the newer command take: the older command does not fit.
+    expected = [Fact("instruction", "always lint"), Fact("command", f"new command{flags}")]
+    budget = len(render_ledger(expected, 2, {"command": 1, "identifier": 1}))
+    kept, dropped = fit_budget(facts, budget, len)
+    assert kept == expected
     assert dropped == 2
 
 
@@ -393,10 +395,10 @@ def test_paths_and_errors_are_kept_before_requests_and_commands() -> None:
         Fact("file_read", "a.py"),
         Fact("error", "boom"),
     ]
-    # heading (2) + the dropped line counting every kind (23) + 4 for each of the error and
-    # the path = 33 of 34: nothing else fits.
-    kept, dropped = fit_budget(facts, 34, words)
-    assert kept == [Fact("error", "boom"), Fact("file_read", "a.py")]
+    expected = [Fact("error", "boom"), Fact("file_read", "a.py")]
+    budget = len(render_ledger(expected, 3, {"command": 1, "identifier": 1, "request": 1}))
+    kept, dropped = fit_budget(facts, budget, len)
+    assert kept == expected
     assert dropped == 3
 
 
