@@ -51,7 +51,7 @@ _KEYWORD_AT_START = (
     r"^\W{0,3}(?i:error|fatal|failed|failure|exception)\s*:"
     r"|^\W{0,3}(?:(?i:\[error\])|ERROR:|FAILED\b|FAIL\b|failed to\b)"
     r"|^E {2,}\S|^Exception in thread |^thread '[^']*' panicked at |^npm ERR!"
-    r"|^\d+:\d+ {2,}error {2}|^\W{0,3}HTTP/\d(?:\.\d)? [45]\d\d\b"
+    r"|^\d+:\d+ {2,}error {2}|^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b"
 )
 _KEYWORD = re.compile(_KEYWORD_AT_START)
 # A line that states an error from its start, not one that mentions it mid-line.
@@ -64,6 +64,8 @@ _TEST_LINE = re.compile(
     r"^_* ?(?:FAILED|ERROR)(?: collecting)? [\w./-]+(?:::\S*|\.py\b)"
     r"|^[\w./-]+::\S+ (?:FAILED|ERROR)\b|^--- FAIL: \S|^test \S+ \.\.\. FAILED$|^● .+ › "
 )
+# A test run's summary line (pytest's `FAILED id - ...`): preferred to its progress lines.
+_SUMMARY = re.compile(r"^_* ?(?:FAILED|ERROR)\b")
 _CARRIES_MESSAGE = re.compile(r"^\S*(?:FAILED|ERROR) \S+ - \S")
 _DETAIL = re.compile(r"^Expected\b[^:]{0,30}:|^[\w/.-]+_test\.go:\d+: \S")
 _OUTCOME = re.compile(r"^\W{0,3}(?:FAILED|FAIL|ERROR)\b(?!:)|^test result: ")
@@ -235,14 +237,16 @@ def _key_line(lines: list[str]) -> str | None:
 
 
 def _failed_test(lines: list[str], candidates: list[tuple[int, int]]) -> str | None:
-    """The first line naming a failed test (`_TEST_LINE`), with the line saying how it
-    failed when it does not say so itself: the first after it, else the first before it."""
+    """The first line naming a failed test (`_TEST_LINE`; the first summary line when the
+    run has one), with the line saying how it failed when it does not say so itself: the
+    first after it, else the first before it."""
     tests = [
         p for p, (i, feeds) in enumerate(candidates) if feeds & _TEST and _TEST_LINE.match(lines[i])
     ]
     if not tests:
         return None
-    at = candidates[tests[0]][0]
+    lines_of = [candidates[p][0] for p in tests]
+    at = next((i for i in lines_of if _SUMMARY.match(lines[i])), lines_of[0])
     test = lines[at].strip("_ ")
     if _CARRIES_MESSAGE.match(test):
         return test

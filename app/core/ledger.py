@@ -118,7 +118,9 @@ _PASTED_LINE = re.compile(
     r"|(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE|FATAL|CRITICAL)\b"
     r"|[\w.]*(?:Error|Exception|Warning):)"
 )
-_PLAIN_WORD = re.compile(r"^[^\W\d_][^\W\d_'’-]*[.,:;!?]?$")
+# A line of prose opens with a letter, a list bullet or a quote (never indented).
+_PROSE_START = re.compile(r"^(?:[^\W\d_]|[-*•] |[\"'`(“‘])")
+_PLAIN_WORD = re.compile(r"^[^\W\d_](?:[^\W\d_]|['’-])*[.,:;!?]?$")
 ERROR_CALL_CHARS = 60
 _LEADING_CD = re.compile(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
 
@@ -256,46 +258,55 @@ def _message_facts(
 
 def _request(words: str) -> str:
     """A later request as the ledger keeps it: whole when short. A long one is mostly
-    something pasted (a log, a traceback, code, a long URL) around the user's own words,
-    so those words are kept (`_own_words`) and the paste is cut, marked ` …` (the whole
-    message stays in the archive, for recall): the fact still says what was asked. With no
-    words of the user's own, its first line is kept."""
+    something pasted (a log, a traceback, code, a long URL) around the user's own words:
+    its first line (what the user typed or ran first) and every line that reads as the
+    user's prose (`_own_words`) are kept, each cut paste marked `…`, so the fact still says
+    what was asked (the whole message stays in the archive, for recall)."""
     head = words[:_REQUEST_HEAD_CHARS]
     if len(head) == len(words) or len(" ".join(head.split())) <= MAX_FACT_CHARS:
         collapsed = " ".join(words.split())
         if len(collapsed) <= MAX_FACT_CHARS:
             return collapsed
-    lines = [line for line in _edge_lines(words) if line.strip()]
-    own = _own_words(lines)
-    first = own or (_shortened(words) if len(lines) < 2 else lines[0])
-    return " ".join(first.split())[: MAX_FACT_CHARS - 2].rstrip() + " …"
+    text = " ".join(" ".join(_own_words(_edge_lines(words))).split())
+    if len(text) > MAX_FACT_CHARS - 2:
+        text = _shortened(text)
+    return text[: MAX_FACT_CHARS - 2].rstrip() + " …"
 
 
 def _edge_lines(words: str) -> list[str]:
-    """The lines of a text's first and last `_EDGE_CHARS` (a long paste's middle is never
-    the user's question; lines cut at the edges are left out)."""
+    """The non-empty lines of a text's first and last `_EDGE_CHARS` (a long paste's
+    middle is never the user's question; lines cut at the edges are left out)."""
     if len(words) <= 2 * _EDGE_CHARS:
-        return words.splitlines()
-    return [*words[:_EDGE_CHARS].splitlines()[:-1], *words[-_EDGE_CHARS:].splitlines()[1:]]
+        lines = words.splitlines()
+    else:
+        lines = [*words[:_EDGE_CHARS].splitlines()[:-1], *words[-_EDGE_CHARS:].splitlines()[1:]]
+    return [line for line in lines if line.strip()]
 
 
-def _own_words(lines: list[str]) -> str:
-    """The lines of a request that read as the user's prose (`_is_prose`), outside code
-    fences, joined, each long token (a URL, a hash) shortened."""
-    kept = []
-    fenced = False
-    for line in lines:
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        elif not fenced and _is_prose(line):
-            kept.append(_shortened(line))
-    return " ".join(" ".join(kept).split())
+def _own_words(lines: list[str]) -> list[str]:
+    """The first line and the lines that read as the user's prose (`_is_prose`), outside
+    code fences, each once; `…` where pasted lines between them were left out."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    fenced = skipped = False
+    for at, line in enumerate(lines):
+        fence = line.lstrip().startswith("```")
+        fenced = fenced != fence
+        own = not fence and not fenced and (at == 0 or _is_prose(line))
+        if own and line.strip() not in seen:
+            kept.extend(["…", line] if skipped and kept else [line])
+            seen.add(line.strip())
+            skipped = False
+        elif not own:
+            skipped = True
+    return kept
 
 
 def _is_prose(line: str) -> bool:
-    """Prose: not indented like code or a stack, not opening like a log or program line
-    (`_PASTED_LINE`), and at least three plain words making at least half of its tokens."""
-    if line.startswith(("    ", "\t")) or _PASTED_LINE.match(line.strip()):
+    """Prose: it opens like a sentence or a list item, not like code, a stack, a log, a
+    table or a program line (`_PASTED_LINE`), and at least three plain words make at least
+    half of its tokens."""
+    if not _PROSE_START.match(line) or _PASTED_LINE.match(line):
         return False
     tokens = line.split()
     plain = sum(1 for token in tokens if _PLAIN_WORD.match(token))

@@ -29,6 +29,11 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "failures"
             "tests/test_api.py::test_search FAILED                                    [100%]"
             " | E       assert 422 == 200",
         ),
+        (
+            "pytest-wrapped.txt",  # the summary, not the progress line; its message wrapped
+            "FAILED tests/unit/web/test_api.py::test_search_with_mock_engine -"
+            " | AssertionError: assert 1 == 2",
+        ),
         ("jest.txt", "● cart › applies the discount | Expected: 90 Received: 100"),
         ("go-test.txt", "--- FAIL: TestTotal (0.00s) | cart_test.go:21: total = 100, want 90"),
         (
@@ -147,6 +152,8 @@ def test_a_failure_in_ordinary_output_is_found_by_what_it_says(text: str, line: 
         "--- PASS: TestParse (0.00s)\nok  \texample.com/shop\t0.004s",
         "Tests:       6 passed, 6 total",
         "HTTP/1.1 200 OK\ncontent-length: 2",
+        'INFO HTTP Request: GET https://api.test/v1/search\n     "HTTP/1.1 400 Bad Request"',
+        "- `HTTP/1.1 404` is what the API answers for an unknown id",
         "> GET /v1/health HTTP/1.1\n< HTTP/1.1 204 No Content",
         "[INFO] BUILD SUCCESS",
         "Expected: the cart total, in cents",

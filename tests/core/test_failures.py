@@ -207,7 +207,8 @@ def _reference_key_line(lines: list[str]) -> str | None:
         lines = [*lines[:half], *lines[-half:]]
     tests = [i for i, line in enumerate(lines) if failures._TEST_LINE.match(line)]
     if tests:
-        return _reference_failed_test(lines, tests[0])
+        summary = [i for i in tests if failures._SUMMARY.match(lines[i])]
+        return _reference_failed_test(lines, (summary or tests)[0])
     starts = [i for i, line in enumerate(lines) if failures._TRACEBACK in line]
     if starts:
         exceptions = [line for line in lines[starts[-1] :] if failures._EXCEPTION.search(line)]

@@ -560,8 +560,8 @@ URL = "https://console.cloud.google.com/logs/query;query=" + "resource.type%3D%2
         (
             f"The deploy still fails, here is the log:\n{LOG}\n"
             "Can you find why the api pod is killed and raise its memory limit?",
-            "The deploy still fails, here is the log: Can you find why the api pod is killed "
-            "and raise its memory limit? …",
+            "The deploy still fails, here is the log: … Can you find why the api pod is "
+            "killed and raise its memory limit? …",
         ),
         (
             f"```\n{TRACE}\n```\nSame error as before after your change. Please revert it.",
