@@ -607,3 +607,34 @@ def test_near_duplicate_commands_are_left_out_and_counted_with_what_did_not_fit(
         "- (2 more facts did not fit the ledger budget: 2 command; recall has them)"
     )
     assert (report.dropped, report.dropped_kinds) == (2, {"command": 2})
+
+
+def test_a_failure_in_unflagged_output_is_an_error_fact_naming_its_command_and_test() -> None:
+    go = (
+        "=== RUN   TestTotal\n    cart_test.go:21: total = 100, want 90\n"
+        "--- FAIL: TestTotal (0.00s)\nFAIL"
+    )
+    session = [
+        user("Fix the cart."),
+        assistant(tool_use("bash", "t1", command="cd /srv/shop && go test ./cart/...")),
+        tool_result("t1", go),
+        assistant(tool_use("bash", "t2", command="curl -si localhost:8080/cart/7")),
+        tool_result("t2", "HTTP/1.1 500 Internal Server Error\ncontent-length: 0"),
+        assistant(tool_use("bash", "t3", command="npx tsc --noEmit")),
+        tool_result("t3", "src/cart.ts(12,5): error TS2345: Argument of type 'string'."),
+        user("Go on."),
+    ]
+    anthropic = extract_ledger(parse(session))
+    assert anthropic == extract_ledger(from_openai(as_openai(session)))
+    assert [f.text for f in anthropic if f.kind == "error"] == [
+        "bash `go test ./cart/...`: --- FAIL: TestTotal (0.00s) | cart_test.go:21: total = 100,"
+        " want 90",
+        "bash `curl -si localhost:8080/cart/7`: HTTP/1.1 500 Internal Server Error",
+        "bash `npx tsc --noEmit`: src/cart.ts(12,5): error TS2345: Argument of type 'string'.",
+    ]
+    commands = [f.text for f in anthropic if f.kind == "command"]
+    assert commands == [
+        "cd /srv/shop && go test ./cart/... (failed)",
+        "curl -si localhost:8080/cart/7 (failed)",
+        "npx tsc --noEmit (failed)",
+    ]
