@@ -57,6 +57,11 @@ _KEYWORD = re.compile(_KEYWORD_AT_START)
 # A line that states an error from its start, not one that mentions it mid-line.
 _STATES = re.compile(f"{_NAMED_AT_START}|{_KEYWORD_AT_START}")
 KEY_LINE_SEPARATOR = " | "
+# The one-line stub `prune` leaves of a cleared result (`app.core.prune`), which keeps the
+# line stating its failure after `FAILED_MARK`: that line is the result's error line.
+CLEARED_PREFIX = "[Old tool result cleared: "
+FAILED_MARK = "; failed: "
+_CLEARED_FAILURE = re.compile(r"^\[Old tool result cleared: .*?, [\d,]+ tokens; failed: (.+)\]$")
 # A line naming a test that failed, and the lines that may say how it failed: those that
 # state an error (`_STATES`) and a test framework's own (Jest's `Expected:`, Go's
 # `x_test.go:9: got 3`). A bare outcome line (`FAIL`, `FAILED`) says neither.
@@ -148,7 +153,11 @@ def error_line(text: str, is_error: bool | None = False, tool: str = "") -> str 
     """The line naming the error when `text` (or the provider's flag) says the call failed;
     None for a result that is not an error. A flagged result that names nothing gives its
     first non-empty line. For a content tool (`tool` reads, searches or lists), only the
-    first lines are read for an error."""
+    first lines are read for an error. A cleared result's stub gives the failure it kept."""
+    if text.startswith(CLEARED_PREFIX):
+        kept = _CLEARED_FAILURE.match(text)
+        if kept is not None:
+            return kept.group(1)
     if not is_error:
         if is_content_tool(tool):
             head = _first_lines(text, CONTENT_STATUS_LINES)

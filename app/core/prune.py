@@ -7,7 +7,8 @@ has its content replaced by a placeholder that names the call and what was remov
 
 A result whose text states a failure (`app.core.failures`: a flagged result, or a test,
 build or program failure in ordinary output) keeps the line that states it, cut, after the
-figure, so the stub still says what failed:
+figure, so the stub still says what failed (and a later compaction reads that line back
+as the result's error, `app.core.failures`):
 
     [Old tool result cleared: bash(command=pytest -q), 880 tokens; failed: FAILED t.py::x - ...]
 
@@ -29,16 +30,14 @@ from typing import Any
 
 from app.core.compact_json import compact_json
 from app.core.dialects import BOOKKEEPING
-from app.core.failures import error_line
+from app.core.failures import CLEARED_PREFIX, FAILED_MARK, error_line
 from app.core.messages import Message, ToolResultBlock, ToolUseBlock, tool_result_text, tool_uses
 from app.core.vocabulary import Format
 
-CLEARED_PREFIX = "[Old tool result cleared: "
 MARKER = "compacted_at"
 VALUE_CHARS = 60
 ARGUMENT_CHARS = 120
 FAILURE_CHARS = 160
-FAILED_MARK = "; failed: "
 
 
 @dataclass(frozen=True)

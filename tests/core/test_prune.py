@@ -3,6 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.dialects import from_openai, to_openai
+from app.core.failures import error_line
+from app.core.ledger import extract_ledger
 from app.core.messages import ToolResultBlock, ToolUseBlock, tool_result_text
 from app.core.prune import PrunePlan, PruneRules, call_label, placeholder, plan_prune
 from tests.builders import assistant, parse, system, tool_result, tool_use, user
@@ -217,3 +219,21 @@ def test_the_failure_in_a_stub_is_cut_to_one_short_line() -> None:
         == f"[Old tool result cleared: bash(command=make), 900 tokens; failed: error: {'x' * 152}…]"
     )
     assert placeholder(use, 900) == "[Old tool result cleared: bash(command=make), 900 tokens]"
+
+
+def test_a_later_ledger_reads_the_failure_a_stub_kept_as_an_error() -> None:
+    history = [
+        user("Fix the dates."),
+        assistant(tool_use("bash", "t1", command="pytest -q")),
+        tool_result("t1", PYTEST_RUN),
+        assistant(tool_use("bash", "t2", command="ls")),
+        tool_result("t2", BIG),
+    ]
+    plan = plan_prune(parse(history), PruneRules(keep_recent=1), "anthropic", AT, words)
+    errors = [f.text for f in extract_ledger(list(plan.messages)) if f.kind == "error"]
+    assert errors == [
+        "bash `pytest -q`: FAILED tests/test_dates.py::test_parse_iso"
+        " - AssertionError: assert 2 == 3"
+    ]
+    # A stub without a failure is no error, whatever its call.
+    assert error_line("[Old tool result cleared: bash(command=make), 9 tokens]") is None
