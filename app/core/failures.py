@@ -42,15 +42,17 @@ _NAMED_AT_START = (
 _EXCEPTION = re.compile(
     _NAMED_AT_START + r"|:\d+(?::\d+)?:?\s+[EF]\d{3,4}\s"
     r"|:\d+:\d+:\s+[A-Z]{1,4}\d{1,4}\s"  # any linter's `a.py:3:1: W291 ...`
-    r"|\berror(?:\[\w+\]| TS\d+)?:\s"
+    r"|\berror(?:\[\w+\]| [A-Z]{1,4}\d{2,5})?:\s"  # `error TS2322:`, `error CS1002:`
     r"|\bpanic:\s",
 )
 # Stated from a line's start: a keyword, pytest's `E   assert ...`, a failed test, a
-# program's own failure line (Java, Rust, npm, ESLint), an HTTP status line of 4xx or 5xx.
+# program's own failure line (Java, Rust, npm, make, ESLint), an HTTP status line of 4xx
+# or 5xx.
 _KEYWORD_AT_START = (
     r"^\W{0,3}(?i:error|fatal|failed|failure|exception)\s*:"
     r"|^\W{0,3}(?:(?i:\[error\])|ERROR:|FAILED\b|FAIL\b|failed to\b)"
     r"|^E {2,}\S|^Exception in thread |^thread '[^']*' panicked at |^npm ERR!"
+    r"|^make(?:\[\d+\])?: \*\*\* "
     r"|^\d+:\d+ {2,}error {2}|^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b"
 )
 _KEYWORD = re.compile(_KEYWORD_AT_START)
@@ -95,7 +97,7 @@ _LINE_END = "[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"  # where `str.splitlines` 
 _EXC, _KEY, _FAIL, _TEST = 1, 2, 4, 8
 _ALL = _EXC | _KEY | _FAIL | _TEST
 _MAY_NAME = (
-    (rf"error(?:\s*(?::|{_LINE_END}|\Z)|\[|\]| ts)", _EXC | _KEY),
+    (rf"error(?:\s*(?::|{_LINE_END}|\Z)|\[|\]| [a-z]{{1,4}}\d)", _EXC | _KEY),
     (rf"exception\s*(?::|{_LINE_END}|\Z)", _EXC | _KEY),
     (r"fatal\s*:", _KEY),
     ("fail", _KEY | _TEST),
@@ -104,6 +106,7 @@ _MAY_NAME = (
     ("exception in thread ", _KEY),
     ("panicked at ", _KEY),
     ("npm err!", _KEY),
+    (r": \*\*\* ", _KEY),
     ("  error  ", _KEY),
     ("http/", _KEY),
     (r"error (?:collecting )?[\w./-]+(?:::|\.py)", _TEST),

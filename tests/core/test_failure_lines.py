@@ -128,6 +128,19 @@ def test_a_test_or_build_log_keeps_the_failed_test_and_how_it_failed(name: str, 
             "3:7  error  'total' is assigned a value but never used  no-unused-vars",
         ),
         ("npm ERR! code ENOENT\nnpm ERR! syscall open", "npm ERR! code ENOENT"),
+        (
+            "  Determining projects to restore...\n"
+            "Program.cs(5,13): error CS1002: ; expected [/src/Shop.csproj]\nBuild FAILED.",
+            "Program.cs(5,13): error CS1002: ; expected [/src/Shop.csproj]",
+        ),
+        (
+            "main.cpp(12): error C2065: 'total': undeclared identifier",
+            "main.cpp(12): error C2065: 'total': undeclared identifier",
+        ),
+        (
+            "cc -c shop.c\nmake: *** [Makefile:12: shop.o] Error 1",
+            "make: *** [Makefile:12: shop.o] Error 1",
+        ),
     ],
 )
 def test_a_failure_in_ordinary_output_is_found_by_what_it_says(text: str, line: str) -> None:
@@ -158,6 +171,8 @@ def test_a_failure_in_ordinary_output_is_found_by_what_it_says(text: str, line: 
         "[INFO] BUILD SUCCESS",
         "Expected: the cart total, in cents",
         "see docs/errors.md for every error code",
+        "make: Nothing to be done for 'all'.",
+        "Build succeeded.\n    0 Warning(s)\n    0 Error(s)",
     ],
 )
 def test_a_line_that_merely_mentions_an_error_is_no_failure(text: str) -> None:
