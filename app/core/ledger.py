@@ -17,11 +17,13 @@ for file facts, the text otherwise), which shows how lossy a summarizer is.
 
 Budget order (`PRIORITY`): errors, changed files, files read, the goal, every later
 request of the user, instructions, commands, todos, failed approaches, identifiers;
-within a kind, recent before old. What does not fit is counted in the last line and by
-kind in the report, never dropped silently. The budget itself follows the context window
-(`LedgerBudget`). Requests and instructions are the user's own words only
-(`app.core.harness`); errors are found by text as well as by flag (`app.core.failures`);
-files by the agents' vocabularies (`app.core.file_ops`).
+within a kind, recent before old; errors, paths, commands and requests each with a floor
+(`app.core.ledger_fit`). What does not fit is counted in the last line and by kind in the
+report, never dropped silently. The budget itself follows the context window
+(`LedgerBudget`); the lines are written by `app.core.ledger_lines`. Requests and
+instructions are the user's own words only (`app.core.harness`; a mostly pasted request
+cut to them, `app.core.own_words`); errors are found by text as well as by flag
+(`app.core.failures`); files by the agents' vocabularies (`app.core.file_ops`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from app.core.messages import (
     tool_result_text,
     tool_uses,
 )
+from app.core.own_words import request_fact
 
 # The closing line after the ledger (a quote, never a fact line).
 CLOSING_MARK = "> Recall: "
@@ -108,19 +111,6 @@ _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/
 _LINE_LABEL = re.compile(r"^#?L\d+(?:[-:]L?\d+)?$")
 _TODO_BOX = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
 MAX_FACT_CHARS = 300
-_REQUEST_HEAD_CHARS = 4 * MAX_FACT_CHARS
-_EDGE_CHARS = 4000
-_TOKEN_CHARS = 40
-# A line that opens like pasted output: a timestamp or number, markup or a prompt, a
-# stack frame, a log level, an exception.
-_PASTED_LINE = re.compile(
-    r"^(?:\[?\d|[<>$|{}\[\]()+=@%]|at\s|File \"|Traceback"
-    r"|(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE|FATAL|CRITICAL)\b"
-    r"|[\w.]*(?:Error|Exception|Warning):)"
-)
-# A line of prose opens with a letter, a list bullet or a quote (never indented).
-_PROSE_START = re.compile(r"^(?:[^\W\d_]|[-*•] |[\"'`(“‘])")
-_PLAIN_WORD = re.compile(r"^[^\W\d_](?:[^\W\d_]|['’-])*[.,:;!?]?$")
 ERROR_CALL_CHARS = 60
 _LEADING_CD = re.compile(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
 
@@ -178,7 +168,9 @@ def extract_ledger(
     goal = _cut(found.first_request) if found.first_request else None
     if goal:
         facts.append(Fact("goal", goal))
-    same_as_goal = _request(found.first_request) if found.first_request else None
+    same_as_goal = (
+        request_fact(found.first_request, MAX_FACT_CHARS) if found.first_request else None
+    )
     operations = iter(found.call_operations)
     for message, words in zip(messages, found.spoken, strict=True):
         facts.extend(
@@ -218,7 +210,7 @@ def _message_facts(
     (`ExtractedFacts.call_operations`)."""
     if message.role == "user" and not is_tool_result_message(message):
         if words:
-            yield Fact("request", _request(words))
+            yield Fact("request", request_fact(words, MAX_FACT_CHARS))
         for sentence in _sentences_matching(words, _INSTRUCTION):
             yield Fact("instruction", sentence)
         yield from _identifiers(words)
@@ -254,70 +246,6 @@ def _message_facts(
                     for m in _BACKTICKED.findall(tool_result_text(block))
                     if names_something(m)
                 )
-
-
-def _request(words: str) -> str:
-    """A later request as the ledger keeps it: whole when short. A long one is mostly
-    something pasted (a log, a traceback, code, a long URL) around the user's own words:
-    its first line (what the user typed or ran first) and every line that reads as the
-    user's prose (`_own_words`) are kept, each cut paste marked `…`, so the fact still says
-    what was asked (the whole message stays in the archive, for recall)."""
-    head = words[:_REQUEST_HEAD_CHARS]
-    if len(head) == len(words) or len(" ".join(head.split())) <= MAX_FACT_CHARS:
-        collapsed = " ".join(words.split())
-        if len(collapsed) <= MAX_FACT_CHARS:
-            return collapsed
-    text = " ".join(" ".join(_own_words(_edge_lines(words))).split())
-    if len(text) > MAX_FACT_CHARS - 2:
-        text = _shortened(text)
-    return text[: MAX_FACT_CHARS - 2].rstrip() + " …"
-
-
-def _edge_lines(words: str) -> list[str]:
-    """The non-empty lines of a text's first and last `_EDGE_CHARS` (a long paste's
-    middle is never the user's question; lines cut at the edges are left out)."""
-    if len(words) <= 2 * _EDGE_CHARS:
-        lines = words.splitlines()
-    else:
-        lines = [*words[:_EDGE_CHARS].splitlines()[:-1], *words[-_EDGE_CHARS:].splitlines()[1:]]
-    return [line for line in lines if line.strip()]
-
-
-def _own_words(lines: list[str]) -> list[str]:
-    """The first line and the lines that read as the user's prose (`_is_prose`), outside
-    code fences, each once; `…` where pasted lines between them were left out."""
-    kept: list[str] = []
-    seen: set[str] = set()
-    fenced = skipped = False
-    for at, line in enumerate(lines):
-        fence = line.lstrip().startswith("```")
-        fenced = fenced != fence
-        own = not fence and not fenced and (at == 0 or _is_prose(line))
-        if own and line.strip() not in seen:
-            kept.extend(["…", line] if skipped and kept else [line])
-            seen.add(line.strip())
-            skipped = False
-        elif not own:
-            skipped = True
-    return kept
-
-
-def _is_prose(line: str) -> bool:
-    """Prose: it opens like a sentence or a list item, not like code, a stack, a log, a
-    table or a program line (`_PASTED_LINE`), and at least three plain words make at least
-    half of its tokens."""
-    if not _PROSE_START.match(line) or _PASTED_LINE.match(line):
-        return False
-    tokens = line.split()
-    plain = sum(1 for token in tokens if _PLAIN_WORD.match(token))
-    return plain >= 3 and 2 * plain >= len(tokens)
-
-
-def _shortened(text: str) -> str:
-    """`text` with each token longer than `_TOKEN_CHARS` cut, marked `…`."""
-    return " ".join(
-        t if len(t) <= _TOKEN_CHARS else t[: _TOKEN_CHARS - 1] + "…" for t in text.split()
-    )
 
 
 def _identifiers(text: str) -> Iterable[Fact]:

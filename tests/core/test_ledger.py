@@ -14,7 +14,6 @@ from app.core.ledger import (
     _INSTRUCTION,
     Fact,
     _paths,
-    _request,
     _sentences,
     _sentences_matching,
     extract_ledger,
@@ -26,6 +25,7 @@ from app.core.ledger import (
     render_ledger,
     summary_words_for,
 )
+from app.core.own_words import request_fact
 from tests.builders import assistant, parse, tool_result, tool_use, user
 
 
@@ -537,7 +537,7 @@ def test_every_alternative_of_a_phrase_pattern_starts_with_one_of_its_firsts() -
     ).map("".join)
 )
 def test_a_request_is_whole_when_short_and_never_longer_than_a_fact(words: str) -> None:
-    kept = _request(words)
+    kept = request_fact(words, 300)
     flat = " ".join(words.split())
     assert kept == flat if len(flat) <= 300 else len(kept) <= 300 and kept.endswith(" …")
 
