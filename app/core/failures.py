@@ -97,19 +97,22 @@ _LINE_END = "[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"  # where `str.splitlines` 
 _EXC, _KEY, _FAIL, _TEST = 1, 2, 4, 8
 _ALL = _EXC | _KEY | _FAIL | _TEST
 _MAY_NAME = (
-    (rf"error(?:\s*(?::|{_LINE_END}|\Z)|\[|\]| [a-z]{{1,4}}\d)", _EXC | _KEY),
-    (rf"exception\s*(?::|{_LINE_END}|\Z)", _EXC | _KEY),
+    # One search for every `error` a pattern may end (`error:`, `error[E0308]`, `error
+    # TS2322`, ESLint's `error  `, pytest's `ERROR collecting a.py`, `ERROR a.py::t`).
+    (
+        rf"error(?:\s*(?::|{_LINE_END}|\Z)|\[|\]| [a-z]{{1,4}}\d|  "
+        r"| (?:collecting )?[\w./-]+(?:::|\.py))",
+        _EXC | _KEY | _TEST,
+    ),
+    (rf"exception(?:\s*(?::|{_LINE_END}|\Z)| in thread )", _EXC | _KEY),
     (r"fatal\s*:", _KEY),
     ("fail", _KEY | _TEST),
     ("panic:", _EXC),
     (r"e  (?<!\Se  ) *\S", _KEY),  # the literal first: searched fast
-    ("exception in thread ", _KEY),
     ("panicked at ", _KEY),
     ("npm err!", _KEY),
     (r": \*\*\* ", _KEY),
-    ("  error  ", _KEY),
     ("http/", _KEY),
-    (r"error (?:collecting )?[\w./-]+(?:::|\.py)", _TEST),
     ("●", _TEST),
     (r"expected\b[^:\n]{0,30}:", _TEST),
     ("_test.go:", _TEST),
