@@ -1258,7 +1258,7 @@ export interface components {
             ledger?: components["schemas"]["LedgerFactInfo"][];
             /**
              * Ledger Dropped
-             * @description Facts left out of the ledger by its budget.
+             * @description Facts left out of the ledger: by its budget, or as near-duplicate commands (recall has them).
              * @default 0
              */
             ledger_dropped?: number;
