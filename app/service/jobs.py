@@ -38,6 +38,7 @@ from anyio import to_thread
 from pydantic import TypeAdapter, ValidationError
 
 from app.core.compaction import CompactOptions, result_json
+from app.core.decide import Basis
 from app.core.errors import ArchiveError, CompactError, InvalidConversationError
 from app.core.ids import archive_sha256
 from app.core.jobs import (
@@ -60,6 +61,7 @@ from app.core.jobs import (
 from app.core.messages import Message, dump_messages
 from app.core.request_context import DEADLINE, answer_reserve, deadline_at
 from app.core.validate import Violation
+from app.core.vocabulary import TokenizerName
 from app.service.clock import time_sortable_id, utc_now
 from app.service.compaction import CompactionService, CompactRequest
 
@@ -636,7 +638,23 @@ def request_to_json(request: CompactRequest) -> JsonDict:
         "instructions": request.instructions,
         "format": request.format,
         "reason": request.reason,
+        "basis": {
+            "usage": dict(request.basis.usage) if request.basis.usage is not None else None,
+            "pending_input": request.basis.pending_input,
+            "tokenizer": request.basis.tokenizer,
+        },
     }
+
+
+def _basis_from_json(data: JsonDict) -> Basis:
+    """The stored threshold basis; a request stored before it existed counts as it did."""
+    usage = data.get("usage")
+    tokenizer: TokenizerName = "anthropic" if data.get("tokenizer") == "anthropic" else "tiktoken"
+    return Basis(
+        usage=dict(usage) if isinstance(usage, dict) else None,
+        pending_input=data.get("pending_input"),
+        tokenizer=tokenizer,
+    )
 
 
 def request_from_json(data: JsonDict) -> CompactRequest:
@@ -650,6 +668,7 @@ def request_from_json(data: JsonDict) -> CompactRequest:
             instructions=data.get("instructions"),
             format=data.get("format") or "anthropic",
             reason=data.get("reason"),
+            basis=_basis_from_json(data.get("basis") or {}),
         )
     except (KeyError, TypeError, ValidationError) as exc:
         raise ValueError(f"stored request is unreadable: {exc}") from exc

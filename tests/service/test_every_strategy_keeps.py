@@ -2,8 +2,8 @@
 agent histories (a first request, tool exchanges with reads, commands and refused reads,
 later requests of the user, the harness's own text), every strategy, forced at a small
 window: the user's first request and every later request of the user's own are in the
-output (verbatim, or as a ledger fact), and so is every flagged failure (`full`, `tail`
-and `selective`; `prune`'s stub states it on the `facts-kept` branch)."""
+output (verbatim, or as a ledger fact), and so is every flagged failure (as a ledger fact,
+or in the stub `prune` leaves)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ from tests.builders import (
 
 TOKENIZER = TiktokenTokenizer()
 FILLER = "\n".join(f"line {i}: value = compute(item_{i})" for i in range(120))
+# What a refusal says after its first line: long enough for `prune` to clear it.
+POLICY = "\n".join(f"rule {i}: paths under secrets/ are not readable" for i in range(40))
 HARNESS = "<environment_details>\n# Open Tabs\nsrc/app.py\n</environment_details>"
 SUMMARY = "\n".join(
     f"## {h}\n- the work so far" for h in ("Goals", "Progress", "Decisions", "Files", "Next")
@@ -78,7 +80,7 @@ def histories(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str], list[st
             failures.append(refused(calls))
             out += [
                 assistant("Reading.", call),
-                tool_result(f"c{calls}", failures[-1], is_error=True),
+                tool_result(f"c{calls}", f"{failures[-1]}\n{POLICY}", is_error=True),
             ]
     return out, requests, failures
 
@@ -106,6 +108,5 @@ async def test_every_strategy_keeps_every_request_and_every_flagged_failure(
     text = flat(result.messages)
     for said in requests:
         assert said in text, (strategy, result.strategy, said)
-    if strategy != "prune":
-        for failure in failures:
-            assert failure in text, (strategy, failure)
+    for failure in failures:
+        assert failure in text, (strategy, failure)

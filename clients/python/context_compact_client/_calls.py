@@ -55,6 +55,7 @@ class Call(Generic[_T]):
     body: Mapping[str, Any] | None = None
     ok: tuple[int, ...] = (200,)
     text: bool = False  # the answer is text, not JSON (`/metrics`)
+    slow: bool = False  # may wait on an LLM: the longer timeout (`Options.compact_timeout`)
 
     def read(self, response: httpx.Response) -> _T:
         if response.status_code not in self.ok:
@@ -150,8 +151,12 @@ def compact_body(
     instructions: str | None,
     options: CompactOptions | Mapping[str, Any] | None,
     reason: Reason | None,
+    last_usage: Usage | Mapping[str, Any] | None = None,
+    pending_input: str | None = None,
+    tokenizer: TokenizerName | None = None,
 ) -> dict[str, Any]:
-    """The body `/compact` and `/compactions` share."""
+    """The body `/compact` and `/compactions` share; `last_usage` and `pending_input` as
+    sent to `/should-compact` (with `tokenizer`), so both decide from the same count."""
     return body(
         messages=list(messages),
         format=format,
@@ -160,11 +165,14 @@ def compact_body(
         instructions=instructions,
         options=dict(options) if options is not None else None,
         reason=reason,
+        last_usage=dict(last_usage) if last_usage is not None else None,
+        pending_input=pending_input,
+        tokenizer=tokenizer,
     )
 
 
 def compact(compact_body: dict[str, Any]) -> Call[CompactResponse]:
-    return Call("POST", "/compact", compact_body)
+    return Call("POST", "/compact", compact_body, slow=True)
 
 
 def start_compaction(compact_body: dict[str, Any]) -> Call[JobResponse]:
