@@ -125,7 +125,9 @@ def ledger_section(summary: str) -> str:
     or "" when the summary has none."""
     _, heading, section = summary.rpartition("\n## Ledger\n")
     if not heading:
-        return ""
+        if not summary.startswith("## Ledger\n"):  # a ledger standing alone (`selective`)
+            return ""
+        section = summary.removeprefix("## Ledger\n")
     return "## Ledger\n" + section.split("\n\n", 1)[0]
 
 

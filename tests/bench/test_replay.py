@@ -431,6 +431,8 @@ def test_the_ledger_is_measured_as_the_summary_shows_it() -> None:
     summary = "## Goals\n- x\n\n## Ledger\n- [file_read] a.py\n- b.py\n\n> Recall: call `recall`."
     assert ledger_section(summary) == "## Ledger\n- [file_read] a.py\n- b.py"
     assert ledger_section("## Goals\n- x") == ""
+    alone = "## Ledger\n- [command] ls\n\n> Recall: call `recall`."
+    assert ledger_section(alone) == "## Ledger\n- [command] ls"
 
 
 async def test_recall_finds_an_archived_fact_and_nothing_for_one_never_said() -> None:

@@ -268,6 +268,9 @@ async def test_a_second_selective_compaction_merges_the_earlier_ledger_not_stack
     ledgers = [m for m in out if m["role"] == "system" and m["content"].startswith("## Ledger")]
     assert len(ledgers) == 1
     assert out[:2] == [S, ledgers[0]]
+    # The earlier ledger it replaced is archived with the rest, and counted as compacted.
+    assert second.compacted_indexes[0] == 1
+    assert dump_messages(first.messages)[1] in service.archive.saved["arch-1"].messages
     assert ledgers[0]["content"] == (
         "## Ledger\n"
         "- [error] read_file `secrets/key1.pem`: Error: access to secrets/key1.pem is denied "

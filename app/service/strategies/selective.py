@@ -71,7 +71,10 @@ async def _run(
     steps: Steps, prepared: Prepared, warnings: Sequence[str], plan: Plan
 ) -> CompactResult:
     refuse(prepared.broken)  # most of the input comes back as sent: a break anywhere is a 422
-    archive = await steps.archive(prepared, prepared.partition.rest)
+    # A ledger an earlier compaction left standing in the head is merged and replaced: the
+    # archive holds it with the rest.
+    standing = [m for m in prepared.partition.head if is_ledger_message(m)]
+    archive = await steps.archive(prepared, [*standing, *prepared.partition.rest])
     limits = prepared.resolved.selective
     target = prepared.thresholds.threshold_tokens
     try:
@@ -157,6 +160,11 @@ class _Outcome:
         self.selection = RestoreSelection((), ())
         self.compacted = list(planned.compacted_indexes)
 
+    def standing_indexes(self) -> list[int]:
+        """The head's standing ledgers, which the new ledger replaces."""
+        head = self.prepared.messages[: self.planned.head_length]
+        return [i for i, m in enumerate(head) if is_ledger_message(m)]
+
     async def with_ledger(self) -> tuple[list[Message], int]:
         """The rules' output with the ledger of every message they dropped or cut, as a
         system message after the head (an earlier one there merged into it and replaced):
@@ -176,6 +184,7 @@ class _Outcome:
             return list(planned.messages), before
         self.ledger = replace(report, text=report.text.strip())
         kept_head = [m for m in head if not is_ledger_message(m)]
+        self.compacted = sorted({*self.compacted, *self.standing_indexes()})
         note = ledger_message(self.ledger.text)
         out = [*kept_head, note, *planned.messages[planned.head_length :]]
         tokens = before - sum(await steps.count_each(earlier)) + await steps.count([note])
@@ -190,6 +199,9 @@ class _Outcome:
         request = self.prepared.request
         messages, resolved = request.messages, self.prepared.resolved
         head = messages[: planned.head_length]
+        # A ledger an earlier selective compaction left standing goes into this one.
+        earlier = [carried_ledger(m) for m in head if is_ledger_message(m)]
+        head = [m for m in head if not is_ledger_message(m)]
         memory = [messages[i] for i in planned.memory_indexes]
         kept = {id(m) for m in memory}
         rest = [m for m in planned.messages[planned.head_length :] if id(m) not in kept]
@@ -209,7 +221,10 @@ class _Outcome:
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
         self.ledger = await steps.ledger(
-            summarized.text, messages[planned.head_length :], resolved, request.session_id
+            summarized.text,
+            [*earlier, *messages[planned.head_length :]],
+            resolved,
+            request.session_id,
         )
         self.selection = await steps.restore(messages, resolved, request.session_id, self.warnings)
         out = [
@@ -225,7 +240,8 @@ class _Outcome:
         )
         memory_indexes = set(planned.memory_indexes)
         self.compacted = [
-            i for i in range(planned.head_length, len(messages)) if i not in memory_indexes
+            *self.standing_indexes(),
+            *(i for i in range(planned.head_length, len(messages)) if i not in memory_indexes),
         ]
         if tokens >= target:
             self.warnings.append(f"still {tokens} tokens after the summary, over {target}")
