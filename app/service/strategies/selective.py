@@ -212,7 +212,13 @@ class _Outcome:
         self.phases.append(
             PhaseInfo(phase="summary_start", tokens_before=before, tokens_after=before)
         )
-        summarized = await steps.summarize(rest, resolved, request.instructions, self.warnings)
+        # The facts of the original rest (what the rules dropped included), read once for
+        # the summary and the ledger: a summarizer that reads them lists those too.
+        covered = [*earlier, *messages[planned.head_length :]]
+        facts = await steps.facts(covered, resolved)
+        summarized = await steps.summarize(
+            rest, resolved, request.instructions, self.warnings, facts=facts
+        )
         if summarized is None:
             return self.prepared.unchanged(
                 "summarization_failed", self.warnings, strategy="selective"
@@ -221,10 +227,7 @@ class _Outcome:
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
         self.ledger = await steps.ledger(
-            summarized.text,
-            [*earlier, *messages[planned.head_length :]],
-            resolved,
-            request.session_id,
+            summarized.text, covered, resolved, request.session_id, facts
         )
         self.selection = await steps.restore(messages, resolved, request.session_id, self.warnings)
         out = [
