@@ -27,6 +27,7 @@ def ledger_message(text: str) -> Message:
 
 
 def carried_ledger(message: Message) -> Message:
-    """A standing ledger as an earlier summary holding it: its facts are read back, and
-    none of it counts as the user's words."""
+    """A system message holding a ledger (one standing alone, or `tail`'s archived summary
+    folded into the next) as an earlier summary: its facts are read back, and none of it
+    counts as the user's words."""
     return text_message("user", f"{SUMMARY_PREFIX}{_text(message)}")
