@@ -65,6 +65,7 @@ from app.service.freshness import Freshness
 from app.service.jobs import JobManager
 from app.service.metered import MeteredCompactionService, TimedSummarizer
 from app.service.metrics import Metrics
+from app.service.recall import Recaller
 from app.service.slots import SummarySlots
 from app.service.toolkit import ToolkitDefaults, ToolkitService
 from app.settings import Settings
@@ -347,6 +348,12 @@ def create_app(
         ),
         sent_counts=(
             SentCounts(settings.token_cache_entries) if settings.token_cache_entries else None
+        ),
+        recaller=Recaller(
+            service.archive,
+            slots=settings.recall_slots,
+            wait=settings.recall_slot_wait,
+            deadline=settings.request_timeout,
         ),
     ).install(app)
     install_error_handlers(app)

@@ -55,7 +55,13 @@ async def test_recall_never_returns_another_sessions_archive(client: httpx.Async
     await compact(client, "s-1", "alpha-secret")
     await compact(client, "s-2", "beta")
     response = await client.post("/sessions/s-2/recall", json={"query": "alpha-secret"})
-    assert response.json() == {"session_id": "s-2", "query": "alpha-secret", "hits": []}
+    assert response.json() == {
+        "session_id": "s-2",
+        "query": "alpha-secret",
+        "hits": [],
+        "dropped_terms": [],
+        "complete": True,
+    }
 
 
 @pytest.mark.parametrize(
