@@ -88,11 +88,12 @@ def index_archive(messages: Sequence[Mapping[str, Any]]) -> tuple[RecallEntry, .
     for index, message in enumerate(messages):
         text = _text(message)
         if text:
+            tool_name = _tool_name(message, names)
             entries.append(
                 RecallEntry(
                     index,
-                    str(message.get("role", "")),
-                    _tool_name(message, names),
+                    storable(str(message.get("role", ""))),
+                    None if tool_name is None else storable(tool_name),
                     storable(text),
                 )
             )
