@@ -115,12 +115,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             message_index integer NOT NULL,
             count integer NOT NULL,
             first integer NOT NULL,
-            PRIMARY KEY (session_id, word, archive_id, message_index),
-            FOREIGN KEY (archive_id, message_index)
-                REFERENCES compact_recall_messages ON DELETE CASCADE
+            PRIMARY KEY (session_id, word, archive_id, message_index)
         );
-        CREATE INDEX compact_recall_words_message
-            ON compact_recall_words (archive_id, message_index);
+        CREATE INDEX compact_recall_words_archive ON compact_recall_words (archive_id);
         """,
     ),
 )

@@ -97,6 +97,8 @@ class PgArchiveStore:
         if not is_valid_id(archive_id):
             raise ArchiveError("invalid archive id")
         with _errors(ArchiveError, "archive delete failed"), self._db.connection() as conn:
+            # Its word index has no foreign key (a check per word would slow every save).
+            conn.execute("DELETE FROM compact_recall_words WHERE archive_id = %s", (archive_id,))
             conn.execute("DELETE FROM compact_archives WHERE id = %s", (archive_id,))
 
     def search(

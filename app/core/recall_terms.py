@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 MAX_QUERY_TERMS = 64
 _WORD = re.compile(r"\w[\w\u0300-\u036f]*")
@@ -24,8 +26,7 @@ _TERM = re.compile(r"\w[\w\u0300-\u036f./:-]*")
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
-@dataclass(frozen=True)
-class WordStat:
+class WordStat(NamedTuple):
     """How often a word occurs in a message, and where first (a character offset)."""
 
     count: int
@@ -60,6 +61,8 @@ def storable(text: str) -> str:
 
 def fold(word: str) -> str:
     """The form a word is indexed and looked up under."""
+    if word.isascii():
+        return word.lower()
     folded = unicodedata.normalize("NFKD", word.casefold())
     if folded.isascii():
         return folded
@@ -68,20 +71,20 @@ def fold(word: str) -> str:
 
 def word_stats(text: str) -> dict[str, WordStat]:
     """Each distinct folded word of `text`: its count and its first offset in `text`."""
-    counts: dict[str, int] = {}
+    counts = Counter(_WORD.findall(text))
     firsts: dict[str, int] = {}
-    folded: dict[str, str] = {}
+    first = firsts.setdefault
     for match in _WORD.finditer(text):
-        original = match.group()
-        word = folded.get(original)
-        if word is None:
-            word = folded[original] = fold(original)
-        if word in counts:
-            counts[word] += 1
-        else:
-            counts[word] = 1
-            firsts[word] = match.start()
-    return {word: WordStat(count, firsts[word]) for word, count in counts.items()}
+        first(match.group(), match.start())
+    stats: dict[str, WordStat] = {}
+    for original, count in counts.items():
+        word = fold(original)
+        seen = stats.get(word)
+        at = firsts[original]
+        stats[word] = (
+            WordStat(seen.count + count, min(seen.first, at)) if seen else WordStat(count, at)
+        )
+    return stats
 
 
 def parse_query(query: str, max_terms: int = MAX_QUERY_TERMS) -> Query:

@@ -78,6 +78,7 @@ def test_archives_saved_before_the_index_are_indexed_by_the_next_recalls(
     for n in (1, 2, 3):
         save(store, f"000{n}-{mine}", mine, f"old note {n}")
     with database.connection() as conn:  # as written before migration 3
+        conn.execute("DELETE FROM compact_recall_words WHERE session_id = %s", (mine,))
         conn.execute("DELETE FROM compact_recall_messages WHERE archive_id LIKE %s", (f"%-{mine}",))
         conn.execute(
             "UPDATE compact_archives SET recall_indexed = false WHERE session_id = %s", (mine,)
