@@ -64,7 +64,7 @@ def write_words(conn: Conn, archive: Archive) -> None:
             for e in entries:
                 for word, s in word_stats(e.text).items():
                     copy.write_row(
-                        (session_id, word, archive.ref.id, e.message_index, s.count, s.first)
+                        (session_id, word, archive.ref.id, e.message_index, s.times, s.first)
                     )
     conn.execute(
         "UPDATE compact_archives SET recall_indexed = true WHERE id = %s", (archive.ref.id,)

@@ -56,7 +56,7 @@ def write_index(path: str, session_id: str | None, entries: Sequence[RecallEntry
                 db.executemany(
                     "INSERT INTO words VALUES (?, ?, ?, ?)",
                     (
-                        (word, e.message_index, s.count, s.first)
+                        (word, e.message_index, s.times, s.first)
                         for word, s in word_stats(e.text).items()
                     ),
                 )

@@ -97,7 +97,7 @@ def _score(candidate: Candidate, query: Query) -> Ranked | None:
         stats = [candidate.words.get(word) for word in term.words]
         if all(stats):
             held = [s for s in stats if s is not None]
-            score += 10 + min(min(s.count for s in held), 5)
+            score += 10 + min(min(s.times for s in held), 5)
             matched += 1
             at = min(at, *(s.first for s in held))
     if not matched:

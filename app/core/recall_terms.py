@@ -29,7 +29,7 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 class WordStat(NamedTuple):
     """How often a word occurs in a message, and where first (a character offset)."""
 
-    count: int
+    times: int
     first: int
 
 
@@ -82,7 +82,7 @@ def word_stats(text: str) -> dict[str, WordStat]:
         seen = stats.get(word)
         at = firsts[original]
         stats[word] = (
-            WordStat(seen.count + count, min(seen.first, at)) if seen else WordStat(count, at)
+            WordStat(seen.times + count, min(seen.first, at)) if seen else WordStat(count, at)
         )
     return stats
 
