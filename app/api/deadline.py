@@ -10,6 +10,7 @@ written before the deadline stays (nothing is lost; the caller keeps its message
 from __future__ import annotations
 
 import logging
+import time
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -21,6 +22,7 @@ log = logging.getLogger("context_compact.api")
 
 # Probes and metrics answer at once and must never be cut off or locked.
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+DEADLINE_STATE = "deadline_at"  # request.state key: time.monotonic() when the 504 is due
 
 
 class RequestDeadline:
@@ -32,6 +34,8 @@ class RequestDeadline:
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
+        # Work that runs in a thread and stops itself (recall) reads when the answer is due.
+        scope.setdefault("state", {})[DEADLINE_STATE] = time.monotonic() + self.seconds
         started = False
 
         async def tracking_send(message: Message) -> None:

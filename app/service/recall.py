@@ -53,9 +53,15 @@ class Recaller:
         self._semaphore = anyio.Semaphore(slots)
         self._threads = anyio.CapacityLimiter(slots)
 
-    async def recall(self, session_id: str, query: str, limit: int) -> RecallAnswer:
-        """Raises `RecallBusyError`, `RecallDeadlineError` or `ArchiveError`."""
+    async def recall(
+        self, session_id: str, query: str, limit: int, due: float | None = None
+    ) -> RecallAnswer:
+        """Raises `RecallBusyError`, `RecallDeadlineError` or `ArchiveError`. `due` (on
+        `clock`) is the request's own deadline, when earlier than `deadline` from now: an
+        upload's time counts too."""
         ends_at = self._clock() + self._deadline
+        if due is not None:
+            ends_at = min(ends_at, due)
         parsed = parse_query(query)
         await self._acquire()
         try:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from app.api.deadline import DEADLINE_STATE
 from app.api.deps import RecallerDep, ServiceDep
 from app.api.errors import ApiError, error_response
 from app.api.ids import require_id
@@ -48,7 +49,7 @@ async def list_compactions(session_id: str, service: ServiceDep) -> SessionCompa
     response_model=RecallResponse,
 )
 async def recall_session(
-    session_id: str, body: RecallRequest, recaller: RecallerDep
+    session_id: str, body: RecallRequest, recaller: RecallerDep, request: Request
 ) -> RecallResponse | Response:
     """Snippets of the session's archived messages that match the query, best first, with
     the archive id and message index to fetch the whole message (`GET /archives/{id}`).
@@ -59,7 +60,8 @@ async def recall_session(
     `deadline_exceeded` when the search passes the request's deadline (it stops there)."""
     require_id(session_id, "session_id")
     try:
-        answer = await recaller.recall(session_id, body.query, body.limit)
+        due = getattr(request.state, DEADLINE_STATE, None)
+        answer = await recaller.recall(session_id, body.query, body.limit, due)
     except ArchiveError as exc:
         raise ApiError(503, "archive_unreadable", str(exc)) from exc
     except RecallBusyError as exc:
