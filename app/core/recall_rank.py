@@ -17,10 +17,10 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from app.core.recall_terms import Query, WordStat
+from app.core.recall_terms import Query, Term, WordStat
 
 ALL_TERMS_BONUS = 20
-MAX_POSTINGS = 64_000  # (word, message) pairs one recall reads from its index, at most
+MAX_POSTINGS = 20_000  # (word, message) pairs one recall reads from its index, at most
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,11 @@ def message_digest(role: str, text: str) -> str:
 
 def rank(found: Iterable[Candidate], query: Query, limit: int) -> list[Ranked]:
     """The best `limit` candidates, best first, each message once."""
-    scored = [r for r in (_score(c, query) for c in found) if r is not None]
+    by_word: dict[str, list[Term]] = {}
+    for term in query.terms:  # each term looked at only when its first word is there
+        by_word.setdefault(term.words[0], []).append(term)
+    several = len(query.terms) > 1
+    scored = [r for r in (_score(c, by_word, len(query.terms), several) for c in found) if r]
     scored.sort(key=lambda r: (-r.score, -r.candidate.order, -r.candidate.message_index))
     kept: list[Ranked] = []
     seen: set[tuple[str, int] | str] = set()
@@ -91,18 +95,22 @@ def rank(found: Iterable[Candidate], query: Query, limit: int) -> list[Ranked]:
     return kept
 
 
-def _score(candidate: Candidate, query: Query) -> Ranked | None:
+def _score(
+    candidate: Candidate, by_word: Mapping[str, list[Term]], terms: int, several: bool
+) -> Ranked | None:
     score, matched, at = 0, 0, candidate.length
-    for term in query.terms:
-        stats = [candidate.words.get(word) for word in term.words]
-        if all(stats):
+    words = candidate.words
+    for word in words:
+        for term in by_word.get(word, ()):
+            stats = [words.get(w) for w in term.words]
             held = [s for s in stats if s is not None]
-            score += 10 + min(min(s.times for s in held), 5)
-            matched += 1
-            at = min(at, *(s.first for s in held))
+            if len(held) == len(stats):
+                score += 10 + min(min(s.times for s in held), 5)
+                matched += 1
+                at = min(at, *(s.first for s in held))
     if not matched:
         return None
-    if len(query.terms) > 1 and matched == len(query.terms):
+    if several and matched == terms:
         score += ALL_TERMS_BONUS
     return Ranked(candidate, score, at)
 
