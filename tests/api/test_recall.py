@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -213,4 +214,31 @@ async def test_recalls_past_the_slots_answer_503_busy(client_over: Any) -> None:
     assert (busy.json()["error"], busy.headers["retry-after"]) == ("busy", "1")
     assert "all 1 recall slots are busy" in busy.json()["message"]
     assert answers == [200]
+    assert store.ended == ["let go"]
+
+
+async def test_a_running_recall_takes_none_of_the_threads_count_runs_on(
+    client_over: Any,
+) -> None:
+    store = StubbornStore()
+    client = await client_over(store, recall_slots=1)
+    shared = anyio.to_thread.current_default_thread_limiter()
+    tokens = shared.total_tokens
+    shared.total_tokens = 1  # one thread for every other route: a recall on it would block
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(
+                functools.partial(client.post, "/sessions/s-1/recall", json={"query": "a"})
+            )
+            try:
+                with anyio.fail_after(5):
+                    while not store.running.is_set():
+                        await anyio.sleep(0.01)
+                    count = await client.post("/count", json={"messages": [user("hi")]})
+                assert store.ended == []  # the recall is still running
+            finally:
+                store.let_go.set()
+    finally:
+        shared.total_tokens = tokens
+    assert count.status_code == 200
     assert store.ended == ["let go"]
