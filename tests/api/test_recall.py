@@ -232,8 +232,7 @@ async def test_a_running_recall_takes_none_of_the_threads_count_runs_on(
             )
             try:
                 with anyio.fail_after(5):
-                    while not store.running.is_set():
-                        await anyio.sleep(0.01)
+                    await anyio.to_thread.run_sync(store.running.wait, 5.0, abandon_on_cancel=True)
                     count = await client.post("/count", json={"messages": [user("hi")]})
                 assert store.ended == []  # the recall is still running
             finally:
