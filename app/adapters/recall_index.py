@@ -107,20 +107,20 @@ def find(
         return []
     marks = ",".join("?" * len(words))
     rows = db.execute(
-        "SELECT w.idx, w.word, w.count, w.first, m.role, m.tool_name, m.digest, m.length"
-        f" FROM words w JOIN messages m ON m.idx = w.idx WHERE w.word IN ({marks})"
-        " ORDER BY w.idx DESC",
+        f"SELECT idx, word, count, first FROM words WHERE word IN ({marks}) ORDER BY idx DESC",
         tuple(words),
     ).fetchall()
-    found: dict[int, tuple[tuple[str, str | None, str, int], dict[str, WordStat]]] = {}
-    for idx, word, count, first, role, tool_name, digest, length in rows:
+    found: dict[int, dict[str, WordStat]] = {}
+    for idx, word, count, first in rows:
         if budget.take(word):
-            _, stats = found.setdefault(idx, ((role, tool_name, digest, length), {}))
-            stats[word] = WordStat(count, first)
-    return [
-        Candidate(order, archive_id, idx, role, tool_name, digest, length, stats)
-        for idx, ((role, tool_name, digest, length), stats) in found.items()
-    ]
+            found.setdefault(idx, {})[word] = WordStat(count, first)
+    if not found:
+        return []
+    meta = {
+        row[0]: row[1:]
+        for row in db.execute("SELECT idx, role, tool_name, digest, length FROM messages")
+    }
+    return [Candidate(order, archive_id, idx, *meta[idx], stats) for idx, stats in found.items()]
 
 
 def window(db: sqlite3.Connection, message_index: int, start: int, end: int) -> str:

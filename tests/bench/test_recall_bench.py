@@ -44,5 +44,6 @@ def test_a_tiny_run_prints_one_row_per_store() -> None:
     assert section.startswith("## Recall\n")
     [row] = [line for line in section.splitlines() if line.startswith("| file |")]
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    assert len(cells) == 7
-    assert all(re.fullmatch(r"\d+(\.\d+)?", cell) for cell in cells[1:])
+    assert len(cells) == 9
+    assert all(re.fullmatch(r"\d+(\.\d+)?", cell) for cell in cells[1:8])
+    assert re.fullmatch(r"\d+\.\d–\d+\.\d", cells[8])
