@@ -116,11 +116,17 @@ def find(
             found.setdefault(idx, {})[word] = WordStat(count, first)
     if not found:
         return []
-    meta = {
-        row[0]: row[1:]
-        for row in db.execute("SELECT idx, role, tool_name, digest, length FROM messages")
+    meta: dict[int, tuple[str, str | None, str, int]] = {
+        idx: (role, tool_name, digest, length)
+        for idx, role, tool_name, digest, length in db.execute(
+            "SELECT idx, role, tool_name, digest, length FROM messages"
+        )
     }
-    return [Candidate(order, archive_id, idx, *meta[idx], stats) for idx, stats in found.items()]
+    candidates = []
+    for idx, stats in found.items():
+        role, tool_name, digest, length = meta[idx]
+        candidates.append(Candidate(order, archive_id, idx, role, tool_name, digest, length, stats))
+    return candidates
 
 
 def window(db: sqlite3.Connection, message_index: int, start: int, end: int) -> str:
