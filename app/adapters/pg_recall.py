@@ -128,12 +128,12 @@ def _candidates(rows: list[tuple[object, ...]], budget: PostingBudget) -> list[C
 
 
 def _backfill(conn: Conn, session_id: str, time_left: TimeLeft) -> bool:
-    """Indexes the session's archives saved before the index, oldest first, each in its
+    """Indexes the session's archives saved before the index, newest first, each in its
     own transaction, within the budget; whether none is left."""
     _time_out(conn, time_left)
     rows = conn.execute(
         "SELECT id, length(body) FROM compact_archives"
-        " WHERE session_id = %s AND NOT recall_indexed ORDER BY id LIMIT %s",
+        " WHERE session_id = %s AND NOT recall_indexed ORDER BY id DESC LIMIT %s",
         (session_id, _BACKFILL_BATCH),
     ).fetchall()
     budget = BACKFILL_BYTES
