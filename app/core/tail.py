@@ -6,7 +6,7 @@ Cuts fall on round boundaries only (`app.core.rounds`), so a `tool_use` never lo
 they do not, fewer are kept, never fewer than the current (last) round, and a warning says
 so. The leading system messages, earlier archived summaries among them, stay in the head,
 and the new summary goes in after them (the strategy folds the archived summaries into the
-new one once they take a tenth of the threshold: `app.service.strategies.tail`).
+new one once they take a quarter of the threshold: `app.service.strategies.tail`).
 
 A current round alone over `target` (one request followed by hundreds of tool exchanges:
 the normal agent session) is cut inside, between exchanges: its latest exchanges (an

@@ -194,11 +194,11 @@ async def test_prune_below_its_minimum_changes_nothing(tokenizer: TiktokenTokeni
     ]
 
 
-async def test_earlier_archived_summaries_over_a_tenth_of_the_threshold_are_folded_in(
+async def test_earlier_archived_summaries_over_a_quarter_of_the_threshold_are_folded_in(
     tokenizer: TiktokenTokenizer,
 ) -> None:
     """Kept one after another, archived summaries would fill the context until `tail`
-    could not get under the threshold (then `full` ran): past a tenth of the threshold
+    could not get under the threshold (then `full` ran): past a quarter of the threshold
     they are summarized again, their ledgers carried into the new one."""
     summarizer = FakeSummarizer(lambda r: "BODY")
     archive = MemoryArchive()
@@ -206,7 +206,7 @@ async def test_earlier_archived_summaries_over_a_tenth_of_the_threshold_are_fold
     earlier = [
         system(
             f"{TITLE}\n*(Contains context from message {n} to message {n})*\n\nOld {n}. "
-            + "detail " * 300
+            + "detail " * 800
             + f"\n\n## Ledger\n- [file_read] src/old_{n}.py"
         )
         for n in (1, 2)
@@ -229,7 +229,7 @@ async def test_earlier_archived_summaries_over_a_tenth_of_the_threshold_are_fold
     assert out[2:] == messages[-4:]
 
 
-async def test_earlier_archived_summaries_under_a_tenth_of_the_threshold_stay(
+async def test_earlier_archived_summaries_under_a_quarter_of_the_threshold_stay(
     tokenizer: TiktokenTokenizer,
 ) -> None:
     service = make_service(tokenizer)

@@ -31,7 +31,7 @@ from app.service.strategies.full import SUMMARY_OPTIONS
 # Earlier archived summaries are summarized again, with their ledgers merged, once together
 # they take more than this share of the threshold tokens: kept one after another they
 # would fill the context compaction after compaction until `tail` could not get under it.
-FOLD_SHARE = 0.1
+FOLD_SHARE = 0.25
 
 
 def _folded(head: Sequence[Message], counts: Sequence[int], threshold: int) -> list[int]:
