@@ -129,7 +129,7 @@ def count(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Setti
     messages, fmt = read_messages(body.messages, body.format, _asked(overrides))
 
     async def run(service: CompactionService) -> Answer:
-        counted = await service.count_with(messages, body.tokenizer)
+        counted = await service.count_with(messages, body.tokenizer or "tiktoken")
         return Answer(CountResponse.of(counted, len(body.messages), fmt).model_dump(mode="json"))
 
     return _with_service(settings, run)

@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from functools import cache
 
 from anyio import to_thread
 from fastapi import FastAPI
@@ -23,6 +24,7 @@ from app.adapters.archive_store import FileArchiveStore
 from app.adapters.data_dir import DataDirectory
 from app.adapters.job_store import FileJobStore
 from app.adapters.logs import configure_logging
+from app.adapters.o200k_tokenizer import O200kTokenizer
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
 from app.adapters.pg_database import Database, PoolLimits
 from app.adapters.pg_stores import PgArchiveStore, PgJobStore, PgRecordStore, PgSeenStore
@@ -55,6 +57,7 @@ from app.api.spec import finish_openapi
 from app.core.extractive import ExtractiveSummarizer
 from app.core.jobs import JobQueue, JobStore
 from app.core.ledger import LedgerBudget
+from app.core.models import MODELS
 from app.core.ports import ArchiveStore, ProviderCounter, SeenStore, Summarizer, Tokenizer
 from app.core.records import RecordStore
 from app.core.tool_results import ToolResultLimits
@@ -213,6 +216,7 @@ def build_service(
     summarizer: Summarizer | None = None,
     metrics: Metrics | None = None,
     stores: Stores | None = None,
+    o200k: Tokenizer | None = None,
 ) -> MeteredCompactionService:
     """The service, its compactions and summarizer calls recorded in `metrics` (a new
     Prometheus registry unless one is given)."""
@@ -244,7 +248,15 @@ def build_service(
             summary_cooldown_seconds=settings.summary_cooldown_seconds,
         ),
         slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
+        o200k=build_tokenizer(settings, o200k or shared_o200k()),
+        models={**MODELS, **settings.models},
     )
+
+
+@cache
+def shared_o200k() -> Tokenizer:
+    """The o200k encoding, loaded once per process (the file is verified on load)."""
+    return O200kTokenizer()
 
 
 def build_toolkit(settings: Settings, seen: SeenStore | None = None) -> ToolkitService:

@@ -8,15 +8,18 @@ validated as. Validation errors are re-raised as request validation errors locat
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
+from app.api.provider import counting_for, format_for, system_messages
 from app.core.dialects import OpenAIForms, detect_format, parse_messages
 from app.core.messages import Message
+from app.core.provider_request import ProviderRequest
 from app.core.vocabulary import Format, RequestFormat
-from app.service.compaction import CompactRequest
+from app.service.compaction import CompactionService, CompactRequest
 
 if TYPE_CHECKING:
     from app.api.schemas import CompactRequestBody
@@ -59,8 +62,25 @@ def _at(loc: tuple[int | str, ...], positions: Sequence[int] | None) -> tuple[in
     return (positions[loc[0]], *loc[1:])
 
 
-def compact_request(body: CompactRequestBody, forms: OpenAIForms) -> CompactRequest:
+async def compact_request(
+    body: CompactRequestBody, forms: OpenAIForms, service: CompactionService
+) -> CompactRequest:
     """The service's request for a `/compact` or `/compactions` body (one mapping for both),
-    carrying in `forms` the OpenAI form of each message as sent."""
-    messages, fmt = read_messages(body.messages, body.format, forms)
-    return body.request(messages, fmt, forms)
+    carrying in `forms` the OpenAI form of each message as sent: a top-level `system` at
+    the head, the window and tokenizer from the `model`, the tools counted."""
+    fmt = format_for(body, body.messages, body.format)
+    counting = counting_for(
+        body.model,
+        body.tokenizer,
+        service.models,
+        window_given=body.options.context_window is not None,
+        needs_window=True,
+    )
+    system = system_messages(body)
+    messages = [*system, *read_as(body.messages, fmt, forms=forms)]
+    tool_tokens = await service.count_tools(body.tools or [], counting.tokenizer)
+    request = body.request(messages, fmt, forms, counting, tool_tokens)
+    if not body.from_provider:
+        return request
+    provider = ProviderRequest(body.provider_request(), head=len(system))
+    return replace(request, provider=provider)

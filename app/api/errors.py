@@ -43,9 +43,15 @@ class ApiError(Exception):
         self.details = list(details)
 
 
-def invalid_conversation(exc: InvalidConversationError) -> ApiError:
-    """422 `invalid_conversation`: one detail per broken rule, at `messages[i]`."""
-    details = [ErrorDetail(field=f"messages[{v.index}]", message=str(v)) for v in exc.violations]
+def invalid_conversation(exc: InvalidConversationError, head: int = 0) -> ApiError:
+    """422 `invalid_conversation`: one detail per broken rule, at `messages[i]` of the
+    request (`head`: canonical messages read from a top-level `system`, named `system`)."""
+    details = [
+        ErrorDetail(
+            field=f"messages[{v.index - head}]" if v.index >= head else "system", message=str(v)
+        )
+        for v in exc.violations
+    ]
     summary = "; ".join(f"{d.field}: {d.message}" for d in details[:5])
     return ApiError(422, "invalid_conversation", summary, details=details)
 
