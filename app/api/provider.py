@@ -24,6 +24,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
+    PrivateAttr,
     ValidationError,
     model_validator,
 )
@@ -69,6 +70,7 @@ class ProviderFields(BaseModel):
     """The provider request's own fields, beside the service's."""
 
     model_config = ConfigDict(extra="allow")
+    _sent_order: tuple[str, ...] = PrivateAttr(default=())
     model: str | None = Field(
         None,
         min_length=1,
@@ -114,15 +116,19 @@ class ProviderFields(BaseModel):
             ) from None
         if unknown:
             raise ValidationError.from_exception_data(cls.__name__, unknown)
+        if isinstance(data, dict):
+            model._sent_order = tuple(data)
         return model
 
     def provider_request(self) -> dict[str, Any]:
-        """The fields handed back in `request`, as sent (`messages` is added by the caller)."""
-        fields: dict[str, Any] = {}
-        for name in ("model", "system", "tools"):
-            if name in self.model_fields_set:
-                fields[name] = getattr(self, name)
-        return fields | dict(self.model_extra or {})
+        """The fields handed back in `request`, as sent and in the order sent (`messages`
+        is added by the caller)."""
+        extra = self.model_extra or {}
+        own = {n for n in ("model", "system", "tools") if n in self.model_fields_set}
+        order = self._sent_order or (*own, *extra)
+        return {
+            k: getattr(self, k) if k in own else extra[k] for k in order if k in own or k in extra
+        }
 
     @property
     def from_provider(self) -> bool:

@@ -227,7 +227,7 @@ class CompactionService:
         """The local count of tool definitions (o200k's when asked for, else cl100k's)."""
         if not tools:
             return 0
-        counter = self.o200k if tokenizer == "o200k" and self.o200k else self.tokenizer
+        counter = self.o200k if tokenizer == "o200k" and self.o200k is not None else self.tokenizer
         counts = await to_thread.run_sync(counter.count_batch, tool_texts(tools))
         return sum(counts)
 
