@@ -16,10 +16,12 @@ import gzip
 import hashlib
 import importlib.util
 import os
+from collections.abc import Callable, Sequence
 
 import tiktoken
 
 from app.adapters.tokenizer import LANES, LanedTokenizer, TokenizerLoadError, check_digest
+from app.core.ports import Tokenizer
 
 # The official sha256 of o200k_base.tiktoken (tiktoken's own `expected_hash` for it).
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -55,6 +57,25 @@ class O200kTokenizer(LanedTokenizer):
             special_tokens=_SPECIAL_TOKENS,
         )
         super().__init__(encoding, "o200k", _PROBE, lanes)
+
+
+class LazyTokenizer:
+    """A tokenizer loaded on first use: the command line counts with cl100k alone and
+    should not pay for loading o200k; the server loads it at start-up (`load`)."""
+
+    def __init__(self, name: str, load: Callable[[], Tokenizer]) -> None:
+        self._name = name
+        self.load = load
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def count(self, text: str) -> int:
+        return self.load().count(text)
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return self.load().count_batch(texts)
 
 
 def bundled_o200k_path() -> str:

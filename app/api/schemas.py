@@ -43,6 +43,34 @@ EXAMPLE_MESSAGES: list[JsonValue] = [
     },
 ]
 
+# A test run long enough that compacting the session pays: `/compact`'s examples compact
+# (with the four messages above alone, the summary would be longer than what it replaces).
+_TEST_RUN = "\n".join(
+    [
+        "============================= test session starts ==============================",
+        *(f"tests/test_app.py::test_case_{i:02d} PASSED" for i in range(1, 41)),
+        "tests/test_app.py::test_app FAILED",
+        "E       assert app() == 1",
+        "E        +  where 0 = app()",
+        "========================= 1 failed, 40 passed in 0.52s =========================",
+    ]
+)
+EXAMPLE_LONG_MESSAGES: list[JsonValue] = [
+    *EXAMPLE_MESSAGES,
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "The test expects 1; app() returns 0. Running the suite."},
+            {"type": "tool_use", "id": "toolu_02", "name": "bash", "input": {"command": "pytest"}},
+        ],
+    },
+    {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_02", "content": _TEST_RUN}],
+    },
+    {"role": "assistant", "content": "One failure left: app() must return 1. Fixing src/app.py."},
+]
+
 EXAMPLE_OPENAI_MESSAGES: list[JsonValue] = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "Fix the failing test in tests/test_app.py."},
@@ -61,19 +89,24 @@ EXAMPLE_OPENAI_MESSAGES: list[JsonValue] = [
 ]
 
 _REQUEST = ConfigDict(extra="forbid")
+# `COMPACT_MAX_MESSAGES`'s default (a test keeps them equal), shown as the schema's
+# `maxItems`. The limit itself is the configured one, checked before validation
+# (app/api/limits.py, 422 `too_many_messages`), so the model sets none of its own.
+DEFAULT_MAX_MESSAGES = 10_000
 
 MessagesField = Field(
     description=(
         "The agent's message list, in the Anthropic Messages shape (`role` system, user or "
         "assistant; `content` a string or blocks) or the OpenAI Chat Completions shape "
         "(roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). "
-        "Unknown block types and extra fields are accepted and passed through untouched."
+        "Unknown block types and extra fields are accepted and passed through untouched. "
+        "At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above)."
     ),
-    max_length=100_000,
     # Validated per format after parsing (app/api/dialect.py), so the field takes plain
     # objects; the schema still names both shapes, for readers and for schema fuzzers.
     json_schema_extra={
-        "items": {"$ref": "#/components/schemas/AnyMessage"}  # in the schema via CompactResponse
+        "items": {"$ref": "#/components/schemas/AnyMessage"},  # in the schema via CompactResponse
+        "maxItems": DEFAULT_MAX_MESSAGES,
     },
 )
 
@@ -333,7 +366,7 @@ class CompactRequestBody(ProviderFields):
         json_schema_extra={
             "examples": [
                 {
-                    "messages": EXAMPLE_MESSAGES,
+                    "messages": EXAMPLE_LONG_MESSAGES,
                     "session_id": "session-42",
                     "force": True,
                     "instructions": "Focus on the failing test.",
@@ -585,6 +618,8 @@ class ReadyResponse(BaseModel):
                         "data_dir_has_room": True,
                         "workdir_readable": True,
                     },
+                    "summarizer": "extractive",
+                    "summary_fallback": "none",
                 }
             ]
         }
@@ -599,6 +634,15 @@ class ReadyResponse(BaseModel):
     )
     reasons: dict[str, str] | None = Field(
         None, description="why a failing check failed, when known (absent otherwise)"
+    )
+    summarizer: str = Field(
+        description=(
+            "who writes summaries: `extractive` (no LLM, no key), `anthropic` or `openai` "
+            "(a paid or remote call per summary)"
+        )
+    )
+    summary_fallback: str = Field(
+        description="what a failed LLM summary falls back to: `extractive` or `none`"
     )
 
 
