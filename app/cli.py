@@ -20,13 +20,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from app.api.fields import validation_details
-from app.api.schemas import CompactRequestBody, CountRequest, CountResponse
+from app.api.schemas import CompactRequestBody, CountRequest, CountResponse, TokenParts
 from app.api.text import NOT_TEXT, unencodable_at
 from app.core.compaction import result_json
 from app.core.decide import Thresholds
@@ -128,9 +128,19 @@ def count(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Setti
     body = _validated(CountRequest, request_fields(data, COUNT_FIELDS, overrides))
     messages, fmt = read_messages(body.messages, body.format, _asked(overrides))
 
+    tokenizer = body.tokenizer or "tiktoken"
+
     async def run(service: CompactionService) -> Answer:
-        counted = await service.count_with(messages, body.tokenizer or "tiktoken")
-        return Answer(CountResponse.of(counted, len(body.messages), fmt).model_dump(mode="json"))
+        parts = None
+        if tokenizer == "anthropic":
+            counted = await service.count_with(messages, tokenizer)
+        else:
+            each, by = await service.count_each_by(messages, tokenizer)
+            counted = replace(by, token_count=sum(each))
+            system = sum(n for n, m in zip(each, messages, strict=True) if m.role == "system")
+            parts = TokenParts(system=system, tools=0, messages=counted.token_count - system)
+        answer = CountResponse.of(counted, len(body.messages), fmt, parts)
+        return Answer(answer.model_dump(mode="json"))
 
     return _with_service(settings, run)
 

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
-from fastapi.exceptions import RequestValidationError
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -169,14 +168,24 @@ def system_messages(body: ProviderFields) -> list[Message]:
     try:
         return parse_messages([{"role": "system", "content": body.system}], "anthropic")
     except ValidationError as exc:
-        raise RequestValidationError(
+        raise RequestFieldError(
             [{**e, "loc": ("body", "system", *e["loc"][2:])} for e in exc.errors()]
         ) from None
 
 
-def invalid(field: str, message: str) -> RequestValidationError:
+class RequestFieldError(ValueError):
+    """Fields of a request that do not fit together, located as pydantic locates its
+    errors (`("body", "model")`); the API answers them as it answers those (422
+    `invalid_request`). Framework-free, so the command line imports this module cheaply."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__("; ".join(str(e.get("msg")) for e in errors))
+        self.errors = errors
+
+
+def invalid(field: str, message: str) -> RequestFieldError:
     """A 422 `invalid_request` naming one top-level field, as pydantic's own errors do."""
-    return RequestValidationError([{"type": "value_error", "loc": ("body", field), "msg": message}])
+    return RequestFieldError([{"type": "value_error", "loc": ("body", field), "msg": message}])
 
 
 @dataclass(frozen=True)
