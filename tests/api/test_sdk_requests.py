@@ -27,7 +27,7 @@ from app.core.messages import Message
 from app.core.models import CLAUDE_MARGIN, with_margin
 from app.core.tokens import count_total
 from app.wiring import shared_o200k
-from tests.builders import bulk_round, rounds, user
+from tests.builders import assistant, bulk_round, rounds, user
 
 pytestmark = pytest.mark.anyio
 
@@ -44,7 +44,7 @@ ANTHROPIC_TOOLS: list[anthropic_params.ToolUnionParam] = [
     },
     {"type": "web_search_20250305", "name": "web_search", "max_uses": 3},
 ]
-HISTORY: list[Any] = [user("Fix the build."), *bulk_round(), *rounds(1, 6)]
+HISTORY: list[Any] = [user("Fix the build."), *bulk_round(), assistant("Built."), *rounds(1, 6)]
 
 
 def anthropic_body(system: Any = SYSTEM) -> anthropic_params.MessageCreateParamsNonStreaming:
@@ -245,7 +245,7 @@ async def test_an_unknown_model_with_its_window_is_counted_inexactly(
     assert data["warnings"] == ["unknown model 'my-local-llama': counted with cl100k, not exact"]
     counted = (await client.post("/count", json={**anthropic_body(), "model": "x-1"})).json()
     assert (counted["exact"], counted["tokenizer"]) == (False, "tiktoken")
-    compact = {**anthropic_body(), "model": "my-local-llama", "options": {"context_window": 9}}
+    compact = {**anthropic_body(), "model": "my-local-llama", "options": {"context_window": 32_000}}
     assert (await client.post("/compact", json=compact)).status_code == 200
 
 
@@ -322,3 +322,19 @@ def test_every_sdk_request_field_is_taken() -> None:
         | _keys(openai_params.CompletionCreateParamsStreaming)
     )
     assert sdk - PROVIDER_FIELDS - set(ProviderFields.model_fields) == {"messages"}
+
+
+async def test_tools_count_against_the_window_on_both_routes(client: httpx.AsyncClient) -> None:
+    big_tools = OPENAI_TOOLS * 40
+    body = {**openai_body(), "tools": big_tools}
+    counted = (await client.post("/count", json=body)).json()
+    total, tools = counted["token_count"], counted["parts"]["tools"]
+    window = int((total - tools // 2) / 0.8)  # over the threshold only with the tools
+    judged = {**body, "context_window": window}
+    assert (await client.post("/should-compact", json=judged)).json()["should_compact"] is True
+    without = {**judged, "tools": []}
+    assert (await client.post("/should-compact", json=without)).json()["should_compact"] is False
+    compact = {**body, "options": {"context_window": window}}
+    data = (await client.post("/compact", json=compact)).json()
+    assert data["compacted"] is True, data["reason"]
+    assert data["request"]["tools"] == big_tools
