@@ -338,3 +338,22 @@ async def test_tools_count_against_the_window_on_both_routes(client: httpx.Async
     data = (await client.post("/compact", json=compact)).json()
     assert data["compacted"] is True, data["reason"]
     assert data["request"]["tools"] == big_tools
+
+
+async def test_a_background_compaction_of_a_request_applies_to_its_messages(
+    client: httpx.AsyncClient,
+) -> None:
+    started = (await client.post("/compactions", json={**anthropic_body(), "force": True})).json()
+    job = started
+    for _ in range(200):
+        job = (await client.get(f"/compactions/{job['id']}")).json()
+        if job["state"] in ("done", "failed"):
+            break
+        await _pause()
+    assert (job["state"], job["sent_count"]) == ("done", len(HISTORY))
+    newer = user("And now the docs.")
+    applied = await client.post(
+        f"/compactions/{job['id']}/apply", json={"messages": [*HISTORY, newer]}
+    )
+    assert applied.status_code == 200, applied.text
+    assert applied.json()["messages"] == [*job["result"]["request"]["messages"], newer]

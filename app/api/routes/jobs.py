@@ -61,8 +61,10 @@ async def start_compaction(body: CompactRequestBody, jobs: JobsDep, service: Ser
     `Retry-After`. An input that `/compact` would refuse fails the job with reason
     `invalid_conversation`."""
     request = await compact_request(body, OpenAIForms(), service)
+    head = request.provider.head if request.provider is not None else 0  # a top-level system
+    sent = dump_as(request.messages[head:], request.format, request.forms)
     try:
-        job = await jobs.submit(request, dump_as(request.messages, request.format, request.forms))
+        job = await jobs.submit(request, sent)
     except SessionBusyError as exc:
         raise ApiError(409, "session_busy", str(exc), field="session_id") from None
     except QueueFullError as exc:
