@@ -88,6 +88,21 @@ EXAMPLE_OPENAI_MESSAGES: list[JsonValue] = [
     {"role": "tool", "tool_call_id": "call_01", "content": "def test_app(): ..."},
 ]
 
+# An Anthropic SDK's `messages.create` body, sent whole (docs/api.md).
+EXAMPLE_ANTHROPIC_REQUEST: dict[str, JsonValue] = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 4096,
+    "system": "You are a coding agent.",
+    "tools": [
+        {
+            "name": "read_file",
+            "description": "Read a file of the repository.",
+            "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+        }
+    ],
+    "messages": EXAMPLE_MESSAGES[1:],
+}
+
 _REQUEST = ConfigDict(extra="forbid")
 # `COMPACT_MAX_MESSAGES`'s default (a test keeps them equal), shown as the schema's
 # `maxItems`. The limit itself is the configured one, checked before validation
@@ -144,6 +159,8 @@ class CountRequest(ProviderFields):
         json_schema_extra={
             "examples": [
                 {"messages": EXAMPLE_MESSAGES},
+                EXAMPLE_ANTHROPIC_REQUEST,
+                {"messages": EXAMPLE_OPENAI_MESSAGES, "model": "gpt-4o"},
                 {"messages": EXAMPLE_OPENAI_MESSAGES, "tokenizer": "anthropic"},
             ]
         },
@@ -372,6 +389,7 @@ class CompactRequestBody(ProviderFields):
                     "instructions": "Focus on the failing test.",
                 },
                 {"messages": EXAMPLE_OPENAI_MESSAGES, "format": "openai", "force": True},
+                {**EXAMPLE_ANTHROPIC_REQUEST, "force": True, "session_id": "session-42"},
                 {
                     "messages": EXAMPLE_MESSAGES,
                     "session_id": "session-42",

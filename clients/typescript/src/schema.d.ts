@@ -989,6 +989,60 @@ export interface components {
          *       "force": true
          *     }
          * @example {
+         *       "model": "claude-sonnet-4-5",
+         *       "max_tokens": 4096,
+         *       "system": "You are a coding agent.",
+         *       "tools": [
+         *         {
+         *           "name": "read_file",
+         *           "description": "Read a file of the repository.",
+         *           "input_schema": {
+         *             "type": "object",
+         *             "properties": {
+         *               "path": {
+         *                 "type": "string"
+         *               }
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "messages": [
+         *         {
+         *           "role": "user",
+         *           "content": "Fix the failing test in tests/test_app.py."
+         *         },
+         *         {
+         *           "role": "assistant",
+         *           "content": [
+         *             {
+         *               "type": "text",
+         *               "text": "Let me read the test first."
+         *             },
+         *             {
+         *               "type": "tool_use",
+         *               "id": "toolu_01",
+         *               "name": "read_file",
+         *               "input": {
+         *                 "path": "tests/test_app.py"
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "role": "user",
+         *           "content": [
+         *             {
+         *               "type": "tool_result",
+         *               "tool_use_id": "toolu_01",
+         *               "content": "def test_app(): ..."
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "force": true,
+         *       "session_id": "session-42"
+         *     }
+         * @example {
          *       "messages": [
          *         {
          *           "role": "system",
@@ -1619,6 +1673,90 @@ export interface components {
          *           ]
          *         }
          *       ]
+         *     }
+         * @example {
+         *       "model": "claude-sonnet-4-5",
+         *       "max_tokens": 4096,
+         *       "system": "You are a coding agent.",
+         *       "tools": [
+         *         {
+         *           "name": "read_file",
+         *           "description": "Read a file of the repository.",
+         *           "input_schema": {
+         *             "type": "object",
+         *             "properties": {
+         *               "path": {
+         *                 "type": "string"
+         *               }
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "messages": [
+         *         {
+         *           "role": "user",
+         *           "content": "Fix the failing test in tests/test_app.py."
+         *         },
+         *         {
+         *           "role": "assistant",
+         *           "content": [
+         *             {
+         *               "type": "text",
+         *               "text": "Let me read the test first."
+         *             },
+         *             {
+         *               "type": "tool_use",
+         *               "id": "toolu_01",
+         *               "name": "read_file",
+         *               "input": {
+         *                 "path": "tests/test_app.py"
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "role": "user",
+         *           "content": [
+         *             {
+         *               "type": "tool_result",
+         *               "tool_use_id": "toolu_01",
+         *               "content": "def test_app(): ..."
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "messages": [
+         *         {
+         *           "role": "system",
+         *           "content": "You are a coding agent."
+         *         },
+         *         {
+         *           "role": "user",
+         *           "content": "Fix the failing test in tests/test_app.py."
+         *         },
+         *         {
+         *           "role": "assistant",
+         *           "content": "Let me read the test first.",
+         *           "tool_calls": [
+         *             {
+         *               "id": "call_01",
+         *               "type": "function",
+         *               "function": {
+         *                 "name": "read_file",
+         *                 "arguments": "{\"path\": \"tests/test_app.py\"}"
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "role": "tool",
+         *           "tool_call_id": "call_01",
+         *           "content": "def test_app(): ..."
+         *         }
+         *       ],
+         *       "model": "gpt-4o"
          *     }
          * @example {
          *       "messages": [
