@@ -1,7 +1,8 @@
 """OpenAI's o200k_base (gpt-4o, gpt-4.1, o1, o3, o4, gpt-5), loaded offline and verified.
 
-The encoding file comes from the `bpe-openai` package, which ships `o200k_base.tiktoken`
-gzipped beside its bindings; nothing is downloaded. As for cl100k, the adapter hashes the
+The encoding file ships with the package (`data/o200k_base.tiktoken.gz`, OpenAI's published
+file, gzipped as the `bpe-openai` package ships it; 1.7 MB where that package's wheel is
+74 MB); nothing is downloaded. As for cl100k, the adapter hashes the
 decompressed file against OpenAI's official sha256 (tiktoken's own `expected_hash`) before
 loading it, then checks a known encoding: a swapped or truncated file fails start-up
 instead of producing wrong counts. The counting engine is tiktoken itself, the reference,
@@ -14,7 +15,6 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
-import importlib.util
 import os
 from collections.abc import Callable, Sequence
 
@@ -25,7 +25,6 @@ from app.core.ports import Tokenizer
 
 # The official sha256 of o200k_base.tiktoken (tiktoken's own `expected_hash` for it).
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-_BUNDLE_PACKAGE = "bpe_openai"
 _BUNDLE_FILE = ("data", "o200k_base.tiktoken.gz")
 # tiktoken_ext/openai_public.py, `o200k_base`: the pattern and special tokens.
 O200K_PATTERN = "|".join(
@@ -79,11 +78,8 @@ class LazyTokenizer:
 
 
 def bundled_o200k_path() -> str:
-    """Where bpe-openai keeps o200k_base.tiktoken.gz (found without importing it)."""
-    spec = importlib.util.find_spec(_BUNDLE_PACKAGE)
-    if spec is None or spec.origin is None:
-        raise TokenizerLoadError(f"{_BUNDLE_PACKAGE} is not installed (bpe-openai)")
-    return os.path.join(os.path.dirname(spec.origin), *_BUNDLE_FILE)
+    """Where the package keeps o200k_base.tiktoken.gz."""
+    return os.path.join(os.path.dirname(__file__), *_BUNDLE_FILE)
 
 
 def load_ranks(path: str) -> dict[bytes, int]:
