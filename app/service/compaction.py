@@ -236,10 +236,12 @@ class CompactionService:
         outside the messages; exact only when the count is the model's own."""
         provider = self.provider_counter
         local = provider is None or counted.tokenizer != provider.name
+        # The provider's own count is exact, but not once tools counted here are added.
+        own = basis.exact if local else basis.fixed_tokens == 0
         return replace(
             counted,
             token_count=basis.raised(counted.token_count, local),
-            exact=counted.exact and (basis.exact or not local),
+            exact=counted.exact and own,
         )
 
     async def count_each(self, messages: Sequence[Message]) -> list[int]:

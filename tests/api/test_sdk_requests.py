@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+import respx
 from anthropic.types import message_create_params as anthropic_params
 from anthropic.types.beta import message_create_params as beta_params
 from openai.types.chat import completion_create_params as openai_params
@@ -357,3 +358,21 @@ async def test_a_background_compaction_of_a_request_applies_to_its_messages(
     )
     assert applied.status_code == 200, applied.text
     assert applied.json()["messages"] == [*job["result"]["request"]["messages"], newer]
+
+
+async def test_anthropic_s_own_count_is_exact_only_without_tools_added_here(
+    client_for: Any,
+) -> None:
+    client = await client_for(anthropic_api_key="sk-test")
+    route = "https://api.anthropic.com/v1/messages/count_tokens"
+    with respx.mock(assert_all_called=True) as mock:
+        mock.post(route).respond(200, json={"input_tokens": 1234})
+        alone = {**anthropic_body(), "tokenizer": "anthropic"}
+        alone.pop("tools")
+        bare = (await client.post("/count", json=alone)).json()
+        tooled = (await client.post("/count", json={**alone, "tools": ANTHROPIC_TOOLS})).json()
+        sent = json.loads(mock.calls[0].request.content)
+    assert (bare["token_count"], bare["exact"], bare["parts"]) == (1234, True, None)
+    assert tooled["exact"] is False
+    assert tooled["token_count"] > 1234
+    assert sent["system"] == [{"type": "text", "text": SYSTEM}]
