@@ -59,6 +59,10 @@ class ArchiveError(CompactError):
     """The archive store failed; nothing may be compacted without an archive."""
 
 
+class RecallDeadlineError(CompactError):
+    """A recall ran out of time; the store stopped its work where it noticed."""
+
+
 class RecordStoreError(CompactError):
     """The record store failed; the compaction stands, the caller gets a warning."""
 
