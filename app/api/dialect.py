@@ -8,16 +8,14 @@ validated as. Validation errors are re-raised as request validation errors locat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from app.api.provider import counting_for, format_for, system_messages
+from app.api.provider import format_for, service_request
 from app.core.dialects import OpenAIForms, detect_format, parse_messages
 from app.core.messages import Message
-from app.core.provider_request import ProviderRequest
 from app.core.vocabulary import Format, RequestFormat
 from app.service.compaction import CompactionService, CompactRequest
 
@@ -69,18 +67,6 @@ async def compact_request(
     carrying in `forms` the OpenAI form of each message as sent: a top-level `system` at
     the head, the window and tokenizer from the `model`, the tools counted."""
     fmt = format_for(body, body.messages, body.format)
-    counting = counting_for(
-        body.model,
-        body.tokenizer,
-        service.models,
-        window_given=body.options.context_window is not None,
-        needs_window=True,
+    return await service_request(
+        body, fmt, read_as(body.messages, fmt, forms=forms), forms, service
     )
-    system = system_messages(body)
-    messages = [*system, *read_as(body.messages, fmt, forms=forms)]
-    tool_tokens = await service.count_tools(body.tools or [], counting.tokenizer)
-    request = body.request(messages, fmt, forms, counting, tool_tokens)
-    if not body.from_provider:
-        return request
-    provider = ProviderRequest(body.provider_request(), head=len(system))
-    return replace(request, provider=provider)

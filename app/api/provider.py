@@ -14,9 +14,9 @@ pipeline keeps the head as it is) and put back where it was in the answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Self
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import (
     BaseModel,
@@ -29,10 +29,16 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
-from app.core.dialects import detect_format, parse_messages
+from app.core.decide import Basis
+from app.core.dialects import OpenAIForms, detect_format, parse_messages
 from app.core.messages import Message
-from app.core.models import ModelSpec, find_model
+from app.core.models import ModelSpec, find_model, with_margin
+from app.core.provider_request import ProviderRequest
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
+from app.service.compaction import CompactionService, CompactRequest, Count
+
+if TYPE_CHECKING:
+    from app.api.schemas import CompactRequestBody
 
 ANTHROPIC_FIELDS = frozenset(
     {
@@ -228,3 +234,59 @@ def counting_for(
         margin=spec.margin,
         context_window=spec.context_window,
     )
+
+
+class TokenParts(BaseModel):
+    """The count split as the provider bills a request: the system prompt (top-level or
+    system/developer messages), the tool definitions and the other messages."""
+
+    system: int
+    tools: int
+    messages: int
+
+
+async def count_parts(
+    service: CompactionService, messages: Sequence[Message], tokenizer: TokenizerName
+) -> tuple[Count, int | None]:
+    """The count of canonical `messages` (a top-level system at their head) and of their
+    system messages alone; None for the latter when the provider counted all in one call."""
+    if tokenizer == "anthropic":
+        return await service.count_with(messages, tokenizer), None
+    each, by = await service.count_each_by(messages, tokenizer)
+    system = sum(n for n, m in zip(each, messages, strict=True) if m.role == "system")
+    return replace(by, token_count=sum(each)), system
+
+
+def parts_of(judged: Count, system_tokens: int | None, basis: Basis) -> TokenParts | None:
+    """The judged count split as the provider bills it; None when one call counted all."""
+    if system_tokens is None:
+        return None
+    system = with_margin(system_tokens, basis.margin)
+    tools = basis.fixed_tokens
+    return TokenParts(system=system, tools=tools, messages=judged.token_count - system - tools)
+
+
+async def service_request(
+    body: CompactRequestBody,
+    fmt: Format,
+    messages: list[Message],
+    forms: OpenAIForms,
+    service: CompactionService,
+) -> CompactRequest:
+    """The service's request for a compacting body whose `messages` were read in `fmt`
+    (one mapping for `/compact`, `/compactions` and the command line): a top-level
+    `system` at the head, the window and tokenizer from the `model`, the tools counted,
+    and the provider request to hand back when the body was one."""
+    counting = counting_for(
+        body.model,
+        body.tokenizer,
+        service.models,
+        window_given=body.options.context_window is not None,
+        needs_window=True,
+    )
+    system = system_messages(body)
+    tool_tokens = await service.count_tools(body.tools or [], counting.tokenizer)
+    request = body.request([*system, *messages], fmt, forms, counting, tool_tokens)
+    if not body.from_provider:
+        return request
+    return replace(request, provider=ProviderRequest(body.provider_request(), head=len(system)))

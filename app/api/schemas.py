@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 from pydantic.config import JsonDict
 
-from app.api.provider import Counting, ProviderFields
+from app.api.provider import Counting, ProviderFields, TokenParts
 from app.core.compaction import CompactOptions, CompactResult, RefillingMessage
 from app.core.decide import Basis
 from app.core.dialects import OpenAIForms, OpenAIMessage
@@ -171,15 +171,6 @@ class CountRequest(ProviderFields):
         None,
         description=TOKENIZER_DESCRIPTION,
     )
-
-
-class TokenParts(BaseModel):
-    """The count split as the provider bills a request: the system prompt (top-level or
-    system/developer messages), the tool definitions and the other messages."""
-
-    system: int
-    tools: int
-    messages: int
 
 
 PARTS_DESCRIPTION = (

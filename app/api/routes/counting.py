@@ -12,7 +12,14 @@ from fastapi import APIRouter, Request
 from app.api.deps import SentCountsDep, ServiceDep
 from app.api.dialect import read_as
 from app.api.errors import ApiError
-from app.api.provider import Counting, ProviderFields, counting_for, format_for, system_messages
+from app.api.provider import (
+    Counting,
+    count_parts,
+    counting_for,
+    format_for,
+    parts_of,
+    system_messages,
+)
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute, parsed_by_orjson
 from app.api.schemas import (
     CountRequest,
@@ -20,12 +27,10 @@ from app.api.schemas import (
     ErrorResponse,
     ShouldCompactRequest,
     ShouldCompactResponse,
-    TokenParts,
     basis_of,
 )
 from app.api.sent_counts import SentCounts, sent_key
-from app.core.decide import Basis, Thresholds
-from app.core.models import with_margin
+from app.core.decide import Thresholds
 from app.core.vocabulary import Format
 from app.service.compaction import CompactionService, Count
 
@@ -61,7 +66,7 @@ async def count(
         replace(judged, warnings=(*counting.warnings, *judged.warnings)),
         len(body.messages),
         fmt,
-        _parts(judged, system_tokens, basis),
+        parts_of(judged, system_tokens, basis),
     )
 
 
@@ -72,40 +77,23 @@ def _memo(sent: SentCounts | None, request: Request) -> SentCounts | None:
 
 
 async def _counted(
-    body: ProviderFields,
+    body: CountRequest | ShouldCompactRequest,
     fmt: Format,
     counting: Counting,
     service: CompactionService,
     memo: SentCounts | None,
-    raw: Sequence[dict[str, Any]] | None = None,
 ) -> tuple[Count, int | None]:
     """The count of the system prompt and the messages, and of the system prompt alone
-    (None when the provider counted both in one call)."""
-    raw = raw if raw is not None else getattr(body, "messages", [])
+    (None when the provider counted both in one call). Anthropic messages counted by cl100k
+    read only those not counted before (the memo)."""
+    raw = body.messages
     system = system_messages(body)
-    if counting.tokenizer == "anthropic":
-        return await service.count_with([*system, *read_as(raw, fmt)], "anthropic"), None
+    if memo is None or fmt != "anthropic" or counting.tokenizer != "tiktoken":
+        return await count_parts(service, [*system, *read_as(raw, fmt)], counting.tokenizer)
     head = await service.count_each(system) if system else []
-    if memo is not None and fmt == "anthropic" and counting.tokenizer == "tiktoken":
-        each = await _count_unseen(raw, service, memo)
-        roles = [m.get("role") for m in raw]
-        by: Count = Count(0, service.tokenizer.name)
-    else:
-        messages = [*system, *read_as(raw, fmt)]
-        each, by = await service.count_each_by(messages, counting.tokenizer)
-        roles = [m.role for m in messages]
-        head = []
-    own = sum(n for n, role in zip(each, roles, strict=True) if role == "system")
-    return replace(by, token_count=sum(head) + sum(each)), sum(head) + own
-
-
-def _parts(judged: Count, system_tokens: int | None, basis: Basis) -> TokenParts | None:
-    """The judged count split as the provider bills it; None when one call counted all."""
-    if system_tokens is None:
-        return None
-    system = with_margin(system_tokens, basis.margin)
-    tools = basis.fixed_tokens
-    return TokenParts(system=system, tools=tools, messages=judged.token_count - system - tools)
+    each = await _count_unseen(raw, service, memo)
+    own = sum(n for n, m in zip(each, raw, strict=True) if m.get("role") == "system")
+    return Count(sum(head) + sum(each), service.tokenizer.name), sum(head) + own
 
 
 async def _count_unseen(
@@ -170,7 +158,7 @@ async def should_compact(
         message_count=decision.message_count,
         format=fmt,
         exact=counted.exact if counted else True,
-        parts=_parts(counted, system_tokens, basis) if counted else None,
+        parts=parts_of(counted, system_tokens, basis) if counted else None,
         warnings=warnings,
     )
 
