@@ -3,6 +3,7 @@ clients, not written by hand), sent as they are to every counting and compacting
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -27,11 +28,12 @@ def _captured(send: Any) -> dict[str, Any]:
         bodies.append(json.loads(request.content))
         return httpx.Response(400, json={"error": {"type": "invalid_request_error"}})
 
-    with httpx.Client(transport=httpx.MockTransport(handler)) as http:
-        try:
-            send(http)
-        except (anthropic.APIStatusError, openai.APIStatusError):
-            pass
+    refused = (anthropic.APIStatusError, openai.APIStatusError)
+    with (
+        httpx.Client(transport=httpx.MockTransport(handler)) as http,
+        contextlib.suppress(*refused),
+    ):
+        send(http)
     assert len(bodies) == 1
     return bodies[0]
 
@@ -88,7 +90,7 @@ async def test_an_sdk_s_wire_body_is_taken_by_every_route(
     started = await client.post("/compactions", json={**body, "force": True})
     assert [r.status_code for r in (counted, judged, compacted, started)] == [200, 200, 200, 202]
     parts = counted.json()["parts"]
-    assert parts["system"] > 0 and parts["tools"] > 0 and parts["messages"] > 0
+    assert min(parts.values()) > 0, parts
     assert judged.json()["token_count"] == counted.json()["token_count"]
     answer = compacted.json()
     assert answer["compacted"] is True, answer["reason"]
