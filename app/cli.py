@@ -33,10 +33,10 @@ from app.api.provider import (
     count_parts,
     counting_for,
     parts_of,
-    service_request,
     system_messages,
 )
 from app.api.schemas import CompactRequestBody, CountRequest, CountResponse, basis_of
+from app.api.service_request import service_request
 from app.api.text import NOT_TEXT, unencodable_at
 from app.core.compaction import result_json
 from app.core.decide import Thresholds

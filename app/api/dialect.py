@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from app.api.provider import format_for, service_request
+from app.api.provider import format_for
+from app.api.service_request import service_request
 from app.core.dialects import OpenAIForms, detect_format, parse_messages
 from app.core.messages import Message
 from app.core.vocabulary import Format, RequestFormat

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from pydantic import (
     BaseModel,
@@ -30,15 +30,11 @@ from pydantic import (
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from app.core.decide import Basis
-from app.core.dialects import OpenAIForms, detect_format, parse_messages
+from app.core.dialects import detect_format, parse_messages
 from app.core.messages import Message
 from app.core.models import ModelSpec, find_model, with_margin
-from app.core.provider_request import ProviderRequest
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
-from app.service.compaction import CompactionService, CompactRequest, Count
-
-if TYPE_CHECKING:
-    from app.api.schemas import CompactRequestBody
+from app.service.compaction import CompactionService, Count
 
 ANTHROPIC_FIELDS = frozenset(
     {
@@ -264,29 +260,3 @@ def parts_of(judged: Count, system_tokens: int | None, basis: Basis) -> TokenPar
     system = with_margin(system_tokens, basis.margin)
     tools = basis.fixed_tokens
     return TokenParts(system=system, tools=tools, messages=judged.token_count - system - tools)
-
-
-async def service_request(
-    body: CompactRequestBody,
-    fmt: Format,
-    messages: list[Message],
-    forms: OpenAIForms,
-    service: CompactionService,
-) -> CompactRequest:
-    """The service's request for a compacting body whose `messages` were read in `fmt`
-    (one mapping for `/compact`, `/compactions` and the command line): a top-level
-    `system` at the head, the window and tokenizer from the `model`, the tools counted,
-    and the provider request to hand back when the body was one."""
-    counting = counting_for(
-        body.model,
-        body.tokenizer,
-        service.models,
-        window_given=body.options.context_window is not None,
-        needs_window=True,
-    )
-    system = system_messages(body)
-    tool_tokens = await service.count_tools(body.tools or [], counting.tokenizer)
-    request = body.request([*system, *messages], fmt, forms, counting, tool_tokens)
-    if not body.from_provider:
-        return request
-    return replace(request, provider=ProviderRequest(body.provider_request(), head=len(system)))
