@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from anyio import to_thread
@@ -30,6 +30,7 @@ from app.core.messages import Message
 from app.core.ports import Archive
 from app.core.restore import RestoreSelection
 from app.core.selective import SelectivePlan, gap_filled, plan_selective
+from app.core.standing_ledger import carried_ledger, is_ledger_message, ledger_message
 from app.core.tokens import count_messages
 from app.core.validate import violations
 from app.core.vocabulary import Format, StrategyName
@@ -69,26 +70,15 @@ class Selective:
 async def _run(
     steps: Steps, prepared: Prepared, warnings: Sequence[str], plan: Plan
 ) -> CompactResult:
-    request, messages, fmt = prepared.request, prepared.messages, prepared.format
     refuse(prepared.broken)  # most of the input comes back as sent: a break anywhere is a 422
-    archive = await steps.archive(prepared, prepared.partition.rest)
+    # A ledger an earlier compaction left standing in the head is merged and replaced: the
+    # archive holds it with the rest.
+    standing = [m for m in prepared.partition.head if is_ledger_message(m)]
+    archive = await steps.archive(prepared, [*standing, *prepared.partition.rest])
     limits = prepared.resolved.selective
-    head = prepared.partition.head
     target = prepared.thresholds.threshold_tokens
     try:
-        planned: SelectivePlan = await to_thread.run_sync(
-            partial(
-                plan,
-                messages,
-                len(head),
-                limits,
-                target,
-                steps.tokenizer.count,
-                partial(count_messages, steps.tokenizer),
-                force=request.force,
-            )
-        )
-        _check(planned.messages, fmt, request.forms)
+        planned = await _rules(steps, prepared, plan, target)
     except Exception as exc:  # any failure of the rules rolls back
         log.exception("selective rules failed; not compacting")
         return prepared.unchanged(
@@ -98,18 +88,54 @@ async def _run(
     if planned.token_count < target or not limits.fallback_to_summary:
         if not planned.compacted_indexes:
             return prepared.unchanged("nothing_to_compact", warnings, strategy="selective")
-        if planned.token_count >= target:
-            done.warnings.append(
-                f"still {planned.token_count} tokens after the rules, over the threshold "
-                f"of {target} (selective_fallback_to_summary is off)"
-            )
-        return await done.result(planned.messages, planned.token_count)
+        out, tokens = await done.with_ledger()
+        if tokens >= target and limits.fallback_to_summary:
+            # The ledger took the list over: the rules run again, short of it by its size.
+            try:
+                planned = await _rules(
+                    steps, prepared, plan, target - (tokens - planned.token_count)
+                )
+            except Exception as exc:
+                log.exception("selective rules failed; not compacting")
+                reason = f"rules failed: {exc}"
+                return prepared.unchanged(
+                    "selective_failed", [*warnings, reason], strategy="selective"
+                )
+            done = _Outcome(steps, prepared, archive, planned, warnings)
+            out, tokens = await done.with_ledger()
+        if tokens < target or not limits.fallback_to_summary:
+            if tokens >= target:
+                done.warnings.append(
+                    f"still {tokens} tokens after the rules, over the threshold "
+                    f"of {target} (selective_fallback_to_summary is off)"
+                )
+            return await done.result(out, tokens)
+        done = _Outcome(steps, prepared, archive, planned, warnings)
     try:
         return await done.with_summary(target)
     except Exception as exc:
         log.exception("selective summary failed; not compacting")
         reason = f"summary fallback failed: {exc}"
         return prepared.unchanged("selective_failed", [*warnings, reason], strategy="selective")
+
+
+async def _rules(steps: Steps, prepared: Prepared, plan: Plan, target: int) -> SelectivePlan:
+    """The rules' plan toward `target` tokens, checked against the provider's rules."""
+    request = prepared.request
+    planned: SelectivePlan = await to_thread.run_sync(
+        partial(
+            plan,
+            prepared.messages,
+            len(prepared.partition.head),
+            prepared.resolved.selective,
+            max(target, 0),
+            steps.tokenizer.count,
+            partial(count_messages, steps.tokenizer),
+            force=request.force,
+        )
+    )
+    _check(planned.messages, prepared.format, request.forms)
+    return planned
 
 
 class _Outcome:
@@ -134,11 +160,48 @@ class _Outcome:
         self.selection = RestoreSelection((), ())
         self.compacted = list(planned.compacted_indexes)
 
+    def standing_indexes(self) -> list[int]:
+        """The head's standing ledgers, which the new ledger replaces."""
+        head = self.prepared.messages[: self.planned.head_length]
+        return [i for i, m in enumerate(head) if is_ledger_message(m)]
+
+    async def with_ledger(self) -> tuple[list[Message], int]:
+        """The rules' output with the ledger of every message they dropped or cut, as a
+        system message after the head (an earlier one there merged into it and replaced):
+        a failure, a path or a command the rules removed stays in the context."""
+        steps, planned = self.steps, self.planned
+        request, resolved = self.prepared.request, self.prepared.resolved
+        messages = request.messages
+        head = list(planned.messages[: planned.head_length])
+        earlier = [m for m in head if is_ledger_message(m)]
+        covered = [
+            *(carried_ledger(m) for m in earlier),
+            *(messages[i] for i in planned.compacted_indexes),
+        ]
+        report = await steps.ledger("", covered, resolved, request.session_id)
+        before = planned.token_count
+        if not report.facts:
+            return list(planned.messages), before
+        self.ledger = replace(report, text=report.text.strip())
+        kept_head = [m for m in head if not is_ledger_message(m)]
+        self.compacted = sorted({*self.compacted, *self.standing_indexes()})
+        note = ledger_message(self.ledger.text)
+        out = [*kept_head, note, *planned.messages[planned.head_length :]]
+        tokens = before - sum(await steps.count_each(earlier)) + await steps.count([note])
+        detail = f"{len(report.facts)} facts of what the rules removed"
+        self.phases.append(
+            PhaseInfo(phase="ledger", tokens_before=before, tokens_after=tokens, detail=detail)
+        )
+        return out, tokens
+
     async def with_summary(self, target: int) -> CompactResult:
         steps, planned = self.steps, self.planned
         request = self.prepared.request
         messages, resolved = request.messages, self.prepared.resolved
         head = messages[: planned.head_length]
+        # A ledger an earlier selective compaction left standing goes into this one.
+        earlier = [carried_ledger(m) for m in head if is_ledger_message(m)]
+        head = [m for m in head if not is_ledger_message(m)]
         memory = [messages[i] for i in planned.memory_indexes]
         kept = {id(m) for m in memory}
         rest = [m for m in planned.messages[planned.head_length :] if id(m) not in kept]
@@ -149,7 +212,13 @@ class _Outcome:
         self.phases.append(
             PhaseInfo(phase="summary_start", tokens_before=before, tokens_after=before)
         )
-        summarized = await steps.summarize(rest, resolved, request.instructions, self.warnings)
+        # The facts of the original rest (what the rules dropped included), read once for
+        # the summary and the ledger: a summarizer that reads them lists those too.
+        covered = [*earlier, *messages[planned.head_length :]]
+        facts = await steps.facts(covered, resolved)
+        summarized = await steps.summarize(
+            rest, resolved, request.instructions, self.warnings, facts=facts
+        )
         if summarized is None:
             return self.prepared.unchanged(
                 "summarization_failed", self.warnings, strategy="selective"
@@ -158,7 +227,7 @@ class _Outcome:
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
         self.ledger = await steps.ledger(
-            summarized.text, messages[planned.head_length :], resolved, request.session_id
+            summarized.text, covered, resolved, request.session_id, facts
         )
         self.selection = await steps.restore(messages, resolved, request.session_id, self.warnings)
         out = [
@@ -174,7 +243,8 @@ class _Outcome:
         )
         memory_indexes = set(planned.memory_indexes)
         self.compacted = [
-            i for i in range(planned.head_length, len(messages)) if i not in memory_indexes
+            *self.standing_indexes(),
+            *(i for i in range(planned.head_length, len(messages)) if i not in memory_indexes),
         ]
         if tokens >= target:
             self.warnings.append(f"still {tokens} tokens after the summary, over {target}")

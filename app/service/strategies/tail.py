@@ -7,9 +7,13 @@ The pure parts are in `app.core.tail` (the plan, the header, the assembly) and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.compaction import CompactResult
+from app.core.messages import Message
+from app.core.prompt import ARCHIVED_TITLE
+from app.core.standing_ledger import carried_ledger
 from app.core.tail import (
     KEPT_SHARE,
     TailDeclined,
@@ -23,6 +27,23 @@ from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared, refuse
 from app.service.steps import Steps
 from app.service.strategies.full import SUMMARY_OPTIONS
+
+# Earlier archived summaries are summarized again, with their ledgers merged, once together
+# they take more than this share of the threshold tokens: kept one after another they
+# would fill the context compaction after compaction until `tail` could not get under it.
+FOLD_SHARE = 0.25
+
+
+def _folded(head: Sequence[Message], counts: Sequence[int], threshold: int) -> list[int]:
+    """The indexes of the head's archived summaries when they are to be folded, else []."""
+    archived = [
+        i
+        for i, m in enumerate(head)
+        if m.role == "system"
+        and isinstance(m.content, str)
+        and m.content.startswith(ARCHIVED_TITLE)
+    ]
+    return archived if sum(counts[i] for i in archived) > threshold * FOLD_SHARE else []
 
 
 @dataclass(frozen=True)
@@ -50,24 +71,33 @@ class Tail:
             ]
         )
         warnings = [*warnings, *plan.warnings]
-        originals = [messages[i] for i in plan.compacted_indexes]
-        archive = await steps.archive(prepared, originals)
-        facts = await steps.facts(plan.older, resolved)
+        folded = _folded(head, prepared.counts, thresholds.threshold_tokens)
+        if folded:
+            warnings.append(
+                f"{len(folded)} earlier archived summaries take "
+                f"{sum(prepared.counts[i] for i in folded)} tokens, over "
+                f"{FOLD_SHARE:.0%} of the threshold: summarized again into the new one"
+            )
+        indexes = [*folded, *plan.compacted_indexes]
+        older = [*(carried_ledger(head[i]) for i in folded), *plan.older]
+        kept_head = [m for i, m in enumerate(head) if i not in folded]
+        archive = await steps.archive(prepared, [messages[i] for i in indexes])
+        facts = await steps.facts(older, resolved)
         summarized = await steps.summarize(
-            plan.older, resolved, request.instructions, warnings, template="archived", facts=facts
+            older, resolved, request.instructions, warnings, template="archived", facts=facts
         )
         if summarized is None:
             return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
-        start, cutoff = archive_span(messages, plan.compacted_indexes, steps.now().isoformat())
+        start, cutoff = archive_span(messages, indexes, steps.now().isoformat())
         text = archived_text(archived_header(start, cutoff), summarized.text)
-        ledger = await steps.ledger(text, plan.older, resolved, request.session_id, facts)
-        output = assemble_tail(head, ledger.text, plan.kept)
+        ledger = await steps.ledger(text, older, resolved, request.session_id, facts)
+        output = assemble_tail(kept_head, ledger.text, plan.kept)
         return await steps.result(
             prepared,
             output,
             archive=archive,
-            compacted_indexes=plan.compacted_indexes,
-            retained=len(messages) - len(plan.compacted_indexes),
+            compacted_indexes=indexes,
+            retained=len(messages) - len(indexes),
             strategy=self.name,
             warnings=warnings,
             summarizer=summarized.summarizer,
