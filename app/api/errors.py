@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.api.fields import validation_details
+from app.api.provider import RequestFieldError
 from app.api.responses import JsonResponse
 from app.api.schemas import ErrorDetail, ErrorResponse
 from app.core.errors import InvalidConversationError
@@ -45,9 +46,15 @@ class ApiError(Exception):
         self.details = list(details)
 
 
-def invalid_conversation(exc: InvalidConversationError) -> ApiError:
-    """422 `invalid_conversation`: one detail per broken rule, at `messages[i]`."""
-    details = [ErrorDetail(field=f"messages[{v.index}]", message=str(v)) for v in exc.violations]
+def invalid_conversation(exc: InvalidConversationError, head: int = 0) -> ApiError:
+    """422 `invalid_conversation`: one detail per broken rule, at `messages[i]` of the
+    request (`head`: canonical messages read from a top-level `system`, named `system`)."""
+    details = [
+        ErrorDetail(
+            field=f"messages[{v.index - head}]" if v.index >= head else "system", message=str(v)
+        )
+        for v in exc.violations
+    ]
     summary = "; ".join(f"{d.field}: {d.message}" for d in details[:5])
     return ApiError(422, "invalid_conversation", summary, details=details)
 
@@ -68,6 +75,12 @@ async def _on_validation_error(request: Request, exc: Exception) -> Any:
     return error_response(
         422, ErrorResponse(error="invalid_request", message=summary, details=details)
     )
+
+
+async def _on_field_error(request: Request, exc: Exception) -> Any:
+    if not isinstance(exc, RequestFieldError):
+        raise exc
+    return await _on_validation_error(request, RequestValidationError(exc.errors))
 
 
 async def _on_api_error(request: Request, exc: Exception) -> Any:
@@ -129,5 +142,6 @@ async def _on_unexpected(request: Request, exc: Exception) -> Any:
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(ApiError, _on_api_error)
+    app.add_exception_handler(RequestFieldError, _on_field_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(Exception, _on_unexpected)

@@ -10,10 +10,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 from pydantic.config import JsonDict
 
+from app.api.provider import Counting, ProviderFields, TokenParts
 from app.core.compaction import CompactOptions, CompactResult, RefillingMessage
 from app.core.decide import Basis
 from app.core.dialects import OpenAIForms, OpenAIMessage
 from app.core.messages import Message
+from app.core.models import with_margin
 from app.core.records import CompactionRecord, RecordReason
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.compaction import CompactRequest, Count
@@ -86,6 +88,21 @@ EXAMPLE_OPENAI_MESSAGES: list[JsonValue] = [
     {"role": "tool", "tool_call_id": "call_01", "content": "def test_app(): ..."},
 ]
 
+# An Anthropic SDK's `messages.create` body, sent whole (docs/api.md).
+EXAMPLE_ANTHROPIC_REQUEST: dict[str, JsonValue] = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 4096,
+    "system": "You are a coding agent.",
+    "tools": [
+        {
+            "name": "read_file",
+            "description": "Read a file of the repository.",
+            "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+        }
+    ],
+    "messages": EXAMPLE_MESSAGES[1:],
+}
+
 _REQUEST = ConfigDict(extra="forbid")
 # `COMPACT_MAX_MESSAGES`'s default (a test keeps them equal), shown as the schema's
 # `maxItems`. The limit itself is the configured one, checked before validation
@@ -108,6 +125,13 @@ MessagesField = Field(
     },
 )
 
+TOKENIZER_DESCRIPTION = (
+    "Default: the `model`'s (docs/models.md), else `tiktoken`. `tiktoken`: cl100k_base, "
+    "offline. `o200k`: o200k_base, offline. `anthropic`: the provider's count_tokens "
+    "endpoint (needs an API key); on any failure the local count with `exact: false` and "
+    "a warning."
+)
+
 FORMAT_DESCRIPTION = (
     "`auto` detects the shape (OpenAI when any message uses a tool/developer role, "
     "`tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses "
@@ -127,28 +151,32 @@ SessionIdField = Field(
 )
 
 
-class CountRequest(BaseModel):
-    """A message list to count."""
+class CountRequest(ProviderFields):
+    """A message list to count, alone or in the provider request the agent sends."""
 
     model_config = ConfigDict(
-        extra="forbid",
+        extra="allow",
         json_schema_extra={
             "examples": [
                 {"messages": EXAMPLE_MESSAGES},
+                EXAMPLE_ANTHROPIC_REQUEST,
+                {"messages": EXAMPLE_OPENAI_MESSAGES, "model": "gpt-4o"},
                 {"messages": EXAMPLE_OPENAI_MESSAGES, "tokenizer": "anthropic"},
             ]
         },
     )
     messages: Messages = MessagesField
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: TokenizerName = Field(
-        "tiktoken",
-        description=(
-            "`tiktoken`: exact cl100k_base counts, offline. `anthropic`: the provider's "
-            "count_tokens endpoint (needs an API key); on any failure the local count with "
-            "`exact: false` and a warning."
-        ),
+    tokenizer: TokenizerName | None = Field(
+        None,
+        description=TOKENIZER_DESCRIPTION,
     )
+
+
+PARTS_DESCRIPTION = (
+    "`token_count` split into its parts (they add up to it); null when the provider's "
+    "count API counted in one call."
+)
 
 
 class CountResponse(BaseModel):
@@ -173,10 +201,13 @@ class CountResponse(BaseModel):
     tokenizer: str = Field(description="Which tokenizer counted.")
     exact: bool = Field(description="False when the count is an estimate.")
     format: Format = Field(description="The format of the request.")
+    parts: TokenParts | None = Field(None, description=PARTS_DESCRIPTION)
     warnings: list[str] = Field(default_factory=list)
 
     @classmethod
-    def of(cls, counted: Count, message_count: int, fmt: Format) -> CountResponse:
+    def of(
+        cls, counted: Count, message_count: int, fmt: Format, parts: TokenParts | None = None
+    ) -> CountResponse:
         """The answer for a count of `message_count` messages as sent, in `fmt`."""
         return cls(
             token_count=counted.token_count,
@@ -184,6 +215,7 @@ class CountResponse(BaseModel):
             tokenizer=counted.tokenizer,
             exact=counted.exact,
             format=fmt,
+            parts=parts,
             warnings=list(counted.warnings),
         )
 
@@ -205,11 +237,11 @@ class Usage(BaseModel):
     completion_tokens: int | None = Field(None, ge=0)
 
 
-class ShouldCompactRequest(BaseModel):
+class ShouldCompactRequest(ProviderFields):
     """A context to judge: counted from `messages`, or taken from the last `usage`."""
 
     model_config = ConfigDict(
-        extra="forbid",
+        extra="allow",
         json_schema_extra={
             "examples": [
                 {"messages": EXAMPLE_MESSAGES},
@@ -223,8 +255,8 @@ class ShouldCompactRequest(BaseModel):
     )
     messages: Messages = MessagesField
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: TokenizerName = Field(
-        "tiktoken", description="As for `/count`; unused when `last_usage` is given."
+    tokenizer: TokenizerName | None = Field(
+        None, description="As for `/count`; unused when `last_usage` is given."
     )
     last_usage: Usage | None = Field(
         None,
@@ -252,14 +284,24 @@ class ShouldCompactRequest(BaseModel):
         examples=["session-42"],
     )
 
-    def basis(self) -> Basis:
-        return basis_of(self.last_usage, self.pending_input, self.tokenizer)
+    def basis(self, counting: Counting, tool_tokens: int) -> Basis:
+        return basis_of(self.last_usage, self.pending_input, counting, tool_tokens)
 
 
-def basis_of(usage: Usage | None, pending_input: str | None, tokenizer: TokenizerName) -> Basis:
-    """What the threshold decision counts from, read the same way for both routes."""
+def basis_of(
+    usage: Usage | None, pending_input: str | None, counting: Counting, tool_tokens: int
+) -> Basis:
+    """What the threshold decision counts from, read the same way for both routes:
+    `tool_tokens`, the local count of the tool definitions, is raised by the margin too."""
     sent_usage = usage.model_dump(exclude_none=True) if usage is not None else None
-    return Basis(sent_usage, pending_input, tokenizer)
+    return Basis(
+        sent_usage,
+        pending_input,
+        counting.tokenizer,
+        exact=counting.exact,
+        margin=counting.margin,
+        fixed_tokens=with_margin(tool_tokens, counting.margin),
+    )
 
 
 class ShouldCompactResponse(BaseModel):
@@ -317,14 +359,18 @@ class ShouldCompactResponse(BaseModel):
     message_count: int
     format: Format = Field(description="The format of the request.")
     exact: bool = Field(True, description="False when the count is an estimate.")
+    parts: TokenParts | None = Field(
+        None, description=PARTS_DESCRIPTION + " Null too when `last_usage` decided."
+    )
     warnings: list[str] = Field(default_factory=list)
 
 
-class CompactRequestBody(BaseModel):
-    """A message list to compact, with optional focus and per-request overrides."""
+class CompactRequestBody(ProviderFields):
+    """A message list to compact, alone or in the provider request the agent sends, with
+    optional focus and per-request overrides."""
 
     model_config = ConfigDict(
-        extra="forbid",
+        extra="allow",
         json_schema_extra={
             "examples": [
                 {
@@ -334,6 +380,7 @@ class CompactRequestBody(BaseModel):
                     "instructions": "Focus on the failing test.",
                 },
                 {"messages": EXAMPLE_OPENAI_MESSAGES, "format": "openai", "force": True},
+                {**EXAMPLE_ANTHROPIC_REQUEST, "force": True, "session_id": "session-42"},
                 {
                     "messages": EXAMPLE_MESSAGES,
                     "session_id": "session-42",
@@ -367,8 +414,8 @@ class CompactRequestBody(BaseModel):
     pending_input: str | None = Field(
         None, description="As for `/should-compact`: counted into the threshold decision."
     )
-    tokenizer: TokenizerName = Field(
-        "tiktoken",
+    tokenizer: TokenizerName | None = Field(
+        None,
         description=(
             "As for `/should-compact`: what the threshold decision counts with (unused when "
             "`last_usage` is given); the result is always measured by cl100k."
@@ -390,20 +437,30 @@ class CompactRequestBody(BaseModel):
     )
 
     def request(
-        self, messages: Sequence[Message], fmt: Format, forms: OpenAIForms
+        self,
+        messages: Sequence[Message],
+        fmt: Format,
+        forms: OpenAIForms,
+        counting: Counting | None = None,
+        tool_tokens: int = 0,
     ) -> CompactRequest:
         """The service's request for this body, its messages read in `fmt` (one mapping
-        for `/compact`, `/compactions` and the command line); `forms` from that reading."""
+        for `/compact`, `/compactions` and the command line); `forms` from that reading;
+        `counting` from the `model`, whose window is the default of `context_window`."""
+        counting = counting or Counting(self.tokenizer or "tiktoken")
+        options = self.options
+        if options.context_window is None and counting.context_window is not None:
+            options = options.model_copy(update={"context_window": counting.context_window})
         return CompactRequest(
             messages=messages,
-            options=self.options,
+            options=options,
             session_id=self.session_id,
             force=self.force,
             instructions=self.instructions,
             format=fmt,
             reason=self.reason,
             forms=forms,
-            basis=basis_of(self.last_usage, self.pending_input, self.tokenizer),
+            basis=basis_of(self.last_usage, self.pending_input, counting, tool_tokens),
         )
 
 
@@ -508,8 +565,17 @@ class CompactResponse(CompactResult):
     messages: list[AnyMessage] = Field(  # type: ignore[assignment]
         description=(
             "The compacted messages (or the input as sent when not compacted), in the "
-            "request's format: Anthropic Messages or OpenAI Chat Completions."
+            "request's format: Anthropic Messages or OpenAI Chat Completions. With a "
+            "top-level `system`, without it (it is in `request.system`)."
         )
+    )
+    request: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "When the body was a provider request (it had `model`, `system`, `tools` or "
+            "another provider field): that request ready to send, every field as sent, "
+            "`system` where it was, `messages` the compacted list. Absent otherwise."
+        ),
     )
 
 

@@ -6,7 +6,7 @@ because the pipeline produces them. Option fields left unset take the server's d
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -23,6 +23,7 @@ from app.core.dialects import OpenAIForms, dump_as
 from app.core.file_ops import Vocabulary
 from app.core.messages import Message
 from app.core.option_setting import former_name, former_names, setting
+from app.core.provider_request import ProviderRequest, hand_back
 from app.core.restore import read_tools_from
 from app.core.vocabulary import Format, StrategyName
 
@@ -550,9 +551,14 @@ class CompactResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-def result_json(result: CompactResult, forms: OpenAIForms | None = None) -> dict[str, object]:
+def result_json(
+    result: CompactResult,
+    forms: OpenAIForms | None = None,
+    provider: ProviderRequest | None = None,
+) -> dict[str, Any]:
     """The result as JSON; messages with exactly the fields they were sent with (OpenAI
-    messages from the request's `forms` when given)."""
+    messages from the request's `forms` when given); with the provider request around
+    them in `request` when the agent sent one."""
     data = result.model_dump(mode="json", exclude={"messages"})
     data["messages"] = dump_as(result.messages, result.format, forms)
-    return data
+    return data if provider is None else hand_back(data, provider)

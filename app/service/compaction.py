@@ -23,11 +23,11 @@ event loop.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from anyio import to_thread
 
@@ -48,6 +48,7 @@ from app.core.decide import (
 from app.core.errors import CountError, RecordStoreError
 from app.core.holds import Hold, refilling
 from app.core.messages import Message, tool_uses
+from app.core.models import MODELS, ModelSpec
 from app.core.partition import partition_messages
 from app.core.ports import (
     Archive,
@@ -58,9 +59,9 @@ from app.core.ports import (
     WorkdirReader,
 )
 from app.core.records import CompactionRecord, RecordStore
-from app.core.tokens import count_messages
+from app.core.tokens import count_messages, tool_texts
 from app.core.validate import violations
-from app.core.vocabulary import TokenizerName
+from app.core.vocabulary import LocalTokenizer, TokenizerName
 from app.service.attempt import attempt, kept_or_refused
 from app.service.clock import time_sortable_id, utc_now
 from app.service.defaults import Defaults
@@ -133,8 +134,12 @@ class CompactionService:
         new_id: Callable[[], str] = time_sortable_id,
         records: RecordStore | None = None,
         slots: SummarySlots | None = None,
+        o200k: Tokenizer | None = None,
+        models: Mapping[str, ModelSpec] = MODELS,
     ) -> None:
         self.tokenizer = tokenizer
+        self.o200k = o200k
+        self.models = models
         self.workdir = workdir
         self.archive = archive
         self.provider_counter = provider_counter
@@ -185,6 +190,9 @@ class CompactionService:
     async def count_with(self, messages: Sequence[Message], tokenizer: TokenizerName) -> Count:
         """The provider's count when asked for and available; else the local one, marked
         inexact with a warning when the provider's was asked for."""
+        if tokenizer == "o200k":
+            counts, counted = await self.count_each_by(messages, tokenizer)
+            return replace(counted, token_count=sum(counts))
         if tokenizer == "anthropic":
             if self.provider_counter is None:
                 warning = "no Anthropic API key: counted locally"
@@ -199,6 +207,42 @@ class CompactionService:
             local = await self.count(messages)
             return Count(local, self.tokenizer.name, exact=False, warnings=(warning,))
         return Count(await self.count(messages), self.tokenizer.name)
+
+    async def count_each_by(
+        self, messages: Sequence[Message], tokenizer: LocalTokenizer
+    ) -> tuple[list[int], Count]:
+        """Each message's count by a local encoding, and who counted (o200k falls back to
+        cl100k, inexact, in a service built without it)."""
+        if tokenizer == "o200k" and self.o200k is not None:
+            counts = await to_thread.run_sync(count_messages, self.o200k, messages)
+            return counts, Count(0, self.o200k.name)
+        counts = await self.count_each(messages)
+        if tokenizer == "o200k":
+            return counts, Count(0, self.tokenizer.name, False, ("o200k not loaded: cl100k",))
+        return counts, Count(0, self.tokenizer.name)
+
+    async def count_tools(
+        self, tools: Sequence[Mapping[str, Any]], tokenizer: TokenizerName
+    ) -> int:
+        """The local count of tool definitions (o200k's when asked for, else cl100k's)."""
+        if not tools:
+            return 0
+        counter = self.o200k if tokenizer == "o200k" and self.o200k is not None else self.tokenizer
+        counts = await to_thread.run_sync(counter.count_batch, tool_texts(tools))
+        return sum(counts)
+
+    def as_judged(self, counted: Count, basis: Basis) -> Count:
+        """`counted` as the threshold sees it: raised by the model's margin and the tokens
+        outside the messages; exact only when the count is the model's own."""
+        provider = self.provider_counter
+        local = provider is None or counted.tokenizer != provider.name
+        # The provider's own count is exact, but not once tools counted here are added.
+        own = basis.exact if local else basis.fixed_tokens == 0
+        return replace(
+            counted,
+            token_count=basis.raised(counted.token_count, local),
+            exact=counted.exact and own,
+        )
 
     async def count_each(self, messages: Sequence[Message]) -> list[int]:
         return await to_thread.run_sync(count_messages, self.tokenizer, messages)
@@ -248,8 +292,8 @@ class CompactionService:
 
         async def count() -> Count:
             if local is not None and basis.tokenizer == "tiktoken":
-                return Count(local, self.tokenizer.name)
-            return await self.count_with(messages, basis.tokenizer)
+                return self.as_judged(Count(local, self.tokenizer.name), basis)
+            return self.as_judged(await self.count_with(messages, basis.tokenizer), basis)
 
         return count
 

@@ -59,6 +59,7 @@ from app.core.jobs import (
     swap_prefix,
 )
 from app.core.messages import Message, dump_messages
+from app.core.provider_request import ProviderRequest
 from app.core.request_context import DEADLINE, answer_reserve, deadline_at
 from app.core.validate import Violation
 from app.core.vocabulary import TokenizerName
@@ -467,7 +468,9 @@ class JobManager:
                     message = f"{type(exc).__name__}: {exc}"
                     await self._finish(job_id, "failed", reason="error", message=message)
                 else:
-                    await self._finish(job_id, "done", result=result_json(result, request.forms))
+                    await self._finish(
+                        job_id, "done", result=result_json(result, request.forms, request.provider)
+                    )
         finally:
             if self._tasks.get(job_id) is asyncio.current_task():
                 del self._tasks[job_id]
@@ -638,10 +641,18 @@ def request_to_json(request: CompactRequest) -> JsonDict:
         "instructions": request.instructions,
         "format": request.format,
         "reason": request.reason,
+        "provider": (
+            {"fields": dict(request.provider.fields), "head": request.provider.head}
+            if request.provider is not None
+            else None
+        ),
         "basis": {
             "usage": dict(request.basis.usage) if request.basis.usage is not None else None,
             "pending_input": request.basis.pending_input,
             "tokenizer": request.basis.tokenizer,
+            "exact": request.basis.exact,
+            "margin": request.basis.margin,
+            "fixed_tokens": request.basis.fixed_tokens,
         },
     }
 
@@ -649,12 +660,22 @@ def request_to_json(request: CompactRequest) -> JsonDict:
 def _basis_from_json(data: JsonDict) -> Basis:
     """The stored threshold basis; a request stored before it existed counts as it did."""
     usage = data.get("usage")
-    tokenizer: TokenizerName = "anthropic" if data.get("tokenizer") == "anthropic" else "tiktoken"
+    stored = data.get("tokenizer")
+    tokenizer: TokenizerName = stored if stored in ("anthropic", "o200k") else "tiktoken"
     return Basis(
         usage=dict(usage) if isinstance(usage, dict) else None,
         pending_input=data.get("pending_input"),
         tokenizer=tokenizer,
+        exact=data.get("exact") is not False,
+        margin=float(data.get("margin") or 0.0),
+        fixed_tokens=int(data.get("fixed_tokens") or 0),
     )
+
+
+def _provider_from_json(data: Any) -> ProviderRequest | None:
+    if not isinstance(data, dict):
+        return None
+    return ProviderRequest(fields=dict(data.get("fields") or {}), head=int(data.get("head") or 0))
 
 
 def request_from_json(data: JsonDict) -> CompactRequest:
@@ -669,6 +690,7 @@ def request_from_json(data: JsonDict) -> CompactRequest:
             format=data.get("format") or "anthropic",
             reason=data.get("reason"),
             basis=_basis_from_json(data.get("basis") or {}),
+            provider=_provider_from_json(data.get("provider")),
         )
     except (KeyError, TypeError, ValidationError) as exc:
         raise ValueError(f"stored request is unreadable: {exc}") from exc

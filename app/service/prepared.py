@@ -12,6 +12,7 @@ from app.core.dialects import OpenAIForms
 from app.core.errors import InvalidConversationError
 from app.core.messages import Message
 from app.core.partition import Partition
+from app.core.provider_request import ProviderRequest
 from app.core.records import RecordReason
 from app.core.validate import Violation
 from app.core.vocabulary import Format, StrategyName
@@ -37,6 +38,8 @@ class CompactRequest:
     # Each message's OpenAI JSON, once: seeded when an OpenAI request is read, so the
     # input check, the archive and the answer reuse the items sent.
     forms: OpenAIForms = field(default_factory=OpenAIForms, compare=False, repr=False)
+    # The provider request around the messages, when the agent sent one: handed back.
+    provider: ProviderRequest | None = None
 
     @property
     def record_reason(self) -> RecordReason:

@@ -222,7 +222,7 @@ async def test_the_answer_and_archive_are_those_of_converting_every_message(
         archive = MemoryArchive()
         workdir = DictWorkdir({"src/a.py": SOURCE})
         service = build_service(tokenizer, ExtractiveSummarizer(), workdir=workdir, archive=archive)
-        request = compact_request(body, OpenAIForms())
+        request = await compact_request(body, OpenAIForms(), service)
         result = await service.compact(request)
         assert result.compacted, result.reason
         archived = archive.saved["arch-1"].messages

@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from app.api.deps import ServiceDep
 from app.api.dialect import compact_request
 from app.api.errors import error_response, invalid_conversation
+from app.api.provider import system_messages
 from app.api.responses import JsonResponse
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import CompactRequestBody, CompactResponse, ErrorResponse
@@ -50,13 +51,14 @@ async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
     # is serialized.
     forms = OpenAIForms()
     try:
-        result = await service.compact(compact_request(body, forms))
+        request = await compact_request(body, forms, service)
+        result = await service.compact(request)
     except InvalidConversationError as exc:
-        raise invalid_conversation(exc) from None
+        raise invalid_conversation(exc, len(system_messages(body))) from None
     except BusyError as exc:
         return error_response(
             503,
             ErrorResponse(error="busy", message=str(exc)),
             headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
         )
-    return JsonResponse(result_json(result, forms))
+    return JsonResponse(result_json(result, forms, request.provider))
