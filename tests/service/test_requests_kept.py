@@ -103,3 +103,27 @@ async def test_full_keeps_every_request_through_many_compactions() -> None:
     assert any(f.kind == "file_changed" for f in ledger)
     assert any(f.kind == "command" for f in ledger)
     assert TOKENIZER.count(summary[summary.index("## Ledger") :]) <= BUDGET
+
+
+@pytest.mark.anyio
+async def test_the_first_request_after_a_compaction_keeps_the_users_own_words() -> None:
+    """After a compaction, the next span's first request is a later request, not the goal:
+    kept in the user's own words like any other, not cut to its first characters (here a
+    paste that comes before the question)."""
+    service = build_service(TOKENIZER, FakeSummarizer(lambda r: SUMMARY), ledger_budget=BUDGET)
+    options = CompactOptions(strategy="full", context_window=WINDOW, fallback=False)
+    first, _ = stretch(0)
+    result = await service.compact(
+        CompactRequest(parse([system("s"), *first]), options, force=True)
+    )
+    question = "Which of these workers should I restart first, and why?"
+    later = [user(f"{PASTE}\n{question}"), assistant("Looking."), *stretch(1)[0]]
+    result = await service.compact(
+        CompactRequest([*result.messages, *parse(later)], options, force=True)
+    )
+    ledger = parse_ledger(str(dump_messages(result.messages)[1]["content"]))
+    asked = [f.text for f in ledger if f.kind == "request"]
+    assert [f.text for f in ledger if f.kind == "goal"] == [request(0)]
+    assert len(asked) == 2
+    assert question in asked[0]
+    assert asked[1] == request(1)
