@@ -1,0 +1,127 @@
+"""The summary check against answers its other tests do not spell (a reviewer's held-out
+set): refusals, apologies and provider errors in other words and ten languages, wherever
+they stand; and real summaries, of short and long corpus sessions, that still pass."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.core.dialects import parse_messages
+from app.core.ports import SummaryRequest
+from app.core.prompt import SUMMARY_SYSTEM
+from app.core.summary_check import SummarySource, accept_summary, check_summary, source_of
+from tests.builders import parse
+from tests.corpus import FILES, load
+from tests.summary_answers import request
+from tests.summary_heldout import (
+    CHINESE_CONVERSATION,
+    CHINESE_SUMMARY,
+    COLON_FIRST_MESSAGE,
+    COLON_PARAPHRASE,
+    COLON_SUMMARY,
+    ERRORS,
+    GUARD_CONVERSATION,
+    GUARD_SUMMARIES,
+    ONE_TOOL_CONVERSATION,
+    ONE_TOOL_SUMMARY,
+    PLACES,
+    RATE_LIMITED_CONVERSATION,
+    RATE_LIMITED_SUMMARY,
+    REFUSALS,
+)
+
+SOURCE = source_of(request())
+
+
+def judged(text: str, source: SummarySource = SOURCE) -> str | None:
+    failure = check_summary(
+        text,
+        template="sections",
+        cap_tokens=10_000,
+        count=lambda t: len(t.split()),
+        source=source,
+    )
+    return None if failure is None else failure.reason
+
+
+def accepted(text: str, source: SummarySource = SOURCE) -> str:
+    verdict = accept_summary(
+        text,
+        template="sections",
+        cap_tokens=10_000,
+        count=lambda t: len(t.split()),
+        source=source,
+    )
+    assert isinstance(verdict, str), verdict
+    return verdict
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("name", REFUSALS)
+def test_a_refusal_in_other_words_fails_wherever_it_stands(name: str, place: str) -> None:
+    assert judged(PLACES[place](REFUSALS[name])) in {"refusal", "apology"}
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("name", ERRORS)
+def test_a_provider_error_in_other_words_fails_wherever_it_stands(name: str, place: str) -> None:
+    assert judged(PLACES[place](ERRORS[name])) == "error_message"
+
+
+def source_of_conversation(conversation: list[dict[str, Any]]) -> SummarySource:
+    messages = parse(conversation)
+    return source_of(
+        SummaryRequest(messages=tuple(messages), system=SUMMARY_SYSTEM, prompt="", max_words=1200)
+    )
+
+
+def source_of_corpus(name: str, cut: int | None = None) -> SummarySource:
+    [path] = [f for f in FILES if f.name == name]
+    messages = parse_messages([m for m in load(path) if m.get("role") != "system"], "anthropic")
+    part = tuple(messages[:cut] if cut else messages)
+    return source_of(
+        SummaryRequest(messages=part, system=SUMMARY_SYSTEM, prompt="", max_words=1200)
+    )
+
+
+COLON = "swe-swe-agent-test-repo-i1.anthropic.json"
+REAL = {
+    "refusal-task-reported": (GUARD_CONVERSATION, GUARD_SUMMARIES["reports-the-refusal-task"]),
+    "refusal-task-quoted": (GUARD_CONVERSATION, GUARD_SUMMARIES["quotes-the-refusal-unmarked"]),
+    "chinese-under-english-headings": (CHINESE_CONVERSATION, CHINESE_SUMMARY),
+    "one-request-one-tool-call": (ONE_TOOL_CONVERSATION, ONE_TOOL_SUMMARY),
+    "quotes-a-rate-limit-error": (RATE_LIMITED_CONVERSATION, RATE_LIMITED_SUMMARY),
+}
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_summaries_of_small_conversations_pass_unchanged(name: str) -> None:
+    conversation, summary = REAL[name]
+    assert accepted(summary, source_of_conversation(conversation)) == summary.strip()
+
+
+@pytest.mark.parametrize(
+    ("summary", "cut"),
+    [(COLON_SUMMARY, None), (COLON_PARAPHRASE, None), (COLON_FIRST_MESSAGE, 1)],
+    ids=["paraphrase", "strong-paraphrase", "first-message-says-none"],
+)
+def test_real_summaries_of_a_corpus_session_pass_unchanged(summary: str, cut: int | None) -> None:
+    assert accepted(summary, source_of_corpus(COLON, cut)) == summary.strip()
+
+
+@pytest.mark.parametrize(
+    "chatter",
+    [
+        "Sure! Here is the summary you asked for:\n\n{}",
+        "Certainly. Below is a concise summary of the session.\n\n{}\nLet me know if you need "
+        "anything else!",
+        "Happy to help!\n{}\nI hope this helps.",
+        "好的，以下是对话摘要：\n{}",
+        "¡Claro! Aquí tienes el resumen:\n{}",
+    ],
+)
+def test_polite_chatter_around_a_real_summary_is_no_refusal(chatter: str) -> None:
+    text = chatter.format(COLON_SUMMARY)
+    assert accepted(text, source_of_corpus(COLON)) == text.strip()

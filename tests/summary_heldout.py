@@ -1,0 +1,263 @@
+"""Answers no earlier test spelled, written as a hostile reviewer would: refusals, apologies
+and provider errors in other phrasings and ten languages; and the places to put one in an
+answer (alone, under one heading or all of them, bold, quoted, after a real section)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.builders import assistant, tool_result, tool_use, user
+from tests.summary_answers import SECTION_TITLES, SUMMARY
+
+# Sentences a model writes instead of a summary, none of them spelled in the other tests.
+REFUSALS = {
+    "en-wont-be": "I won't be summarizing this conversation.",
+    "en-position": "I'm not in a position to summarize this conversation.",
+    "en-as-an-ai-access": "As an AI, I do not have access to the conversation.",
+    "en-ability": "I don't have the ability to summarize this content.",
+    "en-guidelines": "This request goes against my guidelines, so I will not produce a summary.",
+    "en-unfortunately": "Unfortunately I can't provide a summary here.",
+    "en-refrain": "I'll have to refrain from summarizing this.",
+    "en-not-possible-for-me": "It's not possible for me to summarize this conversation.",
+    "en-fulfil": "I am unable to fulfil this request.",
+    "en-create": "I'm not able to create that summary for you.",
+    "en-decline": "I'm going to decline this request.",
+    "en-policies": "Summarizing this would violate my usage policies.",
+    "en-ask-for-input": "Please provide the conversation you'd like me to summarize.",
+    "zh-traditional": "抱歉，我無法協助總結這段對話。",
+    "zh-no-subject": "很抱歉，无法为您提供这段对话的摘要。",
+    "zh-cannot-meet": "对不起，我不能满足你的要求。",
+    "zh-as-an-ai": "作为一个AI语言模型，我无法总结这段对话。",
+    "es-hacer": "No puedo hacer un resumen de esta conversación.",
+    "es-ayudarte": "Lo siento, no puedo ayudarte con eso.",
+    "es-impersonal": "Lamentablemente, no es posible resumir esta conversación.",
+    "de-impersonal": "Es ist mir leider nicht möglich, diese Unterhaltung zusammenzufassen.",
+    "de-dabei": "Entschuldigung, dabei kann ich Ihnen nicht helfen.",
+    "de-keine": "Ich bedaure, aber ich kann keine Zusammenfassung erstellen.",
+    "fr-impossible": "Désolé, il m'est impossible de résumer cette conversation.",
+    "fr-vous-aider": "Je ne peux pas vous aider avec cette demande.",
+    "fr-impersonal": "Malheureusement, ce n'est pas possible de produire un résumé.",
+    "ja-dekimasen": "この会話を要約することはできません。",
+    "ja-okotae": "申し訳ございませんが、そのリクエストにはお応えできません。",
+    "ja-shikanemasu": "申し訳ありませんが、ご要望にはお応えしかねます。",
+    "pt-ajudar": "Desculpe, mas não posso ajudar com isso.",
+    "pt-consigo": "Lamento, não consigo resumir esta conversa.",
+    "it-aiutarti": "Mi dispiace, ma non posso aiutarti con questa richiesta.",
+    "it-in-grado": "Non sono in grado di riassumere questa conversazione.",
+    "ko-dowa": "죄송하지만 이 요청은 도와드릴 수 없습니다.",
+    "ko-yoyak": "이 대화를 요약할 수 없습니다.",
+    "ru-pomoch": "Извините, но я не могу помочь с этим запросом.",
+    "ru-itog": "К сожалению, я не могу подвести итог этого разговора.",
+}
+ERRORS = {
+    "json-overloaded": '{"error": {"message": "overloaded", "type": "overloaded_error"}}',
+    "json-server-error": (
+        '{"error": {"message": "The server had an error while processing your request. '
+        'Sorry about that!"}}'
+    ),
+    "html-503": (
+        "<html><head><title>503 Service Unavailable</title></head><body><center><h1>503 "
+        "Service Unavailable</h1></center><hr><center>nginx</center></body></html>"
+    ),
+    "html-503-lines": (
+        "<html>\n<head><title>503 Service Temporarily Unavailable</title></head>\n<body>\n"
+        "<h1>503 Service Temporarily Unavailable</h1>\n</body>\n</html>"
+    ),
+    "rate-limit": "You have exceeded your rate limit. Please slow down.",
+    "rate-429": "429 Too Many Requests",
+    "rate-reached": (
+        "Rate limit reached for gpt-4o in organization org-abc on tokens per min. Limit: 30000."
+    ),
+    "context-length": (
+        "This model's maximum context length is 128000 tokens. However, your messages "
+        "resulted in 210000 tokens."
+    ),
+    "context-exceeded": "Error: context length exceeded (prompt is too long: 220000 tokens)",
+    "prompt-too-long": "prompt is too long: 215000 tokens > 200000 maximum",
+    "input-too-long": "Input is too long for requested model.",
+    "overloaded-word": "Overloaded",
+    "capacity": "The model is currently at capacity. Please retry your request later.",
+    "timed-out": "Request timed out.",
+    "bad-gateway": "502 Bad Gateway",
+    "gateway-timeout": "504 Gateway Time-out",
+    "cloudflare": "Error code 524: A timeout occurred",
+    "connection": "Connection error: the connection was reset by peer.",
+    "zh-busy": "系统繁忙，请稍后重试。",
+    "zh-frequent": "请求过于频繁，请稍后再试",
+    "es-procesar": "Se ha producido un error al procesar tu solicitud.",
+    "de-verarbeitung": "Bei der Verarbeitung Ihrer Anfrage ist ein Fehler aufgetreten.",
+    "fr-traitement": "Une erreur s'est produite lors du traitement de votre demande.",
+    "ja-retry": "エラーが発生しました。もう一度お試しください。",
+    "pt-processar": "Ocorreu um erro ao processar sua solicitação.",
+    "it-elaborazione": "Si è verificato un errore durante l'elaborazione della richiesta.",
+    "ko-processing": "요청을 처리하는 중 오류가 발생했습니다.",
+    "ru-processing": "Произошла ошибка при обработке запроса.",
+}
+
+_FIRST_BULLET = (
+    "- Fix the failing parser tests in `src/parser.py`; off-topic questions get a fixed reply."
+)
+
+
+def every_heading(body: str) -> str:
+    return "\n".join(f"## {title}\n{body}" for title in SECTION_TITLES)
+
+
+def _after_first_section(body: str) -> str:
+    head, rest = SUMMARY.split("## File Operations")
+    return f"{head}{body}\n## File Operations{rest}"
+
+
+# Where a sentence goes in an answer.
+PLACES: dict[str, Callable[[str], str]] = {
+    "alone": lambda s: s,
+    "under-one-heading": lambda s: f"## Goals & Decisions\n{s}",
+    "under-every-heading": every_heading,
+    "as-the-first-section": lambda s: SUMMARY.replace(_FIRST_BULLET, s),
+    "after-a-real-section": _after_first_section,
+    "bold": lambda s: every_heading(f"**{s}**"),
+    "blockquote": lambda s: every_heading(f"> {s}"),
+    "italic-under-title": lambda s: f"# Summary\n\n_{s}_",
+}
+
+
+# Real summaries that must pass, each with the conversation it summarizes.
+GUARD_CONVERSATION = [
+    user(
+        "Add a guard to bot/reply.py: the bot must refuse requests that ask for medical "
+        'dosage, answering "I can\'t help with that; please ask a doctor."'
+    ),
+    assistant("Reading the reply module.", tool_use("read_file", "t1", path="bot/reply.py")),
+    tool_result("t1", "def reply(text):\n    return llm(text)\n"),
+    assistant(
+        "Adding the guard.",
+        tool_use("edit_file", "t2", path="bot/reply.py", old="return llm(text)", new="guard"),
+    ),
+    tool_result("t2", "ok"),
+    assistant("Added the dosage guard with the fixed refusal text."),
+]
+GUARD_TAIL = """## File Operations
+- `bot/reply.py`: read, then edited to return `REFUSAL` when `is_dosage(text)` holds.
+## Tool Calls
+- `read_file bot/reply.py`, `edit_file bot/reply.py`.
+## Task Status
+- Done: the dosage guard is in place.
+## Errors & Resolutions
+None.
+"""
+GUARD_SUMMARIES = {
+    "reports-the-refusal-task": "## Goals & Decisions\n- The user asked the agent to make "
+    "the bot refuse requests that ask for medical dosage, with a fixed refusal reply.\n"
+    + GUARD_TAIL,
+    "quotes-the-refusal-unmarked": "## Goals & Decisions\n- The bot must refuse dosage "
+    "requests by answering: I can't help with that; please ask a doctor.\n" + GUARD_TAIL,
+}
+CHINESE_CONVERSATION = [
+    user("请修复 app/config.py 中的配置加载错误：读取 settings.yaml 时抛出 KeyError: 'database'。"),
+    assistant("Reading the config.", tool_use("read_file", "t1", path="app/config.py")),
+    tool_result(
+        "t1", "def load():\n    return yaml.safe_load(open('settings.yaml'))['database']\n"
+    ),
+    assistant(
+        "Fixing.",
+        tool_use(
+            "edit_file", "t2", path="app/config.py", old="['database']", new=".get('database', {})"
+        ),
+    ),
+    tool_result("t2", "ok"),
+    assistant("已修复：缺少 database 键时返回空字典。"),
+]
+CHINESE_SUMMARY = """## Goals & Decisions
+- 用户要求修复 `app/config.py` 中的配置加载错误（读取 settings.yaml 时抛出 KeyError: 'database'）。
+- 决定：缺少 database 键时返回空字典。
+## File Operations
+- 读取并修改了 `app/config.py`：`['database']` 改为 `.get('database', {})`。
+## Tool Calls
+- `read_file app/config.py`，`edit_file app/config.py`。
+## Task Status
+- 已完成。
+## Errors & Resolutions
+- KeyError: 'database'：通过 `.get` 默认值解决。
+"""
+ONE_TOOL_CONVERSATION = [
+    user("What's in requirements.txt?"),
+    assistant("Reading.", tool_use("read_file", "t1", path="requirements.txt")),
+    tool_result("t1", "fastapi==0.115\nhttpx==0.28\n"),
+]
+ONE_TOOL_SUMMARY = """## Goals & Decisions
+- The user asked what `requirements.txt` contains.
+## File Operations
+- Read `requirements.txt`: fastapi 0.115 and httpx 0.28.
+## Tool Calls
+- `read_file requirements.txt`.
+## Task Status
+- Answered.
+## Errors & Resolutions
+None.
+"""
+RATE_LIMITED_CONVERSATION = [
+    user("Deploy the site with ./deploy.sh"),
+    assistant("Deploying.", tool_use("bash", "t1", command="./deploy.sh")),
+    tool_result(
+        "t1",
+        "upload failed: 429 Too Many Requests - rate limit exceeded, try again later",
+        is_error=True,
+    ),
+    assistant(
+        "The CDN rate-limited us; waiting and retrying.",
+        tool_use("bash", "t2", command="sleep 60 && ./deploy.sh"),
+    ),
+    tool_result("t2", "deployed to https://example.org"),
+]
+RATE_LIMITED_SUMMARY = """## Goals & Decisions
+- Deploy the site with `./deploy.sh`.
+## File Operations
+None.
+## Tool Calls
+- `./deploy.sh` failed: the CDN answered 429 Too Many Requests
+  (rate limit exceeded, try again later).
+- `sleep 60 && ./deploy.sh` deployed to https://example.org.
+## Task Status
+- Done: deployed.
+## Errors & Resolutions
+- Rate limit on upload: waited a minute and retried.
+"""
+# The corpus session `swe-swe-agent-test-repo-i1` (a missing colon), summarized as strong
+# models do: in their own words, or from its first message only.
+COLON_SUMMARY = """## Goals & Decisions
+- Repair a syntax error reported in `missing_colon.py`: the `division` function's signature
+  lacked its trailing colon.
+## File Operations
+- Opened `tests/missing_colon.py` and edited line 4 so the definition ends with a colon.
+## Tool Calls
+- `find_file` located the module; `python tests/missing_colon.py` then printed 8.2;
+  `submit` sent the diff.
+## Task Status
+- Finished and submitted.
+## Errors & Resolutions
+- SyntaxError from the missing colon, fixed by the one-line edit.
+"""
+COLON_PARAPHRASE = """## Goals & Decisions
+The repository had a broken Python script; the objective was to make it parse again with a
+minimal change.
+## File Operations
+One script under tests/ was patched in place: the def line of division now terminates properly.
+## Tool Calls
+Search, open, edit, execution (printed 8.2), submission.
+## Task Status
+Complete — patch submitted.
+## Errors & Resolutions
+None beyond the original syntax problem.
+"""
+COLON_FIRST_MESSAGE = """## Goals & Decisions
+- The user showed a demonstration of the interface and asked to fix the issue it describes
+  in the repository.
+## File Operations
+None.
+## Tool Calls
+None yet.
+## Task Status
+Not started: no command has been run.
+## Errors & Resolutions
+None.
+"""
