@@ -261,3 +261,56 @@ Not started: no command has been run.
 ## Errors & Resolutions
 None.
 """
+
+_HEAD, _TOOL_CALLS = SUMMARY.split("## Tool Calls")
+# A real summary (`SUMMARY`) wrapped in what is not part of it: reasoning in other
+# spellings, and other chat templates' tokens. Each answer is the summary once cleaned.
+WRAPPED = {
+    "thinking": "<thinking>\nThe user wants the parser work.\n</thinking>\n" + SUMMARY,
+    "analysis-tag": "<analysis>\nThe user wants a summary.\n</analysis>\n" + SUMMARY,
+    "tag-with-attributes": '<think type="internal">\nplanning\n</think>\n' + SUMMARY,
+    "seed-think": "<seed:think>\nplanning\n</seed:think>\n" + SUMMARY,
+    "begin-of-thought": "<|begin_of_thought|>\nThe user wants a summary.\n<|end_of_thought|>\n"
+    + "<|begin_of_solution|>\n"
+    + SUMMARY
+    + "<|end_of_solution|>",
+    "magistral": "[THINK]The user wants a summary. I should list the files.[/THINK]\n" + SUMMARY,
+    "harmony": "<|channel|>analysis<|message|>We need to summarize. The user fixed the parser."
+    "<|end|><|start|>assistant<|channel|>final<|message|>" + SUMMARY + "<|return|>",
+    "harmony-without-end": "<|channel|>analysis<|message|>We need to summarize."
+    "<|start|>assistant<|channel|>final<|message|>" + SUMMARY,
+    "nested": "<think>\nouter\n<think>\ninner\n</think>\nmore\n</think>\n" + SUMMARY,
+    "in-the-middle": _HEAD
+    + "<think>\nwait, the tool calls again\n</think>\n## Tool Calls"
+    + _TOOL_CALLS,
+    "inline": "<think>The user wants a summary.</think> " + SUMMARY,
+    "upper-case": "<THINK>\nplanning\n</THINK>\n" + SUMMARY,
+    "llama3": "<|start_header_id|>assistant<|end_header_id|>\n\n" + SUMMARY + "<|eot_id|>",
+    "llama3-invented-user-turn": SUMMARY
+    + "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nthanks",
+    "gemma": "<start_of_turn>model\n" + SUMMARY + "<end_of_turn>",
+    "gemma-invented-user-turn": SUMMARY + "<end_of_turn>\n<start_of_turn>user\nthanks",
+    "mistral": "[/INST] " + SUMMARY + "</s>",
+    "mistral-prompt-repeated": "[INST] Summarize the conversation [/INST]" + SUMMARY,
+    "phi": "<|assistant|>\n" + SUMMARY + "<|end|>",
+    "phi-invented-user-turn": SUMMARY + "<|end|>\n<|user|>\nthanks",
+    "deepseek": "<｜Assistant｜>" + SUMMARY + "<｜end▁of▁sentence｜>",
+    "deepseek-invented-user-turn": SUMMARY + "<｜end▁of▁sentence｜><｜User｜>continue",
+    "deepseek-think": "<｜Assistant｜><think>\nplan\n</think>\n" + SUMMARY,
+    "chatml-invented-user-turn": SUMMARY + "<|im_end|>\n<|im_start|>user\nThanks!<|im_end|>",
+}
+# Reasoning that never reached its answer, in the same spellings.
+REASONING_ONLY = {
+    "thinking-wraps-summary": "<thinking>\n" + SUMMARY + "\n</thinking>",
+    "analysis-wraps-summary": "<analysis>\n" + SUMMARY + "\n</analysis>",
+    "reasoning-unclosed": "<reasoning>\nlet me consider\n" + SUMMARY,
+    "begin-of-thought-unclosed": "<|begin_of_thought|>\nThe user wants a summary. " + SUMMARY,
+    "magistral-unclosed": "[THINK]The user wants a summary. " + SUMMARY,
+    "harmony-analysis-only": "<|channel|>analysis<|message|>We need to summarize.\n"
+    + SUMMARY
+    + "<|end|>",
+    "harmony-unclosed": "<|channel|>analysis<|message|>We need to summarize the parser work",
+    "unclosed-in-the-middle": _HEAD
+    + "<think>\nwait, let me reconsider\n## Tool Calls"
+    + _TOOL_CALLS,
+}

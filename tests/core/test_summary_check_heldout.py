@@ -14,7 +14,7 @@ from app.core.prompt import SUMMARY_SYSTEM
 from app.core.summary_check import SummarySource, accept_summary, check_summary, source_of
 from tests.builders import parse
 from tests.corpus import FILES, load
-from tests.summary_answers import request
+from tests.summary_answers import SUMMARY, request
 from tests.summary_heldout import (
     CHINESE_CONVERSATION,
     CHINESE_SUMMARY,
@@ -29,7 +29,9 @@ from tests.summary_heldout import (
     PLACES,
     RATE_LIMITED_CONVERSATION,
     RATE_LIMITED_SUMMARY,
+    REASONING_ONLY,
     REFUSALS,
+    WRAPPED,
 )
 
 SOURCE = source_of(request())
@@ -125,3 +127,26 @@ def test_real_summaries_of_a_corpus_session_pass_unchanged(summary: str, cut: in
 def test_polite_chatter_around_a_real_summary_is_no_refusal(chatter: str) -> None:
     text = chatter.format(COLON_SUMMARY)
     assert accepted(text, source_of_corpus(COLON)) == text.strip()
+
+
+def lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("name", WRAPPED)
+def test_reasoning_and_template_tokens_of_any_spelling_are_removed(name: str) -> None:
+    assert lines(accepted(WRAPPED[name])) == lines(SUMMARY)
+
+
+@pytest.mark.parametrize("name", REASONING_ONLY)
+def test_reasoning_that_never_reached_an_answer_fails(name: str) -> None:
+    assert judged(REASONING_ONLY[name]) == "reasoning_only"
+
+
+def test_reasoning_tokens_quoted_in_a_summary_are_text() -> None:
+    text = SUMMARY.replace(
+        "- ModuleNotFoundError for yaml: resolved by installing pyyaml.",
+        "- ModuleNotFoundError for yaml: resolved by installing pyyaml (the `[THINK]`\n"
+        "  and `[/THINK]` tokens of the model were noted).",
+    )
+    assert accepted(text) == text.strip()
