@@ -98,7 +98,7 @@ def _as_think_tags(text: str) -> str:
 
 def _without_template(text: str) -> str:
     turns = _USER_TURN_END.split(text)
-    if len(turns) > 1 and _OPENERS.sub("", turns[-1]).strip():
+    if len(turns) > 1 and _CLOSERS.sub("", _OPENERS.sub("", turns[-1])).strip():
         text = turns[-1]
     for closer in _CLOSERS.finditer(text):
         before = text[: closer.start()]
