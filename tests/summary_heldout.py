@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.core.prompt import DIMENSIONS, serialize_for_summary
 from tests.builders import assistant, tool_result, tool_use, user
-from tests.summary_answers import SECTION_TITLES, SUMMARY
+from tests.summary_answers import SECTION_TITLES, SUMMARY, request
 
 # Sentences a model writes instead of a summary, none of them spelled in the other tests.
 REFUSALS = {
@@ -313,4 +314,77 @@ REASONING_ONLY = {
     "unclosed-in-the-middle": _HEAD
     + "<think>\nwait, let me reconsider\n## Tool Calls"
     + _TOOL_CALLS,
+}
+
+_TRANSCRIPT = serialize_for_summary(request().messages)
+_INSTRUCTIONS = request().prompt.split("<conversation>")[0]
+# Echoes of the prompt, its template or its transcript, in other forms than the tests spell.
+ECHOES = {
+    "prompt-misspelt": (
+        request().prompt.replace("the", "teh").replace("summary", "sumary"),
+        "echo",
+    ),
+    "instructions-upper-case": (_INSTRUCTIONS.upper(), "echo"),
+    "instructions-reworded": (
+        _INSTRUCTIONS.replace("Summarize", "Please summarise")
+        .replace("exactly", "precisely")
+        .replace("Every", "Each")
+        .replace("important", "key"),
+        "echo",
+    ),
+    "template-fill-in": (every_heading("<fill in>"), "empty_sections"),
+    "template-todo": (every_heading("[TODO]"), "empty_sections"),
+    "template-ellipsis": (every_heading("..."), "empty_sections"),
+    "template-n-a": (every_heading("N/A"), "empty_sections"),
+    "template-tbd": (every_heading("- TBD\n- TBD"), "empty_sections"),
+    "template-descriptions-bracketed": (
+        "\n".join(f"## {title}\n[{what}]" for title, what in DIMENSIONS),
+        "echo",
+    ),
+    "template-descriptions": ("\n".join(f"## {t}\n{what}" for t, what in DIMENSIONS), "echo"),
+    "transcript-roles-renamed": (
+        _TRANSCRIPT.replace("[user]", "USER:").replace("[assistant]", "AI:"),
+        "copy",
+    ),
+    "transcript-under-headings": (every_heading(_TRANSCRIPT[:600]), "copy"),
+}
+FILLERS = {
+    "lorem-variant": (
+        every_heading(
+            "Lorem ipsum dolor sit amet, consectetuer adipiscing elit. Aenean commodo ligula "
+            "eget dolor. Aenean massa. Cum sociis natoque penatibus et magnis dis parturient."
+        ),
+        "filler",
+    ),
+    "cupcake-ipsum": (
+        every_heading("Cupcake ipsum dolor sit amet gummies. Halvah tart pastry sweet roll."),
+        "filler",
+    ),
+    "random-english": (
+        every_heading(
+            "The quick brown fox jumps over the lazy dog while purple elephants dance under "
+            "moonlight near the river bank."
+        ),
+        "filler",
+    ),
+    "greek-letters": (every_heading("alpha beta gamma delta epsilon zeta eta theta"), "filler"),
+    "placeholder-words": (every_heading("xxx xxx xxx yyy"), "repetitive"),
+    "emoji-only": (every_heading("🚀 ✅ 🎉 👍"), "empty_sections"),
+    "zero-width-only": (every_heading("\u200b\u200b"), "empty_sections"),
+    "direction-marks-only": (every_heading("\u200f\u200e\u200f"), "empty_sections"),
+    "wide-spaces-only": (every_heading("\u00a0\u00a0\u3000"), "empty_sections"),
+    "punctuation-only": (every_heading("---\n***\n..."), "empty_sections"),
+    "empty-bullets": (every_heading("-\n-\n- ?!"), "empty_sections"),
+    "one-word": (every_heading("parser"), "empty_sections"),
+    "numbered-lines": (
+        "## Goals & Decisions\n"
+        + "\n".join(f"- Item {i}: value {i * 7} recorded." for i in range(300))
+        + "\n"
+        + "\n".join(f"## {t}\n- Item 1: value 7 recorded." for t in SECTION_TITLES[1:]),
+        "filler",
+    ),
+    "one-true-line-under-every-heading": (
+        every_heading("Tests were fixed in src/parser.py."),
+        "repetitive",
+    ),
 }

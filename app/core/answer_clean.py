@@ -3,9 +3,10 @@
 Thinking models write their reasoning into the answer (`<think>…</think>`, `<thinking>`,
 `<reasoning>`, `<analysis>`, `<|begin_of_thought|>`, `[THINK]`, Harmony's analysis
 channel), and a server with a wrong chat template leaks its control tokens
-(`<|im_start|>assistant`, `<|eot_id|>`, `[INST]`, `<s>`, `<start_of_turn>`, `<｜Assistant｜>`). Neither may reach the
-stored summary, and neither may hide what the rest of the answer is, so both go before
-anything is judged. The cleaned text is what the summary becomes when it is accepted.
+(`<|im_start|>assistant`, `<|eot_id|>`, `[INST]`, `<s>`, `<start_of_turn>`, `<｜Assistant｜>`).
+Neither may reach the stored summary, and neither may hide what the rest of the answer
+is, so both go before anything is judged. The cleaned text is what the summary becomes
+when it is accepted.
 
 Rules:
 - A reasoning tag counts only where a model writes one: at the start of a line. A tag

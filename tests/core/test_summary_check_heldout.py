@@ -21,7 +21,9 @@ from tests.summary_heldout import (
     COLON_FIRST_MESSAGE,
     COLON_PARAPHRASE,
     COLON_SUMMARY,
+    ECHOES,
     ERRORS,
+    FILLERS,
     GUARD_CONVERSATION,
     GUARD_SUMMARIES,
     ONE_TOOL_CONVERSATION,
@@ -150,3 +152,15 @@ def test_reasoning_tokens_quoted_in_a_summary_are_text() -> None:
         "  and `[/THINK]` tokens of the model were noted).",
     )
     assert accepted(text) == text.strip()
+
+
+@pytest.mark.parametrize("name", ECHOES)
+def test_echoes_of_the_prompt_template_or_transcript_fail(name: str) -> None:
+    text, reason = ECHOES[name]
+    assert judged(text) == reason
+
+
+@pytest.mark.parametrize("name", FILLERS)
+def test_filler_under_the_headings_fails(name: str) -> None:
+    text, reason = FILLERS[name]
+    assert judged(text) == reason
