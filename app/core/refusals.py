@@ -110,7 +110,7 @@ _LEAD = (
 _CLAUSE = r"(?:[^.!?:。！？\n]{0,80}?[,;，；、]\s*(?:but\s+|so\s+|pero\s+|aber\s+|mais\s+)?)?"
 # The model speaking of itself or asking for the conversation: never a summary's sentence.
 _SELF = (
-    r"[^\n]*?(?:\bmy\s+(?:usage\s+|content\s+|safety\s+|ethical\s+)?(?:policies|policy|guidelines"
+    r"[^\n]*?(?:\b(?:violate|violates|against|breach)\s+my\s+(?:usage\s+|content\s+|safety\s+|ethical\s+)?(?:policies|policy|guidelines"
     r"|programming|principles)\b"
     rf"|\bi{_Q}?m\s+(?:just\s+|only\s+)?an?\s+(?:ai|language\s+model)\b"
     rf"|\b(?:you{_Q}d|you\s+would|you)\s+(?:like|want)\s+me\s+to\s+summari[sz]e)"
@@ -134,11 +134,7 @@ _ERROR_OPENING = (
     r"|(?:the\s+)?model\s+\S+\s+(?:does\s+not\s+exist|not\s+found|is\s+not\s+available)"
     r"|overloaded[\W_]*$|request\s+timed\s+out|connection\s+error\b"
     r"|(?:prompt|input)\s+is\s+too\s+long"  # the provider refusing the prompt's size
-    # "an error occurred" opening the sentence, in each language
-    r"|(?:se\s+(?:ha\s+)?produjo|ha\s+ocurrido|ocurri[oó])\s+un\s+error|ocorreu\s+um\s+erro"
-    r"|ein\s+fehler\s+ist\s+aufgetreten|une\s+erreur\s+(?:s['’]est\s+produite|est\s+survenue)"
-    r"|si\s+[èe]\s+verificato\s+un\s+errore|произошла\s+ошибка|エラーが発生しました"
-    r"|오류가\s*발생했습니다|发生(?:了)?错误|出现(?:了)?错误|出错了"
+
 )
 # A service failing, wherever it stands in the sentence.
 _PROVIDER_ERROR = (
