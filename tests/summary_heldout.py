@@ -49,6 +49,31 @@ REFUSALS = {
     "ko-yoyak": "이 대화를 요약할 수 없습니다.",
     "ru-pomoch": "Извините, но я не могу помочь с этим запросом.",
     "ru-itog": "К сожалению, я не могу подвести итог этого разговора.",
+    # a second round, written after the first was fixed
+    "en-something-i-cannot": "Regrettably, summarizing this transcript is something I cannot do.",
+    "en-not-something": "That's not something I can help with.",
+    "en-rather-not": "I'd rather not summarize this conversation.",
+    "en-comply": "Sorry, I'm unable to comply.",
+    "en-cannot-and-will-not": "I cannot and will not summarize this.",
+    "en-beyond": "This is beyond what I'm able to do.",
+    "en-not-something-able": "Summarizing this conversation is not something I'm able to do.",
+    "en-not-comfortable": "I'm not comfortable producing this summary.",
+    "en-nope": "Nope, can't do it.",
+    "en-say-no": "I have to say no to this request.",
+    "en-outside": "That request is outside what I can help with.",
+    "zh-cannot-help-traditional": "對不起，這個我幫不了。",
+    "zh-object-first": "这个请求我无法处理。",
+    "es-no-voy": "Perdón, pero no voy a resumir esto.",
+    "es-condiciones": "No estoy en condiciones de ayudarte con esto.",
+    "de-das-kann-ich": "Das kann ich leider nicht tun.",
+    "de-werde": "Ich werde diese Unterhaltung nicht zusammenfassen.",
+    "fr-refuse": "Je refuse de résumer cette conversation.",
+    "fr-ne-vais-pas": "Je ne vais pas résumer cette conversation.",
+    "ja-sore-wa": "それはできません。",
+    "pt-nao-vou": "Não vou resumir esta conversa.",
+    "it-farlo": "Non posso farlo.",
+    "ko-haedeuril": "그건 해드릴 수 없어요.",
+    "ru-ne-budu": "Я не буду это резюмировать.",
 }
 ERRORS = {
     "json-overloaded": '{"error": {"message": "overloaded", "type": "overloaded_error"}}',
@@ -93,6 +118,26 @@ ERRORS = {
     "it-elaborazione": "Si è verificato un errore durante l'elaborazione della richiesta.",
     "ko-processing": "요청을 처리하는 중 오류가 발생했습니다.",
     "ru-processing": "Произошла ошибка при обработке запроса.",
+    # a second round, written after the first was fixed
+    "service-is-unavailable": "Service is temporarily unavailable, please retry.",
+    "http-500": "HTTP 500: internal error",
+    "status-529": "status: 529 overloaded",
+    "sdk-exception": "openai.RateLimitError: Error code: 429",
+    "credit-balance": "Your credit balance is too low to access the Anthropic API.",
+    "quota-billing": (
+        "You exceeded your current quota, please check your plan and billing details."
+    ),
+    "error-code-name": "model_not_found: The model `gpt-9` does not exist",
+    "envoy": (
+        "upstream connect error or disconnect/reset before headers. reset reason: "
+        "connection termination"
+    ),
+    "no-healthy-upstream": "no healthy upstream",
+    "token-limit": "The request was rejected because it exceeded the maximum token limit.",
+    "es-unavailable": "Servicio no disponible temporalmente.",
+    "de-unavailable": "Dienst vorübergehend nicht verfügbar.",
+    "fr-unavailable": "Service temporairement indisponible.",
+    "ja-unavailable": "サービスが一時的に利用できません。",
 }
 
 _FIRST_BULLET = (
