@@ -363,8 +363,19 @@ REASONING_ONLY = {
 
 _TRANSCRIPT = serialize_for_summary(request().messages)
 _INSTRUCTIONS = request().prompt.split("<conversation>")[0]
+
+
+def _dropped(text: str, picks: list[int]) -> str:
+    tokens = text.split(" ")
+    for pick in picks:
+        tokens[pick % len(tokens)] = ""
+    return " ".join(tokens)
+
+
 # Echoes of the prompt, its template or its transcript, in other forms than the tests spell.
 ECHOES = {
+    # found by hypothesis: the numbered `N. ## Title: what it holds` lines carry most of it
+    "instructions-four-words-dropped": (_dropped(_INSTRUCTIONS, [0, 105, 161, 310, 4121]), "echo"),
     "prompt-misspelt": (
         request().prompt.replace("the", "teh").replace("summary", "sumary"),
         "echo",
@@ -432,4 +443,83 @@ FILLERS = {
         every_heading("Tests were fixed in src/parser.py."),
         "repetitive",
     ),
+}
+
+# `SUMMARY` written in other languages or in the agent's first person, reporting the same
+# errors in their own words ("se produjo un error", "ein Fehler ist aufgetreten"): reports
+# of the conversation, not a provider's error.
+TRANSLATED_SUMMARIES = {
+    "spanish": """## Goals & Decisions
+- Arreglar los tests del parser en `src/parser.py`; las preguntas fuera de tema reciben una
+  respuesta fija.
+## File Operations
+- Se leyó `src/parser.py` (usa `yaml.safe_load`).
+## Tool Calls
+- `pytest -q tests/test_parser.py`: se produjo un error, ModuleNotFoundError para yaml.
+- `pip install pyyaml`: el primer mirror respondió 503 Service Unavailable.
+## Task Status
+- Hecho: pyyaml instalado desde el segundo mirror; todos los tests pasan.
+## Errors & Resolutions
+- Ocurrió un error de importación (yaml); se resolvió instalando pyyaml.
+""",
+    "german": """## Goals & Decisions
+- Die fehlschlagenden Parser-Tests in `src/parser.py` reparieren.
+## File Operations
+- `src/parser.py` gelesen (ruft `yaml.safe_load` auf).
+## Tool Calls
+- `pytest -q tests/test_parser.py`: ein Fehler ist aufgetreten (ModuleNotFoundError: yaml).
+- `pip install pyyaml`: der erste Mirror antwortete mit 503 Service Unavailable.
+## Task Status
+- Erledigt: pyyaml vom zweiten Mirror installiert, alle Tests bestehen.
+## Errors & Resolutions
+- ModuleNotFoundError für yaml: durch Installation von pyyaml behoben.
+""",
+    "french": """## Goals & Decisions
+- Corriger les tests du parser dans `src/parser.py`.
+## File Operations
+- Lu `src/parser.py` (appelle `yaml.safe_load`).
+## Tool Calls
+- `pytest -q tests/test_parser.py` : une erreur s'est produite (ModuleNotFoundError: yaml).
+- `pip install pyyaml` : le premier miroir a répondu 503 Service Unavailable.
+## Task Status
+- Terminé : pyyaml installé depuis le second miroir, tous les tests passent.
+## Errors & Resolutions
+- ModuleNotFoundError pour yaml : résolu en installant pyyaml.
+""",
+    "japanese": """## Goals & Decisions
+- `src/parser.py` のパーサーテストの失敗を修正する。
+## File Operations
+- `src/parser.py` を読んだ（`yaml.safe_load` を呼ぶ）。
+## Tool Calls
+- `pytest -q tests/test_parser.py`：エラーが発生しました（ModuleNotFoundError: yaml）。
+- `pip install pyyaml`：最初のミラーは 503 Service Unavailable を返した。
+## Task Status
+- 完了：2番目のミラーから pyyaml をインストールし、全テストが通った。
+## Errors & Resolutions
+- yaml の ModuleNotFoundError：pyyaml のインストールで解決。
+""",
+    "chinese": """## Goals & Decisions
+- 修复 `src/parser.py` 中失败的解析器测试。
+## File Operations
+- 读取了 `src/parser.py`（调用 `yaml.safe_load`）。
+## Tool Calls
+- `pytest -q tests/test_parser.py`：出现错误 ModuleNotFoundError（没有 yaml 模块）。
+- `pip install pyyaml`：第一个镜像返回 503 Service Unavailable。
+## Task Status
+- 已完成：从第二个镜像安装了 pyyaml，所有测试通过。
+## Errors & Resolutions
+- yaml 的 ModuleNotFoundError：安装 pyyaml 后解决。
+""",
+    "first-person-agent": """## Goals & Decisions
+- I was asked to fix the failing parser tests in `src/parser.py`.
+## File Operations
+- I read `src/parser.py`; I did not change any other file.
+## Tool Calls
+- I ran `pytest -q tests/test_parser.py`; it failed with ModuleNotFoundError. I couldn't
+  install pyyaml from the first mirror (503).
+## Task Status
+- I installed pyyaml from the second mirror and all parser tests pass.
+## Errors & Resolutions
+- The missing yaml module: I resolved it by installing pyyaml.
+""",
 }

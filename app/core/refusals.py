@@ -187,6 +187,10 @@ _PROVIDER_ERROR = (
 )
 _ERROR = re.compile(rf"^(?:{_ERROR_OPENING})|{_PROVIDER_ERROR}", re.IGNORECASE | re.MULTILINE)
 _MARKUP = re.compile(r"^[\s#>*_\-+•]*(?:\d{1,2}[.)]\s*)?(?:\*\*|__)?\s*")
+# A line this long may have been wrapped (a heading or a label is shorter).
+_WRAP_WIDTH = 60
+# Lines no text wraps onto: a heading, a table row, a code fence, a rule.
+_BLOCK_START = re.compile(r"^\s*(?:#|\||```|---|\*\*[^*]+\*\*\s*$)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _QUOTES = "\"'`“‘「『«„"
 
@@ -201,9 +205,30 @@ class Speech:
     span: str
 
 
+def _paragraph_lines(text: str) -> Iterator[str]:
+    """The lines of `text`, a line that goes on with the sentence of the one before (it
+    opens in lower case, the one before ends without a full stop: markdown's soft wrap)
+    joined to it, so that a sentence is not cut where its line is."""
+    held = ""
+    for line in text.splitlines():
+        wraps = (
+            line.lstrip()[:1].islower()
+            and len(held.strip()) >= _WRAP_WIDTH
+            and not held.rstrip().endswith((".", "!", "?", ":"))
+        )
+        if held and wraps and not _BLOCK_START.match(held):
+            held = f"{held} {line.strip()}"
+            continue
+        if held:
+            yield held
+        held = line
+    if held:
+        yield held
+
+
 def sentences(text: str) -> Iterator[str]:
     """Each sentence of `text` without list, heading and bold markup before it."""
-    for line in text.splitlines():
+    for line in _paragraph_lines(text):
         line = _MARKUP.sub("", line).strip()
         for part in _SENTENCE_END.split(line):
             part = part.strip()

@@ -56,6 +56,7 @@ from app.core.summary_sections import (
     missing_sections,
     split_sections,
     title_of,
+    without_title,
 )
 
 # Reasons of content checks (this module) and of the adapters' transport failures.
@@ -290,8 +291,9 @@ def _quoted(speech: Speech, source: SummarySource | None) -> bool:
 
 
 def _prose(text: str, template: SummaryTemplate) -> str:
-    """`text` without the template's heading lines."""
-    return "\n".join(line for line in text.splitlines() if heading_of(line, template) is None)
+    """`text` without the template's heading titles (a `Title: text` line keeps its text)."""
+    kept = (without_title(line, template) for line in text.splitlines())
+    return "\n".join(line for line in kept if line is not None)
 
 
 def _echo_failure(

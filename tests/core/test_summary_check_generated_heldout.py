@@ -126,7 +126,7 @@ def test_the_instructions_with_words_changed_are_an_echo(changes: list[int], how
     failure = check_summary(
         " ".join(tokens), template="sections", cap_tokens=10_000, count=len, source=SOURCE
     )
-    assert (failure and failure.reason) == "echo"
+    assert (failure and failure.reason) == "echo", (changes, how)
 
 
 FACTS = [

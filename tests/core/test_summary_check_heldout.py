@@ -33,6 +33,7 @@ from tests.summary_heldout import (
     RATE_LIMITED_SUMMARY,
     REASONING_ONLY,
     REFUSALS,
+    TRANSLATED_SUMMARIES,
     WRAPPED,
 )
 
@@ -164,3 +165,9 @@ def test_echoes_of_the_prompt_template_or_transcript_fail(name: str) -> None:
 def test_filler_under_the_headings_fails(name: str) -> None:
     text, reason = FILLERS[name]
     assert judged(text) == reason
+
+
+@pytest.mark.parametrize("name", TRANSLATED_SUMMARIES)
+def test_a_summary_in_other_words_reporting_the_errors_met_passes(name: str) -> None:
+    text = TRANSLATED_SUMMARIES[name]
+    assert accepted(text) == text.strip()
