@@ -14,7 +14,7 @@ from app.core.prompt import SUMMARY_SYSTEM
 from app.core.summary_check import SummarySource, accept_summary, check_summary, source_of
 from tests.builders import parse
 from tests.corpus import FILES, load
-from tests.summary_answers import SUMMARY, request
+from tests.summary_answers import ARCHIVED, SUMMARY, request
 from tests.summary_heldout import (
     CHINESE_CONVERSATION,
     CHINESE_SUMMARY,
@@ -171,3 +171,20 @@ def test_filler_under_the_headings_fails(name: str) -> None:
 def test_a_summary_in_other_words_reporting_the_errors_met_passes(name: str) -> None:
     text = TRANSLATED_SUMMARIES[name]
     assert accepted(text) == text.strip()
+
+
+ARCHIVED_SOURCE = source_of(request("archived"))
+GOAL = "* **Original Goal**: fix the failing parser tests in `src/parser.py`."
+
+
+@pytest.mark.parametrize("name", [*REFUSALS, *ERRORS])
+def test_the_archived_template_fails_a_held_out_answer_in_its_first_item(name: str) -> None:
+    sentence = REFUSALS.get(name) or ERRORS[name]
+    failure = check_summary(
+        ARCHIVED.replace(GOAL, sentence),
+        template="archived",
+        cap_tokens=10_000,
+        count=lambda t: len(t.split()),
+        source=ARCHIVED_SOURCE,
+    )
+    assert (failure and failure.reason) in {"refusal", "apology", "error_message"}
