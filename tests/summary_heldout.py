@@ -523,3 +523,21 @@ TRANSLATED_SUMMARIES = {
 - The missing yaml module: I resolved it by installing pyyaml.
 """,
 }
+
+# Lines a real summary writes about its conversation that read close to a refusal or a
+# provider error: each, added to `SUMMARY`, leaves it a summary.
+REPORT_LINES = [
+    "- The agent could not summarize the log because the file was missing.",
+    "- Note: I cannot verify the mirror's status beyond what the tool output shows.",
+    "- The user said the bot must not answer off-topic questions; the agent can't change that.",
+    "- Decision: don't retry the first mirror; it is not possible to reach it from CI.",
+    "- The first mirror was at capacity (503); switched to the second mirror.",
+    "- The HTTP 503 from the mirror was resolved by switching mirrors.",
+    "- 503 Service Unavailable from the first mirror; the second one worked.",
+    "- Unfortunately the first mirror was down; the second one worked.",
+    "- The agent won't touch src/parser.py further; it's done.",
+    "- No errors remain; nothing else to do.",
+    "- The mirror returned an error while processing the request for pyyaml.",
+    "- Please provide the mirror URL in the config next time (user preference).",
+    "- I'm unable to confirm whether the first mirror is back.",
+]

@@ -33,6 +33,7 @@ from tests.summary_heldout import (
     RATE_LIMITED_SUMMARY,
     REASONING_ONLY,
     REFUSALS,
+    REPORT_LINES,
     TRANSLATED_SUMMARIES,
     WRAPPED,
 )
@@ -188,3 +189,10 @@ def test_the_archived_template_fails_a_held_out_answer_in_its_first_item(name: s
         source=ARCHIVED_SOURCE,
     )
     assert (failure and failure.reason) in {"refusal", "apology", "error_message"}
+
+
+@pytest.mark.parametrize("line", REPORT_LINES)
+def test_a_report_that_reads_close_to_a_refusal_or_error_passes(line: str) -> None:
+    last = "- ModuleNotFoundError for yaml: resolved by installing pyyaml."
+    text = SUMMARY.replace(last, f"{last}\n{line}")
+    assert accepted(text) == text.strip()
