@@ -4,6 +4,7 @@ answer (alone, under one heading or all of them, bold, quoted, after a real sect
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 from app.core.prompt import DIMENSIONS, serialize_for_summary
@@ -372,8 +373,25 @@ def _dropped(text: str, picks: list[int]) -> str:
     return " ".join(tokens)
 
 
+def _edited(text: str, share: float, seed: int = 1) -> str:
+    """`text` with about `share` of its words dropped or given an `s`, its heading lines
+    kept (a seeded draw: the same text every run)."""
+    draw = random.Random(seed)
+    lines = []
+    for line in text.split("\n"):
+        kept = []
+        for word in line.split(" "):
+            r = 1.0 if "##" in line else draw.random()
+            if r >= share / 2:
+                kept.append(word + "s" if r < share else word)
+        lines.append(" ".join(kept))
+    return "\n".join(lines)
+
+
 # Echoes of the prompt, its template or its transcript, in other forms than the tests spell.
 ECHOES = {
+    "prompt-with-a-fifth-of-its-words-changed": (_edited(request().prompt, 0.2), "echo"),
+    "prompt-with-a-quarter-of-its-words-changed": (_edited(request().prompt, 0.25), "echo"),
     # found by hypothesis: the numbered `N. ## Title: what it holds` lines carry most of it
     "instructions-four-words-dropped": (_dropped(_INSTRUCTIONS, [0, 105, 161, 310, 4121]), "echo"),
     "prompt-misspelt": (
@@ -540,4 +558,5 @@ REPORT_LINES = [
     "- The mirror returned an error while processing the request for pyyaml.",
     "- Please provide the mirror URL in the config next time (user preference).",
     "- I'm unable to confirm whether the first mirror is back.",
+    '- The bot now answers jokes with "Sorry, I can\'t do that here." and stops.',
 ]

@@ -55,7 +55,7 @@ _CANT = (
 # First person, from the start of the sentence, after an optional apology or "alas", or
 # after a clause ("As an AI language model, I cannot"), never after a colon (a quote).
 _REFUSAL_EN = (
-    r"(?:[^.!?:\n]{0,80}?[,;]\s*(?:so\s+|but\s+)?)?"
+    r"(?:[^.!?:\"“”\n]{0,80}?[,;]\s*(?:so\s+|but\s+)?)?"
     rf"(?:i\s*(?:{_Q}m|\s+am)?\s*(?:afraid\s+(?:that\s+)?i\s*)?(?:really\s+|simply\s+)?(?:{_CANT})"
     r"|this\s+(?:request|conversation|content)\s+(?:violates|goes\s+against|cannot)"
     rf"|it(?:{_Q}s|\s+is)\s+not\s+(?:possible|appropriate)\s+for\s+me"
@@ -114,7 +114,9 @@ _LEAD = (
     r"(?:but|pero|sino|aber|mais|mas|ma|но|但是?|但|하지만)?[\s,，]*)?"
 )
 # A clause before the refusal ("作为一个AI语言模型，", "Entschuldigung, dabei"), never a colon.
-_CLAUSE = r"(?:[^.!?:。！？\n]{0,80}?[,;，；、]\s*(?:but\s+|so\s+|pero\s+|aber\s+|mais\s+)?)?"
+_CLAUSE = (
+    r"(?:[^.!?:。！？\"“”«»「」\n]{0,80}?[,;，；、]\s*(?:but\s+|so\s+|pero\s+|aber\s+|mais\s+)?)?"
+)
 # The model speaking of itself or asking for the conversation: never a summary's sentence.
 _SELF = (
     r"[^\n]*?(?:\b(?:violate|violates|against|breach)\s+my\s+(?:usage\s+|content\s+|safety\s+|ethical\s+)?(?:policies|policy|guidelines"

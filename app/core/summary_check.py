@@ -158,9 +158,10 @@ def source_of(request: SummaryRequest) -> SummarySource:
 # `ECHO_RUNS` of them, in the instructions and transcript together); copy: in the transcript.
 ECHO_SHARE = 0.5
 ECHO_RUNS = 8
-# The whole prompt back with small edits (a word changed here and there breaks runs): most
-# runs are the prompt's and some are the instructions'.
-PROMPT_SHARE = 0.75
+# The whole prompt back with edits (a word changed here and there breaks runs): half the
+# runs are the prompt's and some are the instructions' (no calibration summary holds
+# `ECHO_RUNS` runs of the instructions; an LLM's summary shares a third of its runs at most).
+PROMPT_SHARE = 0.5
 # The instructions reworded or misspelt keep their vocabulary: an echo when this share of
 # the answer's words (of at least `ECHO_MIN_WORDS`) are the instructions' and not the
 # transcript's (a summary's words are the conversation's; the calibration's share 6% at most).
