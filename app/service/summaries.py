@@ -81,10 +81,36 @@ class Summaries:
             build_request=lambda chunk: self.request(
                 chunk, resolved.max_summary_words, instructions, template, resolved.file_tools
             ),
-            summarize=self._summarize,
+            summarize=self._primary,
             warnings=warnings,
             counts=counts,
+            fall_back=None
+            if self.fallback is None
+            else lambda failed: self._whole_by_fallback(
+                rest, resolved, instructions, template, facts, failed
+            ),
         )
+
+    async def _whole_by_fallback(
+        self,
+        rest: Sequence[Message],
+        resolved: Resolved,
+        instructions: str | None,
+        template: SummaryTemplate,
+        facts: ExtractedFacts | None,
+        warnings: list[str],
+    ) -> tuple[str, str] | None:
+        """The fallback's summary of the whole rest, after the summarizer failed a chunk."""
+        request = await to_thread.run_sync(
+            self.request,
+            rest,
+            resolved.max_summary_words,
+            instructions,
+            template,
+            resolved.file_tools,
+            facts,
+        )
+        return await self._fall_back(request, warnings)
 
     def request(
         self,
@@ -121,11 +147,23 @@ class Summaries:
         self, request: SummaryRequest, warnings: list[str]
     ) -> tuple[str, str] | None:
         """The summary and who wrote it; None when every summarizer failed."""
+        written = await self._primary(request, warnings)
+        return written if written is not None else await self._fall_back(request, warnings)
+
+    async def _primary(
+        self, request: SummaryRequest, warnings: list[str]
+    ) -> tuple[str, str] | None:
+        """The configured summarizer's summary; None (with a warning) when it failed."""
         try:
             return await _summary_text(self.summarizer, request), self.summarizer.name
         except SummarizerError as exc:
             log.warning("summarizer failed", extra={"summarizer": self.summarizer.name})
             warnings.append(f"summarizer {self.summarizer.name} failed: {exc}")
+            return None
+
+    async def _fall_back(
+        self, request: SummaryRequest, warnings: list[str]
+    ) -> tuple[str, str] | None:
         if self.fallback is None:
             return None
         try:
