@@ -109,8 +109,8 @@ FAULTS = [
         lambda a: [reply(200, a.success("too late"), delay=1.0)],
         ATTEMPTS,
         {  # the attempt's bound fires before the SDK's own timeout (a gap between bytes)
-            "anthropic": "summary attempt took longer than 0.15s",
-            "openai": "summary attempt took longer than 0.15s",
+            "anthropic": "summary attempt took longer than 0.15s (COMPACT_SUMMARY_TIMEOUT)",
+            "openai": "summary attempt took longer than 0.15s (COMPACT_SUMMARY_TIMEOUT)",
         },
         "timeout",
         timeout=0.15,
