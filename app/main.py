@@ -164,6 +164,7 @@ def build_summarizer(settings: Settings, count: Callable[[str], int] | None = No
             api_key=key.get_secret_value() if key else None,
             timeout=settings.summary_timeout,
             max_tokens=settings.summary_max_tokens,
+            temperature=settings.summary_temperature,
         )
     else:
         if settings.anthropic_api_key is None:
@@ -174,6 +175,7 @@ def build_summarizer(settings: Settings, count: Callable[[str], int] | None = No
             base_url=settings.anthropic_base_url,
             timeout=settings.summary_timeout,
             max_tokens=settings.summary_max_tokens,
+            temperature=settings.summary_temperature,
         )
     retrying = RetryingSummarizer(
         client,

@@ -230,6 +230,12 @@ class Settings(BaseSettings):
     ledger_min_tokens: int = Field(1000, ge=0, description="the ledger's budget, at least")
     ledger_max_tokens: int = Field(20_000, ge=0, description="the ledger's budget, at most")
     summary_max_tokens: int = Field(4096, gt=0, description="`max_tokens` of the summary call")
+    summary_temperature: float = Field(
+        0.0,
+        ge=0,
+        le=2,
+        description="`temperature` of the summary call (0: the most likely answer, each time)",
+    )
     summary_timeout: float = Field(60.0, gt=0, description="seconds per attempt")
     summary_attempts: int = Field(
         3, ge=1, le=10, description="attempts in all (retries on timeouts, 429, 5xx)"

@@ -61,8 +61,10 @@ class AnthropicSummarizer:
         base_url: str | None = None,
         timeout: float = 60.0,
         max_tokens: int = 4096,
+        temperature: float = 0.0,
     ) -> None:
         self._key = api_key
+        self._temperature = temperature
         self._model = model
         self._max_tokens = max_tokens
         quiet_sdk_request_logs()
@@ -86,6 +88,7 @@ class AnthropicSummarizer:
             message = await self._client.messages.create(
                 model=self._model,
                 max_tokens=self._max_tokens,
+                temperature=self._temperature,
                 system=request.system or anthropic.omit,
                 messages=[{"role": "user", "content": request.prompt}],
             )

@@ -31,6 +31,7 @@ from app.adapters.provider_errors import ERROR_BODY_BYTES, describe_refusal
 from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
+from app.core.prompt import STOP_SEQUENCES
 from app.core.summary_check import stop_failure
 
 # A token of the answer is at most ~16 characters, each at most 6 bytes once JSON-escaped
@@ -40,7 +41,9 @@ ENVELOPE_BYTES = 64 * 1024
 
 
 class OpenAICompatibleSummarizer:
-    """POSTs `request.prompt` under `request.system` to `{base_url}/chat/completions`."""
+    """POSTs `request.prompt` under `request.system` to `{base_url}/chat/completions`, at
+    `temperature` (0: the same history gives the same kind of answer, not a copy one time
+    and a refusal the next) and stopped where the answer turns into a transcript copy."""
 
     def __init__(
         self,
@@ -50,11 +53,13 @@ class OpenAICompatibleSummarizer:
         api_key: str | None = None,
         timeout: float = 60.0,
         max_tokens: int = 4096,
+        temperature: float = 0.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self._key = api_key
         self._model = model
         self._max_tokens = max_tokens
+        self._temperature = temperature
         self._max_body = BYTES_PER_TOKEN * max_tokens + ENVELOPE_BYTES
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(
@@ -76,7 +81,13 @@ class OpenAICompatibleSummarizer:
         messages = [{"role": "user", "content": request.prompt}]
         if request.system:
             messages.insert(0, {"role": "system", "content": request.system})
-        body = {"model": self._model, "max_tokens": self._max_tokens, "messages": messages}
+        body = {
+            "model": self._model,
+            "max_tokens": self._max_tokens,
+            "temperature": self._temperature,
+            "stop": list(STOP_SEQUENCES),
+            "messages": messages,
+        }
         try:
             async with self._client.stream("POST", "/chat/completions", json=body) as response:
                 raw = await self._read(response, request.prompt)

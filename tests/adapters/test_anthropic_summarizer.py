@@ -59,7 +59,7 @@ async def test_summary_is_the_stripped_text_of_the_answer(
 
     sent = json.loads(route.calls.last.request.content)
     assert sent["model"] == "claude-test"
-    assert sent["max_tokens"] == 321
+    assert (sent["max_tokens"], sent["temperature"]) == (321, 0.0)
     assert sent["system"] == "You summarize."
     assert sent["messages"] == [{"role": "user", "content": "Summarize this history."}]
     assert route.calls.last.request.headers["x-api-key"] == API_KEY

@@ -67,6 +67,8 @@ async def test_success_sends_system_and_prompt_and_returns_the_stripped_text(
     assert json.loads(request.content) == {
         "model": "llama-test",
         "max_tokens": 321,
+        "temperature": 0.0,
+        "stop": ["[tool call ", "[tool result id=", "\n[user]\n", "</conversation>"],
         "messages": [
             {"role": "system", "content": "You summarize."},
             {"role": "user", "content": "Summarize this history."},
@@ -336,3 +338,11 @@ async def test_a_refusal_that_quotes_the_key_keeps_only_its_code(
         "[client_error] chat completion API call failed: HTTP 401 "
         "(invalid_api_key: (message omitted: it quotes the key))"
     )
+
+
+async def test_the_temperature_is_sent_as_configured(api: respx.MockRouter) -> None:
+    route = api.post("/chat/completions").respond(200, json=openai_completion("## Goals\nx"))
+    summarizer = OpenAICompatibleSummarizer(base_url=BASE_URL, model="m", temperature=0.7)
+    await summarizer.summarize(REQUEST)
+    await summarizer.aclose()
+    assert json.loads(route.calls.last.request.content)["temperature"] == 0.7
