@@ -244,6 +244,7 @@ def build_service(
                 settings.ledger_share, settings.ledger_min_tokens, settings.ledger_max_tokens
             ),
             summary_cooldown_seconds=settings.summary_cooldown_seconds,
+            summary_mode=settings.summary_path,
         ),
         slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
     )

@@ -14,7 +14,9 @@ under two of its names with different values is refused at start-up (`FormerName
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Annotated, Any, Literal, get_origin
+from urllib.parse import urlsplit
 
 from pydantic import (
     AliasChoices,
@@ -217,6 +219,14 @@ class Settings(BaseSettings):
         description=(
             "when the LLM summary fails: `none` returns the messages unchanged "
             "(`summarization_failed`); `extractive` uses the extractive summary instead"
+        ),
+    )
+    summary_mode: Literal["auto", "transcript", "digest"] = Field(
+        "auto",
+        description=(
+            "what an LLM summarizer reads: `transcript` (the whole history, in chunks), "
+            "`digest` (the service's notes on it, within 30% of its tokens: for small local "
+            "models), `auto` (digest for `openai` on a loopback address, else transcript)"
         ),
     )
     summary_model: str = Field(
@@ -461,7 +471,26 @@ class Settings(BaseSettings):
         return self
 
     @property
+    def summary_path(self) -> Literal["transcript", "digest"]:
+        """`summary_mode` resolved: `auto` gives the digest to an OpenAI-compatible server
+        on a loopback address (a local model, likely small and on a CPU) and the whole
+        transcript to every other (hosted models summarize a transcript better)."""
+        if self.summary_mode != "auto":
+            return self.summary_mode
+        local = _is_loopback(urlsplit(self.openai_base_url).hostname or "")
+        return "digest" if self.summarizer_kind == "openai" and local else "transcript"
+
+    @property
     def summarizer_kind(self) -> Literal["extractive", "anthropic", "openai"]:
         if self.summarizer == "auto":
             return "anthropic" if self.anthropic_api_key else "extractive"
         return self.summarizer
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

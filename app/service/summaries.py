@@ -23,6 +23,7 @@ from app.core.prompt import (
 )
 from app.service.chunked import ChunkedSummary, summarize_in_chunks
 from app.service.defaults import Defaults
+from app.service.digested import digest_request
 from app.service.options import Resolved
 
 log = logging.getLogger("context_compact.compaction")
@@ -53,13 +54,20 @@ class Summaries:
         counts: Sequence[int] | None = None,
         facts: ExtractedFacts | None = None,
     ) -> ChunkedSummary | None:
-        """The summary of `rest`, in chunks when its prompt would exceed the input budget.
+        """The summary of `rest`: from its digest in one call on the digest path
+        (`app.core.digest`), else in chunks when its prompt would exceed the input budget.
         `counts`: the token counts of `rest`'s messages when the caller has them; `facts`:
         `rest`'s facts, handed to a summarizer that reads the whole rest at once.
 
         A summarizer that reads the messages rather than the prompt (`reads_prompt` false:
         the extractive one) has no window, so it always gets the whole rest at once: chunks
         would only make it summarize its own summaries."""
+        if self._digests(template):
+            request = await to_thread.run_sync(
+                digest_request, rest, resolved, instructions, self.tokenizer, counts, facts
+            )
+            summarized = await self._summarize(request, warnings)
+            return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
         if not self.summarizer.reads_prompt:
             request = await to_thread.run_sync(
                 self.request,
@@ -111,6 +119,15 @@ class Summaries:
             facts,
         )
         return await self._fall_back(request, warnings)
+
+    def _digests(self, template: SummaryTemplate) -> bool:
+        """The digest path: configured, for an LLM, and for the five-section summary (the
+        `tail` strategy's archive template keeps the transcript)."""
+        return (
+            self.defaults.summary_mode == "digest"
+            and template == "sections"
+            and self.summarizer.reads_prompt
+        )
 
     def request(
         self,
