@@ -147,11 +147,16 @@ class Stores:
             await to_thread.run_sync(self.database.close)
 
 
-def build_summarizer(settings: Settings, count: Callable[[str], int] | None = None) -> Summarizer:
+def build_summarizer(
+    settings: Settings,
+    count: Callable[[str], int] | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> Summarizer:
     """The configured summarizer. An LLM one makes one attempt per call behind the retry
     loop (each attempt bounded as a whole by `summary_timeout`, all of them by
     `summary_deadline`), and its answers are checked (`app.core.summary_check`) against a
-    cap of `SUMMARY_CAP_FACTOR × summary_max_tokens` tokens counted by `count`."""
+    cap of `SUMMARY_CAP_FACTOR × summary_max_tokens` tokens counted by `count`.
+    `transport`: the OpenAI-compatible client's (a benchmark records the calls with it)."""
     kind = settings.summarizer_kind
     if kind == "extractive":
         return ExtractiveSummarizer()
@@ -165,6 +170,7 @@ def build_summarizer(settings: Settings, count: Callable[[str], int] | None = No
             timeout=settings.summary_timeout,
             max_tokens=settings.summary_max_tokens,
             temperature=settings.summary_temperature,
+            transport=transport,
         )
     else:
         if settings.anthropic_api_key is None:
