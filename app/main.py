@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
+import httpx
 from anyio import to_thread
 from fastapi import FastAPI
 
