@@ -56,6 +56,7 @@ from app.api.spec import finish_openapi
 from app.core.extractive import ExtractiveSummarizer
 from app.core.jobs import JobQueue, JobStore
 from app.core.ledger import LedgerBudget
+from app.core.local_speed import deadline_warning
 from app.core.ports import ArchiveStore, ProviderCounter, SeenStore, Summarizer, Tokenizer
 from app.core.records import RecordStore
 from app.core.tool_results import ToolResultLimits
@@ -325,6 +326,10 @@ def create_app(
         # full collection walked, stalling every request (docs/design.md); a large request
         # allocates enough to trigger one every few requests. Frozen, they are skipped.
         gc.freeze()
+        bound = settings.local_call_bound
+        too_slow = deadline_warning(bound) if bound is not None else None
+        if too_slow is not None:
+            log.warning(too_slow)
         log.info(
             "context compact ready",
             extra={"summarizer": service.summarizer.name, "workdir": settings.workdir},

@@ -37,6 +37,8 @@ from pydantic_settings import (
 )
 
 from app.core.compaction import CompactOptions
+from app.core.digest import DIGEST_PROMPT_TOKENS, DIGEST_SHARE
+from app.core.local_speed import CallBound
 from app.core.option_setting import setting_type, settings_of
 from app.core.restore import read_tools_from
 
@@ -471,14 +473,36 @@ class Settings(BaseSettings):
         return self
 
     @property
+    def local_call_bound(self) -> CallBound | None:
+        """The largest summary call and the time it gets, for an OpenAI-compatible server on
+        a loopback address (a local model, likely on a CPU); None for any other."""
+        if self.summarizer_kind != "openai" or not self._local_server:
+            return None
+        budget = int(vars(self)["summary_input_budget"])  # placed beside the options
+        if self.summary_path == "digest":  # the notes, within a share of the window
+            window = int(vars(self)["context_window"])
+            budget = min(budget, int(DIGEST_SHARE * window) + DIGEST_PROMPT_TOKENS)
+        return CallBound(
+            input_tokens=budget,
+            output_tokens=self.summary_max_tokens,
+            timeout=self.summary_timeout,
+            attempts=self.summary_attempts,
+            deadline=self.summary_deadline,
+        )
+
+    @property
+    def _local_server(self) -> bool:
+        return _is_loopback(urlsplit(self.openai_base_url).hostname or "")
+
+    @property
     def summary_path(self) -> Literal["transcript", "digest"]:
         """`summary_mode` resolved: `auto` gives the digest to an OpenAI-compatible server
         on a loopback address (a local model, likely small and on a CPU) and the whole
         transcript to every other (hosted models summarize a transcript better)."""
         if self.summary_mode != "auto":
             return self.summary_mode
-        local = _is_loopback(urlsplit(self.openai_base_url).hostname or "")
-        return "digest" if self.summarizer_kind == "openai" and local else "transcript"
+        local = self.summarizer_kind == "openai" and self._local_server
+        return "digest" if local else "transcript"
 
     @property
     def summarizer_kind(self) -> Literal["extractive", "anthropic", "openai"]:

@@ -37,7 +37,8 @@ from typing import Any
 import httpx
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.messages import Message
+from app.core.messages import Message, tool_uses
+from app.core.tokens import count_messages
 from app.main import build_service, build_summarizer
 from app.service.compaction import CompactRequest
 from app.settings import Settings
@@ -115,7 +116,8 @@ class Row:
 
 
 def inputs(corpus: Path, prefix_tokens: int, sessions: int) -> list[tuple[str, list[Message]]]:
-    """The example and a prefix of each long session, cut after a whole round."""
+    """The example and a prefix of each long session, never cut between a call and its
+    result."""
     found = [("example", _messages(json.loads(EXAMPLE.read_text())["messages"]))]
     files = sorted(corpus.glob("*.anthropic.json"))[:sessions] if corpus.is_dir() else []
     for path in files:
@@ -135,9 +137,8 @@ def _prefix(messages: list[Message], tokens: int) -> list[Message]:
         total += count(message.model_dump_json())
         if total > tokens:
             break
-        nxt = messages[at + 1] if at + 1 < len(messages) else None
-        if nxt is None or (nxt.role == "user" and isinstance(nxt.content, str)):
-            end = at + 1  # a round ends before a user's own words
+        if message.role == "user" or not tool_uses(message):
+            end = at + 1  # no tool call left without its result
     return messages[: end or 2]
 
 
@@ -163,7 +164,7 @@ async def run_one(
     summarizer = build_summarizer(settings, transport=RecordingTransport(calls))
     service = build_service(settings, summarizer=summarizer if mode != "extractive" else None)
     rest = messages[1:] if messages and messages[0].role == "system" else messages
-    history = sum(TiktokenTokenizer().count_batch([m.model_dump_json() for m in rest]))
+    history = sum(count_messages(TiktokenTokenizer(), rest))  # as the service counts
     started = time.perf_counter()
     result = await service.compact(CompactRequest(messages=messages, force=True))
     seconds = time.perf_counter() - started

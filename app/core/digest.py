@@ -34,6 +34,8 @@ Count = Callable[[str], int]
 # The digest's budget: this share of the history's tokens, at least MIN_DIGEST_TOKENS.
 DIGEST_SHARE = 0.3
 MIN_DIGEST_TOKENS = 400
+# The system and fill-in prompt around the notes, at most (cl100k).
+DIGEST_PROMPT_TOKENS = 300
 
 DIGEST_SYSTEM = (
     "You write the summary of a coding session from notes about it, so that an AI agent "
