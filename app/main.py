@@ -23,6 +23,7 @@ from app.adapters.anthropic_summarizer import AnthropicSummarizer
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.data_dir import DataDirectory
 from app.adapters.job_store import FileJobStore
+from app.adapters.llm_probe import ModelsProbe
 from app.adapters.logs import configure_logging
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
 from app.adapters.pg_database import Database, PoolLimits
@@ -209,6 +210,14 @@ def build_provider_counter(settings: Settings) -> ProviderCounter | None:
     )
 
 
+def build_probe(settings: Settings) -> ModelsProbe | None:
+    """`/readyz`'s look at the `openai` summarizer's server; None for any other summarizer."""
+    if settings.summarizer_kind != "openai":
+        return None
+    key = settings.openai_api_key
+    return ModelsProbe(settings.openai_base_url, api_key=key.get_secret_value() if key else None)
+
+
 def build_tokenizer(settings: Settings, tokenizer: Tokenizer | None = None) -> Tokenizer:
     """The exact tokenizer, behind the per-message count cache unless it is disabled."""
     base = tokenizer or TiktokenTokenizer()
@@ -311,6 +320,7 @@ def create_app(
     )
 
     data_dir = DataDirectory(settings.data_dir, min_free_bytes=settings.min_free_bytes)
+    probe = build_probe(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -341,6 +351,8 @@ def create_app(
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
         await job_manager.close()
+        if probe is not None:
+            await probe.aclose()
         await close_ports(service)
         await stores.close()
 
@@ -365,6 +377,8 @@ def create_app(
             max_blocks=settings.max_blocks,
             max_depth=settings.max_depth,
         ),
+        summarizer_probe=probe,
+        summarizer_required=settings.readyz_requires_summarizer,
         sent_counts=(
             SentCounts(settings.token_cache_entries) if settings.token_cache_entries else None
         ),

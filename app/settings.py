@@ -231,6 +231,13 @@ class Settings(BaseSettings):
             "models), `auto` (digest for `openai` on a loopback address, else transcript)"
         ),
     )
+    readyz_requires_summarizer: bool = Field(
+        False,
+        description=(
+            "`/readyz` answers 503 while the `openai` summarizer's server does not answer "
+            "`GET /models` (always reported as `summarizer_reachable`)"
+        ),
+    )
     summary_model: str = Field(
         "claude-sonnet-4-5",
         description="model of the summary call (set it for `openai`, e.g. `qwen2.5-coder:32b`)",

@@ -113,6 +113,7 @@ class Row:
     copy: bool
     facts: dict[str, tuple[int, int]]
     first_line: str
+    answer: str = ""
 
 
 def inputs(corpus: Path, prefix_tokens: int, sessions: int) -> list[tuple[str, list[Message]]]:
@@ -131,10 +132,10 @@ def _messages(raw: Sequence[dict[str, Any]]) -> list[Message]:
 
 
 def _prefix(messages: list[Message], tokens: int) -> list[Message]:
-    count = TiktokenTokenizer().count
+    counts = count_messages(TiktokenTokenizer(), messages)  # as the service counts
     total, end = 0, 0
     for at, message in enumerate(messages):
-        total += count(message.model_dump_json())
+        total += counts[at]
         if total > tokens:
             break
         if message.role == "user" or not tool_uses(message):
@@ -183,6 +184,7 @@ async def run_one(
         copy=bool(answer) and copy_share(answer, prompt) >= COPY_SHARE,
         facts=stated(facts_of(rest), prose_of(result.summary) if result.compacted else ""),
         first_line=next((ln.strip() for ln in answer.splitlines() if ln.strip()), "")[:60],
+        answer=answer,
     )
 
 
@@ -289,6 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=700)
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--answers", type=Path, help="a JSON-lines file for every answer")
     args = parser.parse_args(argv)
     if args.model is None and args.base_url is None:
         print(HOW_TO)
@@ -314,6 +317,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.wait(timeout=30)
     model = args.model.name if args.model else base_url
     command = "python -m bench.llm " + " ".join(argv if argv is not None else sys.argv[1:])
+    if args.answers is not None:
+        with args.answers.open("w") as out:
+            for row in rows:
+                out.write(json.dumps({"input": row.input, "mode": row.mode, "answer": row.answer}))
+                out.write("\n")
     section = render(rows, model, command)
     print(section)
     write_section(HEADING, section, args.results)

@@ -57,13 +57,15 @@ class Level:
 
 
 LEVELS = (
-    Level(request_words=80, requests=12, commands=20, calls=40, exchanges=8, exchange_words=60),
-    Level(request_words=50, requests=8, commands=12, calls=25, exchanges=6, exchange_words=40),
-    Level(request_words=30, requests=6, commands=8, calls=15, exchanges=4, exchange_words=25),
-    Level(request_words=20, requests=4, commands=5, calls=8, exchanges=3, exchange_words=15),
-    Level(request_words=12, requests=3, commands=3, calls=4, exchanges=2, exchange_words=10),
-    Level(request_words=8, requests=2, commands=2, calls=0, exchanges=1, exchange_words=8),
+    Level(request_words=50, requests=8, commands=10, calls=10, exchanges=4, exchange_words=40),
+    Level(request_words=35, requests=6, commands=8, calls=8, exchanges=3, exchange_words=30),
+    Level(request_words=25, requests=4, commands=6, calls=5, exchanges=2, exchange_words=20),
+    Level(request_words=15, requests=3, commands=4, calls=3, exchanges=2, exchange_words=12),
+    Level(request_words=10, requests=2, commands=2, calls=0, exchanges=1, exchange_words=8),
 )
+# The narrative asked for, at most: a small model writes a few tokens a second, and the
+# facts are the notes' and the ledger's, not the narrative's.
+DIGEST_MAX_WORDS = 250
 
 
 def digest_budget(history_tokens: int, input_budget: int, overhead: int) -> int:
@@ -103,7 +105,8 @@ def build_digest_prompt(digest: str, max_words: int, instructions: str | None) -
         f"words:\n{_HEADINGS}\n"
         "Name the file paths, commands and errors exactly as the notes write them. Under "
         "Task Status say what was being done last and what the next step is. Write "
-        f"under {max_words} words. Start with the line ## {DIMENSIONS[0][0]}.{focus}"
+        f"under {min(max_words, DIGEST_MAX_WORDS)} words. Start with the line "
+        f"## {DIMENSIONS[0][0]}.{focus}"
     )
 
 

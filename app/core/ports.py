@@ -196,6 +196,13 @@ class ExplainsReadiness(Protocol):
     def unavailable_reason(self) -> str | None: ...
 
 
+class SummarizerProbe(Protocol):
+    """Whether the LLM summarizer's server answers (`/readyz`): None when it does, else
+    why not. Cheap: an answer is reused for a few seconds."""
+
+    async def unreachable_reason(self) -> str | None: ...
+
+
 class ProviderCounter(Protocol):
     """A provider's own token count of a conversation (its system prompt included).
     Raises `CountError` on any failure; the caller then counts locally."""

@@ -95,11 +95,12 @@ def test_a_budget_no_level_fits_cuts_the_tightest_notes() -> None:
 
 
 def test_the_prompt_asks_for_the_five_headings_after_the_notes_with_the_limit_and_focus() -> None:
-    prompt = build_digest_prompt("NOTES", 300, "  the parser  ")
+    prompt = build_digest_prompt("NOTES", 200, "  the parser  ")
     assert prompt.startswith("<notes>\nNOTES\n</notes>\n\n")
     headings = [f"## {title}" for title, _ in DIMENSIONS]
     assert prompt.index(headings[0]) < prompt.index(headings[-1])
     assert "\n".join(headings) in prompt
-    assert "under 300 words" in prompt
+    assert "under 200 words" in prompt
+    assert "under 250 words" in build_digest_prompt("NOTES", 1200, None)  # DIGEST_MAX_WORDS
     assert prompt.endswith("The user asks this summary to focus on: the parser")
     assert not build_digest_prompt("NOTES", 300, None).endswith("parser")

@@ -8,7 +8,7 @@ import anyio
 from anyio import to_thread
 from fastapi import APIRouter
 
-from app.api.deps import DataDirDep, ServiceDep
+from app.api.deps import DataDirDep, PartsDep, ServiceDep
 from app.api.responses import JsonResponse
 from app.api.schemas import HealthResponse, ReadyResponse
 from app.core.ports import ExplainsReadiness
@@ -18,6 +18,7 @@ router = APIRouter(tags=["health"])
 # A store that explains its readiness (the database) bounds its own check; this bounds the
 # wait for it too, should every worker thread be busy: a probe answers within seconds.
 READY_CHECK_SECONDS = 2.5
+SUMMARIZER_CHECK = "summarizer_reachable"
 
 
 @router.get("/healthz", summary="Liveness: the process answers")
@@ -33,7 +34,7 @@ async def healthz() -> HealthResponse:
     response_model=ReadyResponse,
     responses={503: {"model": ReadyResponse}},
 )
-async def readyz(service: ServiceDep, data_dir: DataDirDep) -> Any:
+async def readyz(service: ServiceDep, data_dir: DataDirDep, parts: PartsDep) -> Any:
     checks = {"tokenizer_loaded": service.tokenizer.count("ready") > 0}
     reasons: dict[str, str] = {}
     store = service.archive
@@ -50,6 +51,15 @@ async def readyz(service: ServiceDep, data_dir: DataDirDep) -> Any:
     checks["data_dir_has_room"] = await to_thread.run_sync(data_dir.has_room)
     checks["workdir_readable"] = await to_thread.run_sync(service.workdir.readable)
     ready = all(checks.values())
+    probe = parts.summarizer_probe
+    if probe is not None:  # reported; it decides readiness only when configured so
+        said: str | None = f"no answer within {READY_CHECK_SECONDS:g} s"
+        with anyio.move_on_after(READY_CHECK_SECONDS):
+            said = await probe.unreachable_reason()
+        checks[SUMMARIZER_CHECK] = said is None
+        if said is not None:
+            reasons[SUMMARIZER_CHECK] = said
+            ready = ready and not parts.summarizer_required
     body = ReadyResponse(ready=ready, checks=checks, reasons=reasons or None).model_dump(
         exclude_none=True
     )

@@ -1,0 +1,83 @@
+"""`/readyz` reports whether the `openai` summarizer's server answers; a setting decides
+whether readiness waits for it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from app.adapters.llm_probe import ModelsProbe
+
+pytestmark = pytest.mark.anyio
+
+BASE_URL = "http://llm.test/v1"
+
+
+@pytest.fixture
+def llm() -> Iterator[respx.MockRouter]:
+    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
+        yield router
+
+
+async def ready(client_for: Any, **settings: Any) -> httpx.Response:
+    client = await client_for(summarizer="openai", openai_base_url=BASE_URL, **settings)
+    response: httpx.Response = await client.get("/readyz")
+    return response
+
+
+async def test_a_server_that_answers_is_reported_reachable(
+    client_for: Any, llm: respx.MockRouter
+) -> None:
+    llm.get("/models").respond(200, json={"data": []})
+    response = await ready(client_for)
+    assert response.status_code == 200
+    assert response.json()["checks"]["summarizer_reachable"] is True
+    assert "reasons" not in response.json()
+
+
+async def test_a_server_that_is_down_is_reported_without_blocking_by_default(
+    client_for: Any, llm: respx.MockRouter
+) -> None:
+    llm.get("/models").mock(side_effect=httpx.ConnectError("refused"))
+    response = await ready(client_for)
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["ready"], body["checks"]["summarizer_reachable"]) == (True, False)
+    assert body["reasons"] == {
+        "summarizer_reachable": "the summarizer's server did not answer: ConnectError"
+    }
+
+
+async def test_readiness_waits_for_the_server_when_configured(
+    client_for: Any, llm: respx.MockRouter
+) -> None:
+    llm.get("/models").respond(404)
+    response = await ready(client_for, readyz_requires_summarizer=True)
+    assert response.status_code == 503
+    assert response.json()["reasons"] == {
+        "summarizer_reachable": "the summarizer's server answered HTTP 404 to GET /models"
+    }
+
+
+async def test_the_extractive_summarizer_has_no_such_check(client_for: Any) -> None:
+    client = await client_for()
+    assert "summarizer_reachable" not in (await client.get("/readyz")).json()["checks"]
+
+
+async def test_an_answer_is_reused_for_its_ttl(llm: respx.MockRouter) -> None:
+    route = llm.get("/models").respond(200)
+    now = [0.0]
+    probe = ModelsProbe(BASE_URL, ttl=10.0, clock=lambda: now[0])
+    assert [await probe.unreachable_reason() for _ in range(3)] == [None] * 3
+    assert route.call_count == 1
+    now[0] = 10.0
+    route.respond(503)
+    assert await probe.unreachable_reason() == (
+        "the summarizer's server answered HTTP 503 to GET /models"
+    )
+    assert route.call_count == 2
+    await probe.aclose()
