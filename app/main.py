@@ -196,6 +196,7 @@ def build_summarizer(
         retrying,
         cap_tokens=SUMMARY_CAP_FACTOR * settings.summary_max_tokens,
         count=count or TiktokenTokenizer().count,
+        log_rejected=settings.log_rejected_summaries,
     )
 
 

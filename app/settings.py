@@ -231,6 +231,13 @@ class Settings(BaseSettings):
             "models), `auto` (digest for `openai` on a loopback address, else transcript)"
         ),
     )
+    log_rejected_summaries: bool = Field(
+        False,
+        description=(
+            "log the first line (120 characters) of each LLM answer the summary check "
+            "rejects; off by default: it may quote the history"
+        ),
+    )
     readyz_requires_summarizer: bool = Field(
         False,
         description=(

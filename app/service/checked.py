@@ -5,25 +5,39 @@ strategy, chunked summaries and background jobs get checked text without knowing
 text that `app.core.summary_check` rejects (a refusal, an error message, an oversized or
 unstructured answer) leaves here as a `SummarizerError` with its reason, and the
 pipeline's usual failure path runs (the extractive fallback, else `summarization_failed`).
-The check counts tokens, so it runs in a worker thread like every other count.
+The check counts tokens, so it runs in a worker thread like every other count. With
+`log_rejected` (`COMPACT_LOG_REJECTED_SUMMARIES`, off: an answer may quote the history)
+the first line of a rejected answer is logged, to see what a model wrote instead.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from anyio import to_thread
 
 from app.core.ports import Summarizer, SummaryRequest
-from app.core.summary_check import check_summary
+from app.core.summary_check import check_summary, opening
+
+log = logging.getLogger("context_compact.summarizer")
+FIRST_LINE_CHARS = 120
 
 
 class CheckedSummarizer:
     """`inner`'s summaries, each checked against `request.template`'s headings and a cap
     of `cap_tokens` tokens counted by `count`."""
 
-    def __init__(self, inner: Summarizer, *, cap_tokens: int, count: Callable[[str], int]):
+    def __init__(
+        self,
+        inner: Summarizer,
+        *,
+        cap_tokens: int,
+        count: Callable[[str], int],
+        log_rejected: bool = False,
+    ):
         self._inner = inner
+        self._log_rejected = log_rejected
         self._cap_tokens = cap_tokens
         self._count = count
 
@@ -39,6 +53,14 @@ class CheckedSummarizer:
         text = await self._inner.summarize(request)
         failure = await to_thread.run_sync(self._check, text, request)
         if failure is not None:
+            if self._log_rejected:
+                log.warning(
+                    "summary rejected",
+                    extra={
+                        "reason": getattr(failure, "reason", None),
+                        "first_line": opening(text)[:FIRST_LINE_CHARS],
+                    },
+                )
             raise failure
         return text
 

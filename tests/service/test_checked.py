@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
 from app.service.checked import CheckedSummarizer
 
@@ -34,3 +35,47 @@ async def test_the_wrapper_says_what_its_summarizer_reads_and_closes_it(
     assert checked.name == "inner"
     await checked.aclose()
     assert inner.closed == 1
+
+
+class Answers:
+    name = "inner"
+    reads_prompt = True
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        return self.text
+
+    async def aclose(self) -> None:
+        """Nothing to close."""
+
+
+REQUEST = SummaryRequest(messages=(), system="s", prompt="p", max_words=100)
+
+
+@pytest.mark.parametrize("log_rejected", [True, False])
+async def test_a_rejected_answers_first_line_is_logged_only_when_configured(
+    caplog: pytest.LogCaptureFixture, log_rejected: bool
+) -> None:
+    copy = "\n\n**[user]** please fix " + "x" * 300 + "\n[assistant]\nsure"
+    checked = CheckedSummarizer(
+        Answers(copy), cap_tokens=1000, count=len, log_rejected=log_rejected
+    )
+    with pytest.raises(SummarizerError):
+        await checked.summarize(REQUEST)
+    records = [r for r in caplog.records if r.getMessage() == "summary rejected"]
+    if not log_rejected:
+        assert records == []
+        return
+    (record,) = records
+    assert record.__dict__["reason"] == "no_sections"
+    assert record.__dict__["first_line"] == ("[user]** please fix " + "x" * 300)[:120]
+
+
+async def test_an_accepted_answer_is_not_logged(caplog: pytest.LogCaptureFixture) -> None:
+    checked = CheckedSummarizer(
+        Answers("## Goals & Decisions\n- x"), cap_tokens=1000, count=len, log_rejected=True
+    )
+    assert await checked.summarize(REQUEST) == "## Goals & Decisions\n- x"
+    assert not [r for r in caplog.records if r.getMessage() == "summary rejected"]
