@@ -188,6 +188,10 @@ async def run_one(
     )
 
 
+def _tokens(messages: Sequence[Message]) -> int:
+    return sum(count_messages(TiktokenTokenizer(), messages))
+
+
 def _reason(warnings: Sequence[str]) -> str:
     for warning in warnings:
         if "[" in warning and "]" in warning:
@@ -266,12 +270,14 @@ def start_llama(python: str, model: Path, n_ctx: int, port: int) -> subprocess.P
 
 async def measure(
     base_url: str, modes: Sequence[str], corpus: Path, prefix_tokens: int, sessions: int,
-    max_tokens: int,
+    max_tokens: int, transcript_up_to: int,
 ) -> list[Row]:  # fmt: skip
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, messages in inputs(corpus, prefix_tokens, sessions):
             for mode in (*modes, "extractive"):
+                if mode == "transcript" and _tokens(messages) > transcript_up_to:
+                    continue
                 row = await run_one(name, messages, mode, base_url, tmp, max_tokens)
                 print(f"{name} {mode}: {row.outcome} {row.seconds:.1f}s", file=sys.stderr)
                 rows.append(row)
@@ -289,7 +295,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--prefix-tokens", type=int, default=16000)
     parser.add_argument("--sessions", type=int, default=3)
-    parser.add_argument("--max-tokens", type=int, default=700)
+    parser.add_argument("--max-tokens", type=int, default=600)
+    parser.add_argument(
+        "--transcript-up-to",
+        type=int,
+        default=4000,
+        help="the transcript path only for histories up to this many tokens (minutes on a CPU)",
+    )
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--answers", type=Path, help="a JSON-lines file for every answer")
     args = parser.parse_args(argv)
@@ -309,6 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.prefix_tokens,
                 args.sessions,
                 args.max_tokens,
+                args.transcript_up_to,
             )
         )
     finally:

@@ -14,10 +14,10 @@ Levels: the digest is rendered at the most generous level first, then at tighter
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.core.compact_json import compact_json
 from app.core.facts import ExtractedFacts, one_line
 from app.core.messages import (
     Message,
@@ -25,11 +25,18 @@ from app.core.messages import (
     ToolResultBlock,
     ToolUseBlock,
     is_tool_result_message,
-    tool_result_text,
 )
 from app.core.prompt import DIMENSIONS
 
 Count = Callable[[str], int]
+
+_TARGET_KEYS = (
+    "path", "file_path", "target_file", "relative_workspace_path", "command", "query",
+    "pattern", "url",
+)  # fmt: skip
+TARGET_CHARS = 80
+_IN_CALL_CD = re.compile(r"`cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+_LEADING_CD = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
 
 # The digest's budget: this share of the history's tokens, at least MIN_DIGEST_TOKENS.
 DIGEST_SHARE = 0.3
@@ -101,8 +108,8 @@ def build_digest_prompt(digest: str, max_words: int, instructions: str | None) -
     return (
         f"<notes>\n{digest}\n</notes>\n\n"
         "Write the summary of this session from the notes above. Use exactly these five "
-        "headings, in this order, each followed by 1 to 5 short bullet points in your own "
-        f"words:\n{_HEADINGS}\n"
+        "headings, in this order, each followed by 1 to 3 short bullet points, sentences "
+        f"in your own words:\n{_HEADINGS}\n"
         "Name the file paths, commands and errors exactly as the notes write them. Under "
         "Task Status say what was being done last and what the next step is. Write "
         f"under {min(max_words, DIGEST_MAX_WORDS)} words. Start with the line "
@@ -115,7 +122,12 @@ def render_digest(messages: Sequence[Message], facts: ExtractedFacts, level: Lev
     sections = (
         _requests(facts, level),
         _files(facts),
-        _listed("Commands run, oldest first", facts.commands, level.commands, quote=True),
+        _listed(
+            "Commands run, oldest first",
+            [_without_cd(c) for c in facts.commands],
+            level.commands,
+            quote=True,
+        ),
         _listed("Tool calls, oldest first", _outline(messages), level.calls),
         _errors(facts),
         _exchanges(messages, level),
@@ -163,27 +175,43 @@ def _listed(title: str, items: Sequence[str], limit: int, quote: bool = False) -
 
 
 def _outline(messages: Sequence[Message]) -> list[str]:
-    """Each tool call as `name input → first line of its result` (errors marked)."""
-    results = {
-        b.tool_use_id: b for m in messages for b in m.blocks() if isinstance(b, ToolResultBlock)
+    """Each tool call as `name target`, `(failed)` when its result is an error: short lines
+    of plain words (a small model copies whole JSON inputs and results when shown them)."""
+    failed = {
+        b.tool_use_id
+        for m in messages
+        for b in m.blocks()
+        if isinstance(b, ToolResultBlock) and b.is_error
     }
-    lines: list[str] = []
-    for message in messages:
-        for block in message.blocks():
-            if isinstance(block, ToolUseBlock):
-                result = results.get(block.id)
-                shown = one_line(tool_result_text(result), 80) if result else "(no result)"
-                mark = " (error)" if result is not None and result.is_error else ""
-                args = one_line(compact_json(block.input), 100)
-                lines.append(f"{block.name} {args} → {shown}{mark}")
-    return lines
+    return [
+        f"{block.name} {_target(block.input)}".strip() + (" (failed)" if block.id in failed else "")
+        for message in messages
+        for block in message.blocks()
+        if isinstance(block, ToolUseBlock)
+    ]
+
+
+def _target(inputs: object) -> str:
+    """What a call acted on: its path, command, query or URL, else its first text input."""
+    if not isinstance(inputs, dict):
+        return ""
+    texts = [v for v in inputs.values() if isinstance(v, str) and v.strip()]
+    named = [inputs[k] for k in _TARGET_KEYS if isinstance(inputs.get(k), str)]
+    chosen = (named or texts or [""])[0]
+    return one_line(_without_cd(chosen), TARGET_CHARS)
+
+
+def _without_cd(command: str) -> str:
+    """A command without its leading `cd DIR &&`: the directory is noise to a reader."""
+    return _LEADING_CD.sub("", command.strip())
 
 
 def _errors(facts: ExtractedFacts) -> str:
     if not facts.errors:
         return ""
     lines = [
-        f"- {note.call}: {one_line(note.message)} ({'resolved' if note.resolved else 'open'})"
+        f"- {_IN_CALL_CD.sub('`', note.call)}: {one_line(note.message)} "
+        f"({'resolved' if note.resolved else 'open'})"
         for note in facts.errors[-8:]
     ]
     return "Errors:\n" + "\n".join(lines)

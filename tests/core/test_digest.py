@@ -43,10 +43,8 @@ def test_the_notes_state_requests_files_commands_calls_errors_and_latest_exchang
         '\n- "Also keep the old token name working."',
         "Files:\n- read: src/auth/login.py\n- created: src/auth/session.py",
         "Commands run, oldest first:\n- `pytest tests/test_login.py -x`",
-        'Tool calls, oldest first:\n- read_file {"path":"src/auth/login.py"} → def login(user): '
-        '...\n- bash {"command":"pytest tests/test_login.py -x"} → E   KeyError: '
-        "'session_token' … (error)\n"
-        '- write_file {"content":"x = 1","path":"src/auth/session.py"} → written',
+        "Tool calls, oldest first:\n- read_file src/auth/login.py\n"
+        "- bash pytest tests/test_login.py -x (failed)\n- write_file src/auth/session.py",
         "Errors:\n- bash `pytest tests/test_login.py -x`: E   KeyError: 'session_token' (open)",
         "Latest exchanges, oldest first:\nuser: Fix the failing login test in "
         "tests/test_login.py please.\nassistant: Reading it.\nuser: Also keep the old token "
@@ -76,7 +74,7 @@ def test_the_digest_fits_its_budget_by_showing_less_at_each_level() -> None:
     notes = build_digest(messages, extract_facts(messages), 600, WORDS.count)
     assert WORDS.count(notes) <= 600
     # the first and the latest request stay, the gap is said
-    assert notes.startswith('User requests, in order (36 more in between):\n- "Step 0:')
+    assert notes.startswith('User requests, in order (34 more in between):\n- "Step 0:')
     assert "make test-39" in notes
 
 
@@ -104,3 +102,17 @@ def test_the_prompt_asks_for_the_five_headings_after_the_notes_with_the_limit_an
     assert "under 250 words" in build_digest_prompt("NOTES", 1200, None)  # DIGEST_MAX_WORDS
     assert prompt.endswith("The user asks this summary to focus on: the parser")
     assert not build_digest_prompt("NOTES", 300, None).endswith("parser")
+
+
+def test_commands_and_calls_lose_their_leading_cd() -> None:
+    raw = [
+        user("Run the tests."),
+        assistant(tool_use("bash", "b1", command="cd '/home/me/my repo' && pytest -x")),
+        tool_result("b1", "ERROR: 2 failed", is_error=True),
+        assistant("Two tests fail."),
+    ]
+    messages = parse(raw)
+    notes = render_digest(messages, extract_facts(messages), LEVELS[0])
+    assert "- `pytest -x`" in notes
+    assert "- bash pytest -x (failed)" in notes
+    assert "/home/me" not in notes
