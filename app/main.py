@@ -322,6 +322,9 @@ def create_app(
 
     data_dir = DataDirectory(settings.data_dir, min_free_bytes=settings.min_free_bytes)
     probe = build_probe(settings)
+    if probe is not None:  # chunks fit the server's window when it reports one
+        service.summaries.window = probe
+        service.summaries.answer_tokens = settings.summary_max_tokens
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -1,4 +1,9 @@
-"""Does the LLM server answer? A `GET {base_url}/models` for `/readyz`, cached.
+"""Does the LLM server answer, and how large is its window? For `/readyz` and for fitting
+chunks to the server (`app.core.window_fit`), cached.
+
+The window: llama.cpp's server `GET /props` (`default_generation_settings.n_ctx`, at the
+server's root, above `/v1`), else vLLM's `GET /v1/models` (`max_model_len`); a window once
+read is kept, an unknown one is asked again after `ttl`.
 
 Without it `/readyz` is ready while the LLM server is down and every compaction fails
 (or falls back). The answer is kept `ttl` seconds, so probes every second from an
@@ -10,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -37,6 +43,8 @@ class ModelsProbe:
         self._ttl = ttl
         self._clock = clock
         self._kept: tuple[float, str | None] | None = None
+        self._root = base_url.rstrip("/").removesuffix("/v1")
+        self._window: tuple[float, int | None] | None = None
 
     async def unreachable_reason(self) -> str | None:
         now = self._clock()
@@ -54,6 +62,37 @@ class ModelsProbe:
         if response.status_code != 200:
             return f"the summarizer's server answered HTTP {response.status_code} to GET /models"
         return None
+
+    async def window(self) -> int | None:
+        now = self._clock()
+        if self._window is not None and (
+            self._window[1] is not None or now - self._window[0] < self._ttl
+        ):
+            return self._window[1]
+        found = await self._props_window() or await self._models_window()
+        self._window = (now, found)
+        return found
+
+    async def _props_window(self) -> int | None:
+        payload = await self._json(f"{self._root}/props")
+        settings = payload.get("default_generation_settings") if payload else None
+        n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+        return n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None
+
+    async def _models_window(self) -> int | None:
+        payload = await self._json("/models")
+        models = payload.get("data") if payload else None
+        first = models[0] if isinstance(models, list) and models else None
+        length = first.get("max_model_len") if isinstance(first, dict) else None
+        return length if isinstance(length, int) and length > 0 else None
+
+    async def _json(self, url: str) -> dict[str, Any] | None:
+        try:
+            response = await self._client.get(url)
+            payload = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        return payload if isinstance(payload, dict) else None
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -203,6 +203,13 @@ class SummarizerProbe(Protocol):
     async def unreachable_reason(self) -> str | None: ...
 
 
+class WindowSource(Protocol):
+    """The LLM server's context window when it reports one (llama.cpp `/props`, vLLM
+    `max_model_len`), else None; asked once a summary, answered from a cache."""
+
+    async def window(self) -> int | None: ...
+
+
 class ProviderCounter(Protocol):
     """A provider's own token count of a conversation (its system prompt included).
     Raises `CountError` on any failure; the caller then counts locally."""

@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 
 from anyio import to_thread
 
 from app.core.errors import SummarizerError
 from app.core.facts import ExtractedFacts
 from app.core.messages import Message
-from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer
+from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer, WindowSource
 from app.core.prompt import (
     SUMMARY_SYSTEM,
     build_archived_prompt,
     build_summary_prompt,
     serialize_for_summary,
 )
+from app.core.window_fit import fit_warning, fitted_budget
 from app.service.chunked import ChunkedSummary, summarize_in_chunks
 from app.service.defaults import Defaults
 from app.service.digested import digest_request
@@ -43,6 +45,9 @@ class Summaries:
         self.fallback = fallback
         self.tokenizer = tokenizer
         self.defaults = defaults
+        # The LLM server's window, when it reports one: budgets are fitted to it.
+        self.window: WindowSource | None = None
+        self.answer_tokens = 0
 
     async def summarize(
         self,
@@ -62,6 +67,7 @@ class Summaries:
         A summarizer that reads the messages rather than the prompt (`reads_prompt` false:
         the extractive one) has no window, so it always gets the whole rest at once: chunks
         would only make it summarize its own summaries."""
+        resolved = await self._fitted(resolved, warnings)
         if self._digests(template):
             request = await to_thread.run_sync(
                 digest_request, rest, resolved, instructions, self.tokenizer, counts, facts
@@ -119,6 +125,18 @@ class Summaries:
             facts,
         )
         return await self._fall_back(request, warnings)
+
+    async def _fitted(self, resolved: Resolved, warnings: list[str]) -> Resolved:
+        """`resolved` with its input budget lowered to the server's window, if it says one."""
+        if self.window is None or not self.summarizer.reads_prompt:
+            return resolved
+        window = await self.window.window()
+        budget = resolved.summary_input_budget
+        fitted = fitted_budget(budget, window, self.answer_tokens)
+        if window is None or fitted == budget:
+            return resolved
+        warnings.append(fit_warning(budget, fitted, window))
+        return replace(resolved, summary_input_budget=fitted)
 
     def _digests(self, template: SummaryTemplate) -> bool:
         """The digest path: configured, for an LLM, and for the five-section summary (the

@@ -81,3 +81,29 @@ async def test_an_answer_is_reused_for_its_ttl(llm: respx.MockRouter) -> None:
     )
     assert route.call_count == 2
     await probe.aclose()
+
+
+async def test_the_window_comes_from_llama_cpp_props_at_the_servers_root() -> None:
+    with respx.mock(assert_all_called=False) as router:
+        props = router.get("http://llm.test/props").respond(
+            200, json={"default_generation_settings": {"n_ctx": 8192}}
+        )
+        probe = ModelsProbe(BASE_URL)
+        assert [await probe.window(), await probe.window()] == [8192, 8192]
+        assert props.call_count == 1  # a window once read is kept
+        await probe.aclose()
+
+
+async def test_the_window_comes_from_vllm_max_model_len_and_none_is_asked_again_later() -> None:
+    now = [0.0]
+    with respx.mock(assert_all_called=False) as router:
+        router.get("http://llm.test/props").respond(404)
+        models = router.get(f"{BASE_URL}/models").respond(200, json={"data": [{"id": "m"}]})
+        probe = ModelsProbe(BASE_URL, ttl=10.0, clock=lambda: now[0])
+        assert await probe.window() is None
+        assert await probe.window() is None
+        assert models.call_count == 1
+        now[0] = 11.0
+        models.respond(200, json={"data": [{"id": "m", "max_model_len": 32768}]})
+        assert await probe.window() == 32768
+        await probe.aclose()

@@ -277,3 +277,29 @@ async def test_the_extractive_summarizer_reads_the_whole_rest_at_once() -> None:
     assert result.summary is not None
     assert "- First request: Task 1." in result.summary
     assert "- Latest request: Task 10." in result.summary
+
+
+class Window:
+    def __init__(self, tokens: int | None) -> None:
+        self.tokens = tokens
+
+    async def window(self) -> int | None:
+        return self.tokens
+
+
+async def test_chunks_fit_the_window_the_server_reports() -> None:
+    summarizer = numbered()
+    service = build_service(WORDS, summarizer, read_tools=(), summary_input_budget=100_000)
+    service.summaries.window = Window(1500)
+    service.summaries.answer_tokens = 250
+    raw = [system("s")]
+    for k in range(1, 11):
+        raw += round_of(k)
+    result = await compact(service, raw)
+    assert result.compacted is True
+    assert len(summarizer.requests) > 1
+    assert all(input_tokens(r) <= 1000 for r in summarizer.requests)  # (1500 - 250) / 1.25
+    assert result.warnings[0] == (
+        "summary_input_budget 100000 lowered to 1000: the summarizer's server has a context "
+        "window of 1500 tokens (set COMPACT_SUMMARY_INPUT_BUDGET to match it)"
+    )
