@@ -48,7 +48,11 @@ DIGEST_SYSTEM = (
     "You write the summary of a coding session from notes about it, so that an AI agent "
     "can continue the work. Keep file paths, commands and error messages exactly as written."
 )
-_HEADINGS = "\n".join(f"## {title}" for title, _ in DIMENSIONS)
+# The model writes the narrative sections; the service writes the two that are lists of
+# facts (commands and calls, errors) from the notes, so the model's answer is shorter.
+MODEL_SECTIONS = ("Goals & Decisions", "File Operations", "Task Status")
+SERVICE_SECTIONS = ("Tool Calls", "Errors & Resolutions")
+_HEADINGS = "\n".join(f"## {title}" for title in MODEL_SECTIONS)
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ LEVELS = (
 )
 # The narrative asked for, at most: a small model writes a few tokens a second, and the
 # facts are the notes' and the ledger's, not the narrative's.
-DIGEST_MAX_WORDS = 250
+DIGEST_MAX_WORDS = 150
 
 
 def digest_budget(history_tokens: int, input_budget: int, overhead: int) -> int:
@@ -107,10 +111,10 @@ def build_digest_prompt(digest: str, max_words: int, instructions: str | None) -
     )
     return (
         f"<notes>\n{digest}\n</notes>\n\n"
-        "Write the summary of this session from the notes above. Use exactly these five "
-        "headings, in this order, each followed by 1 to 3 short bullet points, sentences "
-        f"in your own words:\n{_HEADINGS}\n"
-        "Name the file paths, commands and errors exactly as the notes write them. Under "
+        "Write the summary of this session from the notes above. Use exactly these three "
+        "headings, in this order, each followed by 1 or 2 bullet points of one short "
+        f"sentence each, in your own words:\n{_HEADINGS}\n"
+        "Name the file paths and the user's requests exactly as the notes write them. Under "
         "Task Status say what was being done last and what the next step is. Write "
         f"under {min(max_words, DIGEST_MAX_WORDS)} words. Start with the line "
         f"## {DIMENSIONS[0][0]}.{focus}"
@@ -231,3 +235,28 @@ def _exchanges(messages: Sequence[Message], level: Level) -> str:
     if not said:
         return ""
     return "Latest exchanges, oldest first:\n" + "\n".join(reversed(said))
+
+
+def service_sections(messages: Sequence[Message], facts: ExtractedFacts) -> str:
+    """The sections the service writes after the model's: the commands and tool calls, and
+    the errors, from the notes (the same text at every level: `LEVELS[0]`)."""
+    level = LEVELS[0]
+    commands = [_without_cd(c) for c in facts.commands][-level.commands :]
+    counts: dict[str, int] = {}
+    for line in _outline(messages):
+        name = line.split(" ", 1)[0]
+        counts[name] = counts.get(name, 0) + 1
+    calls = ", ".join(f"{name} {n}" for name, n in counts.items())
+    tools = [f"- Calls: {calls}."] if calls else ["- None."]
+    tools += [f"- `{one_line(c)}`" for c in commands]
+    errors = [
+        f"- {_IN_CALL_CD.sub('`', note.call)}: {one_line(note.message)} "
+        f"({'resolved' if note.resolved else 'open'})"
+        for note in facts.errors[-8:]
+    ] or ["- None observed."]
+    return (
+        f"## {SERVICE_SECTIONS[0]}\n"
+        + "\n".join(tools)
+        + f"\n\n## {SERVICE_SECTIONS[1]}\n"
+        + "\n".join(errors)
+    )

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from anyio import to_thread
 
+from app.core.digest import service_sections
 from app.core.errors import SummarizerError
 from app.core.facts import ExtractedFacts
 from app.core.messages import Message
@@ -73,7 +74,12 @@ class Summaries:
                 digest_request, rest, resolved, instructions, self.tokenizer, counts, facts
             )
             summarized = await self._summarize(request, warnings)
-            return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
+            if summarized is None:
+                return None
+            text, name = summarized
+            if name == self.summarizer.name and request.facts is not None:
+                text = f"{text}\n\n{service_sections(rest, request.facts)}"
+            return ChunkedSummary(text, name, chunks=1)
         if not self.summarizer.reads_prompt:
             request = await to_thread.run_sync(
                 self.request,

@@ -8,10 +8,13 @@ from app.core.digest import (
     DIGEST_SHARE,
     LEVELS,
     MIN_DIGEST_TOKENS,
+    MODEL_SECTIONS,
+    SERVICE_SECTIONS,
     build_digest,
     build_digest_prompt,
     digest_budget,
     render_digest,
+    service_sections,
 )
 from app.core.facts import extract_facts
 from app.core.prompt import DIMENSIONS
@@ -93,15 +96,28 @@ def test_a_budget_no_level_fits_cuts_the_tightest_notes() -> None:
 
 
 def test_the_prompt_asks_for_the_five_headings_after_the_notes_with_the_limit_and_focus() -> None:
-    prompt = build_digest_prompt("NOTES", 200, "  the parser  ")
+    prompt = build_digest_prompt("NOTES", 100, "  the parser  ")
     assert prompt.startswith("<notes>\nNOTES\n</notes>\n\n")
-    headings = [f"## {title}" for title, _ in DIMENSIONS]
-    assert prompt.index(headings[0]) < prompt.index(headings[-1])
-    assert "\n".join(headings) in prompt
-    assert "under 200 words" in prompt
-    assert "under 250 words" in build_digest_prompt("NOTES", 1200, None)  # DIGEST_MAX_WORDS
+    asked = "## Goals & Decisions\n## File Operations\n## Task Status\n"
+    assert asked in prompt
+    assert "## Tool Calls" not in prompt  # the service writes it
+    assert "under 100 words" in prompt
+    assert "under 150 words" in build_digest_prompt("NOTES", 1200, None)  # DIGEST_MAX_WORDS
     assert prompt.endswith("The user asks this summary to focus on: the parser")
     assert not build_digest_prompt("NOTES", 300, None).endswith("parser")
+
+
+def test_the_service_writes_the_tool_calls_and_errors_sections() -> None:
+    messages = parse(session())
+    assert service_sections(messages, extract_facts(messages)) == (
+        "## Tool Calls\n- Calls: read_file 1, bash 1, write_file 1.\n"
+        "- `pytest tests/test_login.py -x`\n\n"
+        "## Errors & Resolutions\n"
+        "- bash `pytest tests/test_login.py -x`: E   KeyError: 'session_token' (open)"
+    )
+    # with the model's three sections, the summary has the five of the prompt's template
+    titles = {title for title, _ in DIMENSIONS}
+    assert set(MODEL_SECTIONS) | set(SERVICE_SECTIONS) == titles
 
 
 def test_commands_and_calls_lose_their_leading_cd() -> None:
