@@ -12,7 +12,9 @@ cl100k) of each long session in `--corpus` (`../shared/corpus-long`) — is comp
 fallback, on each path of `--modes` (digest, transcript), and once with the extractive
 summarizer for comparison. Per run: accepted (the LLM's own text) or the rejection's
 reason, wall time, LLM tokens in and out (the server's `usage`), whether the answer is a
-copy of the prompt, and the facts its prose (without the ledger) states. The table goes to
+copy of the prompt, and the facts its prose states: the LLM's own answer (without the
+sections the service adds on the digest path and without the ledger), or the extractive
+summary without its ledger. The table goes to
 its own section of `bench/RESULTS.md`. Never part of the test suite's timed path: a smoke
 test runs it against a fake server.
 """
@@ -182,10 +184,18 @@ async def run_one(
         tokens_in=calls.prompt_tokens,
         tokens_out=calls.completion_tokens,
         copy=bool(answer) and copy_share(answer, prompt) >= COPY_SHARE,
-        facts=stated(facts_of(rest), prose_of(result.summary) if result.compacted else ""),
+        facts=stated(facts_of(rest), _prose(mode, result.summary, answer, result.compacted)),
         first_line=next((ln.strip() for ln in answer.splitlines() if ln.strip()), "")[:60],
         answer=answer,
     )
+
+
+def _prose(mode: str, summary: str | None, answer: str, compacted: bool) -> str:
+    """What the summarizer itself wrote: the LLM's answer (not the sections the service
+    adds on the digest path, nor the ledger); the extractive summary without its ledger."""
+    if not compacted:
+        return ""
+    return prose_of(summary) if mode == "extractive" else answer
 
 
 def _tokens(messages: Sequence[Message]) -> int:
