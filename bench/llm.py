@@ -118,14 +118,18 @@ class Row:
     answer: str = ""
 
 
-def inputs(corpus: Path, prefix_tokens: int, sessions: int) -> list[tuple[str, list[Message]]]:
-    """The example and a prefix of each long session, never cut between a call and its
-    result."""
+def inputs(
+    corpus: Path, prefix_tokens: Sequence[int], sessions: int
+) -> list[tuple[str, list[Message]]]:
+    """The example and prefixes of each long session (one per size in `prefix_tokens`),
+    never cut between a call and its result."""
     found = [("example", _messages(json.loads(EXAMPLE.read_text())["messages"]))]
     files = sorted(corpus.glob("*.anthropic.json"))[:sessions] if corpus.is_dir() else []
     for path in files:
-        raw = json.loads(path.read_text())["messages"]
-        found.append((path.name.split(".")[0], _prefix(_messages(raw), prefix_tokens)))
+        messages = _messages(json.loads(path.read_text())["messages"])
+        for size in prefix_tokens:
+            suffix = f"@{size // 1000}k" if len(prefix_tokens) > 1 else ""
+            found.append((path.name.split(".")[0] + suffix, _prefix(messages, size)))
     return found
 
 
@@ -279,7 +283,8 @@ def start_llama(python: str, model: Path, n_ctx: int, port: int) -> subprocess.P
 
 
 async def measure(
-    base_url: str, modes: Sequence[str], corpus: Path, prefix_tokens: int, sessions: int,
+    base_url: str, modes: Sequence[str], corpus: Path, prefix_tokens: Sequence[int],
+    sessions: int,
     max_tokens: int, transcript_up_to: int,
 ) -> list[Row]:  # fmt: skip
     rows: list[Row] = []
@@ -303,7 +308,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=18089)
     parser.add_argument("--modes", default="digest", help="comma-separated: digest,transcript")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
-    parser.add_argument("--prefix-tokens", type=int, default=16000)
+    parser.add_argument(
+        "--prefix-tokens", default="16000", help="comma-separated prefix sizes (cl100k)"
+    )
     parser.add_argument("--sessions", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=600)
     parser.add_argument(
@@ -328,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 base_url,
                 args.modes.split(","),
                 args.corpus,
-                args.prefix_tokens,
+                [int(size) for size in args.prefix_tokens.split(",")],
                 args.sessions,
                 args.max_tokens,
                 args.transcript_up_to,
