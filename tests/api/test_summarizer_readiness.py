@@ -3,9 +3,11 @@ whether readiness waits for it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 import respx
@@ -107,3 +109,17 @@ async def test_the_window_comes_from_vllm_max_model_len_and_none_is_asked_again_
         models.respond(200, json={"data": [{"id": "m", "max_model_len": 32768}]})
         assert await probe.window() == 32768
         await probe.aclose()
+
+
+async def test_a_server_that_hangs_costs_readyz_its_bound_only(
+    client_for: Any, llm: respx.MockRouter
+) -> None:
+    async def hang(request: httpx.Request) -> httpx.Response:
+        await anyio.sleep(30)
+        return httpx.Response(200)
+
+    llm.get("/models").mock(side_effect=hang)
+    started = time.monotonic()
+    response = await ready(client_for)
+    assert time.monotonic() - started < 3.0
+    assert response.json()["reasons"] == {"summarizer_reachable": "no answer within 2.5 s"}
