@@ -59,7 +59,11 @@ OPENAI = Adapter(
     prefix="chat completion API call failed: ",
     success=openai_completion,
     cut_off=openai_completion("## Goals\nhalf a sum", finish_reason="length"),
-    settings=lambda url: {"summarizer": "openai", "openai_base_url": url + "/v1"},
+    settings=lambda url: {
+        "summarizer": "openai",
+        "openai_base_url": url + "/v1",
+        "summary_mode": "transcript",  # auto would give a loopback server the digest path
+    },
 )
 
 

@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from app.core.digest import DIGEST_SYSTEM
 from app.settings import Settings
 from tests.builders import bulk_round, system, user
 from tests.fakes.fake_llm_server import openai_completion, reply, start_fake_llm
@@ -17,6 +18,7 @@ async def test_compact_summarizes_through_an_openai_compatible_server(client_for
             summarizer="openai",
             openai_base_url=fake.url + "/v1",
             summary_model="qwen-test",
+            summary_mode="transcript",
         )
         messages = [system("s"), user("fix a.py"), *bulk_round(), user("go on")]
         data = (await client.post("/compact", json={"messages": messages, "force": True})).json()
@@ -37,3 +39,17 @@ def test_openai_settings_read_the_common_variable_names() -> None:
     assert settings.openai_api_key.get_secret_value() == "sk-x"
     assert settings.openai_base_url == "http://vllm:8000/v1"
     assert Settings(_env_file=None, summarizer="openai").summarizer_kind == "openai"  # type: ignore[call-arg]
+
+
+async def test_auto_takes_the_digest_path_for_a_server_on_loopback(client_for: Any) -> None:
+    with start_fake_llm([reply(200, openai_completion("## Goals & Decisions\nfix it"))]) as fake:
+        client = await client_for(summarizer="openai", openai_base_url=fake.url + "/v1")
+        messages = [system("s"), user("fix a.py"), *bulk_round(), user("go on")]
+        data = (await client.post("/compact", json={"messages": messages, "force": True})).json()
+        [received] = fake.requests
+    assert received.body["messages"][0] == {"role": "system", "content": DIGEST_SYSTEM}
+    assert received.body["messages"][1]["content"].startswith("<notes>\nUser requests")
+    assert data["summary"].startswith(
+        "## Goals & Decisions\nfix it\n\n## Tool Calls\n- Calls: list_tests 1.\n\n"
+        "## Errors & Resolutions\n- None observed.\n\n## Ledger\n"
+    )

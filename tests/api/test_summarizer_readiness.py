@@ -121,5 +121,5 @@ async def test_a_server_that_hangs_costs_readyz_its_bound_only(
     llm.get("/models").mock(side_effect=hang)
     started = time.monotonic()
     response = await ready(client_for)
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < 3.5  # the 2.5 s bound, and a loaded machine
     assert response.json()["reasons"] == {"summarizer_reachable": "no answer within 2.5 s"}
