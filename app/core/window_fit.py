@@ -9,7 +9,7 @@ conservative ratio, and the answer's `max_tokens` is kept free.
 
 from __future__ import annotations
 
-# Server tokens per cl100k token, at most, measured on agent transcripts (FIELD-NOTES).
+# Server tokens per cl100k token, at most, measured on agent transcripts (Gemma: 1.22-1.25).
 SERVER_TOKEN_RATIO = 1.25
 
 
