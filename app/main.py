@@ -40,6 +40,7 @@ from app.api.routes import (
 )
 from app.api.sent_counts import SentCounts
 from app.api.spec import finish_openapi
+from app.core.local_speed import deadline_warning
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
 from app.service.metered import MeteredCompactionService
@@ -51,6 +52,7 @@ from app.settings import Settings
 from app.wiring import (
     SUMMARY_CAP_FACTOR,
     Stores,
+    build_probe,
     build_provider_counter,
     build_service,
     build_summarizer,
@@ -64,6 +66,7 @@ from app.wiring import (
 __all__ = [
     "SUMMARY_CAP_FACTOR",
     "Stores",
+    "build_probe",
     "build_provider_counter",
     "build_service",
     "build_summarizer",
@@ -126,6 +129,10 @@ def create_app(
     )
 
     data_dir = DataDirectory(settings.data_dir, min_free_bytes=settings.min_free_bytes)
+    probe = build_probe(settings)
+    if probe is not None:  # chunks fit the server's window when it reports one
+        service.summaries.window = probe
+        service.summaries.answer_tokens = settings.summary_max_tokens
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -141,6 +148,10 @@ def create_app(
         # full collection walked, stalling every request (docs/design.md); a large request
         # allocates enough to trigger one every few requests. Frozen, they are skipped.
         gc.freeze()
+        bound = settings.local_call_bound
+        too_slow = deadline_warning(bound) if bound is not None else None
+        if too_slow is not None:
+            log.warning(too_slow)
         fallback = service.fallback
         log.info(
             "context compact ready",
@@ -159,6 +170,8 @@ def create_app(
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
         await job_manager.close()
+        if probe is not None:
+            await probe.aclose()
         await close_ports(service)
         await stores.close()
 
@@ -184,6 +197,8 @@ def create_app(
             max_blocks=settings.max_blocks,
             max_depth=settings.max_depth,
         ),
+        summarizer_probe=probe,
+        summarizer_required=settings.readyz_requires_summarizer,
         sent_counts=(
             SentCounts(settings.token_cache_entries) if settings.token_cache_entries else None
         ),

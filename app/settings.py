@@ -16,7 +16,9 @@ under two of its names with different values is refused at start-up (`FormerName
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Annotated, Any, Literal, get_origin
+from urllib.parse import urlsplit
 
 from pydantic import (
     AliasChoices,
@@ -37,6 +39,8 @@ from pydantic_settings import (
 )
 
 from app.core.compaction import CompactOptions
+from app.core.digest import DIGEST_PROMPT_TOKENS, DIGEST_SHARE
+from app.core.local_speed import CallBound
 from app.core.models import ModelSpec
 from app.core.option_setting import setting_type, settings_of
 from app.core.restore import read_tools_from
@@ -231,6 +235,28 @@ class Settings(BaseSettings):
             "(`summarization_failed`); `extractive` uses the extractive summary instead"
         ),
     )
+    summary_mode: Literal["auto", "transcript", "digest"] = Field(
+        "auto",
+        description=(
+            "what an LLM summarizer reads: `transcript` (the whole history, in chunks), "
+            "`digest` (the service's notes on it, within 30% of its tokens: for small local "
+            "models), `auto` (digest for `openai` on a loopback address, else transcript)"
+        ),
+    )
+    log_rejected_summaries: bool = Field(
+        False,
+        description=(
+            "log the first line (120 characters) of each LLM answer the summary check "
+            "rejects; off by default: it may quote the history"
+        ),
+    )
+    readyz_requires_summarizer: bool = Field(
+        False,
+        description=(
+            "`/readyz` answers 503 while the `openai` summarizer's server does not answer "
+            "`GET /models` (always reported as `summarizer_reachable`)"
+        ),
+    )
     summary_model: str = Field(
         "claude-sonnet-4-5",
         description="model of the summary call (set it for `openai`, e.g. `qwen2.5-coder:32b`)",
@@ -242,6 +268,12 @@ class Settings(BaseSettings):
     ledger_min_tokens: int = Field(1000, ge=0, description="the ledger's budget, at least")
     ledger_max_tokens: int = Field(20_000, ge=0, description="the ledger's budget, at most")
     summary_max_tokens: int = Field(4096, gt=0, description="`max_tokens` of the summary call")
+    summary_temperature: float = Field(
+        0.0,
+        ge=0,
+        le=2,
+        description="`temperature` of the summary call (0: the most likely answer, each time)",
+    )
     summary_timeout: float = Field(60.0, gt=0, description="seconds per attempt")
     summary_attempts: int = Field(
         3, ge=1, le=10, description="attempts in all (retries on timeouts, 429, 5xx)"
@@ -506,8 +538,49 @@ class Settings(BaseSettings):
         return self.anthropic_api_key or self.sdk_anthropic_api_key
 
     @property
+    def local_call_bound(self) -> CallBound | None:
+        """The largest summary call and the time it gets, for an OpenAI-compatible server on
+        a loopback address (a local model, likely on a CPU); None for any other."""
+        if self.summarizer_kind != "openai" or not self._local_server:
+            return None
+        budget = int(vars(self)["summary_input_budget"])  # placed beside the options
+        if self.summary_path == "digest":  # the notes, within a share of the window
+            window = int(vars(self)["context_window"])
+            budget = min(budget, int(DIGEST_SHARE * window) + DIGEST_PROMPT_TOKENS)
+        return CallBound(
+            input_tokens=budget,
+            output_tokens=self.summary_max_tokens,
+            timeout=self.summary_timeout,
+            attempts=self.summary_attempts,
+            deadline=self.summary_deadline,
+        )
+
+    @property
+    def _local_server(self) -> bool:
+        return _is_loopback(urlsplit(self.openai_base_url).hostname or "")
+
+    @property
+    def summary_path(self) -> Literal["transcript", "digest"]:
+        """`summary_mode` resolved: `auto` gives the digest to an OpenAI-compatible server
+        on a loopback address (a local model, likely small and on a CPU) and the whole
+        transcript to every other (hosted models summarize a transcript better)."""
+        if self.summary_mode != "auto":
+            return self.summary_mode
+        local = self.summarizer_kind == "openai" and self._local_server
+        return "digest" if local else "transcript"
+
+    @property
     def summarizer_kind(self) -> Literal["extractive", "anthropic", "openai"]:
         """`auto` turns on the paid summarizer only for a key under our own prefix."""
         if self.summarizer == "auto":
             return "anthropic" if self.anthropic_api_key else "extractive"
         return self.summarizer
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

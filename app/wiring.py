@@ -42,6 +42,9 @@ from app.service.toolkit import ToolkitDefaults, ToolkitService
 from app.settings import Settings
 
 if TYPE_CHECKING:
+    import httpx
+
+    from app.adapters.llm_probe import ModelsProbe
     from app.adapters.pg_database import Database
 
 log = logging.getLogger("context_compact")
@@ -106,11 +109,16 @@ class Stores:
             await to_thread.run_sync(self.database.close)
 
 
-def build_summarizer(settings: Settings, count: Callable[[str], int] | None = None) -> Summarizer:
+def build_summarizer(
+    settings: Settings,
+    count: Callable[[str], int] | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> Summarizer:
     """The configured summarizer. An LLM one makes one attempt per call behind the retry
     loop (each attempt bounded as a whole by `summary_timeout`, all of them by
     `summary_deadline`), and its answers are checked (`app.core.summary_check`) against a
-    cap of `SUMMARY_CAP_FACTOR × summary_max_tokens` tokens counted by `count`."""
+    cap of `SUMMARY_CAP_FACTOR × summary_max_tokens` tokens counted by `count`.
+    `transport`: the OpenAI-compatible client's (a benchmark records the calls with it)."""
     kind = settings.summarizer_kind
     if kind == "extractive":
         return ExtractiveSummarizer()
@@ -125,6 +133,8 @@ def build_summarizer(settings: Settings, count: Callable[[str], int] | None = No
             api_key=key.get_secret_value() if key else None,
             timeout=settings.summary_timeout,
             max_tokens=settings.summary_max_tokens,
+            temperature=settings.summary_temperature,
+            transport=transport,
         )
     else:
         key = settings.anthropic_key
@@ -141,6 +151,7 @@ def build_summarizer(settings: Settings, count: Callable[[str], int] | None = No
             base_url=settings.anthropic_base_url,
             timeout=settings.summary_timeout,
             max_tokens=settings.summary_max_tokens,
+            temperature=settings.summary_temperature,
         )
     retrying = RetryingSummarizer(
         client,
@@ -152,7 +163,18 @@ def build_summarizer(settings: Settings, count: Callable[[str], int] | None = No
         retrying,
         cap_tokens=SUMMARY_CAP_FACTOR * settings.summary_max_tokens,
         count=count or TiktokenTokenizer().count,
+        log_rejected=settings.log_rejected_summaries,
     )
+
+
+def build_probe(settings: Settings) -> ModelsProbe | None:
+    """`/readyz`'s look at the `openai` summarizer's server; None for any other summarizer."""
+    if settings.summarizer_kind != "openai":
+        return None
+    from app.adapters.llm_probe import ModelsProbe
+
+    key = settings.openai_api_key
+    return ModelsProbe(settings.openai_base_url, api_key=key.get_secret_value() if key else None)
 
 
 def build_provider_counter(settings: Settings) -> ProviderCounter | None:
@@ -213,6 +235,7 @@ def build_service(
                 settings.ledger_share, settings.ledger_min_tokens, settings.ledger_max_tokens
             ),
             summary_cooldown_seconds=settings.summary_cooldown_seconds,
+            summary_mode=settings.summary_path,
         ),
         slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
         o200k=build_tokenizer(settings, o200k or LazyTokenizer("o200k", shared_o200k)),

@@ -81,3 +81,38 @@ def test_a_renamed_setting_is_still_set_by_its_field_name_beside_its_environment
     monkeypatch.setenv("COMPACT_KEEP_RECENT_ROUNDS", "6")
     settings = Settings(_env_file=None, tail_keep_recent_rounds=3)  # type: ignore[call-arg]
     assert vars(settings)["tail_keep_recent_rounds"] == 3
+
+
+@pytest.mark.parametrize(
+    ("values", "path"),
+    [
+        ({"summarizer": "openai", "openai_base_url": "http://127.0.0.1:8080/v1"}, "digest"),
+        ({"summarizer": "openai", "openai_base_url": "http://localhost:11434/v1"}, "digest"),
+        ({"summarizer": "openai", "openai_base_url": "http://[::1]:8080/v1"}, "digest"),
+        ({"summarizer": "openai", "openai_base_url": "https://api.openai.com/v1"}, "transcript"),
+        ({"summarizer": "openai", "openai_base_url": "http://10.0.0.5:8000/v1"}, "transcript"),
+        ({"summarizer": "anthropic", "anthropic_api_key": "k"}, "transcript"),
+        ({"summarizer": "extractive"}, "transcript"),
+        (
+            {
+                "summarizer": "openai",
+                "openai_base_url": "https://api.openai.com/v1",
+                "summary_mode": "digest",
+            },
+            "digest",
+        ),
+        (
+            {
+                "summarizer": "openai",
+                "openai_base_url": "http://127.0.0.1:8080/v1",
+                "summary_mode": "transcript",
+            },
+            "transcript",
+        ),
+    ],
+)
+def test_auto_gives_the_digest_to_a_local_openai_compatible_server_only(
+    values: dict[str, str], path: str
+) -> None:
+    settings = Settings(_env_file=None, **values)  # type: ignore[call-arg, arg-type]
+    assert settings.summary_path == path

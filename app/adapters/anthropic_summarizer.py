@@ -15,19 +15,21 @@ Each error carries its `reason` (`timeout`, `connection`, `rate_limited`, `serve
 `client_error`, `bad_response`, `truncated`, `refusal`, `tool_calls`, `empty`); whether a
 text that came back is a summary is `app.core.summary_check`'s call, applied around this adapter.
 
-Error messages carry the exception class name and the status code only: the response body
-may echo the prompt, and the request holds the API key, so the SDK's exception is not
-chained either.
+Error messages carry the exception class name, the status code and the server's own error
+type and message (`app.adapters.provider_errors`: short, never quoting the prompt or the
+key); the request holds the API key, so the SDK's exception is not chained.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 
 import anthropic
 import httpx
 from anthropic.types import Message, TextBlock
 
+from app.adapters.provider_errors import ERROR_BODY_BYTES, server_said, with_hint
 from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
@@ -60,7 +62,10 @@ class AnthropicSummarizer:
         base_url: str | None = None,
         timeout: float = 60.0,
         max_tokens: int = 4096,
+        temperature: float = 0.0,
     ) -> None:
+        self._key = api_key
+        self._temperature = temperature
         self._model = model
         self._max_tokens = max_tokens
         quiet_sdk_request_logs()
@@ -84,11 +89,12 @@ class AnthropicSummarizer:
             message = await self._client.messages.create(
                 model=self._model,
                 max_tokens=self._max_tokens,
+                temperature=self._temperature,
                 system=request.system or anthropic.omit,
                 messages=[{"role": "user", "content": request.prompt}],
             )
         except anthropic.APIStatusError as exc:
-            raise _status_error(exc) from None
+            raise _status_error(exc, request.prompt, self._key) from None
         except anthropic.APITimeoutError as exc:
             raise SummarizerError(_describe(exc), retryable=True, reason="timeout") from None
         except anthropic.APIConnectionError as exc:
@@ -125,16 +131,26 @@ def _summary_text(message: object) -> str:
     return text
 
 
-def _status_error(exc: anthropic.APIStatusError) -> SummarizerError:
+def _status_error(exc: anthropic.APIStatusError, prompt: str, key: str) -> SummarizerError:
+    """The status error with the server's code and message (short, never the prompt)."""
     status = exc.status_code
+    body = _body_bytes(exc.body)
+    described = with_hint(_describe(exc, status) + server_said(body, prompt, key), body, prompt)
     if status >= 500 or status in RETRYABLE_4XX:
         return SummarizerError(
-            _describe(exc, status),
+            described,
             retryable=True,
             retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
             reason=status_reason(status),
         )
-    return SummarizerError(_describe(exc, status), retryable=False, reason="client_error")
+    return SummarizerError(described, retryable=False, reason="client_error")
+
+
+def _body_bytes(body: object) -> bytes:
+    try:
+        return json.dumps(body).encode()[:ERROR_BODY_BYTES]
+    except (TypeError, ValueError):
+        return b""
 
 
 def _describe(exc: Exception, status: int | None = None) -> str:

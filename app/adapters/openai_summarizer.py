@@ -16,8 +16,9 @@ filter).
 The body of a 200 is read up to `BYTES_PER_TOKEN × max_tokens` (+ 64 KiB for the
 envelope): a server that ignores `max_tokens` is cut off there (`oversized`) instead of
 filling memory. The key is optional (local servers need none) and sent as a Bearer
-token. Error messages carry the exception class name and the status code only, never a
-body or the key.
+token. Error messages carry the exception class name, or the status code with the
+server's own code and message (`app.adapters.provider_errors`: short, never quoting the
+prompt), never the key.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from typing import Any
 
 import httpx
 
+from app.adapters.provider_errors import ERROR_BODY_BYTES, describe_refusal
 from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
+from app.core.prompt import STOP_SEQUENCES
 from app.core.summary_check import signal_failure, stop_failure
 
 # A token of the answer is at most ~16 characters, each at most 6 bytes once JSON-escaped
@@ -39,7 +42,9 @@ ENVELOPE_BYTES = 64 * 1024
 
 
 class OpenAICompatibleSummarizer:
-    """POSTs `request.prompt` under `request.system` to `{base_url}/chat/completions`."""
+    """POSTs `request.prompt` under `request.system` to `{base_url}/chat/completions`, at
+    `temperature` (0: the same history gives the same kind of answer, not a copy one time
+    and a refusal the next) and stopped where the answer turns into a transcript copy."""
 
     def __init__(
         self,
@@ -49,10 +54,13 @@ class OpenAICompatibleSummarizer:
         api_key: str | None = None,
         timeout: float = 60.0,
         max_tokens: int = 4096,
+        temperature: float = 0.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        self._key = api_key
         self._model = model
         self._max_tokens = max_tokens
+        self._temperature = temperature
         self._max_body = BYTES_PER_TOKEN * max_tokens + ENVELOPE_BYTES
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(
@@ -74,10 +82,16 @@ class OpenAICompatibleSummarizer:
         messages = [{"role": "user", "content": request.prompt}]
         if request.system:
             messages.insert(0, {"role": "system", "content": request.system})
-        body = {"model": self._model, "max_tokens": self._max_tokens, "messages": messages}
+        body = {
+            "model": self._model,
+            "max_tokens": self._max_tokens,
+            "temperature": self._temperature,
+            "stop": list(STOP_SEQUENCES),
+            "messages": messages,
+        }
         try:
             async with self._client.stream("POST", "/chat/completions", json=body) as response:
-                raw = await self._read(response)
+                raw = await self._read(response, request.prompt)
         except httpx.TimeoutException as exc:
             raise SummarizerError(_describe(exc), retryable=True, reason="timeout") from None
         except httpx.TransportError as exc:  # connection errors
@@ -94,19 +108,24 @@ class OpenAICompatibleSummarizer:
             ) from None
         return _summary_text(payload)
 
-    async def _read(self, response: httpx.Response) -> bytes:
+    async def _read(self, response: httpx.Response, prompt: str) -> bytes:
         """The body of a successful answer, at most `_max_body` bytes; a status error
-        raises without reading it (error bodies may echo the prompt)."""
+        raises with the server's code and message (`describe_refusal`: short, never the
+        prompt), reading at most `ERROR_BODY_BYTES` of its body."""
         status = response.status_code
+        if status < 400:
+            return await self._read_answer(response)
+        said = describe_refusal(status, await _error_body(response), prompt, self._key)
         if status >= 500 or status in RETRYABLE_4XX:
             raise SummarizerError(
-                _describe_status(status),
+                _describe_status(said),
                 retryable=True,
                 retry_after=parse_retry_after(response.headers.get("retry-after")),
                 reason=status_reason(status),
             )
-        if status >= 400:
-            raise SummarizerError(_describe_status(status), retryable=False, reason="client_error")
+        raise SummarizerError(_describe_status(said), retryable=False, reason="client_error")
+
+    async def _read_answer(self, response: httpx.Response) -> bytes:
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():
@@ -165,5 +184,17 @@ def _describe(exc: Exception) -> str:
     return f"chat completion API call failed: {type(exc).__name__}"
 
 
-def _describe_status(status: int) -> str:
-    return f"chat completion API call failed: HTTP {status}"
+def _describe_status(said: str) -> str:
+    return f"chat completion API call failed: {said}"
+
+
+async def _error_body(response: httpx.Response) -> bytes:
+    """The start of an error body: its message comes first; the rest is not read."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= ERROR_BODY_BYTES:
+            break
+    return b"".join(chunks)[:ERROR_BODY_BYTES]

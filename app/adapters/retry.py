@@ -35,6 +35,9 @@ from app.core.ports import Summarizer, SummaryRequest
 
 _log = logging.getLogger(__name__)
 
+# The settings a user changes when calls run out of time (named in the errors).
+TIMEOUT_SETTING = "COMPACT_SUMMARY_TIMEOUT"
+DEADLINE_SETTING = "COMPACT_SUMMARY_DEADLINE"
 # Statuses below 500 that a later attempt may get past (timeout, conflict, rate limit).
 RETRYABLE_4XX = frozenset({408, 409, 429})
 
@@ -114,10 +117,12 @@ class RetryingSummarizer:
         except TimeoutError:
             if self._attempt_timeout is not None and self._attempt_timeout < left:
                 raise SummarizerError(
-                    f"summary attempt took longer than {bound:g}s", retryable=True, reason="timeout"
+                    f"summary attempt took longer than {bound:g}s ({TIMEOUT_SETTING})",
+                    retryable=True,
+                    reason="timeout",
                 ) from None
             raise SummarizerError(
-                f"summary deadline of {self._deadline:g}s passed",
+                f"summary deadline of {self._deadline:g}s passed ({DEADLINE_SETTING})",
                 retryable=False,
                 reason="deadline",
             ) from None

@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 
 from app.api.limits import ShapeLimits
 from app.api.sent_counts import SentCounts
-from app.core.ports import DataDirectory
+from app.core.ports import DataDirectory, SummarizerProbe
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
 from app.service.metrics import Metrics
@@ -33,6 +33,9 @@ class AppParts:
     shape_limits: ShapeLimits
     sent_counts: SentCounts | None
     recaller: Recaller
+    # `/readyz`: the LLM server's reachability, and whether readiness waits for it.
+    summarizer_probe: SummarizerProbe | None = None
+    summarizer_required: bool = False
 
     def install(self, app: Starlette) -> None:
         app.state[_KEY] = self

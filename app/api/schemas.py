@@ -638,7 +638,8 @@ class ReadyResponse(BaseModel):
         description=(
             "tokenizer_loaded, data_dir_writable (or database_ready with "
             "`COMPACT_DATABASE_URL`), data_dir_has_room (at least `COMPACT_MIN_FREE_BYTES` "
-            "free), workdir_readable"
+            "free), workdir_readable; summarizer_reachable with `COMPACT_SUMMARIZER=openai` "
+            "(it fails readiness only with `COMPACT_READYZ_REQUIRES_SUMMARIZER`)"
         )
     )
     reasons: dict[str, str] | None = Field(

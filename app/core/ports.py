@@ -28,7 +28,7 @@ class Tokenizer(Protocol):
 
 
 # `sections`: the five sections of a summary (`full`); `archived`: the archive template (`tail`).
-SummaryTemplate = Literal["sections", "archived"]
+SummaryTemplate = Literal["sections", "archived", "digest"]
 
 
 @dataclass(frozen=True)
@@ -198,6 +198,20 @@ class ExplainsReadiness(Protocol):
     check_name: str
 
     def unavailable_reason(self) -> str | None: ...
+
+
+class SummarizerProbe(Protocol):
+    """Whether the LLM summarizer's server answers (`/readyz`): None when it does, else
+    why not. Cheap: an answer is reused for a few seconds."""
+
+    async def unreachable_reason(self) -> str | None: ...
+
+
+class WindowSource(Protocol):
+    """The LLM server's context window when it reports one (llama.cpp `/props`, vLLM
+    `max_model_len`), else None; asked once a summary, answered from a cache."""
+
+    async def window(self) -> int | None: ...
 
 
 class ProviderCounter(Protocol):

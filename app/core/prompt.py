@@ -161,6 +161,12 @@ def _block_transcript(block: ContentBlock) -> str:
     return f"[{block.type} block]"
 
 
+# Where an answer has turned into a copy of the transcript (a small model re-typing the
+# history): the server stops there instead of generating up to `max_tokens`. Four at
+# most, OpenAI's own limit.
+STOP_SEQUENCES = ("[tool call ", "[tool result id=", "\n[user]\n", "</conversation>")
+
+
 def serialize_for_summary(messages: Sequence[Message]) -> str:
     """A readable transcript: one `[role]` header per message, blocks in order."""
     parts: list[str] = []

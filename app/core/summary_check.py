@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.core.answer_clean import clean_answer
+from app.core.digest import DIGEST_NOTES_END
 from app.core.errors import SummarizerError
 from app.core.messages import is_tool_result_message, message_text
 from app.core.overlap import SHINGLE, Reference, shingles, words
@@ -141,7 +142,21 @@ class SummarySource:
 
 
 def source_of(request: SummaryRequest) -> SummarySource:
-    """The source of `request`'s answer, rebuilt from its parts as the prompt was."""
+    """The source of `request`'s answer, rebuilt from its parts as the prompt was. On the
+    digest path the prompt is the notes and the fill-in: the notes are what the answer is
+    about (a copy of them is a copy), the rest of the prompt its instructions."""
+    if request.template == "digest":
+        notes, _, fill_in = request.prompt.partition(DIGEST_NOTES_END)
+        requests = "\n\n".join(
+            message_text(m)
+            for m in request.messages
+            if m.role == "user" and not is_tool_result_message(m)
+        )
+        return SummarySource.of(
+            f"{request.system}\n{fill_in}",
+            f"{serialize_for_summary(request.messages)}\n{notes}",
+            requests,
+        )
     build = build_archived_prompt if request.template == "archived" else build_summary_prompt
     instructions = build("", request.max_words, request.instructions)
     requests = "\n\n".join(

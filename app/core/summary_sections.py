@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.core.digest import MODEL_SECTIONS
 from app.core.overlap import words
 from app.core.ports import SummaryTemplate
 from app.core.prompt import ARCHIVED_HEADINGS, DIMENSIONS
@@ -33,6 +34,8 @@ def _heading_key(title: str) -> str:
 _TITLES: dict[SummaryTemplate, tuple[str, ...]] = {
     "sections": tuple(title for title, _ in DIMENSIONS),
     "archived": tuple(re.sub(r"^[^A-Za-z]+", "", h) for h in ARCHIVED_HEADINGS),
+    # The digest path's model writes three of the five; the service writes the other two.
+    "digest": MODEL_SECTIONS,
 }
 HEADING_KEYS: dict[SummaryTemplate, tuple[str, ...]] = {
     template: tuple(_heading_key(title) for title in titles) for template, titles in _TITLES.items()

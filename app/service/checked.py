@@ -7,25 +7,39 @@ an oversized or unstructured answer) leaves here as a `SummarizerError` with its
 and the pipeline's usual failure path runs (the extractive fallback, else
 `summarization_failed`); an accepted one leaves cleaned (no reasoning, no template tokens).
 The check counts tokens and reads the transcript, so it runs in a worker thread.
+With `log_rejected` (`COMPACT_LOG_REJECTED_SUMMARIES`, off: an answer may quote the history)
+the first line of a rejected answer is logged, to see what a model wrote instead.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from anyio import to_thread
 
 from app.core.errors import SummarizerError
 from app.core.ports import Summarizer, SummaryRequest
-from app.core.summary_check import accept_summary, source_of
+from app.core.summary_check import accept_summary, opening, source_of
+
+log = logging.getLogger("context_compact.summarizer")
+FIRST_LINE_CHARS = 120
 
 
 class CheckedSummarizer:
     """`inner`'s summaries, each checked against `request.template`'s headings and a cap
     of `cap_tokens` tokens counted by `count`."""
 
-    def __init__(self, inner: Summarizer, *, cap_tokens: int, count: Callable[[str], int]):
+    def __init__(
+        self,
+        inner: Summarizer,
+        *,
+        cap_tokens: int,
+        count: Callable[[str], int],
+        log_rejected: bool = False,
+    ):
         self._inner = inner
+        self._log_rejected = log_rejected
         self._cap_tokens = cap_tokens
         self._count = count
 
@@ -41,6 +55,14 @@ class CheckedSummarizer:
         text = await self._inner.summarize(request)
         verdict = await to_thread.run_sync(self._judge, text, request)
         if isinstance(verdict, SummarizerError):
+            if self._log_rejected:
+                log.warning(
+                    "summary rejected",
+                    extra={
+                        "reason": verdict.reason,
+                        "first_line": opening(text)[:FIRST_LINE_CHARS],
+                    },
+                )
             raise verdict
         return verdict
 

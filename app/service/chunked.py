@@ -2,8 +2,10 @@
 
 One chunk when the rest fits (the request is exactly the unchunked one); otherwise one
 summarizer call per chunk, each carrying the summary so far. Counting and cutting run in a
-worker thread; a chunk whose summary fails fails the whole summary (the caller then returns
-the input unchanged, as for any failed summary).
+worker thread. After the first failed chunk no further chunk is sent: the fallback (when
+there is one) summarizes the whole rest in one pass, so the final summary always covers the
+whole history, never just the chunks after the failure; without a fallback the summary
+fails (the caller then returns the input unchanged, as for any failed summary).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from app.core.tokens import count_messages
 BuildRequest = Callable[[Sequence[Message]], SummaryRequest]
 _PLAN_ATTEMPTS = 16
 Summarize = Callable[[SummaryRequest, list[str]], Awaitable[tuple[str, str] | None]]
+FallBack = Callable[[list[str]], Awaitable[tuple[str, str] | None]]
 
 
 @dataclass(frozen=True)
@@ -60,10 +63,12 @@ async def summarize_in_chunks(
     summarize: Summarize,
     warnings: list[str],
     counts: Sequence[int] | None = None,
+    fall_back: FallBack | None = None,
 ) -> ChunkedSummary | None:
-    """The summary of `rest`; None when a chunk's summary failed or the budget cannot hold
-    even the prompt (both with a warning). `counts`: the token counts of `rest`'s messages
-    when the caller has them (they are not made again)."""
+    """The summary of `rest`; None when a chunk's summary failed with no fallback, or the
+    budget cannot hold even the prompt (both with a warning). `counts`: the token counts of
+    `rest`'s messages when the caller has them (they are not made again). `fall_back`: the
+    summary of the whole rest by the fallback summarizer, called once after a failed chunk."""
     planner = _Planner(rest, budget, max_words, instructions, tokenizer, counts)
     await to_thread.run_sync(planner.prepare)
     if planner.room <= 0:
@@ -83,9 +88,12 @@ async def summarize_in_chunks(
         request = await to_thread.run_sync(build_request, plan.messages)
         result = await summarize(request, warnings)
         if result is None:
+            calls = chunks + 1
             if chunks:
-                warnings.append(f"summary failed at chunk {chunks + 1}")
-            return None
+                made = f"{calls} summarizer call{'s' if calls > 1 else ''} made"
+                warnings.append(f"summary failed at chunk {calls} ({made})")
+            whole = None if fall_back is None else await fall_back(warnings)
+            return None if whole is None else ChunkedSummary(*whole, chunks=calls)
         summary, name = result
         chunks, start = chunks + 1, plan.next_unit
     if summary is None:

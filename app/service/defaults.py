@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from app.core.compaction import CompactOptions
 from app.core.decide import Thresholds
@@ -45,6 +45,8 @@ class Defaults:
     overflow_threshold: float = 0.9
     ledger: LedgerBudget = field(default_factory=LedgerBudget)
     summary_cooldown_seconds: float = 300.0
+    # What an LLM summarizer reads: the whole transcript, or the service's digest of it.
+    summary_mode: Literal["transcript", "digest"] = "transcript"
 
     @property
     def thresholds(self) -> Thresholds:

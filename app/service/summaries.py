@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 
 from anyio import to_thread
 
+from app.core.digest import service_sections
 from app.core.errors import SummarizerError
 from app.core.facts import ExtractedFacts
 from app.core.messages import Message
-from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer
+from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer, WindowSource
 from app.core.prompt import (
     SUMMARY_SYSTEM,
     build_archived_prompt,
     build_summary_prompt,
     serialize_for_summary,
 )
+from app.core.window_fit import fit_warning, fitted_budget
 from app.service.chunked import ChunkedSummary, summarize_in_chunks
 from app.service.defaults import Defaults
+from app.service.digested import digest_request
 from app.service.options import Resolved
 
 log = logging.getLogger("context_compact.compaction")
@@ -42,6 +46,9 @@ class Summaries:
         self.fallback = fallback
         self.tokenizer = tokenizer
         self.defaults = defaults
+        # The LLM server's window, when it reports one: budgets are fitted to it.
+        self.window: WindowSource | None = None
+        self.answer_tokens = 0
 
     async def summarize(
         self,
@@ -53,13 +60,26 @@ class Summaries:
         counts: Sequence[int] | None = None,
         facts: ExtractedFacts | None = None,
     ) -> ChunkedSummary | None:
-        """The summary of `rest`, in chunks when its prompt would exceed the input budget.
+        """The summary of `rest`: from its digest in one call on the digest path
+        (`app.core.digest`), else in chunks when its prompt would exceed the input budget.
         `counts`: the token counts of `rest`'s messages when the caller has them; `facts`:
         `rest`'s facts, handed to a summarizer that reads the whole rest at once.
 
         A summarizer that reads the messages rather than the prompt (`reads_prompt` false:
         the extractive one) has no window, so it always gets the whole rest at once: chunks
         would only make it summarize its own summaries."""
+        resolved = await self._fitted(resolved, warnings)
+        if self._digests(template):
+            request = await to_thread.run_sync(
+                digest_request, rest, resolved, instructions, self.tokenizer, counts, facts
+            )
+            summarized = await self._summarize(request, warnings)
+            if summarized is None:
+                return None
+            text, name = summarized
+            if name == self.summarizer.name and request.facts is not None:
+                text = f"{text}\n\n{service_sections(rest, request.facts)}"
+            return ChunkedSummary(text, name, chunks=1)
         if not self.summarizer.reads_prompt:
             request = await to_thread.run_sync(
                 self.request,
@@ -81,9 +101,56 @@ class Summaries:
             build_request=lambda chunk: self.request(
                 chunk, resolved.max_summary_words, instructions, template, resolved.file_tools
             ),
-            summarize=self._summarize,
+            summarize=self._primary,
             warnings=warnings,
             counts=counts,
+            fall_back=None
+            if self.fallback is None
+            else lambda failed: self._whole_by_fallback(
+                rest, resolved, instructions, template, facts, failed
+            ),
+        )
+
+    async def _whole_by_fallback(
+        self,
+        rest: Sequence[Message],
+        resolved: Resolved,
+        instructions: str | None,
+        template: SummaryTemplate,
+        facts: ExtractedFacts | None,
+        warnings: list[str],
+    ) -> tuple[str, str] | None:
+        """The fallback's summary of the whole rest, after the summarizer failed a chunk."""
+        request = await to_thread.run_sync(
+            self.request,
+            rest,
+            resolved.max_summary_words,
+            instructions,
+            template,
+            resolved.file_tools,
+            facts,
+        )
+        return await self._fall_back(request, warnings)
+
+    async def _fitted(self, resolved: Resolved, warnings: list[str]) -> Resolved:
+        """`resolved` with its input budget lowered to the server's window, if it says one."""
+        if self.window is None or not self.summarizer.reads_prompt:
+            return resolved
+        window = await self.window.window()
+        budget = resolved.summary_input_budget
+        fitted = fitted_budget(budget, window, self.answer_tokens)
+        if window is None or fitted == budget:
+            return resolved
+        warnings.append(fit_warning(budget, fitted, window))
+        return replace(resolved, summary_input_budget=fitted)
+
+    def _digests(self, template: SummaryTemplate) -> bool:
+        """The digest path: configured, for an LLM, and for the five-section summary (the
+        `tail` strategy's archive template keeps the transcript)."""
+        return (
+            self.defaults.summary_mode == "digest"
+            and template == "sections"
+            and self.summarizer.reads_prompt
         )
 
     def request(
@@ -121,11 +188,23 @@ class Summaries:
         self, request: SummaryRequest, warnings: list[str]
     ) -> tuple[str, str] | None:
         """The summary and who wrote it; None when every summarizer failed."""
+        written = await self._primary(request, warnings)
+        return written if written is not None else await self._fall_back(request, warnings)
+
+    async def _primary(
+        self, request: SummaryRequest, warnings: list[str]
+    ) -> tuple[str, str] | None:
+        """The configured summarizer's summary; None (with a warning) when it failed."""
         try:
             return await _summary_text(self.summarizer, request), self.summarizer.name
         except SummarizerError as exc:
             log.warning("summarizer failed", extra={"summarizer": self.summarizer.name})
             warnings.append(f"summarizer {self.summarizer.name} failed: {exc}")
+            return None
+
+    async def _fall_back(
+        self, request: SummaryRequest, warnings: list[str]
+    ) -> tuple[str, str] | None:
         if self.fallback is None:
             return None
         try:

@@ -59,7 +59,7 @@ async def test_summary_is_the_stripped_text_of_the_answer(
 
     sent = json.loads(route.calls.last.request.content)
     assert sent["model"] == "claude-test"
-    assert sent["max_tokens"] == 321
+    assert (sent["max_tokens"], sent["temperature"]) == (321, 0.0)
     assert sent["system"] == "You summarize."
     assert sent["messages"] == [{"role": "user", "content": "Summarize this history."}]
     assert route.calls.last.request.headers["x-api-key"] == API_KEY
@@ -110,16 +110,17 @@ async def test_server_errors_are_retryable(
     summarizer: AnthropicSummarizer, api: respx.MockRouter, status: int, error_class: str
 ) -> None:
     api.post("/v1/messages").respond(
-        status, json={"type": "error", "error": {"type": "api_error", "message": "echo: prompt"}}
+        status,
+        json={"type": "error", "error": {"type": "api_error", "message": f"x {REQUEST.prompt}"}},
     )
 
     error = await failure(summarizer)
 
     assert error.retryable is True
     assert error.retry_after is None
-    assert f"HTTP {status}" in str(error)
-    assert error_class in str(error)
-    assert "echo" not in str(error)
+    assert str(error).endswith(
+        f"{error_class} (HTTP {status}) (api_error: (message omitted: it quotes the prompt))"
+    )
 
 
 async def test_rate_limit_is_retryable_with_the_server_retry_after(
@@ -172,7 +173,23 @@ async def test_client_errors_are_not_retryable(
 
     assert error.retryable is False
     assert error.retry_after is None
-    assert f"HTTP {status}" in str(error)
+    assert str(error).endswith(f"(HTTP {status}) (x: (message omitted: it quotes the key))")
+
+
+async def test_a_prompt_too_long_names_the_input_budget_setting(
+    summarizer: AnthropicSummarizer, api: respx.MockRouter
+) -> None:
+    message = "prompt is too long: 210345 tokens > 200000 maximum"
+    api.post("/v1/messages").respond(
+        400, json={"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    )
+    error = await failure(summarizer)
+    assert str(error) == (
+        "[client_error] the prompt is longer than the model's context window: set "
+        "COMPACT_SUMMARY_INPUT_BUDGET below its window, leaving room for "
+        "COMPACT_SUMMARY_MAX_TOKENS; Anthropic API call failed: BadRequestError (HTTP 400) "
+        f"(invalid_request_error: {message})"
+    )
 
 
 @pytest.mark.parametrize("text", ["", "  \n\t "])

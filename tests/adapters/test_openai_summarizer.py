@@ -67,6 +67,8 @@ async def test_success_sends_system_and_prompt_and_returns_the_stripped_text(
     assert json.loads(request.content) == {
         "model": "llama-test",
         "max_tokens": 321,
+        "temperature": 0.0,
+        "stop": ["[tool call ", "[tool result id=", "\n[user]\n", "</conversation>"],
         "messages": [
             {"role": "system", "content": "You summarize."},
             {"role": "user", "content": "Summarize this history."},
@@ -113,14 +115,17 @@ async def test_all_attempts_failing_raise_the_last_error(
     assert route.call_count == 3
     assert len(sleeps) == 2
     assert error.retryable is True
-    assert str(error) == "[server_error] chat completion API call failed: HTTP 500 after 3 attempts"
+    assert str(error) == (
+        "[server_error] chat completion API call failed: HTTP 500 (echo) after 3 attempts"
+    )
 
 
 @pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504])
 async def test_server_errors_are_retryable(
     summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter, status: int
 ) -> None:
-    api.post("/chat/completions").respond(status, json={"error": {"message": "echo: prompt"}})
+    echo = f"echo: {REQUEST.prompt}"
+    api.post("/chat/completions").respond(status, json={"error": {"message": echo}})
     error = await failure(summarizer)
     assert (error.retryable, error.retry_after) == (True, None)
     assert "echo" not in str(error)
@@ -284,3 +289,98 @@ async def test_empty_refusal_and_tool_call_fields_are_no_signal(
 ) -> None:
     api.post("/chat/completions").respond(200, json=_with_message(**field))
     assert await summarizer.summarize(REQUEST) == "## Goals & Decisions\n- fix `a.py`"
+
+
+LLAMA_CPP_WINDOW = {
+    "error": {
+        "code": 400,
+        "message": "the request exceeds the available context size, try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 6541,
+        "n_ctx": 2048,
+    }
+}
+OPENAI_WINDOW = {
+    "error": {
+        "message": "This model's maximum context length is 2048 tokens. However, you "
+        "requested 6541 tokens (6541 in the messages, 0 in the completion).",
+        "type": "invalid_request_error",
+        "code": "context_length_exceeded",
+    }
+}
+
+
+@pytest.mark.parametrize("body", [LLAMA_CPP_WINDOW, OPENAI_WINDOW])
+async def test_a_context_length_refusal_names_the_setting_and_the_servers_window(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter, body: dict[str, Any]
+) -> None:
+    api.post("/chat/completions").respond(400, json=body)
+    error = await failure(summarizer)
+    assert (error.retryable, error.reason) == (False, "client_error")
+    message = str(error)
+    assert "set COMPACT_SUMMARY_INPUT_BUDGET below the server's context window (2048 tokens)" in (
+        message
+    )
+    assert "HTTP 400 (" in message
+
+
+async def test_a_refusal_keeps_the_servers_code_and_message_cut_short(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter
+) -> None:
+    long = "model 'qwen-7b' not found, try pulling it first " + "x" * 500
+    api.post("/chat/completions").respond(
+        404, json={"error": {"message": long + "\nsecond line", "code": "model_not_found"}}
+    )
+    error = await failure(summarizer)
+    message = str(error)
+    assert message.startswith(
+        "[client_error] chat completion API call failed: HTTP 404 (model_not_found: "
+        "model 'qwen-7b' not found, try pulling it first xxx"
+    )
+    assert message.endswith("…)")
+    assert "second line" not in message
+    assert "COMPACT_SUMMARY_INPUT_BUDGET" not in message
+
+
+async def test_a_refusal_that_quotes_the_prompt_keeps_only_its_code(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter
+) -> None:
+    echo = f"cannot parse input: {REQUEST.prompt} (position 3)"
+    api.post("/chat/completions").respond(
+        422, json={"error": {"message": echo, "code": "bad_input"}}
+    )
+    error = await failure(summarizer)
+    assert str(error) == (
+        "[client_error] chat completion API call failed: HTTP 422 "
+        "(bad_input: (message omitted: it quotes the prompt))"
+    )
+
+
+async def test_an_error_body_that_is_not_json_gives_the_status_alone(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter
+) -> None:
+    api.post("/chat/completions").respond(502, text="<html>bad gateway</html>" * 1000)
+    error = await failure(summarizer)
+    assert str(error) == "[server_error] chat completion API call failed: HTTP 502"
+
+
+async def test_a_refusal_that_quotes_the_key_keeps_only_its_code(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter
+) -> None:
+    masked = f"Incorrect API key provided: {API_KEY[:8]}*****{API_KEY[-4:]}."
+    api.post("/chat/completions").respond(
+        401, json={"error": {"message": masked, "code": "invalid_api_key"}}
+    )
+    error = await failure(summarizer)
+    assert str(error) == (
+        "[client_error] chat completion API call failed: HTTP 401 "
+        "(invalid_api_key: (message omitted: it quotes the key))"
+    )
+
+
+async def test_the_temperature_is_sent_as_configured(api: respx.MockRouter) -> None:
+    route = api.post("/chat/completions").respond(200, json=openai_completion("## Goals\nx"))
+    summarizer = OpenAICompatibleSummarizer(base_url=BASE_URL, model="m", temperature=0.7)
+    await summarizer.summarize(REQUEST)
+    await summarizer.aclose()
+    assert json.loads(route.calls.last.request.content)["temperature"] == 0.7

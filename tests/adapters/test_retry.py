@@ -277,7 +277,9 @@ async def test_a_call_past_the_deadline_is_cut_and_not_retried() -> None:
         await summarizer.summarize(REQUEST)
     error = info.value
     assert (error.reason, error.retryable, inner.calls) == ("deadline", False, 1)
-    assert str(error) == "[deadline] summary deadline of 0.05s passed after 1 attempt"
+    assert str(error) == (
+        "[deadline] summary deadline of 0.05s passed (COMPACT_SUMMARY_DEADLINE) after 1 attempt"
+    )
 
 
 async def test_without_an_attempt_timeout_the_deadline_bounds_the_call() -> None:

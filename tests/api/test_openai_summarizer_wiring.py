@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from app.core.digest import DIGEST_SYSTEM
 from app.settings import Settings
 from tests.builders import bulk_round, system, user
 from tests.fakes.fake_llm_server import openai_completion, reply, start_fake_llm
@@ -20,6 +21,7 @@ async def test_compact_summarizes_through_an_openai_compatible_server(client_for
             summarizer="openai",
             openai_base_url=fake.url + "/v1",
             summary_model="qwen-test",
+            summary_mode="transcript",
         )
         data = (await client.post("/compact", json={"messages": messages, "force": True})).json()
         [received] = fake.requests
@@ -37,3 +39,26 @@ def test_openai_settings_read_the_common_variable_names() -> None:
     assert settings.openai_api_key.get_secret_value() == "sk-x"
     assert settings.openai_base_url == "http://vllm:8000/v1"
     assert Settings(_env_file=None, summarizer="openai").summarizer_kind == "openai"  # type: ignore[call-arg]
+
+
+DIGEST_ANSWER = (
+    "## Goals & Decisions\n- The user asked to fix a.py; the agent ran list_tests first.\n\n"
+    "## File Operations\n- None yet: a.py is the file to fix.\n\n"
+    "## Task Status\n- The tests were listed; next the agent fixes a.py and goes on."
+)
+
+
+async def test_auto_takes_the_digest_path_for_a_server_on_loopback(client_for: Any) -> None:
+    """The model writes the three sections the fill-in asks for (checked as a summary of
+    those three), the service adds the two lists of facts."""
+    with start_fake_llm([reply(200, openai_completion(DIGEST_ANSWER))]) as fake:
+        client = await client_for(summarizer="openai", openai_base_url=fake.url + "/v1")
+        messages = [system("s"), user("fix a.py"), *bulk_round(), user("go on")]
+        data = (await client.post("/compact", json={"messages": messages, "force": True})).json()
+        [received] = fake.requests
+    assert received.body["messages"][0] == {"role": "system", "content": DIGEST_SYSTEM}
+    assert received.body["messages"][1]["content"].startswith("<notes>\nUser requests")
+    assert data["summary"].startswith(
+        f"{DIGEST_ANSWER}\n\n## Tool Calls\n- Calls: list_tests 1.\n\n"
+        "## Errors & Resolutions\n- None observed.\n\n## Ledger\n"
+    )

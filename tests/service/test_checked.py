@@ -85,3 +85,28 @@ async def test_the_check_reads_the_requests_conversation_and_instructions() -> N
     with pytest.raises(SummarizerError) as echoed:
         await echoing.summarize(request())
     assert echoed.value.reason == "echo"
+
+
+@pytest.mark.parametrize("log_rejected", [True, False])
+async def test_a_rejected_answers_first_line_is_logged_only_when_configured(
+    caplog: pytest.LogCaptureFixture, log_rejected: bool
+) -> None:
+    copy = "\n\n**[user]** please fix " + "x" * 300 + "\n[assistant]\nsure"
+    checked = CheckedSummarizer(
+        Answering(copy), cap_tokens=1000, count=len, log_rejected=log_rejected
+    )
+    with pytest.raises(SummarizerError):
+        await checked.summarize(request())
+    records = [r for r in caplog.records if r.getMessage() == "summary rejected"]
+    if not log_rejected:
+        assert records == []
+        return
+    (record,) = records
+    assert record.__dict__["reason"] == "no_sections"
+    assert record.__dict__["first_line"] == ("[user]** please fix " + "x" * 300)[:120]
+
+
+async def test_an_accepted_answer_is_not_logged(caplog: pytest.LogCaptureFixture) -> None:
+    checked = CheckedSummarizer(Answering(SUMMARY), cap_tokens=1000, count=words, log_rejected=True)
+    assert await checked.summarize(request()) == SUMMARY.strip()
+    assert not [r for r in caplog.records if r.getMessage() == "summary rejected"]

@@ -159,7 +159,61 @@ async def test_a_failed_chunk_fails_the_whole_summary() -> None:
         raw += [*round_of(k), assistant(f"Done {k}.")]
     result = await compact(make_service(summarizer), raw)
     assert (result.compacted, result.reason) == (False, "summarization_failed")
-    assert result.warnings == ["summarizer fake failed: boom", "summary failed at chunk 2"]
+    assert result.warnings == [
+        "summarizer fake failed: boom",
+        "summary failed at chunk 2 (2 summarizer calls made)",
+    ]
+
+
+def fail_from(call: int) -> FakeSummarizer:
+    """Answers `S1`, `S2`, ... until call number `call`, which fails (and every later one)."""
+    calls: list[int] = []
+
+    def answer(request: SummaryRequest) -> str:
+        calls.append(1)
+        if len(calls) >= call:
+            from app.core.errors import SummarizerError
+
+            raise SummarizerError("boom", retryable=False)
+        return f"S{len(calls)}"
+
+    return FakeSummarizer(answer)
+
+
+class RecordingExtractive(ExtractiveSummarizer):
+    """The extractive summarizer, keeping the requests it got."""
+
+    def __init__(self) -> None:
+        self.requests: list[SummaryRequest] = []
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        self.requests.append(request)
+        return await super().summarize(request)
+
+
+@pytest.mark.parametrize("failing_call", [1, 2, 3])
+async def test_after_a_failed_chunk_the_fallback_summarizes_the_whole_rest_in_one_pass(
+    failing_call: int,
+) -> None:
+    summarizer = fail_from(failing_call)
+    fallback = RecordingExtractive()
+    rounds = [round_of(k) for k in range(1, 8)]
+    raw = [system("s"), *(m for r in rounds for m in r)]
+    service = build_service(
+        WORDS, summarizer, read_tools=(), summary_input_budget=BUDGET, fallback=fallback
+    )
+    result = await compact(service, raw)
+    # no LLM call after the first failure; the fallback ran once, over every message
+    assert len(summarizer.requests) == failing_call
+    assert [dump_messages(r.messages) for r in fallback.requests] == [raw[1:]]
+    assert (result.compacted, result.summarizer, result.summary_chunks) == (
+        True,
+        "extractive",
+        failing_call,
+    )
+    # the first request and the latest: the summary covers the whole history
+    assert "First request: Task 1.\n- Latest request: Task 7." in (result.summary or "")
+    assert result.warnings[-1] == "summary written by the fallback summarizer extractive"
 
 
 async def test_the_budget_is_a_per_request_option() -> None:
@@ -242,3 +296,29 @@ async def test_a_failed_summary_of_a_list_broken_in_its_middle_is_refused_not_re
     with pytest.raises(InvalidConversationError) as refused:
         await compact(make_service(FakeSummarizer(fail)), raw)
     assert [v.rule for v in refused.value.violations] == ["roles_alternate", "roles_alternate"]
+
+
+class Window:
+    def __init__(self, tokens: int | None) -> None:
+        self.tokens = tokens
+
+    async def window(self) -> int | None:
+        return self.tokens
+
+
+async def test_chunks_fit_the_window_the_server_reports() -> None:
+    summarizer = numbered()
+    service = build_service(WORDS, summarizer, read_tools=(), summary_input_budget=100_000)
+    service.summaries.window = Window(1500)
+    service.summaries.answer_tokens = 250
+    raw = [system("s")]
+    for k in range(1, 11):
+        raw += round_of(k)
+    result = await compact(service, raw)
+    assert result.compacted is True
+    assert len(summarizer.requests) > 1
+    assert all(input_tokens(r) <= 1000 for r in summarizer.requests)  # (1500 - 250) / 1.25
+    assert result.warnings[0] == (
+        "summary_input_budget 100000 lowered to 1000: the summarizer's server has a context "
+        "window of 1500 tokens (set COMPACT_SUMMARY_INPUT_BUDGET to match it)"
+    )

@@ -8,16 +8,18 @@ import anyio
 from anyio import to_thread
 from fastapi import APIRouter
 
-from app.api.deps import DataDirDep, ServiceDep
+from app.api.deps import DataDirDep, PartsDep, ServiceDep
 from app.api.responses import JsonResponse
 from app.api.schemas import HealthResponse, ReadyResponse
-from app.core.ports import ExplainsReadiness
+from app.core.ports import DataDirectory, ExplainsReadiness, SummarizerProbe
+from app.service.compaction import CompactionService
 
 router = APIRouter(tags=["health"])
 
 # A store that explains its readiness (the database) bounds its own check; this bounds the
 # wait for it too, should every worker thread be busy: a probe answers within seconds.
 READY_CHECK_SECONDS = 2.5
+SUMMARIZER_CHECK = "summarizer_reachable"
 
 
 @router.get("/healthz", summary="Liveness: the process answers")
@@ -33,7 +35,40 @@ async def healthz() -> HealthResponse:
     response_model=ReadyResponse,
     responses={503: {"model": ReadyResponse}},
 )
-async def readyz(service: ServiceDep, data_dir: DataDirDep) -> Any:
+async def readyz(service: ServiceDep, data_dir: DataDirDep, parts: PartsDep) -> Any:
+    probe = parts.summarizer_probe
+    said: list[str | None] = []
+    async with anyio.create_task_group() as group:
+        if probe is not None:  # asked beside the other checks: the answer stays within 3 s
+            group.start_soon(_ask_summarizer, probe, said)
+        checks, reasons = await _own_checks(service, data_dir)
+    ready = all(checks.values())
+    if probe is not None:  # reported; it decides readiness only when configured so
+        checks[SUMMARIZER_CHECK] = said[0] is None
+        if said[0] is not None:
+            reasons[SUMMARIZER_CHECK] = said[0]
+            ready = ready and not parts.summarizer_required
+    fallback = service.fallback
+    body = ReadyResponse(
+        ready=ready,
+        checks=checks,
+        reasons=reasons or None,
+        summarizer=service.summarizer.name,
+        summary_fallback=fallback.name if fallback is not None else "none",
+    ).model_dump(exclude_none=True)
+    return JsonResponse(body, status_code=200 if ready else 503)
+
+
+async def _ask_summarizer(probe: SummarizerProbe, said: list[str | None]) -> None:
+    reason: str | None = f"no answer within {READY_CHECK_SECONDS:g} s"
+    with anyio.move_on_after(READY_CHECK_SECONDS):
+        reason = await probe.unreachable_reason()
+    said.append(reason)
+
+
+async def _own_checks(
+    service: CompactionService, data_dir: DataDirectory
+) -> tuple[dict[str, bool], dict[str, str]]:
     checks = {"tokenizer_loaded": service.tokenizer.count("ready") > 0}
     reasons: dict[str, str] = {}
     store = service.archive
@@ -49,13 +84,4 @@ async def readyz(service: ServiceDep, data_dir: DataDirDep) -> Any:
     # an empty probe file fits on a full disk: ask how much room is left
     checks["data_dir_has_room"] = await to_thread.run_sync(data_dir.has_room)
     checks["workdir_readable"] = await to_thread.run_sync(service.workdir.readable)
-    ready = all(checks.values())
-    fallback = service.fallback
-    body = ReadyResponse(
-        ready=ready,
-        checks=checks,
-        reasons=reasons or None,
-        summarizer=service.summarizer.name,
-        summary_fallback=fallback.name if fallback is not None else "none",
-    ).model_dump(exclude_none=True)
-    return JsonResponse(body, status_code=200 if ready else 503)
+    return checks, reasons

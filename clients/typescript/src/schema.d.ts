@@ -2322,7 +2322,7 @@ export interface components {
             ready: boolean;
             /**
              * Checks
-             * @description tokenizer_loaded, data_dir_writable (or database_ready with `COMPACT_DATABASE_URL`), data_dir_has_room (at least `COMPACT_MIN_FREE_BYTES` free), workdir_readable
+             * @description tokenizer_loaded, data_dir_writable (or database_ready with `COMPACT_DATABASE_URL`), data_dir_has_room (at least `COMPACT_MIN_FREE_BYTES` free), workdir_readable; summarizer_reachable with `COMPACT_SUMMARIZER=openai` (it fails readiness only with `COMPACT_READYZ_REQUIRES_SUMMARIZER`)
              */
             checks: {
                 [key: string]: boolean;

@@ -1,0 +1,264 @@
+"""The digest path of a summary: notes the service writes, a narrative the model writes.
+
+A small local model given a whole transcript re-types it, or answers with the prompt's own
+section descriptions: the task is beyond it. Given instead a digest of what the history
+shows — the user's requests, the files touched, the commands, the errors, an outline of
+the tool calls and the latest exchanges — and a short fill-in prompt, it only has to
+write the narrative; the facts stay the service's (and the ledger keeps them whatever the
+model writes). The digest stays within a token budget (a share of the history's tokens),
+so the call is short on a slow CPU server too.
+
+Levels: the digest is rendered at the most generous level first, then at tighter ones
+(fewer exchanges, shorter quotes, fewer commands and calls) until it fits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from app.core.facts import ExtractedFacts, one_line
+from app.core.messages import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    is_tool_result_message,
+)
+from app.core.prompt import DIMENSIONS
+
+Count = Callable[[str], int]
+
+_TARGET_KEYS = (
+    "path", "file_path", "target_file", "relative_workspace_path", "command", "query",
+    "pattern", "url",
+)  # fmt: skip
+TARGET_CHARS = 80
+_IN_CALL_CD = re.compile(r"`cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+_LEADING_CD = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
+
+# The digest's budget: this share of the history's tokens, at least MIN_DIGEST_TOKENS.
+DIGEST_SHARE = 0.3
+MIN_DIGEST_TOKENS = 400
+# The system and fill-in prompt around the notes, at most (cl100k).
+DIGEST_PROMPT_TOKENS = 300
+
+DIGEST_SYSTEM = (
+    "You write the summary of a coding session from notes about it, so that an AI agent "
+    "can continue the work. Keep file paths, commands and error messages exactly as written."
+)
+# The model writes the narrative sections; the service writes the two that are lists of
+# facts (commands and calls, errors) from the notes, so the model's answer is shorter.
+MODEL_SECTIONS = ("Goals & Decisions", "File Operations", "Task Status")
+# Where the notes end in the prompt (the summary check reads what is before as the source).
+DIGEST_NOTES_END = "</notes>"
+SERVICE_SECTIONS = ("Tool Calls", "Errors & Resolutions")
+_HEADINGS = "\n".join(f"## {title}" for title in MODEL_SECTIONS)
+
+
+@dataclass(frozen=True)
+class Level:
+    """How much of each list the digest shows."""
+
+    request_words: int
+    requests: int
+    commands: int
+    calls: int
+    exchanges: int
+    exchange_words: int
+
+
+LEVELS = (
+    Level(request_words=50, requests=8, commands=10, calls=10, exchanges=4, exchange_words=40),
+    Level(request_words=35, requests=6, commands=8, calls=8, exchanges=3, exchange_words=30),
+    Level(request_words=25, requests=4, commands=6, calls=5, exchanges=2, exchange_words=20),
+    Level(request_words=15, requests=3, commands=4, calls=3, exchanges=2, exchange_words=12),
+    Level(request_words=10, requests=2, commands=2, calls=0, exchanges=1, exchange_words=8),
+)
+# The narrative asked for, at most: a small model writes a few tokens a second, and the
+# facts are the notes' and the ledger's, not the narrative's.
+DIGEST_MAX_WORDS = 150
+
+
+def digest_budget(history_tokens: int, input_budget: int, overhead: int) -> int:
+    """Tokens the digest may take: `DIGEST_SHARE` of the history (at least
+    `MIN_DIGEST_TOKENS`), within what the input budget leaves beside the prompt."""
+    wanted = max(int(DIGEST_SHARE * history_tokens), MIN_DIGEST_TOKENS)
+    return max(min(wanted, input_budget - overhead), 0)
+
+
+def build_digest(
+    messages: Sequence[Message], facts: ExtractedFacts, budget: int, count: Count
+) -> str:
+    """The notes on `messages` at the most generous level within `budget` tokens (the
+    tightest level, cut to the budget, when none fits)."""
+    text = ""
+    for level in LEVELS:
+        text = render_digest(messages, facts, level)
+        if count(text) <= budget:
+            return text
+    words = text.split()
+    while words and count(" ".join(words)) > budget:
+        words = words[: len(words) * 3 // 4]
+    return " ".join(words)
+
+
+def build_digest_prompt(digest: str, max_words: int, instructions: str | None) -> str:
+    """The short fill-in prompt: the notes, then what to write under which headings."""
+    focus = (
+        f"\nThe user asks this summary to focus on: {instructions.strip()}"
+        if instructions and instructions.strip()
+        else ""
+    )
+    return (
+        f"<notes>\n{digest}\n{DIGEST_NOTES_END}\n\n"
+        "Write the summary of this session from the notes above. Use exactly these three "
+        "headings, in this order, each followed by 1 or 2 bullet points of one short "
+        f"sentence each, in your own words:\n{_HEADINGS}\n"
+        "Name the file paths and the user's requests exactly as the notes write them. Under "
+        "Task Status say what was being done last and what the next step is. Write "
+        f"under {min(max_words, DIGEST_MAX_WORDS)} words. Start with the line "
+        f"## {DIMENSIONS[0][0]}.{focus}"
+    )
+
+
+def render_digest(messages: Sequence[Message], facts: ExtractedFacts, level: Level) -> str:
+    """The notes at one level: sections with nothing to show are left out."""
+    sections = (
+        _requests(facts, level),
+        _files(facts),
+        _listed(
+            "Commands run, oldest first",
+            [_without_cd(c) for c in facts.commands],
+            level.commands,
+            quote=True,
+        ),
+        _listed("Tool calls, oldest first", _outline(messages), level.calls),
+        _errors(facts),
+        _exchanges(messages, level),
+    )
+    return "\n\n".join(section for section in sections if section)
+
+
+def _words(text: str, count: int) -> str:
+    words = text.split()
+    return " ".join(words[:count]) + (" …" if len(words) > count else "")
+
+
+def _requests(facts: ExtractedFacts, level: Level) -> str:
+    said = [s for s in facts.spoken if s.strip()]
+    if not said and facts.first_request:
+        said = [facts.first_request]
+    if not said:
+        return ""
+    kept = said if len(said) <= level.requests else [*said[:1], *said[-(level.requests - 1) :]]
+    lines = [f'- "{_words(s, level.request_words)}"' for s in kept]
+    skipped = len(said) - len(kept)
+    note = f" ({skipped} more in between)" if skipped else ""
+    return "User requests, in order" + note + ":\n" + "\n".join(lines)
+
+
+def _files(facts: ExtractedFacts) -> str:
+    kinds = (
+        ("read", facts.files_read),
+        ("created", facts.files_created),
+        ("edited", facts.files_edited),
+        ("deleted", facts.files_deleted),
+    )
+    lines = [f"- {kind}: {', '.join(paths)}" for kind, paths in kinds if paths]
+    return "Files:\n" + "\n".join(lines) if lines else ""
+
+
+def _listed(title: str, items: Sequence[str], limit: int, quote: bool = False) -> str:
+    if not items or limit <= 0:
+        return ""
+    kept = items[-limit:]
+    earlier = len(items) - len(kept)
+    note = f" ({earlier} earlier not shown)" if earlier else ""
+    lines = [f"- `{one_line(i)}`" if quote else f"- {i}" for i in kept]
+    return f"{title}{note}:\n" + "\n".join(lines)
+
+
+def _outline(messages: Sequence[Message]) -> list[str]:
+    """Each tool call as `name target`, `(failed)` when its result is an error: short lines
+    of plain words (a small model copies whole JSON inputs and results when shown them)."""
+    failed = {
+        b.tool_use_id
+        for m in messages
+        for b in m.blocks()
+        if isinstance(b, ToolResultBlock) and b.is_error
+    }
+    return [
+        f"{block.name} {_target(block.input)}".strip() + (" (failed)" if block.id in failed else "")
+        for message in messages
+        for block in message.blocks()
+        if isinstance(block, ToolUseBlock)
+    ]
+
+
+def _target(inputs: object) -> str:
+    """What a call acted on: its path, command, query or URL, else its first text input."""
+    if not isinstance(inputs, dict):
+        return ""
+    texts = [v for v in inputs.values() if isinstance(v, str) and v.strip()]
+    named = [inputs[k] for k in _TARGET_KEYS if isinstance(inputs.get(k), str)]
+    chosen = (named or texts or [""])[0]
+    return one_line(_without_cd(chosen), TARGET_CHARS)
+
+
+def _without_cd(command: str) -> str:
+    """A command without its leading `cd DIR &&`: the directory is noise to a reader."""
+    return _LEADING_CD.sub("", command.strip())
+
+
+def _errors(facts: ExtractedFacts) -> str:
+    if not facts.errors:
+        return ""
+    lines = [
+        f"- {_IN_CALL_CD.sub('`', note.call)}: {one_line(note.message)} "
+        f"({'resolved' if note.resolved else 'open'})"
+        for note in facts.errors[-8:]
+    ]
+    return "Errors:\n" + "\n".join(lines)
+
+
+def _exchanges(messages: Sequence[Message], level: Level) -> str:
+    """The latest user and assistant texts (tool results are in the outline)."""
+    said: list[str] = []
+    for message in reversed(messages):
+        if len(said) >= level.exchanges:
+            break
+        if message.role not in ("user", "assistant") or is_tool_result_message(message):
+            continue
+        text = " ".join(b.text for b in message.blocks() if isinstance(b, TextBlock)).strip()
+        if text:
+            said.append(f"{message.role}: {_words(text, level.exchange_words)}")
+    if not said:
+        return ""
+    return "Latest exchanges, oldest first:\n" + "\n".join(reversed(said))
+
+
+def service_sections(messages: Sequence[Message], facts: ExtractedFacts) -> str:
+    """The sections the service writes after the model's: the commands and tool calls, and
+    the errors, from the notes (the same text at every level: `LEVELS[0]`)."""
+    level = LEVELS[0]
+    commands = [_without_cd(c) for c in facts.commands][-level.commands :]
+    counts: dict[str, int] = {}
+    for line in _outline(messages):
+        name = line.split(" ", 1)[0]
+        counts[name] = counts.get(name, 0) + 1
+    calls = ", ".join(f"{name} {n}" for name, n in counts.items())
+    tools = [f"- Calls: {calls}."] if calls else ["- None."]
+    tools += [f"- `{one_line(c)}`" for c in commands]
+    errors = [
+        f"- {_IN_CALL_CD.sub('`', note.call)}: {one_line(note.message)} "
+        f"({'resolved' if note.resolved else 'open'})"
+        for note in facts.errors[-8:]
+    ] or ["- None observed."]
+    return (
+        f"## {SERVICE_SECTIONS[0]}\n"
+        + "\n".join(tools)
+        + f"\n\n## {SERVICE_SECTIONS[1]}\n"
+        + "\n".join(errors)
+    )

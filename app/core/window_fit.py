@@ -1,0 +1,28 @@
+"""A summary's input budget fitted to the server's context window.
+
+A budget larger than the window is refused by the server (llama.cpp: HTTP 400 "exceeds the
+available context size") or, with a window just above the chunk, surfaces as a timeout.
+The budget is counted in cl100k while the server counts in its own tokens (Qwen ~1.02x,
+Gemma 1.22-1.25x cl100k on agent transcripts): the window's room is divided by a
+conservative ratio, and the answer's `max_tokens` is kept free.
+"""
+
+from __future__ import annotations
+
+# Server tokens per cl100k token, at most, measured on agent transcripts (Gemma: 1.22-1.25).
+SERVER_TOKEN_RATIO = 1.25
+
+
+def fitted_budget(budget: int, window: int | None, answer_tokens: int) -> int:
+    """`budget`, lowered to what the window holds beside the answer (never below 0)."""
+    if window is None:
+        return budget
+    room = int((window - answer_tokens) / SERVER_TOKEN_RATIO)
+    return max(min(budget, room), 0)
+
+
+def fit_warning(budget: int, fitted: int, window: int) -> str:
+    return (
+        f"summary_input_budget {budget} lowered to {fitted}: the summarizer's server has a "
+        f"context window of {window} tokens (set COMPACT_SUMMARY_INPUT_BUDGET to match it)"
+    )

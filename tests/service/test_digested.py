@@ -1,0 +1,103 @@
+"""The digest path through the real service: one short call over notes, never the transcript."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.core.compaction import CompactOptions
+from app.core.digest import DIGEST_SHARE, DIGEST_SYSTEM
+from app.core.errors import SummarizerError
+from app.core.extractive import ExtractiveSummarizer
+from app.core.messages import dump_messages
+from app.core.ports import SummaryRequest
+from app.core.prompt import SUMMARY_SYSTEM
+from app.service.compaction import CompactionService, CompactRequest
+from tests.builders import (
+    FakeSummarizer,
+    assistant,
+    build_service,
+    parse,
+    system,
+    tool_result,
+    tool_use,
+    user,
+)
+from tests.fakes.tokenizer import WordTokenizer
+
+pytestmark = pytest.mark.anyio
+
+WORDS = WordTokenizer()
+ANSWER = "## Goals & Decisions\n- Fix the parser.\n## Task Status\n- Tests next."
+
+
+def history(rounds: int) -> list[dict[str, Any]]:
+    raw: list[dict[str, Any]] = [system("s")]
+    for k in range(rounds):
+        raw += [
+            user(f"Request {k}: make the parser accept input {k}."),
+            assistant(f"Step {k}.", tool_use("bash", f"c{k}", command=f"pytest -k case{k}")),
+            tool_result(f"c{k}", f"output {k} " * 300),
+            assistant(f"Done {k}."),
+        ]
+    return raw
+
+
+def service(summarizer: Any, mode: str = "digest", **more: Any) -> CompactionService:
+    return build_service(WORDS, summarizer, read_tools=(), summary_mode=mode, **more)
+
+
+async def compact(
+    svc: CompactionService, raw: list[dict[str, Any]], strategy: str = "full", **more: Any
+) -> Any:
+    options = CompactOptions(strategy=strategy, **more)  # type: ignore[arg-type]
+    return await svc.compact(CompactRequest(messages=parse(raw), force=True, options=options))
+
+
+async def test_the_digest_path_makes_one_call_over_notes_within_the_share_of_the_history() -> None:
+    summarizer = FakeSummarizer(lambda r: ANSWER)
+    raw = history(30)
+    result = await compact(service(summarizer, summary_input_budget=5000), raw)
+    (request,) = summarizer.requests
+    assert request.system == DIGEST_SYSTEM
+    assert request.prompt.startswith("<notes>\nUser requests, in order")
+    assert "[tool result id=" not in request.prompt  # no transcript
+    assert "pytest -k case29" in request.prompt
+    history_tokens = sum(WORDS.count(str(m["content"])) for m in raw[1:])
+    assert WORDS.count(request.prompt) <= DIGEST_SHARE * history_tokens
+    # the fallback, and the ledger, still read the whole rest
+    assert dump_messages(request.messages) == raw[1:]
+    assert (result.compacted, result.summarizer, result.summary_chunks) == (True, "fake", 1)
+    # the model's sections, then the service's from the facts
+    assert result.summary.startswith(ANSWER + "\n\n## Tool Calls\n- Calls: bash 30.\n")
+    assert "- `pytest -k case29`\n\n## Errors & Resolutions\n- None observed." in result.summary
+
+
+async def test_the_transcript_path_is_unchanged() -> None:
+    summarizer = FakeSummarizer(lambda r: ANSWER)
+    await compact(service(summarizer, mode="transcript"), history(3))
+    (request,) = summarizer.requests
+    assert request.system == SUMMARY_SYSTEM
+    assert "<conversation>" in request.prompt
+
+
+async def test_the_archive_template_of_the_tail_strategy_keeps_the_transcript() -> None:
+    summarizer = FakeSummarizer(lambda r: "### 🎯 Objectives & Status\n- x")
+    result = await compact(
+        service(summarizer), history(6), strategy="tail", tail_keep_recent_rounds=2
+    )
+    assert result.compacted is True
+    assert summarizer.requests
+    assert [(r.system, r.template) for r in summarizer.requests] == [(SUMMARY_SYSTEM, "archived")]
+
+
+async def test_a_failed_digest_call_falls_back_to_the_extractive_summary_of_the_rest() -> None:
+    def fail(request: SummaryRequest) -> str:
+        raise SummarizerError("copy of the notes", retryable=False)
+
+    raw = history(4)
+    result = await compact(service(FakeSummarizer(fail), fallback=ExtractiveSummarizer()), raw)
+    assert result.summarizer == "extractive"
+    assert "Request 0: make the parser accept input 0." in result.summary
+    assert "Request 3: make the parser accept input 3." in result.summary
