@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from anyio import CancelScope, get_cancelled_exc_class
 
@@ -26,7 +27,7 @@ log = logging.getLogger("context_compact.compaction")
 
 async def attempt(
     prepared: Prepared,
-    strategy: Strategy,
+    strategy: Strategy[Any],
     steps: Steps,
     warnings: Sequence[str],
     slot: AbstractAsyncContextManager[None],
@@ -37,7 +38,8 @@ async def attempt(
     run = steps.attempt()
     try:
         async with slot:
-            result = await strategy.run(prepared, run, list(warnings))
+            params = prepared.params(strategy.params)
+            result = await strategy.run(prepared, params, run, list(warnings))
     except ArchiveError as exc:
         log.error("archive failed; not compacting", extra={"error": str(exc)})
         failed = [*warnings, f"archive failed: {exc}"]

@@ -48,6 +48,7 @@ from app.core.decide import (
 from app.core.errors import CountError, RecordStoreError
 from app.core.holds import Hold, refilling
 from app.core.messages import Message, tool_uses
+from app.core.params import RunParams
 from app.core.partition import partition_messages
 from app.core.ports import (
     Archive,
@@ -65,7 +66,6 @@ from app.service.attempt import attempt, kept_or_refused
 from app.service.clock import time_sortable_id, utc_now
 from app.service.defaults import Defaults
 from app.service.freshness import Freshness
-from app.service.options import resolve
 from app.service.overrides import pick
 from app.service.prepared import CompactRequest, Prepared, refuse, unchanged
 from app.service.registry import FALLBACKS, STRATEGIES
@@ -298,7 +298,7 @@ class CompactionService:
         """The strategy, then its fallbacks while each declines or misses the goal. During
         a cooldown, no summarizing fallback: the cooldown is there to spare the LLM."""
         chain = [admitted.strategy]
-        if prepared.resolved.fallback:
+        if prepared.params(RunParams).fallback:
             chain += [
                 name
                 for name in FALLBACKS[admitted.strategy]
@@ -317,7 +317,7 @@ class CompactionService:
         raise RuntimeError("a strategy chain is never empty")  # pragma: no cover
 
     def _summary_slot(
-        self, request: CompactRequest, strategy: Strategy
+        self, request: CompactRequest, strategy: Strategy[Any]
     ) -> AbstractAsyncContextManager[None]:
         """One of the bounded summary slots for a strategy that calls a summarizer, held
         from its archive write to its result; raises `BusyError` before anything is written."""
@@ -370,7 +370,7 @@ class CompactionService:
             partition,
             thresholds,
             tuple(broken),
-            resolve(options, self.defaults),
+            self.defaults.server_options_for(options),
         )
 
     async def list_records(self, session_id: str) -> list[CompactionRecord]:

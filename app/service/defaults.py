@@ -13,9 +13,9 @@ from typing import Any
 
 from app.core.compaction import CompactOptions
 from app.core.decide import Thresholds
-from app.core.ledger import LedgerBudget
+from app.core.ledger import LedgerBudget, summary_words_for
 from app.core.option_setting import settings_of
-from app.service.overrides import need
+from app.core.params import DecideParams, resolve_params
 
 
 def server_options(settings: Mapping[str, Any]) -> CompactOptions:
@@ -48,10 +48,34 @@ class Defaults:
 
     @property
     def thresholds(self) -> Thresholds:
-        o = self.options
-        return Thresholds(
-            context_window=need(o.context_window, "context_window"),
-            threshold=need(o.threshold, "threshold"),
-            overflow_threshold=self.overflow_threshold,
-            min_messages=need(o.min_messages, "min_messages"),
+        decide = resolve_params(DecideParams, NO_OPTIONS, self.options)
+        return decide.thresholds(self.overflow_threshold)
+
+    def server_options_for(self, request: CompactOptions) -> CompactOptions:
+        """The server's options for one request: the summary's word limit and an unset
+        ledger budget follow the window the request names (a share of it, within a floor
+        and a cap), so a request that sets neither gets the ones that fit its model."""
+        window = resolve_params(DecideParams, request, self.options).context_window
+        words = resolve_params(_Configured, NO_OPTIONS, self.options)
+        budget = LedgerBudget(
+            self.ledger.share, self.ledger.floor, self.ledger.cap, words.ledger_budget
         )
+        return self.options.model_copy(
+            update={
+                "max_summary_words": summary_words_for(
+                    window, self.ledger.share, words.max_summary_words
+                ),
+                "ledger_budget": budget.tokens(window),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class _Configured:
+    """The settings that `server_options_for` scales to a request's window."""
+
+    max_summary_words: int
+    ledger_budget: int | None = None
+
+
+NO_OPTIONS = CompactOptions()

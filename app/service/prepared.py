@@ -11,11 +11,11 @@ from app.core.decide import Thresholds
 from app.core.dialects import OpenAIForms
 from app.core.errors import InvalidConversationError
 from app.core.messages import Message
+from app.core.params import P, resolve_params
 from app.core.partition import Partition
 from app.core.records import RecordReason
 from app.core.validate import Violation
 from app.core.vocabulary import Format, StrategyName
-from app.service.options import Resolved
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class CompactRequest:
 class Prepared:
     """What every strategy starts from: the request, counted, decided and partitioned.
     `broken` are the input's violations; each strategy refuses those in what it keeps.
-    `resolved`: the request's options over the server's defaults."""
+    `server`: the server's options for this request, under the request's own (`params`)."""
 
     request: CompactRequest
     counts: tuple[int, ...]
@@ -54,7 +54,11 @@ class Prepared:
     partition: Partition
     thresholds: Thresholds
     broken: tuple[Violation, ...]
-    resolved: Resolved
+    server: CompactOptions
+
+    def params(self, kind: type[P]) -> P:
+        """The parameters record `kind`, from the request's options over the server's."""
+        return resolve_params(kind, self.request.options, self.server)
 
     @property
     def messages(self) -> Sequence[Message]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 from app.core.vocabulary import STRATEGY_NAMES, StrategyName
 from app.service.strategies.full import Full
@@ -13,7 +14,7 @@ from app.service.strategies.selective import Selective
 from app.service.strategies.tail import Tail
 from app.service.strategy import Strategy
 
-STRATEGIES: Mapping[StrategyName, Strategy] = MappingProxyType(
+STRATEGIES: Mapping[StrategyName, Strategy[Any]] = MappingProxyType(
     {s.name: s for s in (Full(), Tail(), Selective(), Prune())}
 )
 # Tried in order after the strategy asked for declines or leaves the context not smaller

@@ -19,6 +19,7 @@ from app.core.decide import Thresholds
 from app.core.errors import RecordStoreError
 from app.core.holds import Hold, IdAt, Refill, overflow_warning, refilling, session_hold
 from app.core.messages import Message, message_text
+from app.core.params import RunParams
 from app.core.records import (
     RECORDED_FAILURES,
     CompactionRecord,
@@ -61,7 +62,7 @@ async def session_gate(
     `prune` instead of a summarizing strategy during the cooldown after a failed summary."""
     request = prepared.request
     admitted = Admitted(request.options.strategy)
-    limit = prepared.resolved.max_iterations
+    limit = prepared.params(RunParams).max_iterations
     cooldown = defaults.summary_cooldown_seconds
     summarizing = STRATEGIES[admitted.strategy].summarizes
     if request.session_id is None or records is None:

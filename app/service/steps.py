@@ -30,6 +30,7 @@ from app.core.facts import ExtractedFacts, extract_facts
 from app.core.ids import archive_sha256
 from app.core.ledger import LedgerReport, guard_summary
 from app.core.messages import Message
+from app.core.params import RestoreParams, SummaryParams
 from app.core.ports import (
     Archive,
     ArchiveRef,
@@ -51,7 +52,6 @@ from app.core.vocabulary import StrategyName
 from app.service.chunked import ChunkedSummary
 from app.service.defaults import Defaults
 from app.service.freshness import Freshness
-from app.service.options import Resolved
 from app.service.prepared import CompactRequest, Prepared
 from app.service.summaries import Summaries
 
@@ -119,14 +119,14 @@ class Steps:
         """Removes the archive of a result that was not kept. Raises `ArchiveError`."""
         await to_thread.run_sync(self.archives.delete, archive_id)
 
-    async def facts(self, rest: Sequence[Message], resolved: Resolved) -> ExtractedFacts:
+    async def facts(self, rest: Sequence[Message], params: SummaryParams) -> ExtractedFacts:
         """What `rest` shows, read once for both the summary and the ledger of it."""
-        return await to_thread.run_sync(extract_facts, rest, resolved.vocabulary)
+        return await to_thread.run_sync(extract_facts, rest, params.vocabulary)
 
     async def summarize(
         self,
         rest: Sequence[Message],
-        resolved: Resolved,
+        params: SummaryParams,
         instructions: str | None,
         warnings: list[str],
         template: SummaryTemplate = "sections",
@@ -136,14 +136,14 @@ class Steps:
         """The summary of `rest` (chunked when long); None when it failed (with a warning).
         `facts`: `rest`'s, from `facts`, for a summarizer that reads them."""
         return await self.summaries.summarize(
-            rest, resolved, instructions, warnings, template, counts, facts
+            rest, params, instructions, warnings, template, counts, facts
         )
 
     async def ledger(
         self,
         summary: str,
         covered: Sequence[Message],
-        resolved: Resolved,
+        params: SummaryParams,
         session_id: str | None,
         facts: ExtractedFacts | None = None,
     ) -> LedgerReport:
@@ -154,9 +154,9 @@ class Steps:
             guard_summary,
             summary,
             covered,
-            resolved.ledger_budget,
+            params.ledger_budget,
             self.tokenizer.count,
-            resolved.vocabulary,
+            params.vocabulary,
             recall_note(session_id) if session_id else "",
             facts,
         )
@@ -164,14 +164,14 @@ class Steps:
     async def restore(
         self,
         messages: Sequence[Message],
-        resolved: Resolved,
+        params: RestoreParams,
         session_id: str | None = None,
         warnings: list[str] | None = None,
     ) -> RestoreSelection:
         """The recently read files to re-inject, within the request's limits; with
         a session, their reads are noted for the freshness check."""
-        limits = resolved.restore
-        paths = plan_restore(messages, resolved.read_tools, limits.max_files)
+        limits = params.limits
+        paths = plan_restore(messages, params.tools, limits.max_files)
         if not paths:
             return NO_FILES
 

@@ -14,6 +14,7 @@ from anyio import to_thread
 from app.core.errors import SummarizerError
 from app.core.facts import ExtractedFacts
 from app.core.messages import Message
+from app.core.params import SummaryParams
 from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer
 from app.core.prompt import (
     SUMMARY_SYSTEM,
@@ -23,7 +24,6 @@ from app.core.prompt import (
 )
 from app.service.chunked import ChunkedSummary, summarize_in_chunks
 from app.service.defaults import Defaults
-from app.service.options import Resolved
 
 log = logging.getLogger("context_compact.compaction")
 
@@ -46,7 +46,7 @@ class Summaries:
     async def summarize(
         self,
         rest: Sequence[Message],
-        resolved: Resolved,
+        params: SummaryParams,
         instructions: str | None,
         warnings: list[str],
         template: SummaryTemplate = "sections",
@@ -64,22 +64,22 @@ class Summaries:
             request = await to_thread.run_sync(
                 self.request,
                 rest,
-                resolved.max_summary_words,
+                params.max_summary_words,
                 instructions,
                 template,
-                resolved.file_tools,
+                params.file_tools,
                 facts,
             )
             summarized = await self._summarize(request, warnings)
             return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
         return await summarize_in_chunks(
             rest,
-            budget=resolved.summary_input_budget,
-            max_words=resolved.max_summary_words,
+            budget=params.summary_input_budget,
+            max_words=params.max_summary_words,
             instructions=instructions,
             tokenizer=self.tokenizer,
             build_request=lambda chunk: self.request(
-                chunk, resolved.max_summary_words, instructions, template, resolved.file_tools
+                chunk, params.max_summary_words, instructions, template, params.file_tools
             ),
             summarize=self._summarize,
             warnings=warnings,

@@ -170,7 +170,8 @@ async def _compact_with_plan(plan: Any) -> CompactResult:
     request = CompactRequest(messages=parse(RAW), options=options(30), force=True)
     prepared = await service._prepare(request)
     assert isinstance(prepared, Prepared)
-    return await Selective(plan=plan).run(prepared, service.steps, [])
+    strategy = Selective(plan=plan)
+    return await strategy.run(prepared, prepared.params(strategy.params), service.steps, [])
 
 
 async def test_an_exception_in_the_rules_rolls_back_to_the_input() -> None:

@@ -6,34 +6,35 @@ from dataclasses import dataclass
 
 from app.core.assemble import assemble_messages
 from app.core.compaction import CompactResult
+from app.core.params import RestoreParams, SummaryParams
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared
 from app.service.steps import Steps
 
-SUMMARY_OPTIONS = frozenset(
-    {"max_summary_words", "summary_input_budget", "ledger_budget", "file_tools"}
-)
-RESTORE_OPTIONS = frozenset(
-    {"max_restore_files", "max_restore_tokens_per_file", "max_restore_tokens_total", "read_tools"}
-)
+
+@dataclass(frozen=True)
+class FullParams:
+    summary: SummaryParams
+    restore: RestoreParams
 
 
 @dataclass(frozen=True)
 class Full:
     name: StrategyName = "full"
-    options: frozenset[str] = SUMMARY_OPTIONS | RESTORE_OPTIONS
+    params: type[FullParams] = FullParams
     summarizes: bool = True
 
-    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
+    async def run(
+        self, prepared: Prepared, params: FullParams, steps: Steps, warnings: list[str]
+    ) -> CompactResult:
         request = prepared.request
         messages = prepared.messages
-        resolved = prepared.resolved
         partition = prepared.partition
         archive = await steps.archive(prepared, partition.rest)
-        facts = await steps.facts(partition.rest, resolved)
+        facts = await steps.facts(partition.rest, params.summary)
         summarized = await steps.summarize(
             partition.rest,
-            resolved,
+            params.summary,
             request.instructions,
             warnings,
             counts=prepared.counts[len(partition.head) :],
@@ -42,9 +43,9 @@ class Full:
         if summarized is None:
             return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
         ledger = await steps.ledger(
-            summarized.text, partition.rest, resolved, prepared.request.session_id, facts
+            summarized.text, partition.rest, params.summary, prepared.request.session_id, facts
         )
-        selection = await steps.restore(messages, resolved, request.session_id, warnings)
+        selection = await steps.restore(messages, params.restore, request.session_id, warnings)
         assembled = assemble_messages(partition.head, ledger.text, selection.restored)
         head = len(partition.head)
         return await steps.result(

@@ -27,16 +27,16 @@ from app.core.compaction import CompactResult, PhaseInfo
 from app.core.dialects import OpenAIForms
 from app.core.ledger import LedgerReport
 from app.core.messages import Message
+from app.core.params import RestoreParams, SummaryParams
 from app.core.ports import Archive
 from app.core.restore import RestoreSelection
-from app.core.selective import SelectivePlan, gap_filled, plan_selective
+from app.core.selective import SelectiveLimits, SelectivePlan, gap_filled, plan_selective
 from app.core.tokens import count_messages
 from app.core.validate import violations
 from app.core.vocabulary import Format, StrategyName
 from app.service.chunked import ChunkedSummary
 from app.service.prepared import Prepared, refuse
 from app.service.steps import Steps
-from app.service.strategies.full import RESTORE_OPTIONS, SUMMARY_OPTIONS
 
 log = logging.getLogger("context_compact.selective")
 
@@ -44,35 +44,52 @@ Plan = Callable[..., SelectivePlan]
 
 
 @dataclass(frozen=True)
+class SelectiveParams:
+    selective_keep_recent: int
+    selective_tool_call_threshold: int
+    selective_tool_result_threshold: int
+    selective_preview_tokens: int
+    selective_fallback_to_summary: bool
+    summary: SummaryParams
+    restore: RestoreParams
+
+    @property
+    def limits(self) -> SelectiveLimits:
+        return SelectiveLimits(
+            keep_recent=self.selective_keep_recent,
+            tool_call_threshold=self.selective_tool_call_threshold,
+            tool_result_threshold=self.selective_tool_result_threshold,
+            preview_tokens=self.selective_preview_tokens,
+            fallback_to_summary=self.selective_fallback_to_summary,
+        )
+
+
+@dataclass(frozen=True)
 class Selective:
     """`plan`: the rules (a test passes another to exercise the rollback)."""
 
     name: StrategyName = "selective"
-    options: frozenset[str] = (
-        SUMMARY_OPTIONS
-        | RESTORE_OPTIONS
-        | {
-            "selective_keep_recent",
-            "selective_tool_call_threshold",
-            "selective_tool_result_threshold",
-            "selective_preview_tokens",
-            "selective_fallback_to_summary",
-        }
-    )
+    params: type[SelectiveParams] = SelectiveParams
     summarizes: bool = True
     plan: Plan = plan_selective
 
-    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
-        return await _run(steps, prepared, warnings, self.plan)
+    async def run(
+        self, prepared: Prepared, params: SelectiveParams, steps: Steps, warnings: list[str]
+    ) -> CompactResult:
+        return await _run(steps, prepared, params, warnings, self.plan)
 
 
 async def _run(
-    steps: Steps, prepared: Prepared, warnings: Sequence[str], plan: Plan
+    steps: Steps,
+    prepared: Prepared,
+    params: SelectiveParams,
+    warnings: Sequence[str],
+    plan: Plan,
 ) -> CompactResult:
     request, messages, fmt = prepared.request, prepared.messages, prepared.format
     refuse(prepared.broken)  # most of the input comes back as sent: a break anywhere is a 422
     archive = await steps.archive(prepared, prepared.partition.rest)
-    limits = prepared.resolved.selective
+    limits = params.limits
     head = prepared.partition.head
     target = prepared.thresholds.threshold_tokens
     try:
@@ -94,7 +111,7 @@ async def _run(
         return prepared.unchanged(
             "selective_failed", [*warnings, f"rules failed: {exc}"], strategy="selective"
         )
-    done = _Outcome(steps, prepared, archive, planned, warnings)
+    done = _Outcome(steps, prepared, params, archive, planned, warnings)
     if planned.token_count < target or not limits.fallback_to_summary:
         if not planned.compacted_indexes:
             return prepared.unchanged("nothing_to_compact", warnings, strategy="selective")
@@ -119,12 +136,14 @@ class _Outcome:
         self,
         steps: Steps,
         prepared: Prepared,
+        params: SelectiveParams,
         archive: Archive,
         planned: SelectivePlan,
         warnings: Sequence[str] = (),
     ) -> None:
         self.steps = steps
         self.prepared = prepared
+        self.params = params
         self.archive = archive
         self.planned = planned
         self.phases = list(planned.phases)
@@ -137,7 +156,7 @@ class _Outcome:
     async def with_summary(self, target: int) -> CompactResult:
         steps, planned = self.steps, self.planned
         request = self.prepared.request
-        messages, resolved = request.messages, self.prepared.resolved
+        messages, params = request.messages, self.params
         head = messages[: planned.head_length]
         memory = [messages[i] for i in planned.memory_indexes]
         kept = {id(m) for m in memory}
@@ -149,7 +168,9 @@ class _Outcome:
         self.phases.append(
             PhaseInfo(phase="summary_start", tokens_before=before, tokens_after=before)
         )
-        summarized = await steps.summarize(rest, resolved, request.instructions, self.warnings)
+        summarized = await steps.summarize(
+            rest, params.summary, request.instructions, self.warnings
+        )
         if summarized is None:
             return self.prepared.unchanged(
                 "summarization_failed", self.warnings, strategy="selective"
@@ -158,9 +179,11 @@ class _Outcome:
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
         self.ledger = await steps.ledger(
-            summarized.text, messages[planned.head_length :], resolved, request.session_id
+            summarized.text, messages[planned.head_length :], params.summary, request.session_id
         )
-        self.selection = await steps.restore(messages, resolved, request.session_id, self.warnings)
+        self.selection = await steps.restore(
+            messages, params.restore, request.session_id, self.warnings
+        )
         out = [
             *head,
             *gap_filled(

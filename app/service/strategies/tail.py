@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.compaction import CompactResult
+from app.core.params import SummaryParams
 from app.core.tail import (
     KEPT_SHARE,
     TailDeclined,
@@ -22,21 +23,27 @@ from app.core.tail import (
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared, refuse
 from app.service.steps import Steps
-from app.service.strategies.full import SUMMARY_OPTIONS
+
+
+@dataclass(frozen=True)
+class TailParams:
+    tail_keep_recent_rounds: int
+    summary: SummaryParams
 
 
 @dataclass(frozen=True)
 class Tail:
     name: StrategyName = "tail"
-    options: frozenset[str] = SUMMARY_OPTIONS | {"tail_keep_recent_rounds"}
+    params: type[TailParams] = TailParams
     summarizes: bool = True
 
-    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
+    async def run(
+        self, prepared: Prepared, params: TailParams, steps: Steps, warnings: list[str]
+    ) -> CompactResult:
         request = prepared.request
-        resolved = prepared.resolved
         messages = prepared.messages
         head = prepared.partition.head
-        keep = resolved.tail_keep_recent_rounds
+        keep = params.tail_keep_recent_rounds
         thresholds = prepared.thresholds
         target = int(thresholds.context_window * thresholds.threshold * KEPT_SHARE)
         plan = plan_tail(messages, len(head), prepared.counts, keep, target)
@@ -52,15 +59,20 @@ class Tail:
         warnings = [*warnings, *plan.warnings]
         originals = [messages[i] for i in plan.compacted_indexes]
         archive = await steps.archive(prepared, originals)
-        facts = await steps.facts(plan.older, resolved)
+        facts = await steps.facts(plan.older, params.summary)
         summarized = await steps.summarize(
-            plan.older, resolved, request.instructions, warnings, template="archived", facts=facts
+            plan.older,
+            params.summary,
+            request.instructions,
+            warnings,
+            template="archived",
+            facts=facts,
         )
         if summarized is None:
             return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
         start, cutoff = archive_span(messages, plan.compacted_indexes, steps.now().isoformat())
         text = archived_text(archived_header(start, cutoff), summarized.text)
-        ledger = await steps.ledger(text, plan.older, resolved, request.session_id, facts)
+        ledger = await steps.ledger(text, plan.older, params.summary, request.session_id, facts)
         output = assemble_tail(head, ledger.text, plan.kept)
         return await steps.result(
             prepared,
