@@ -45,7 +45,7 @@ from app.core.decide import (
     estimate_pending_input,
     usage_tokens,
 )
-from app.core.errors import CountError, RecordStoreError
+from app.core.errors import CountError, InvalidRequestError, RecordStoreError
 from app.core.holds import Hold, refilling
 from app.core.messages import Message, tool_uses
 from app.core.params import RunParams
@@ -207,7 +207,9 @@ class CompactionService:
         base = self.defaults.thresholds
         share = pick(threshold, base.threshold)
         if overflow_threshold is not None and overflow_threshold < share:
-            raise ValueError("overflow_threshold must be >= threshold")
+            raise InvalidRequestError(
+                "overflow_threshold", "overflow_threshold must be >= threshold"
+            )
         return Thresholds(
             context_window=pick(context_window, base.context_window),
             threshold=share,

@@ -38,7 +38,12 @@ from anyio import to_thread
 from pydantic import TypeAdapter, ValidationError
 
 from app.core.compaction import CompactOptions, result_json
-from app.core.errors import ArchiveError, CompactError, InvalidConversationError
+from app.core.errors import (
+    ArchiveError,
+    CompactError,
+    InvalidConversationError,
+    InvalidRequestError,
+)
 from app.core.ids import archive_sha256
 from app.core.jobs import (
     IN_FLIGHT,
@@ -76,40 +81,64 @@ def new_instance_id() -> str:
 
 
 class JobError(CompactError):
-    """Base of the job manager's refusals; the API maps each to a status."""
+    """Base of the job manager's refusals, each with its HTTP answer."""
 
 
 class SessionBusyError(JobError):
+    status = 409
+    code = "session_busy"
+    field = "session_id"
+
     def __init__(self, job_id: str) -> None:
         super().__init__(f"the session already has a job in flight: {job_id}")
         self.job_id = job_id
 
 
 class QueueFullError(JobError):
+    status = 503
+    code = "queue_full"
+    retry_after_seconds = 5
+
     def __init__(self, limit: int) -> None:
         super().__init__(f"{limit} jobs are already waiting for a worker")
 
 
 class JobNotDoneError(JobError):
+    status = 409
+    code = "job_not_done"
+    field = "job_id"
+
     def __init__(self, state: JobState) -> None:
         super().__init__(f"the job is {state}, not done")
         self.state = state
 
 
 class PrefixMismatchError(JobError):
+    status = 409
+    code = "prefix_mismatch"
+
     def __init__(self, index: int, current_length: int) -> None:
         what = "is missing" if index >= current_length else "differs from the one sent"
         super().__init__(f"messages[{index}] {what}")
         self.index = index
+
+    def details(self) -> list[tuple[str, str]]:
+        return [(f"messages[{self.index}]", self.message)]
 
 
 class SeamError(JobError):
     """The kept messages do not fit after the compacted ones (the job was sent between a
     tool call and its result): applying would break a provider rule."""
 
+    status = 409
+    code = "invalid_seam"
+
     def __init__(self, broken: list[Violation]) -> None:
         super().__init__("; ".join(f"messages[{v.index}] {v}" for v in broken))
         self.violations = broken
+
+    def details(self) -> list[tuple[str, str]]:
+        return [(f"messages[{v.index}]", str(v)) for v in self.violations]
 
 
 @dataclass(frozen=True)
@@ -195,7 +224,12 @@ class JobManager:
     async def submit(self, request: CompactRequest, sent: list[JsonDict]) -> Job:
         """Queues a compaction of `request`; `sent` are its messages as JSON in the
         request's format (what `apply` will compare the agent's list with)."""
-        hashes, sha = await to_thread.run_sync(lambda: (message_hashes(sent), archive_sha256(sent)))
+        try:
+            hashes, sha = await to_thread.run_sync(
+                lambda: (message_hashes(sent), archive_sha256(sent))
+            )
+        except ValueError as exc:
+            raise InvalidRequestError("messages", str(exc)) from None
         await self._sweep_memory()
         session = request.session_id
         if session is not None:

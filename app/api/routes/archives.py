@@ -8,7 +8,6 @@ from app.api.deps import ServiceDep
 from app.api.errors import ApiError
 from app.api.ids import require_id
 from app.api.schemas import ArchiveResponse, ErrorResponse
-from app.core.errors import ArchiveError
 
 router = APIRouter(
     tags=["archives"], responses={404: {"model": ErrorResponse}, 422: {"model": ErrorResponse}}
@@ -18,10 +17,7 @@ router = APIRouter(
 @router.get("/archives/{archive_id}", summary="The archived original messages of a compaction")
 async def get_archive(archive_id: str, service: ServiceDep) -> ArchiveResponse:
     require_id(archive_id, "archive_id")
-    try:
-        archive = await service.load_archive(archive_id)
-    except ArchiveError as exc:
-        raise ApiError(503, "archive_unreadable", str(exc)) from exc
+    archive = await service.load_archive(archive_id)
     if archive is None:
         raise ApiError(404, "not_found", f"no archive {archive_id}", field="archive_id")
     return ArchiveResponse(

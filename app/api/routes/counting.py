@@ -9,7 +9,6 @@ from fastapi import APIRouter, Request
 
 from app.api.deps import SentCountsDep, ServiceDep
 from app.api.dialect import format_of, read_as
-from app.api.errors import ApiError
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute, parsed_by_orjson
 from app.api.schemas import (
     CountRequest,
@@ -123,12 +122,9 @@ async def should_compact(
 
 
 def _thresholds(body: ShouldCompactRequest, service: CompactionService) -> Thresholds:
-    try:
-        return service.thresholds(
-            context_window=body.context_window,
-            threshold=body.threshold,
-            overflow_threshold=body.overflow_threshold,
-            min_messages=body.min_messages,
-        )
-    except ValueError as exc:
-        raise ApiError(422, "invalid_request", str(exc), field="overflow_threshold") from exc
+    return service.thresholds(
+        context_window=body.context_window,
+        threshold=body.threshold,
+        overflow_threshold=body.overflow_threshold,
+        min_messages=body.min_messages,
+    )

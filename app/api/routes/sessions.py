@@ -5,12 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.deps import ServiceDep
-from app.api.errors import ApiError
 from app.api.ids import require_id
 from app.api.recall_schemas import RecallHitInfo, RecallRequest, RecallResponse
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import ErrorResponse, SessionCompactionsResponse
-from app.core.errors import ArchiveError, RecordStoreError
 from app.service.recall import recall
 
 router = APIRouter(
@@ -27,10 +25,7 @@ async def list_compactions(session_id: str, service: ServiceDep) -> SessionCompa
     """Every compaction the session attempted, oldest first: compacted, or failed on the way
     (archive_failed, summarization_failed). A session with none has an empty list."""
     require_id(session_id, "session_id")
-    try:
-        records = await service.list_records(session_id)
-    except RecordStoreError as exc:
-        raise ApiError(503, "records_unreadable", str(exc)) from exc
+    records = await service.list_records(session_id)
     return SessionCompactionsResponse(session_id=session_id, records=records)
 
 
@@ -48,10 +43,7 @@ async def recall_session(
     a malformed session id or body, 503 `archive_unreadable` when an archive cannot be
     read."""
     require_id(session_id, "session_id")
-    try:
-        hits = await recall(service.archive, session_id, body.query, body.limit)
-    except ArchiveError as exc:
-        raise ApiError(503, "archive_unreadable", str(exc)) from exc
+    hits = await recall(service.archive, session_id, body.query, body.limit)
     return RecallResponse(
         session_id=session_id,
         query=body.query,
