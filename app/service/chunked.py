@@ -31,7 +31,6 @@ from app.core.tokens import count_messages
 
 BuildRequest = Callable[[Sequence[Message]], SummaryRequest]
 _PLAN_ATTEMPTS = 16
-Summarize = Callable[[SummaryRequest, list[str]], Awaitable[tuple[str, str] | None]]
 
 
 @dataclass(frozen=True)
@@ -39,6 +38,18 @@ class ChunkedSummary:
     text: str
     summarizer: str
     chunks: int
+
+
+@dataclass(frozen=True)
+class SummaryOutcome:
+    """A summary step's answer: the summary (None when it failed) and the warnings met
+    on the way, returned with it rather than appended to a list the caller passed."""
+
+    summary: ChunkedSummary | None
+    warnings: tuple[str, ...] = ()
+
+
+Summarize = Callable[[SummaryRequest], Awaitable[SummaryOutcome]]
 
 
 @dataclass(frozen=True)
@@ -58,39 +69,42 @@ async def summarize_in_chunks(
     tokenizer: Tokenizer,
     build_request: BuildRequest,
     summarize: Summarize,
-    warnings: list[str],
     counts: Sequence[int] | None = None,
-) -> ChunkedSummary | None:
-    """The summary of `rest`; None when a chunk's summary failed or the budget cannot hold
+) -> SummaryOutcome:
+    """The summary of `rest`; none when a chunk's summary failed or the budget cannot hold
     even the prompt (both with a warning). `counts`: the token counts of `rest`'s messages
     when the caller has them (they are not made again)."""
     planner = _Planner(rest, budget, max_words, instructions, tokenizer, counts)
     await to_thread.run_sync(planner.prepare)
     if planner.room <= 0:
-        warnings.append(
-            f"summary_input_budget {budget} is smaller than the summary prompt itself "
-            f"({planner.overhead} tokens)"
+        return SummaryOutcome(
+            None,
+            (
+                f"summary_input_budget {budget} is smaller than the summary prompt itself "
+                f"({planner.overhead} tokens)",
+            ),
         )
-        return None
-    summary: str | None = None
-    name = ""
+    warnings: list[str] = []
+    summary: ChunkedSummary | None = None
     chunks, start = 0, 0
     while start < len(planner.units):
-        plan = await to_thread.run_sync(planner.plan, start, summary)
+        carried = summary.text if summary else None
+        plan = await to_thread.run_sync(planner.plan, start, carried)
         if plan is None:
             warnings.append(f"summary_input_budget {budget} cannot hold chunk {chunks + 1}")
-            return None
+            return SummaryOutcome(None, tuple(warnings))
         request = await to_thread.run_sync(build_request, plan.messages)
-        result = await summarize(request, warnings)
-        if result is None:
+        outcome = await summarize(request)
+        warnings.extend(outcome.warnings)
+        if outcome.summary is None:
             if chunks:
                 warnings.append(f"summary failed at chunk {chunks + 1}")
-            return None
-        summary, name = result
+            return SummaryOutcome(None, tuple(warnings))
+        summary = outcome.summary
         chunks, start = chunks + 1, plan.next_unit
     if summary is None:
-        return None
-    return ChunkedSummary(summary, name, chunks)
+        return SummaryOutcome(None, tuple(warnings))
+    return SummaryOutcome(ChunkedSummary(summary.text, summary.summarizer, chunks), tuple(warnings))
 
 
 class _Planner:

@@ -97,6 +97,14 @@ class Held:
 
 
 @dataclass(frozen=True)
+class HoldCheck:
+    """The session's hold on a context (None: none), and the warnings of looking for it."""
+
+    held: Held | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Count:
     """A token count, who made it, and whether it is exact."""
 
@@ -252,26 +260,25 @@ class CompactionService:
         messages: Sequence[Message],
         decision: Decision,
         thresholds: Thresholds,
-        warnings: list[str],
-    ) -> Held | None:
+    ) -> HoldCheck:
         """The session's hold on a context that is over the threshold (as `/compact`
-        applies it): None without a session, below the threshold, or with no hold."""
+        applies it): none without a session, below the threshold, or with no hold."""
         if session_id is None or self.records is None or not decision.should_compact:
-            return None
+            return HoldCheck()
         try:
             past = await to_thread.run_sync(self.records.list, session_id)
         except RecordStoreError as exc:
-            warnings.append(f"session records unreadable, holds not applied: {exc}")
-            return None
-        hold = context_hold(past, messages, decision.token_count, thresholds, warnings)
+            return HoldCheck(warnings=(f"session records unreadable, holds not applied: {exc}",))
+        hold, notes = context_hold(past, messages, decision.token_count, thresholds)
         if hold is None:
-            return None
+            return HoldCheck(warnings=notes)
         if hold.reason != "thrashing":
-            return Held(hold, ())
+            return HoldCheck(Held(hold, ()), notes)
         since = last_output_end(past)
         recent = list(messages[since:])
         counts = [0] * since + await self.count_each(recent)
-        return Held(hold, tuple(refill_info(r) for r in refilling(messages, counts, since)))
+        refill = tuple(refill_info(r) for r in refilling(messages, counts, since))
+        return HoldCheck(Held(hold, refill), notes)
 
     async def compact(self, request: CompactRequest) -> CompactResult:
         """Raises `InvalidConversationError` when the input breaks a provider rule in a part that

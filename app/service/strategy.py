@@ -31,11 +31,10 @@ class Strategy(Protocol[P]):
         and a failed summary's cooldown replaces it with `prune`."""
         ...
 
-    async def run(
-        self, prepared: Prepared, params: P, steps: Steps, warnings: list[str]
-    ) -> CompactResult:
+    async def run(self, prepared: Prepared, params: P, steps: Steps) -> CompactResult:
         """The compaction: a result that compacted (archive written, built by
-        `Steps.result`), or the input unchanged with a reason. Raises
+        `Steps.result` from the `Output` the steps' answers make up), or the input
+        unchanged with a reason; either with the warnings its steps returned. Raises
         `InvalidConversationError` for a break in what it would return as sent, and lets
         `Steps.archive`'s `ArchiveError` through (the service answers `archive_failed`
         and removes the archive of any run whose result is not kept)."""

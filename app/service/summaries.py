@@ -22,7 +22,7 @@ from app.core.prompt import (
     build_summary_prompt,
     serialize_for_summary,
 )
-from app.service.chunked import ChunkedSummary, summarize_in_chunks
+from app.service.chunked import ChunkedSummary, SummaryOutcome, summarize_in_chunks
 from app.service.defaults import Defaults
 
 log = logging.getLogger("context_compact.compaction")
@@ -48,11 +48,10 @@ class Summaries:
         rest: Sequence[Message],
         params: SummaryParams,
         instructions: str | None,
-        warnings: list[str],
         template: SummaryTemplate = "sections",
         counts: Sequence[int] | None = None,
         facts: ExtractedFacts | None = None,
-    ) -> ChunkedSummary | None:
+    ) -> SummaryOutcome:
         """The summary of `rest`, in chunks when its prompt would exceed the input budget.
         `counts`: the token counts of `rest`'s messages when the caller has them; `facts`:
         `rest`'s facts, handed to a summarizer that reads the whole rest at once.
@@ -70,8 +69,7 @@ class Summaries:
                 params.file_tools,
                 facts,
             )
-            summarized = await self._summarize(request, warnings)
-            return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
+            return await self._summarize(request)
         return await summarize_in_chunks(
             rest,
             budget=params.summary_input_budget,
@@ -82,7 +80,6 @@ class Summaries:
                 chunk, params.max_summary_words, instructions, template, params.file_tools
             ),
             summarize=self._summarize,
-            warnings=warnings,
             counts=counts,
         )
 
@@ -117,24 +114,25 @@ class Summaries:
     def _prompt_is_read(self) -> bool:
         return any(s.reads_prompt for s in (self.summarizer, self.fallback) if s)
 
-    async def _summarize(
-        self, request: SummaryRequest, warnings: list[str]
-    ) -> tuple[str, str] | None:
-        """The summary and who wrote it; None when every summarizer failed."""
+    async def _summarize(self, request: SummaryRequest) -> SummaryOutcome:
+        """One call's summary and who wrote it; none when every summarizer failed."""
+        name = self.summarizer.name
         try:
-            return await _summary_text(self.summarizer, request), self.summarizer.name
+            return SummaryOutcome(
+                ChunkedSummary(await _summary_text(self.summarizer, request), name, 1)
+            )
         except SummarizerError as exc:
-            log.warning("summarizer failed", extra={"summarizer": self.summarizer.name})
-            warnings.append(f"summarizer {self.summarizer.name} failed: {exc}")
+            log.warning("summarizer failed", extra={"summarizer": name})
+            failed = f"summarizer {name} failed: {exc}"
         if self.fallback is None:
-            return None
+            return SummaryOutcome(None, (failed,))
+        fallback = self.fallback.name
         try:
             summary = await _summary_text(self.fallback, request)
         except SummarizerError as exc:
-            warnings.append(f"fallback summarizer {self.fallback.name} failed: {exc}")
-            return None
-        warnings.append(f"summary written by the fallback summarizer {self.fallback.name}")
-        return summary, self.fallback.name
+            return SummaryOutcome(None, (failed, f"fallback summarizer {fallback} failed: {exc}"))
+        written = f"summary written by the fallback summarizer {fallback}"
+        return SummaryOutcome(ChunkedSummary(summary, fallback, 1), (failed, written))
 
 
 async def _summary_text(summarizer: Summarizer, request: SummaryRequest) -> str:

@@ -171,7 +171,7 @@ async def _compact_with_plan(plan: Any) -> CompactResult:
     prepared = await service._prepare(request)
     assert isinstance(prepared, Prepared)
     strategy = Selective(plan=plan)
-    return await strategy.run(prepared, prepared.params(strategy.params), service.steps, [])
+    return await strategy.run(prepared, prepared.params(strategy.params), service.steps)
 
 
 async def test_an_exception_in_the_rules_rolls_back_to_the_input() -> None:

@@ -101,7 +101,8 @@ async def should_compact(
     held = None
     if body.session_id is not None and decision.should_compact:  # the hold reads the messages
         messages = messages if messages is not None else read_as(body.messages, fmt)
-        held = await service.session_hold(body.session_id, messages, decision, thresholds, warnings)
+        check = await service.session_hold(body.session_id, messages, decision, thresholds)
+        held, warnings = check.held, [*warnings, *check.warnings]
     return ShouldCompactResponse(
         should_compact=decision.should_compact and held is None,
         overflow=decision.overflow,

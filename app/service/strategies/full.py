@@ -9,7 +9,7 @@ from app.core.compaction import CompactResult
 from app.core.params import RestoreParams, SummaryParams
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared
-from app.service.steps import Steps
+from app.service.steps import Output, Steps
 
 
 @dataclass(frozen=True)
@@ -24,9 +24,7 @@ class Full:
     params: type[FullParams] = FullParams
     summarizes: bool = True
 
-    async def run(
-        self, prepared: Prepared, params: FullParams, steps: Steps, warnings: list[str]
-    ) -> CompactResult:
+    async def run(self, prepared: Prepared, params: FullParams, steps: Steps) -> CompactResult:
         request = prepared.request
         messages = prepared.messages
         partition = prepared.partition
@@ -36,28 +34,23 @@ class Full:
             partition.rest,
             params.summary,
             request.instructions,
-            warnings,
             counts=prepared.counts[len(partition.head) :],
             facts=facts,
         )
-        if summarized is None:
-            return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
+        if summarized.summary is None:
+            return prepared.unchanged("summarization_failed", summarized.warnings, self.name)
         ledger = await steps.ledger(
-            summarized.text, partition.rest, params.summary, prepared.request.session_id, facts
+            summarized.summary.text, partition.rest, params.summary, request.session_id, facts
         )
-        selection = await steps.restore(messages, params.restore, request.session_id, warnings)
-        assembled = assemble_messages(partition.head, ledger.text, selection.restored)
-        head = len(partition.head)
-        return await steps.result(
-            prepared,
+        restored = await steps.restore(messages, params.restore, request.session_id)
+        assembled = assemble_messages(partition.head, ledger.text, restored.selection.restored)
+        output = Output(
             assembled,
-            archive=archive,
-            compacted_indexes=range(head, len(messages)),
-            retained=head,
-            strategy=self.name,
-            warnings=warnings,
-            summarizer=summarized.summarizer,
+            archive,
+            compacted_indexes=range(len(partition.head), len(messages)),
+            warnings=(*summarized.warnings, *restored.warnings),
+            summary=summarized.summary,
             ledger=ledger,
-            selection=selection,
-            summary_chunks=summarized.chunks,
+            restored=restored.selection,
         )
+        return await steps.result(prepared, self.name, output)

@@ -11,7 +11,7 @@ from app.core.compaction import CompactResult
 from app.core.prune import PruneRules, plan_prune
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared, refuse_from
-from app.service.steps import Steps
+from app.service.steps import Output, Steps
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,7 @@ class Prune:
     params: type[PruneParams] = PruneParams
     summarizes: bool = False
 
-    async def run(
-        self, prepared: Prepared, params: PruneParams, steps: Steps, warnings: list[str]
-    ) -> CompactResult:
+    async def run(self, prepared: Prepared, params: PruneParams, steps: Steps) -> CompactResult:
         refuse_from(prepared, 0)  # every message comes back, cleared or as sent
         rules = params.rules
         minimum = params.prune_min_tokens
@@ -52,15 +50,8 @@ class Prune:
                 f"clearing old tool results would save {plan.tokens_saved} tokens "
                 f"(prune_min_tokens {minimum}, {rules.keep_recent} recent tool uses kept)"
             )
-            return prepared.unchanged("nothing_to_prune", [*warnings, note], strategy=self.name)
+            return prepared.unchanged("nothing_to_prune", [note], self.name)
         originals = [messages[i] for i in plan.compacted_indexes]
         archive = await steps.archive(prepared, originals)
-        return await steps.result(
-            prepared,
-            list(plan.messages),
-            archive=archive,
-            compacted_indexes=plan.compacted_indexes,
-            retained=len(messages) - len(plan.compacted_indexes),
-            strategy=self.name,
-            warnings=warnings,
-        )
+        built = Output(list(plan.messages), archive, plan.compacted_indexes)
+        return await steps.result(prepared, self.name, built)

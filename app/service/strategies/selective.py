@@ -36,7 +36,7 @@ from app.core.validate import violations
 from app.core.vocabulary import Format, StrategyName
 from app.service.chunked import ChunkedSummary
 from app.service.prepared import Prepared, refuse
-from app.service.steps import Steps
+from app.service.steps import Output, Steps
 
 log = logging.getLogger("context_compact.selective")
 
@@ -73,18 +73,12 @@ class Selective:
     summarizes: bool = True
     plan: Plan = plan_selective
 
-    async def run(
-        self, prepared: Prepared, params: SelectiveParams, steps: Steps, warnings: list[str]
-    ) -> CompactResult:
-        return await _run(steps, prepared, params, warnings, self.plan)
+    async def run(self, prepared: Prepared, params: SelectiveParams, steps: Steps) -> CompactResult:
+        return await _run(steps, prepared, params, self.plan)
 
 
 async def _run(
-    steps: Steps,
-    prepared: Prepared,
-    params: SelectiveParams,
-    warnings: Sequence[str],
-    plan: Plan,
+    steps: Steps, prepared: Prepared, params: SelectiveParams, plan: Plan
 ) -> CompactResult:
     request, messages, fmt = prepared.request, prepared.messages, prepared.format
     refuse(prepared.broken)  # most of the input comes back as sent: a break anywhere is a 422
@@ -108,13 +102,11 @@ async def _run(
         _check(planned.messages, fmt, request.forms)
     except Exception as exc:  # any failure of the rules rolls back
         log.exception("selective rules failed; not compacting")
-        return prepared.unchanged(
-            "selective_failed", [*warnings, f"rules failed: {exc}"], strategy="selective"
-        )
-    done = _Outcome(steps, prepared, params, archive, planned, warnings)
+        return prepared.unchanged("selective_failed", [f"rules failed: {exc}"], "selective")
+    done = _Outcome(steps, prepared, params, archive, planned)
     if planned.token_count < target or not limits.fallback_to_summary:
         if not planned.compacted_indexes:
-            return prepared.unchanged("nothing_to_compact", warnings, strategy="selective")
+            return prepared.unchanged("nothing_to_compact", (), "selective")
         if planned.token_count >= target:
             done.warnings.append(
                 f"still {planned.token_count} tokens after the rules, over the threshold "
@@ -126,11 +118,13 @@ async def _run(
     except Exception as exc:
         log.exception("selective summary failed; not compacting")
         reason = f"summary fallback failed: {exc}"
-        return prepared.unchanged("selective_failed", [*warnings, reason], strategy="selective")
+        return prepared.unchanged("selective_failed", [*done.warnings, reason], "selective")
 
 
 class _Outcome:
-    """Builds the answer of one selective compaction, with or without the summary."""
+    """Builds the answer of one selective compaction, with or without the summary: what
+    each step returns (the summary, its ledger, the restored files, their warnings) is
+    kept here until `result` hands it to `Steps.result` as one `Output`."""
 
     def __init__(
         self,
@@ -139,7 +133,6 @@ class _Outcome:
         params: SelectiveParams,
         archive: Archive,
         planned: SelectivePlan,
-        warnings: Sequence[str] = (),
     ) -> None:
         self.steps = steps
         self.prepared = prepared
@@ -147,7 +140,7 @@ class _Outcome:
         self.archive = archive
         self.planned = planned
         self.phases = list(planned.phases)
-        self.warnings: list[str] = list(warnings)
+        self.warnings: list[str] = []
         self.summarized: ChunkedSummary | None = None
         self.ledger: LedgerReport | None = None
         self.selection = RestoreSelection((), ())
@@ -168,22 +161,20 @@ class _Outcome:
         self.phases.append(
             PhaseInfo(phase="summary_start", tokens_before=before, tokens_after=before)
         )
-        summarized = await steps.summarize(
-            rest, params.summary, request.instructions, self.warnings
-        )
+        outcome = await steps.summarize(rest, params.summary, request.instructions)
+        self.warnings += outcome.warnings
+        summarized = outcome.summary
         if summarized is None:
-            return self.prepared.unchanged(
-                "summarization_failed", self.warnings, strategy="selective"
-            )
+            return self.prepared.unchanged("summarization_failed", self.warnings, "selective")
         self.summarized = summarized
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
         self.ledger = await steps.ledger(
             summarized.text, messages[planned.head_length :], params.summary, request.session_id
         )
-        self.selection = await steps.restore(
-            messages, params.restore, request.session_id, self.warnings
-        )
+        restored = await steps.restore(messages, params.restore, request.session_id)
+        self.warnings += [w for w in restored.warnings if w not in self.warnings]
+        self.selection = restored.selection
         out = [
             *head,
             *gap_filled(
@@ -204,22 +195,18 @@ class _Outcome:
         return await self.result(out, tokens)
 
     async def result(self, out: Sequence[Message], tokens: int) -> CompactResult:
-        summarized = self.summarized
-        return await self.steps.result(
-            self.prepared,
+        built = Output(
             list(out),
-            archive=self.archive,
-            compacted_indexes=self.compacted,
-            retained=len(self.prepared.messages) - len(self.compacted),
-            strategy="selective",
-            warnings=self.warnings,
-            summarizer=summarized.summarizer if summarized else None,
+            self.archive,
+            self.compacted,
+            self.warnings,
+            summary=self.summarized,
             ledger=self.ledger,
-            selection=self.selection,
-            summary_chunks=summarized.chunks if summarized else 0,
+            restored=self.selection,
             phases=self.phases,
-            compacted_tokens=tokens,
+            token_count=tokens,
         )
+        return await self.steps.result(self.prepared, "selective", built)
 
 
 def _check(messages: Sequence[Message], fmt: Format, forms: OpenAIForms) -> None:

@@ -22,7 +22,7 @@ from app.core.tail import (
 )
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared, refuse
-from app.service.steps import Steps
+from app.service.steps import Output, Steps
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,7 @@ class Tail:
     params: type[TailParams] = TailParams
     summarizes: bool = True
 
-    async def run(
-        self, prepared: Prepared, params: TailParams, steps: Steps, warnings: list[str]
-    ) -> CompactResult:
+    async def run(self, prepared: Prepared, params: TailParams, steps: Steps) -> CompactResult:
         request = prepared.request
         messages = prepared.messages
         head = prepared.partition.head
@@ -48,7 +46,7 @@ class Tail:
         target = int(thresholds.context_window * thresholds.threshold * KEPT_SHARE)
         plan = plan_tail(messages, len(head), prepared.counts, keep, target)
         if isinstance(plan, TailDeclined):
-            return prepared.unchanged("too_few_rounds", [*warnings, plan.note], strategy=self.name)
+            return prepared.unchanged("too_few_rounds", [plan.note], self.name)
         refuse(
             [
                 v
@@ -56,33 +54,24 @@ class Tail:
                 if v.canonical >= plan.verbatim_from or v.canonical == plan.request_kept
             ]
         )
-        warnings = [*warnings, *plan.warnings]
         originals = [messages[i] for i in plan.compacted_indexes]
         archive = await steps.archive(prepared, originals)
         facts = await steps.facts(plan.older, params.summary)
         summarized = await steps.summarize(
-            plan.older,
-            params.summary,
-            request.instructions,
-            warnings,
-            template="archived",
-            facts=facts,
+            plan.older, params.summary, request.instructions, template="archived", facts=facts
         )
-        if summarized is None:
-            return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
+        warnings = (*plan.warnings, *summarized.warnings)
+        if summarized.summary is None:
+            return prepared.unchanged("summarization_failed", warnings, self.name)
         start, cutoff = archive_span(messages, plan.compacted_indexes, steps.now().isoformat())
-        text = archived_text(archived_header(start, cutoff), summarized.text)
+        text = archived_text(archived_header(start, cutoff), summarized.summary.text)
         ledger = await steps.ledger(text, plan.older, params.summary, request.session_id, facts)
-        output = assemble_tail(head, ledger.text, plan.kept)
-        return await steps.result(
-            prepared,
-            output,
-            archive=archive,
-            compacted_indexes=plan.compacted_indexes,
-            retained=len(messages) - len(plan.compacted_indexes),
-            strategy=self.name,
-            warnings=warnings,
-            summarizer=summarized.summarizer,
+        output = Output(
+            assemble_tail(head, ledger.text, plan.kept),
+            archive,
+            plan.compacted_indexes,
+            warnings,
+            summary=summarized.summary,
             ledger=ledger,
-            summary_chunks=summarized.chunks,
         )
+        return await steps.result(prepared, self.name, output)
