@@ -44,7 +44,19 @@ from bench.server import running_server
 from tests.fakes.fake_llm_server import openai_completion, reply, start_fake_llm
 
 SECTION = "## Load"
-FAKE_SUMMARY = "## Goals & Decisions\n- (fake LLM summary under load)"
+# Every section with content about an agent session, as the summary check requires of an
+# LLM's answer; generic enough to talk about each corpus transcript.
+FAKE_SUMMARY = """## Goals & Decisions
+- The user asked the agent to solve an issue in the repository (fake LLM under load).
+## File Operations
+- The agent opened and edited files of the repository.
+## Tool Calls
+- Commands run in the shell: open, edit, python, search.
+## Task Status
+- The issue is being fixed; next: run the tests again.
+## Errors & Resolutions
+- None recorded by this fake summary.
+"""
 ROUTES = ("/count", "/should-compact", "/compact")
 # Every client walks this cycle from its own offset: 45% /count, 45% /should-compact,
 # 10% /compact, and the first three clients start on three different routes.

@@ -8,11 +8,12 @@ from message text:
     retryable      timeout, connection error, 408, 409, 429, >= 500 (incl. 529 overloaded)
     not retryable  other 4xx, a body that is not a Message, empty text, and the stop
                    reasons `app.core.summary_check.stop_failure` names ("max_tokens":
-                   a cut-off summary, "refusal")
+                   a cut-off summary, "refusal", "tool_use"), and a `tool_use` block
+                   in the content
 
 Each error carries its `reason` (`timeout`, `connection`, `rate_limited`, `server_error`,
-`client_error`, `bad_response`, `truncated`, `refusal`, `empty`); whether a text that came
-back is a summary is `app.core.summary_check`'s call, applied around this adapter.
+`client_error`, `bad_response`, `truncated`, `refusal`, `tool_calls`, `empty`); whether a
+text that came back is a summary is `app.core.summary_check`'s call, applied around this adapter.
 
 Error messages carry the exception class name and the status code only: the response body
 may echo the prompt, and the request holds the API key, so the SDK's exception is not
@@ -30,7 +31,7 @@ from anthropic.types import Message, TextBlock
 from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
-from app.core.summary_check import stop_failure
+from app.core.summary_check import signal_failure, stop_failure
 
 # At DEBUG the SDK logs every request's options, the whole prompt (the agent's history)
 # included. We never want that in our logs, whatever level the operator chose.
@@ -112,6 +113,8 @@ def _summary_text(message: object) -> str:
     stopped = stop_failure(message.stop_reason)
     if stopped is not None:
         raise stopped
+    if any(getattr(block, "type", None) == "tool_use" for block in message.content):
+        raise signal_failure("tool_calls")
     text = "".join(
         block.text
         for block in message.content

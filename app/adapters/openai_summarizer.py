@@ -7,7 +7,8 @@ Same rules as the Anthropic adapter; `RetryingSummarizer` owns the retries:
     not retryable  other 4xx, a body that is not a chat completion (not JSON, no choices,
                    no message), empty text, and the finish reasons
                    `app.core.summary_check.stop_failure` names ("length": a cut-off
-                   summary, "content_filter")
+                   summary, "content_filter", "tool_calls"), and a message carrying a
+                   `refusal` or `tool_calls` beside its text
 
 Each error carries its `reason`, as in the Anthropic adapter (`filtered` for a content
 filter).
@@ -29,7 +30,7 @@ import httpx
 from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
-from app.core.summary_check import stop_failure
+from app.core.summary_check import signal_failure, stop_failure
 
 # A token of the answer is at most ~16 characters, each at most 6 bytes once JSON-escaped
 # (`\\uXXXX`), and thinking models may add as much reasoning: far above any real answer.
@@ -136,6 +137,9 @@ def _summary_text(payload: Any) -> str:
     stopped = stop_failure(choice.get("finish_reason") if isinstance(choice, dict) else None)
     if stopped is not None:
         raise stopped
+    signal = _message_signal(message)
+    if signal is not None:
+        raise signal
     content = message.get("content")
     if isinstance(content, list):  # some servers answer with content parts
         texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
@@ -144,6 +148,17 @@ def _summary_text(payload: Any) -> str:
     if not text:
         raise SummarizerError("empty summary", retryable=False, reason="empty")
     return text
+
+
+def _message_signal(message: dict[str, Any]) -> SummarizerError | None:
+    """A refusal (`message.refusal`) or a tool call (`tool_calls`, `function_call`) beside
+    whatever text came with it: the model did not write a summary, whatever the text says."""
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        return signal_failure("refusal")
+    if message.get("tool_calls") or message.get("function_call"):
+        return signal_failure("tool_calls")
+    return None
 
 
 def _describe(exc: Exception) -> str:

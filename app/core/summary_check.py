@@ -1,37 +1,59 @@
 """Is this text a summary? The rules, in one place, that every LLM summary passes before
 the service uses it, and the closed vocabulary of reasons a summary fails.
 
-An LLM that answers 200 does not always answer with a summary: a refusal ("I'm sorry, I
-can't help with that."), an apology, an error its server wrapped as text ("Error: The model
-`x` does not exist"), a summary cut off by the length limit, one that ignored `max_tokens`
-and runs to megabytes, or prose that ignores the structure the prompt asked for. Stored as
-the summary, any of these replaces the agent's history with a sentence. Each is a
-`SummarizerError` with a reason here, so the configured fallback runs or the messages come
-back unchanged.
+An LLM that answers 200 does not always answer with a summary: a refusal, an apology or a
+provider's error as text (in any language its users write), its reasoning without an
+answer, a chat-template leak, the prompt or the conversation echoed back, filler under the
+right headings, one word repeated, a summary cut off or running to megabytes. Stored as
+the summary, any of these replaces the agent's history. Each is a `SummarizerError` with a
+reason here, so the configured fallback runs or the messages come back unchanged. What a
+summary is gets decided on its content, measured against what it was asked about (the
+prompt's instructions and the transcript, `SummarySource`).
 
 Order of the checks (the first that fails names the reason):
-1. `truncated` / `refusal` / `filtered`: the provider's stop reason said so
-   (`stop_failure`, applied by the adapters, which see it).
-2. `empty`: nothing but whitespace.
+1. `truncated` / `refusal` / `filtered` / `tool_calls`: the provider said so (`stop_failure`
+   and the adapters, which see the response).
+2. `empty`: nothing but whitespace or invisible characters.
 3. `oversized`: more than `cap_tokens` tokens (a text longer than `MAX_CHARS_PER_TOKEN`
    characters a token over the cap is oversized without being counted).
-4. `no_sections` and its finer names: a text with none of the section headings the prompt
-   asked for is no summary. It is then labelled by its opening line only:
-   `error_message` (an API or server error as text), `refusal` (first-person "I can't /
-   I'm unable to / I must decline"), `apology` (opens with "I'm sorry", "I apologize",
-   "Unfortunately"), else `no_sections`.
-A summary with at least one heading is never a refusal or an error, whatever it quotes:
-"the agent hit `Error: file not found` and fixed the path" is history, not an answer.
+4. Cleaning (`app.core.answer_clean`): reasoning blocks and template tokens go;
+   `reasoning_only` when nothing but reasoning (or an unclosed block) is left.
+5. `refusal` / `apology` / `error_message`: a sentence anywhere that refuses, apologizes or
+   reports a failing provider (`app.core.refusals`), unless the conversation holds those
+   words (the summary quotes its history), or that opens an answer without any heading.
+6. `echo`: most of the answer's word runs come from the prompt's instructions (or from
+   instructions and transcript together: the whole prompt); `copy`: from the transcript
+   alone (`app.core.overlap`).
+7. `repetitive`: a few words repeated (distinct words, or the text's zlib ratio).
+8. `no_sections` (none of the template's headings), `missing_sections` (some of them),
+   `empty_sections` (a heading without content, or fewer than
+   `MIN_SUBSTANTIVE_SECTIONS` sections saying more than "none").
+9. `filler`: the sections' words are not the conversation's (lorem ipsum, placeholder text).
+The cleaned text is what is used as the summary.
 """
 
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
 
+from app.core.answer_clean import clean_answer
 from app.core.errors import SummarizerError
-from app.core.ports import SummaryTemplate
-from app.core.prompt import ARCHIVED_HEADINGS, DIMENSIONS
+from app.core.messages import is_tool_result_message, message_text
+from app.core.overlap import SHINGLE, Reference, shingles, words
+from app.core.ports import SummaryRequest, SummaryTemplate
+from app.core.prompt import build_archived_prompt, build_summary_prompt, serialize_for_summary
+from app.core.refusals import Speech, label_opening, sentences, speech_in
+from app.core.summary_sections import (
+    MIN_SUBSTANTIVE_SECTIONS,
+    heading_of,
+    missing_sections,
+    split_sections,
+    title_of,
+)
 
 # Reasons of content checks (this module) and of the adapters' transport failures.
 CONTENT_FAILURES = (
@@ -43,6 +65,14 @@ CONTENT_FAILURES = (
     "filtered",
     "oversized",
     "no_sections",
+    "reasoning_only",  # reasoning without an answer, or a reasoning block never closed
+    "tool_calls",  # the model called a tool instead of answering
+    "echo",  # the prompt's instructions (or the whole prompt) back
+    "copy",  # the transcript back
+    "repetitive",  # a few words repeated
+    "missing_sections",  # some of the template's headings absent
+    "empty_sections",  # a heading without content, or almost all of them "none"
+    "filler",  # sections whose words are not the conversation's
 )
 TRANSPORT_FAILURES = (
     "timeout",  # one attempt past the summary timeout
@@ -66,6 +96,10 @@ _STOP_FAILURES = {
     "model_context_window_exceeded": ("truncated", "summary cut off at the context window"),
     "refusal": ("refusal", "the model refused to summarize"),
     "content_filter": ("filtered", "the summary was filtered by the server"),
+    "tool_calls": ("tool_calls", "the model called a tool instead of summarizing"),
+    "function_call": ("tool_calls", "the model called a tool instead of summarizing"),
+    "tool_use": ("tool_calls", "the model called a tool instead of summarizing"),
+    "pause_turn": ("truncated", "the model paused its turn before the summary ended"),
 }
 
 
@@ -79,73 +113,88 @@ def stop_failure(stop_reason: object) -> SummarizerError | None:
     return SummarizerError(message, retryable=False, reason=reason)
 
 
-def _heading_key(title: str) -> str:
-    """`Goals & Decisions` → `goals`, `🏗️ Technical Context (Static)` → `technical context`."""
-    words = re.sub(r"^[^A-Za-z]+", "", title)
-    return re.split(r"\s*[&(]", words, maxsplit=1)[0].strip().lower()
+def signal_failure(signal: Literal["refusal", "tool_calls"]) -> SummarizerError:
+    """The failure a field of the provider's answer means (OpenAI's `message.refusal`,
+    a tool call in the message) whatever text comes with it."""
+    reason, message = _STOP_FAILURES[signal]
+    return SummarizerError(message, retryable=False, reason=reason)
 
 
-HEADING_KEYS: dict[SummaryTemplate, tuple[str, ...]] = {
-    "sections": tuple(_heading_key(title) for title, _ in DIMENSIONS),
-    "archived": tuple(_heading_key(h.lstrip("#").strip()) for h in ARCHIVED_HEADINGS),
+@dataclass(frozen=True)
+class SummarySource:
+    """What the answer was asked about: the prompt's own words (system prompt, instructions,
+    template, the caller's focus) and the transcript it was asked to summarize."""
+
+    instructions: Reference
+    transcript: Reference
+    # The user's own requests: a summary may quote them whole (the prompt asks to keep
+    # what the user said exactly), so quoting them is no copy.
+    requests: Reference = field(default_factory=lambda: Reference(()))
+
+    @classmethod
+    def of(cls, instructions: str, transcript: str, requests: str = "") -> SummarySource:
+        return cls(Reference.of(instructions), Reference.of(transcript), Reference.of(requests))
+
+
+def source_of(request: SummaryRequest) -> SummarySource:
+    """The source of `request`'s answer, rebuilt from its parts as the prompt was."""
+    build = build_archived_prompt if request.template == "archived" else build_summary_prompt
+    instructions = build("", request.max_words, request.instructions)
+    requests = "\n\n".join(
+        message_text(m)
+        for m in request.messages
+        if m.role == "user" and not is_tool_result_message(m)
+    )
+    return SummarySource.of(
+        f"{request.system}\n{instructions}", serialize_for_summary(request.messages), requests
+    )
+
+
+# Echo: the share of the answer's word runs found in the instructions (or, with at least
+# `ECHO_RUNS` of them, in the instructions and transcript together); copy: in the transcript.
+ECHO_SHARE = 0.5
+ECHO_RUNS = 8
+COPY_SHARE = 0.9
+COPY_MIN_RUNS = 12
+# Repetition: distinct words per word, and compressed bytes per byte, of a long enough text.
+REPEAT_MIN_WORDS = 20
+REPEAT_DISTINCT = 0.15
+REPEAT_MIN_CHARS = 400
+REPEAT_ZLIB = 0.08
+# Filler: the share of the sections' content words that occur in the conversation.
+GROUNDED_SHARE = 0.2
+# Words of a refusal, apology or error looked up in the conversation to tell a quote from
+# an answer; the share of an error sentence's words the conversation must hold to be a report.
+QUOTE_WORDS = 9
+ERROR_GROUNDED = 0.5
+_INVISIBLE = re.compile(r"[\s\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]+")
+
+_MESSAGES = {
+    "empty": "empty summary",
+    "reasoning_only": "the answer is reasoning without a summary",
+    "error_message": "the answer is an error message, not a summary",
+    "refusal": "the answer is a refusal, not a summary",
+    "apology": "the answer is an apology, not a summary",
+    "echo": "the answer repeats the prompt instead of summarizing",
+    "copy": "the answer copies the conversation instead of summarizing it",
+    "repetitive": "the answer repeats a few words",
+    "no_sections": "the answer has none of the section headings the prompt asked for",
+    "filler": "the sections do not talk about the conversation",
 }
 
-# A heading line: markdown heading, bold, a numbered or bulleted title, or `Title:`.
-_DECORATED = re.compile(r"^\s*(?:#{1,6}|\*\*|__|\d{1,2}[.)]|[-*]\s+\*\*)")
-_LEAD = re.compile(r"^[^A-Za-z]+")
 
-_APOLOGY = (
-    r"(?:i(?:'|’)?m\s+(?:so\s+|very\s+|really\s+)?sorry|i\s+am\s+(?:so\s+|very\s+)?sorry|sorry"
-    r"|i\s+apologi[sz]e|my\s+apologies|apologies|unfortunately|regrettably)"
-)
-_INABILITY = (
-    r"(?:can(?:'|’)?t|cannot|can\s+not|won(?:'|’)t|will\s+not|could\s+not|couldn(?:'|’)?t"
-    r"|(?:am\s+|(?:'|’)m\s+)?(?:unable|not\s+able)\s+to|must\s+(?:respectfully\s+)?decline"
-    r"|(?:have|need)\s+to\s+decline|(?:'|’)m\s+not\s+going\s+to|am\s+not\s+going\s+to"
-    r"|do\s+not\s+feel\s+comfortable|don(?:'|’)t\s+feel\s+comfortable)"
-)
-# First person, within the opening sentence: "I can't", "I'm unable to", "I'm afraid I
-# can't", "As an AI language model, I cannot", "I'm just a language model, so I can't".
-_REFUSAL = re.compile(
-    rf"^(?:{_APOLOGY}[,.!]?\s*(?:but\s+)?)?"
-    r"(?:[^.!?\n]{0,80}?[,;]\s*(?:so\s+|but\s+)?)?"
-    rf"(?:i\s*(?:(?:'|’)m|\s+am)?\s*(?:afraid\s+(?:that\s+)?i\s+)?(?:really\s+|simply\s+)?{_INABILITY}"
-    r"|this\s+(?:request|conversation|content)\s+(?:violates|goes\s+against|cannot))",
-    re.IGNORECASE,
-)
-_APOLOGY_OPENING = re.compile(rf"^{_APOLOGY}\b", re.IGNORECASE)
-_ERROR_OPENING = re.compile(
-    r"^(?:"
-    r"error\b\s*(?:[:\-\d(]|code)"  # Error: ..., ERROR 404, error(500), error code
-    r"|\{\s*\"(?:error|detail|object\"\s*:\s*\"error)"  # a JSON error body as text
-    r"|<(?:!doctype|html)"  # a gateway's HTML page
-    r"|traceback\s+\(most\s+recent\s+call\s+last\)"
-    r"|(?:internal\s+server\s+error|bad\s+gateway|service\s+unavailable|gateway\s+time-?out"
-    r"|too\s+many\s+requests|rate\s+limit(?:ed)?\b|quota\s+exceeded|insufficient\s+quota"
-    r"|an?\s+(?:unexpected\s+)?error\s+(?:has\s+)?occurred|something\s+went\s+wrong"
-    r"|request\s+failed|failed\s+to\s+(?:generate|process|load)|invalid\s+api\s+key"
-    r"|(?:the\s+)?model\s+\S+\s+(?:does\s+not\s+exist|not\s+found|is\s+not\s+available))"
-    r")",
-    re.IGNORECASE,
-)
+def _failure(reason: str, message: str | None = None) -> SummarizerError:
+    return SummarizerError(message or _MESSAGES[reason], retryable=False, reason=reason)
 
 
 def has_heading(text: str, template: SummaryTemplate) -> bool:
-    """Whether a line of `text` is one of the headings the prompt of `template` asked for,
-    as a markdown heading, in bold, numbered, or as `Title:` (case and emoji ignored)."""
-    keys = HEADING_KEYS[template]
-    for line in text.splitlines():
-        rest = _LEAD.sub("", line).lower()
-        if not rest.startswith(keys):
-            continue
-        if _DECORATED.match(line) or line.rstrip().endswith(":"):
-            return True
-    return False
+    """Whether a line of `text` is one of the headings the prompt of `template` asked for."""
+    return any(heading_of(line, template) for line in text.splitlines())
 
 
 def opening(text: str) -> str:
     """The first non-empty line without leading markdown (`#`, `*`, `>`, quotes), at most
-    300 characters: where a refusal, an apology or an error shows itself."""
+    300 characters: where a one-message answer shows what it is."""
     for line in text.splitlines():
         stripped = line.strip().lstrip("#*>_`\"' \t").strip()
         if stripped:
@@ -153,26 +202,38 @@ def opening(text: str) -> str:
     return ""
 
 
-def label_non_summary(text: str) -> str:
-    """What a text without any expected heading is: `error_message`, `refusal`, `apology`
-    or `no_sections`, judged by its opening line only."""
-    first = opening(text)
-    if _ERROR_OPENING.match(first):
-        return "error_message"
-    if _REFUSAL.match(first):
-        return "refusal"
-    if _APOLOGY_OPENING.match(first):
-        return "apology"
-    return "no_sections"
-
-
-_MESSAGES = {
-    "empty": "empty summary",
-    "error_message": "the answer is an error message, not a summary",
-    "refusal": "the answer is a refusal, not a summary",
-    "apology": "the answer is an apology, not a summary",
-    "no_sections": "the answer has none of the section headings the prompt asked for",
-}
+def accept_summary(
+    text: str,
+    *,
+    template: SummaryTemplate,
+    cap_tokens: int,
+    count: Callable[[str], int],
+    source: SummarySource | None = None,
+) -> str | SummarizerError:
+    """The text to use as the summary (`text` cleaned), or the failure (never raised here).
+    Without a `source` the rules that compare with the prompt and the conversation are
+    skipped. `count` is the tokenizer's; it is called only on a text that could be under
+    the cap."""
+    if not _INVISIBLE.sub("", text):
+        return _failure("empty")
+    if len(text.strip()) > cap_tokens * MAX_CHARS_PER_TOKEN:
+        return _failure("oversized", f"summary over {cap_tokens} tokens")
+    cleaned = clean_answer(text)
+    if cleaned.reasoning_only:
+        return _failure("reasoning_only")
+    summary = cleaned.text
+    if not _INVISIBLE.sub("", summary):
+        return _failure("empty")
+    if count(summary) > cap_tokens:
+        return _failure("oversized", f"summary over {cap_tokens} tokens")
+    failure = (
+        _speech_failure(summary, template, source)
+        or _echo_failure(summary, template, source)
+        or _repetition_failure(_prose(summary, template))
+        or _structure_failure(summary, template)
+        or _filler_failure(summary, template, source)
+    )
+    return summary if failure is None else failure
 
 
 def check_summary(
@@ -181,20 +242,108 @@ def check_summary(
     template: SummaryTemplate,
     cap_tokens: int,
     count: Callable[[str], int],
+    source: SummarySource | None = None,
 ) -> SummarizerError | None:
-    """None when `text` may be used as the summary, else the failure (never raised here).
-    `count` is the tokenizer's; it is called only on a text that could be under the cap."""
-    stripped = text.strip()
-    if not stripped:
-        return SummarizerError(_MESSAGES["empty"], retryable=False, reason="empty")
-    if len(stripped) > cap_tokens * MAX_CHARS_PER_TOKEN or count(stripped) > cap_tokens:
-        return SummarizerError(
-            f"summary over {cap_tokens} tokens", retryable=False, reason="oversized"
-        )
-    if has_heading(stripped, template):
+    """None when `text` may be used as the summary (once cleaned), else the failure."""
+    verdict = accept_summary(
+        text, template=template, cap_tokens=cap_tokens, count=count, source=source
+    )
+    return verdict if isinstance(verdict, SummarizerError) else None
+
+
+def _speech_failure(
+    text: str, template: SummaryTemplate, source: SummarySource | None
+) -> SummarizerError | None:
+    for sentence in sentences(text):
+        speech = speech_in(sentence)
+        if speech is not None and not _quoted(speech, source):
+            return _failure(speech.kind)
+    if not has_heading(text, template):
+        kind = label_opening(opening(text))
+        return _failure(kind) if kind is not None else None
+    return None
+
+
+def _quoted(speech: Speech, source: SummarySource | None) -> bool:
+    """Whether the conversation holds the words of `speech`: history, not an answer."""
+    if source is None:
+        return False
+    if source.transcript.holds_phrase(words(speech.span)[:QUOTE_WORDS]):
+        return True
+    # an error reported in the summary's own words: most of its words are the conversation's
+    share = source.transcript.grounding(words(speech.sentence))
+    return speech.kind == "error_message" and share is not None and share >= ERROR_GROUNDED
+
+
+def _prose(text: str, template: SummaryTemplate) -> str:
+    """`text` without the template's heading lines."""
+    return "\n".join(line for line in text.splitlines() if heading_of(line, template) is None)
+
+
+def _echo_failure(
+    text: str, template: SummaryTemplate, source: SummarySource | None
+) -> SummarizerError | None:
+    runs = shingles(words(_prose(text, template)))
+    if source is None or len(runs) < SHINGLE:
         return None
-    reason = label_non_summary(stripped)
-    return SummarizerError(_MESSAGES[reason], retryable=False, reason=reason)
+    from_instructions = runs & source.instructions.runs
+    from_prompt = from_instructions | (runs & source.transcript.runs)
+    if len(from_instructions) >= ECHO_SHARE * len(runs) or (
+        len(from_prompt) >= COPY_SHARE * len(runs) and len(from_instructions) >= ECHO_RUNS
+    ):
+        return _failure("echo")
+    own = runs - source.requests.runs
+    if len(own) >= COPY_MIN_RUNS and source.transcript.containment(own) >= COPY_SHARE:
+        return _failure("copy")
+    return None
+
+
+def _repetition_failure(text: str) -> SummarizerError | None:
+    tokens = words(text)
+    if len(tokens) >= REPEAT_MIN_WORDS and len(set(tokens)) < REPEAT_DISTINCT * len(tokens):
+        return _failure("repetitive")
+    raw = text.encode("utf-8")
+    if len(raw) >= REPEAT_MIN_CHARS and len(zlib.compress(raw, 9)) < REPEAT_ZLIB * len(raw):
+        return _failure("repetitive")
+    return None
+
+
+def _structure_failure(text: str, template: SummaryTemplate) -> SummarizerError | None:
+    sections = split_sections(text, template)
+    if not sections:
+        return _failure("no_sections")
+    missing = missing_sections(sections, template)
+    if missing:
+        return _failure("missing_sections", f"the answer lacks the sections: {', '.join(missing)}")
+    empty = [title_of(s.key, template) for s in sections if not s.has_content()]
+    if empty:
+        return _failure("empty_sections", f"sections without content: {', '.join(empty)}")
+    substantive = sum(1 for s in sections if s.is_substantive())
+    if substantive < MIN_SUBSTANTIVE_SECTIONS:
+        return _failure(
+            "empty_sections",
+            f"{substantive} of {len(sections)} sections say more than none "
+            f"(at least {MIN_SUBSTANTIVE_SECTIONS} must)",
+        )
+    return None
+
+
+def _filler_failure(
+    text: str, template: SummaryTemplate, source: SummarySource | None
+) -> SummarizerError | None:
+    if source is None:
+        return None
+    # the prompt's own words (template labels) are evidence neither way
+    bodies = [
+        word
+        for s in split_sections(text, template)
+        for word in s.words
+        if word not in source.instructions.vocabulary
+    ]
+    share = source.transcript.grounding(bodies)
+    if share is not None and share < GROUNDED_SHARE:
+        return _failure("filler")
+    return None
 
 
 def known_reason(reason: str | None, vocabulary: Sequence[str] = SUMMARY_FAILURES) -> str:

@@ -2,10 +2,11 @@
 
 Wrapped around the LLM summarizer (its retry loop included) in `app.main`, so every
 strategy, chunked summaries and background jobs get checked text without knowing it: a
-text that `app.core.summary_check` rejects (a refusal, an error message, an oversized or
-unstructured answer) leaves here as a `SummarizerError` with its reason, and the
-pipeline's usual failure path runs (the extractive fallback, else `summarization_failed`).
-The check counts tokens, so it runs in a worker thread like every other count.
+text that `app.core.summary_check` rejects (a refusal, an error message, an echo, filler,
+an oversized or unstructured answer) leaves here as a `SummarizerError` with its reason,
+and the pipeline's usual failure path runs (the extractive fallback, else
+`summarization_failed`); an accepted one leaves cleaned (no reasoning, no template tokens).
+The check counts tokens and reads the transcript, so it runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from collections.abc import Callable
 
 from anyio import to_thread
 
+from app.core.errors import SummarizerError
 from app.core.ports import Summarizer, SummaryRequest
-from app.core.summary_check import check_summary
+from app.core.summary_check import accept_summary, source_of
 
 
 class CheckedSummarizer:
@@ -37,14 +39,18 @@ class CheckedSummarizer:
 
     async def summarize(self, request: SummaryRequest) -> str:
         text = await self._inner.summarize(request)
-        failure = await to_thread.run_sync(self._check, text, request)
-        if failure is not None:
-            raise failure
-        return text
+        verdict = await to_thread.run_sync(self._judge, text, request)
+        if isinstance(verdict, SummarizerError):
+            raise verdict
+        return verdict
 
-    def _check(self, text: str, request: SummaryRequest) -> Exception | None:
-        return check_summary(
-            text, template=request.template, cap_tokens=self._cap_tokens, count=self._count
+    def _judge(self, text: str, request: SummaryRequest) -> str | SummarizerError:
+        return accept_summary(
+            text,
+            template=request.template,
+            cap_tokens=self._cap_tokens,
+            count=self._count,
+            source=source_of(request),
         )
 
     async def aclose(self) -> None:

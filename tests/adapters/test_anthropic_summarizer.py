@@ -339,3 +339,14 @@ async def test_the_fake_server_error_then_success_goes_through_the_retry_loop() 
 
         assert len(fake.requests) == 2
     assert sleeps == [0.5]
+
+
+@pytest.mark.parametrize("stop_reason", ["tool_use", "end_turn"])
+async def test_a_tool_use_beside_summary_text_is_a_failure(
+    summarizer: AnthropicSummarizer, api: respx.MockRouter, stop_reason: str
+) -> None:
+    body = anthropic_message("## Goals & Decisions\n- fix a.py", stop_reason=stop_reason)
+    body["content"].append({"type": "tool_use", "id": "t1", "name": "bash", "input": {}})
+    api.post("/v1/messages").respond(200, json=body)
+    error = await failure(summarizer)
+    assert (error.reason, error.retryable) == ("tool_calls", False)

@@ -246,3 +246,41 @@ async def test_an_answer_over_the_byte_cap_is_oversized_and_one_at_the_cap_is_re
     error = await failure(summarizer)
     assert (error.reason, error.retryable) == ("oversized", False)
     assert str(error) == f"[oversized] chat completion API answer over {cap} bytes"
+
+
+def _with_message(**fields: object) -> dict[str, object]:
+    body = openai_completion("## Goals & Decisions\n- fix `a.py`")
+    body["choices"][0]["message"].update(fields)
+    return body
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (_with_message(refusal="I can't help with that."), "refusal"),
+        (
+            _with_message(tool_calls=[{"id": "c", "type": "function", "function": {"name": "f"}}]),
+            "tool_calls",
+        ),
+        (_with_message(function_call={"name": "f", "arguments": "{}"}), "tool_calls"),
+        (openai_completion("## Goals", finish_reason="tool_calls"), "tool_calls"),
+        (openai_completion("## Goals", finish_reason="function_call"), "tool_calls"),
+    ],
+)
+async def test_a_refusal_or_tool_call_beside_summary_text_is_a_failure(
+    summarizer: OpenAICompatibleSummarizer,
+    api: respx.MockRouter,
+    body: dict[str, object],
+    reason: str,
+) -> None:
+    api.post("/chat/completions").respond(200, json=body)
+    error = await failure(summarizer)
+    assert (error.reason, error.retryable) == (reason, False)
+
+
+@pytest.mark.parametrize("field", [{"refusal": None}, {"refusal": ""}, {"tool_calls": []}])
+async def test_empty_refusal_and_tool_call_fields_are_no_signal(
+    summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter, field: dict[str, object]
+) -> None:
+    api.post("/chat/completions").respond(200, json=_with_message(**field))
+    assert await summarizer.summarize(REQUEST) == "## Goals & Decisions\n- fix `a.py`"

@@ -10,6 +10,7 @@ import pytest
 
 from tests.builders import assistant, bulk_round, read_round, system, user
 from tests.fakes.fake_llm_server import anthropic_message, reply, start_fake_llm
+from tests.fakes.summaries import llm_summary
 
 pytestmark = pytest.mark.anyio
 
@@ -27,7 +28,8 @@ async def test_llm_summary_is_used_and_the_key_leaks_nowhere(
     client_for: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    script = [reply(500, {"type": "error"}), reply(200, anthropic_message("## Goals\nLLM SUMMARY"))]
+    text = llm_summary(CONVERSATION, marker="LLM SUMMARY")
+    script = [reply(500, {"type": "error"}), reply(200, anthropic_message(text))]
     with start_fake_llm(script) as fake:
         client = await client_for(
             summarizer="anthropic",
@@ -40,11 +42,9 @@ async def test_llm_summary_is_used_and_the_key_leaks_nowhere(
     data = response.json()
     assert data["compacted"] is True
     assert data["summarizer"] == "anthropic"
-    assert data["summary"] == (
-        "## Goals\nLLM SUMMARY\n\n## Ledger\n- [file_read] a.py\n- [goal] Fix the bug."
-    )
+    assert data["summary"] == f"{text}\n\n## Ledger\n- [file_read] a.py\n- [goal] Fix the bug."
     assert data["messages"][1]["content"] == f"[Conversation compressed]\n\n{data['summary']}"
-    assert {"kind": "file_read", "text": "a.py", "in_summary": False} in data["ledger"]
+    assert {"kind": "file_read", "text": "a.py", "in_summary": True} in data["ledger"]
     assert len(received) == 2  # one 500, retried once
     assert received[-1].headers["x-api-key"] == SECRET
     assert received[-1].body["model"] == "claude-test"

@@ -19,6 +19,7 @@ from tests.fakes.fake_llm_server import (
     reply,
     start_fake_llm,
 )
+from tests.fakes.summaries import llm_summary
 
 pytestmark = pytest.mark.anyio
 
@@ -235,12 +236,13 @@ async def test_a_refused_connection_is_retried_then_fails(
 async def test_a_fault_then_success_is_retried_into_a_summary(
     client_for: Any, adapter: Adapter
 ) -> None:
-    script = [reply(529, {"type": "error"}, NOW), reply(200, adapter.success("## Goals\nok"))]
+    text = llm_summary(CONVERSATION, marker="ok")
+    script = [reply(529, {"type": "error"}, NOW), reply(200, adapter.success(text))]
     with start_fake_llm(script) as fake:
         client = await client_for(**fault_settings(adapter, fake.url))
         response = await client.post("/compact", json={"messages": CONVERSATION, "force": True})
         attempts = len(fake.requests)
     data = response.json()
     assert (data["compacted"], data["summarizer"], attempts) == (True, adapter.name, 2)
-    assert data["summary"].startswith("## Goals\nok\n\n## Ledger\n")
+    assert data["summary"].startswith(text + "\n\n## Ledger\n")
     assert data["warnings"] == []

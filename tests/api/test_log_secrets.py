@@ -16,6 +16,7 @@ from tests.fakes.fake_llm_server import (
     reply,
     start_fake_llm,
 )
+from tests.fakes.summaries import llm_summary
 
 pytestmark = pytest.mark.anyio
 
@@ -81,7 +82,7 @@ async def test_a_full_session_logs_no_content_key_or_token(
     body = {"messages": messages, "force": True, "instructions": CONTENT[5]}
     script = [
         reply(500, {"type": "error", "message": CONTENT[0]}, {"retry-after": "0"}),
-        reply(200, anthropic_message(f"## Goals\n{CONTENT[4]}")),
+        reply(200, anthropic_message(llm_summary(messages, marker=CONTENT[4]))),
         reply(200, anthropic_message("", stop_reason="max_tokens")),
     ]
     with start_fake_llm(script) as fake:
@@ -112,7 +113,8 @@ async def test_a_full_session_logs_no_content_key_or_token(
             json={"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]},
             headers=auth,
         )
-    with start_fake_llm([reply(200, openai_completion(f"## Goals\n{CONTENT[4]}"))]) as fake:
+    summary = openai_completion(llm_summary(messages, marker=CONTENT[4]))
+    with start_fake_llm([reply(200, summary)]) as fake:
         other = await client_for(
             summarizer="openai", openai_base_url=fake.url + "/v1", openai_api_key=OPENAI_KEY
         )

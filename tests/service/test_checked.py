@@ -1,11 +1,17 @@
-"""`CheckedSummarizer` passes on what its protocol declares: `reads_prompt` and `aclose`."""
+"""`CheckedSummarizer` passes on what its protocol declares (`reads_prompt`, `aclose`),
+returns an accepted answer cleaned, and judges it against the request's own conversation
+and instructions."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
 from app.service.checked import CheckedSummarizer
+from tests.summary_answers import SUMMARY, request
 
 pytestmark = pytest.mark.anyio
 
@@ -34,3 +40,48 @@ async def test_the_wrapper_says_what_its_summarizer_reads_and_closes_it(
     assert checked.name == "inner"
     await checked.aclose()
     assert inner.closed == 1
+
+
+class Answering:
+    name = "llm"
+    reads_prompt = True
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        return self.text
+
+    async def aclose(self) -> None:
+        pass
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+async def test_an_accepted_answer_is_returned_cleaned() -> None:
+    checked = CheckedSummarizer(
+        Answering(f"<think>\nfive sections\n</think>\n{SUMMARY}<|im_end|>"),
+        cap_tokens=1000,
+        count=words,
+    )
+    assert await checked.summarize(request()) == SUMMARY.strip()
+
+
+async def test_the_check_reads_the_requests_conversation_and_instructions() -> None:
+    """The same line is a quote of this conversation and a refusal in another; the
+    instructions given back are an echo."""
+    quoting = SUMMARY.replace(
+        "## File Operations", "I'm sorry, I can't help with that.\n## File Operations"
+    )
+    checked = CheckedSummarizer(Answering(quoting), cap_tokens=1000, count=words)
+    assert await checked.summarize(request()) == quoting.strip()
+    other = replace(request(), messages=request().messages[1:])
+    with pytest.raises(SummarizerError) as refused:
+        await checked.summarize(other)
+    assert refused.value.reason == "refusal"
+    echoing = CheckedSummarizer(Answering(request().prompt), cap_tokens=10_000, count=words)
+    with pytest.raises(SummarizerError) as echoed:
+        await echoing.summarize(request())
+    assert echoed.value.reason == "echo"
