@@ -253,7 +253,7 @@ async def test_cancel_of_a_finished_job_on_another_replica_forgets_it_everywhere
     # the record a moment before that (both replicas share one event loop here). Wait for
     # the hand-over, as any later request to `a` would come after it.
     for _ in range(200):
-        if job.id not in a._jobs:
+        if job.id not in a._table.jobs:
             break
         await asyncio.sleep(0.005)
     forgotten = await b.cancel(job.id)

@@ -1,0 +1,42 @@
+"""What a job stores of its request (with a `JobQueue`), so another replica can run it
+again from the start."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter, ValidationError
+
+from app.core.compaction import CompactOptions
+from app.core.messages import Message, dump_messages
+from app.service.jobs.errors import JsonDict
+from app.service.prepared import CompactRequest
+
+_MESSAGES = TypeAdapter(list[Message])
+
+
+def request_to_json(request: CompactRequest) -> JsonDict:
+    """What a job stores of its request, so another replica can run it again."""
+    return {
+        "messages": dump_messages(request.messages),
+        "options": request.options.model_dump(mode="json", exclude_unset=True),
+        "session_id": request.session_id,
+        "force": request.force,
+        "instructions": request.instructions,
+        "format": request.format,
+        "reason": request.reason,
+    }
+
+
+def request_from_json(data: JsonDict) -> CompactRequest:
+    """Raises `ValueError` for a stored request that is not one."""
+    try:
+        return CompactRequest(
+            messages=_MESSAGES.validate_python(data["messages"]),
+            options=CompactOptions.model_validate(data.get("options") or {}),
+            session_id=data.get("session_id"),
+            force=bool(data.get("force")),
+            instructions=data.get("instructions"),
+            format=data.get("format") or "anthropic",
+            reason=data.get("reason"),
+        )
+    except (KeyError, TypeError, ValidationError) as exc:
+        raise ValueError(f"stored request is unreadable: {exc}") from exc
