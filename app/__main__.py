@@ -3,13 +3,14 @@ pipeline in-process on a file or stdin and print what the API would answer.
 
 Exit codes: 0 answered (a compaction that compacted nothing included: the output says
 why), 2 bad input, usage or configuration (a message on stderr names the problem),
-1 anything unexpected.
+3 `serve` could not start (uvicorn's code: the address is taken, say), 1 anything
+unexpected.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 FORMATS = ("auto", "anthropic", "openai")
+STARTUP_FAILURE = 3
 
 EXAMPLES = """\
 examples:
@@ -161,20 +163,19 @@ def _serve(settings: Any, args: argparse.Namespace) -> int:
     import uvicorn
 
     from app.main import create_app, setup_logging
+    from app.serving import server_config
 
     setup_logging(settings)
-    uvicorn.run(
-        create_app(settings),
-        host=args.host or settings.host,
-        port=args.port or settings.port,
-        log_config=None,  # our handler (setup_logging) writes uvicorn's lines too
-        access_log=False,  # one `request` line per request comes from the app
-    )
-    return 0
+    host, port = args.host or settings.host, args.port or settings.port
+    server = uvicorn.Server(server_config(create_app(settings), settings, host, port))
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    return 0 if server.started else STARTUP_FAILURE
 
 
 def _run(settings: Any, args: argparse.Namespace) -> int:
     from app import cli
+    from app.core.json_numbers import dumps
     from app.main import setup_logging
 
     setup_logging(settings, level="warning")
@@ -193,7 +194,7 @@ def _run(settings: Any, args: argparse.Namespace) -> int:
         return 2
     if answer.note:
         print(f"note: {answer.note}", file=sys.stderr)
-    rendered = json.dumps(answer.json, ensure_ascii=False, indent=2) + "\n"
+    rendered = dumps(answer.json, indent=True).decode() + "\n"  # numbers as sent
     if args.output:
         try:
             Path(args.output).write_text(rendered, encoding="utf-8")

@@ -32,6 +32,7 @@ from app.core.compaction import result_json
 from app.core.decide import Thresholds
 from app.core.dialects import OpenAIForms, detect_format, parse_messages
 from app.core.errors import InvalidConversationError
+from app.core.json_numbers import MAX_NUMBER_CHARS, NumberTooLongError, loads_keeping_literals
 from app.core.messages import KNOWN_BLOCK_TYPES, Message
 from app.core.vocabulary import Format
 from app.main import build_service, close_ports
@@ -75,7 +76,7 @@ def _parse_input(text: str) -> dict[str, Any]:
     if not text.strip():
         raise InputError(f"no input: expected {SHAPES}")
     try:
-        value = json.loads(text)
+        value = _loads(text)
     except json.JSONDecodeError as exc:
         if exc.msg != "Extra data":  # JSONL reads as one value followed by more
             raise InputError(f"invalid JSON: {exc}") from None
@@ -90,11 +91,21 @@ def _parse_input(text: str) -> dict[str, Any]:
     raise InputError(f"expected {SHAPES}")
 
 
+def _loads(text: str) -> Any:
+    """JSON with its numbers as sent, as the API reads a body (app/core/json_numbers.py)."""
+    try:
+        return loads_keeping_literals(text, MAX_NUMBER_CHARS)
+    except NumberTooLongError as exc:
+        raise InputError(f"{exc.path}: {exc}") from None
+
+
 def _jsonl_messages(lines: Sequence[tuple[int, str]]) -> list[Any]:
     messages = []
     for number, line in lines:
         try:
-            message = json.loads(line)
+            message = _loads(line)
+        except InputError as exc:
+            raise InputError(f"line {number}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise InputError(f"line {number}: invalid JSON: {exc}") from None
         if not isinstance(message, dict):

@@ -419,6 +419,15 @@ class Settings(BaseSettings):
     )
     host: str = Field("127.0.0.1", description="where `python -m app serve` listens")
     port: int = Field(8080, gt=0, lt=65536, description="port of `python -m app serve`")
+    max_header_bytes: int = Field(
+        64 * 1024, ge=1024, description="bytes of a request line and its headers (431 past it)"
+    )
+    header_timeout: float = Field(
+        10.0,
+        gt=0,
+        description="seconds from connecting (or a request's first byte) to the headers' end",
+    )
+    keep_alive_timeout: int = Field(5, ge=1, description="seconds an idle connection stays open")
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info", description="`debug`, `info`, `warning`, `error`"
     )

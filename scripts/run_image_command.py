@@ -17,8 +17,9 @@ environment, after mapping what differs between the image and this machine:
 So `python` in the argv resolves, through the image's own `PATH` rule, to the venv's
 python where the app is installed, as `/opt/venv/bin/python` does in the image. Proxy
 variables pointing at a closed loopback port are added: anything that tried to download at
-start-up would fail. Then `/healthz` and `/readyz` must answer 200, the image's
-`HEALTHCHECK` command must exit 0, and the process must stop cleanly on SIGTERM.
+start-up would fail. Then `/healthz` and `/readyz` must answer 200, a 1 MiB header line
+must get 431 (the start command serves with the header limits), the image's `HEALTHCHECK`
+command must exit 0, and the process must stop cleanly on SIGTERM.
 
 Usage: python -m scripts.run_image_command [--dockerfile PATH] [--timeout SECONDS]
 """
@@ -26,6 +27,7 @@ Usage: python -m scripts.run_image_command [--dockerfile PATH] [--timeout SECOND
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -95,6 +97,20 @@ def _get(url: str) -> tuple[int, object]:
         return error.code, json.loads(error.read() or b"null")
 
 
+def oversized_head_status(port: int) -> bytes:
+    """The status line answered to a 1 MiB header line (431 when heads are limited)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        with contextlib.suppress(OSError):  # a server may stop reading at its limit
+            connection.sendall(b"GET /healthz HTTP/1.1\r\nX-Big: " + b"a" * 2**20 + b"\r\n\r\n")
+        answer = b""
+        try:
+            while len(answer) < 4096 and (chunk := connection.recv(4096)):
+                answer += chunk
+        except OSError as error:
+            answer = answer or f"no answer: {error}".encode()
+    return answer.split(b"\r\n", 1)[0]
+
+
 def wait_until_serving(base: str, process: subprocess.Popen[bytes], timeout: float) -> None:
     """Polls /healthz until it answers or the process dies (bounded by `timeout`)."""
     deadline = time.monotonic() + timeout
@@ -147,6 +163,12 @@ def run(dockerfile_path: Path, timeout: float) -> list[str]:
                 print(f"GET {path} -> {status} {json.dumps(body)}")
                 if status != 200:
                     problems.append(f"GET {path} answered {status}: {body}")
+            head_status = oversized_head_status(port)
+            print(
+                f"GET /healthz with a 1 MiB header line -> {head_status.decode(errors='replace')}"
+            )
+            if head_status.split(b" ")[1:2] != [b"431"]:
+                problems.append(f"a 1 MiB header line was answered {head_status!r}, not 431")
             if health is None:
                 problems.append("the Dockerfile has no HEALTHCHECK command")
             else:

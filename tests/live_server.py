@@ -20,16 +20,24 @@ START_TIMEOUT = 10.0
 @contextmanager
 def serve_in_thread(app: FastAPI) -> Iterator[str]:
     """Yields the server's base URL; stops it on exit."""
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        log_config=None,
-        access_log=False,
-        ws="none",
-        http="h11",
-        lifespan="on",
-    )
+    with serve_config_in_thread(
+        uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=0,
+            log_config=None,
+            access_log=False,
+            ws="none",
+            http="h11",
+            lifespan="on",
+        )
+    ) as url:
+        yield url
+
+
+@contextmanager
+def serve_config_in_thread(config: uvicorn.Config) -> Iterator[str]:
+    """The same for a whole uvicorn configuration (its host must be 127.0.0.1, port 0)."""
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="live-server", daemon=True)
     thread.start()

@@ -19,9 +19,11 @@ from pydantic import ValidationError
 
 from app.__main__ import main
 from app.core.compaction import CompactOptions
+from app.core.vocabulary import Format
 from app.main import create_app
 from app.settings import Settings
 from tests.builders import assistant, system, user
+from tests.sent_numbers import ODD_NUMBERS, numbered_messages, tagged, with_numbers
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUEST_FILE = ROOT / "examples" / "compact-request.json"
@@ -349,3 +351,36 @@ def test_a_format_in_the_file_that_its_messages_contradict_is_refused_too(
         "error: the file's `format` openai, but messages[2].content[1] (tool_use) is an "
         "Anthropic Messages block; use --format anthropic or auto\n"
     )
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+def test_compact_gives_numbers_back_as_sent(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str], fmt: Format
+) -> None:
+    body = with_numbers({"messages": numbered_messages(fmt)}, ODD_NUMBERS[:6])
+    code = main_with_stdin(["compact", "-"], body.decode())
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert err.startswith("note: not compacted (below_threshold)")
+    assert tagged(out)["messages"] == tagged(body)["messages"]
+
+
+def test_an_over_long_number_exits_2_naming_where_it_sits(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    numbers = ["1", "2", "9" * 5000, "4", "5", "6"]
+    body = with_numbers({"messages": numbered_messages("anthropic")}, numbers)
+    code, answer, err = run_in_process(capsys, "count", "-", stdin=body.decode())
+    assert (code, answer) == (2, None)
+    assert err == (
+        "error: messages[2].content[1].input.pair[1]: a number of 5000 characters; "
+        "at most 1000 are accepted\n"
+    )
+
+
+def main_with_stdin(argv: list[str], stdin: str) -> int:
+    sys.stdin = io.StringIO(stdin)
+    try:
+        return main(argv)
+    finally:
+        sys.stdin = sys.__stdin__

@@ -1,4 +1,4 @@
-"""`python -m app serve`: the real process, its JSON log lines and request ids."""
+"""`python -m app serve`: the real process, its JSON log lines, request ids and limits."""
 
 from __future__ import annotations
 
@@ -23,36 +23,39 @@ def free_port() -> int:
         return port
 
 
-def test_serve_writes_json_lines_with_the_request_id(tmp_path: Path) -> None:
+def start_serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[str], int]:
+    """`python -m app serve` on 127.0.0.1, once `/healthz` answers."""
     port = free_port()
-    env = {
-        **os.environ,
-        "COMPACT_DATA_DIR": str(tmp_path / "data"),
-        "COMPACT_WORKDIR": str(tmp_path),
-        "COMPACT_SUMMARIZER": "extractive",
-        "COMPACT_LOG_FORMAT": "json",
-    }
     process = subprocess.Popen(
         [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT,
-        env=env,
+        env={
+            **os.environ,
+            "COMPACT_DATA_DIR": str(tmp_path / "data"),
+            "COMPACT_WORKDIR": str(tmp_path),
+            "COMPACT_SUMMARIZER": "extractive",
+            **env,
+        },
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            return process, port
+        except httpx.TransportError:
+            assert process.poll() is None, "the server exited"
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+
+
+def test_serve_writes_json_lines_with_the_request_id(tmp_path: Path) -> None:
+    process, port = start_serve(tmp_path, COMPACT_LOG_FORMAT="json")
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                httpx.get(f"{url}/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, "the server exited"
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.05)
         response = httpx.post(
-            f"{url}/count",
+            f"http://127.0.0.1:{port}/count",
             json={"messages": [{"role": "user", "content": "hi"}]},
             headers={"X-Request-ID": "serve-test-1"},
         )
@@ -68,3 +71,47 @@ def test_serve_writes_json_lines_with_the_request_id(tmp_path: Path) -> None:
     assert [(line["message"], line["route"], line["status"]) for line in request_lines] == [
         ("request", "/count", 200)
     ]
+
+
+def test_serve_limits_the_size_and_time_of_request_heads(tmp_path: Path) -> None:
+    process, port = start_serve(
+        tmp_path, COMPACT_MAX_HEADER_BYTES="2048", COMPACT_HEADER_TIMEOUT="0.5"
+    )
+    answers: list[bytes] = []
+    try:
+        for request in (b"GET /healthz HTTP/1.1\r\nX-Big: " + b"a" * 4096, b"GET / HTTP/1.1\r\n"):
+            with socket.create_connection(("127.0.0.1", port)) as connection:
+                connection.settimeout(10)
+                connection.sendall(request)
+                answer = b""
+                while chunk := connection.recv(65536):
+                    answer += chunk
+                answers.append(answer.split(b"\r\n")[0])
+    finally:
+        process.terminate()
+        process.communicate(timeout=START_TIMEOUT)
+    assert answers == [
+        b"HTTP/1.1 431 Request Header Fields Too Large",
+        b"HTTP/1.1 408 Request Timeout",
+    ]
+
+
+def test_serve_exits_3_when_it_cannot_listen(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        finished = subprocess.run(
+            [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "COMPACT_DATA_DIR": str(tmp_path / "data"),
+                "COMPACT_WORKDIR": str(tmp_path),
+            },
+            capture_output=True,
+            text=True,
+            timeout=START_TIMEOUT,
+        )
+    assert finished.returncode == 3
+    assert "address already in use" in finished.stderr

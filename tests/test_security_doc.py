@@ -1,5 +1,5 @@
-"""docs/security.md names a test for every case: each one must exist, so the table cannot
-claim a test that was renamed or deleted."""
+"""docs/security.md names a test for every case, docs/guarantees.md for some promises: each
+one must exist, so neither can claim a test that was renamed or deleted."""
 
 from __future__ import annotations
 
@@ -42,3 +42,14 @@ def test_every_table_row_names_a_test_or_refers_to_the_one_above() -> None:
         if line.startswith("| ") and not line.startswith(("| Case", "| Fault"))
     ]
     assert [row for row in rows if not (REFERENCE.search(row) or "| same |" in row)] == []
+
+
+def test_every_test_named_in_the_guarantees_exists() -> None:
+    references = REFERENCE.findall((ROOT / "docs" / "guarantees.md").read_text(encoding="utf-8"))
+    missing = [
+        f"{file}::{name}"
+        for file, name in references
+        if not (ROOT / file).is_file() or name not in defined_tests(ROOT / file)
+    ]
+    assert len(references) >= 9
+    assert missing == []

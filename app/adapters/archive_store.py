@@ -11,6 +11,7 @@ directory, fsync it, `os.replace` it onto the final name, fsync the directory. A
 becomes an `ArchiveError` naming the errno, with the temp file removed; a failed fsync is
 never retried (the page cache may already have dropped the data), so the caller must
 write the whole archive again. Archives are immutable: an existing id is never replaced.
+Numbers are written and read back as the agent sent them (app/core/json_numbers.py).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from app.adapters.files import (
 )
 from app.core.errors import ArchiveError
 from app.core.ids import is_valid_id
+from app.core.json_numbers import dumps, loads
 from app.core.ports import Archive, ArchiveRef
 from app.core.recall import RecallEntry, RecallHit, index_archive, search
 
@@ -228,15 +230,15 @@ def encode_archive(archive: Archive) -> bytes:
         "messages": archive.messages,
     }
     try:
-        return orjson.dumps(document)
+        return dumps(document)
     except orjson.JSONEncodeError as exc:
         raise ArchiveError("archive is not serializable as JSON") from exc
 
 
 def decode_archive(archive_id: str, data: bytes) -> Archive:
     try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
+        document, _ = loads(data, max_number_chars=None)  # numbers as they were sent
+    except (ValueError, RecursionError) as exc:
         raise ArchiveError("archive is corrupt: not JSON") from exc
     if not isinstance(document, dict):
         raise ArchiveError("archive is corrupt: not an object")

@@ -25,6 +25,7 @@ from app.adapters.files import (
 )
 from app.core.ids import is_valid_id
 from app.core.jobs import JobStoreError
+from app.core.json_numbers import dumps, loads
 
 JOBS_DIRNAME = "jobs"
 SESSIONS_DIRNAME = "sessions"
@@ -47,7 +48,7 @@ class FileJobStore:
         if not isinstance(job_id, str) or not is_valid_id(job_id):
             raise JobStoreError("invalid job id")
         try:
-            data = orjson.dumps(job)
+            data = dumps(job)  # a result's messages hold numbers as sent
         except orjson.JSONEncodeError as exc:
             raise JobStoreError("job is not serializable as JSON") from exc
         try:
@@ -183,8 +184,8 @@ def _sync(directory: str, what: str) -> None:
 
 def _document(job_id: str, data: bytes | None) -> dict[str, Any] | None:
     try:
-        document = orjson.loads(data) if data is not None else None
-    except orjson.JSONDecodeError as exc:
+        document = loads(data, max_number_chars=None)[0] if data is not None else None
+    except (ValueError, RecursionError) as exc:
         log.warning("skipping unreadable job file", extra={"job": job_id, "error": str(exc)})
         return None
     if isinstance(document, dict) and document.get("id") == job_id:

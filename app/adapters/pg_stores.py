@@ -28,6 +28,7 @@ from app.adapters.pg_database import Database, describe
 from app.core.errors import ArchiveError, RecordStoreError, SeenStoreError
 from app.core.ids import is_valid_id
 from app.core.jobs import IN_FLIGHT, JobStoreError, JobTakenOverError
+from app.core.json_numbers import dumps, loads
 from app.core.ports import Archive
 from app.core.recall import RecallHit, index_archive, search
 from app.core.records import CompactionRecord
@@ -208,7 +209,7 @@ class PgJobStore:
                 " heartbeat_at = EXCLUDED.heartbeat_at, finished_at = EXCLUDED.finished_at,"
                 " record = EXCLUDED.record"
                 " WHERE j.owner IS NOT DISTINCT FROM EXCLUDED.owner",
-                (job_id, *_columns(job), Jsonb(job)),
+                (job_id, *_columns(job), _jsonb(job)),
             ).rowcount
         if written != 1:
             raise JobTakenOverError("the job was taken over by another replica")
@@ -218,13 +219,13 @@ class PgJobStore:
             return None
         with _errors(JobStoreError, "job read failed"), self._db.connection() as conn:
             row = conn.execute(
-                "SELECT record FROM compact_jobs WHERE id = %s", (job_id,)
+                "SELECT record::text FROM compact_jobs WHERE id = %s", (job_id,)
             ).fetchone()
         return _record(row[0]) if row else None
 
     def load_all(self) -> list[JsonDict]:
         with _errors(JobStoreError, "job read failed"), self._db.connection() as conn:
-            rows = conn.execute("SELECT record FROM compact_jobs ORDER BY id").fetchall()
+            rows = conn.execute("SELECT record::text FROM compact_jobs ORDER BY id").fetchall()
         return [r for r in (_record(row[0]) for row in rows) if r is not None]
 
     def delete(self, job_id: str) -> None:
@@ -284,7 +285,7 @@ class PgJobStore:
                 "INSERT INTO compact_jobs (id, session_id, state, owner, heartbeat_at,"
                 " finished_at, record, request) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
                 f" ON CONFLICT (session_id) WHERE state IN {_IN_FLIGHT_SQL} DO NOTHING",
-                (job_id, *_columns(job), Jsonb(job), Jsonb(request)),
+                (job_id, *_columns(job), _jsonb(job), _jsonb(request)),
             ).rowcount
             if inserted == 1:
                 return None
@@ -314,7 +315,7 @@ class PgJobStore:
             conn.transaction(),
         ):
             rows = conn.execute(
-                "SELECT id, record, request FROM compact_jobs"
+                "SELECT id, record::text, request::text FROM compact_jobs"
                 f" WHERE state IN {_IN_FLIGHT_SQL} AND request IS NOT NULL"
                 " AND NOT cancel_requested"
                 " AND (heartbeat_at IS NULL OR heartbeat_at <= %(before)s)"
@@ -322,7 +323,8 @@ class PgJobStore:
                 {"before": abandoned_before, "limit": limit, "job_id": job_id},
             ).fetchall()
             claimed = []
-            for row_id, record, request in rows:
+            for row_id, record_text, request_text in rows:
+                record, request = _record(record_text) or {}, _record(request_text) or {}
                 job = {
                     **record,
                     "state": "queued",
@@ -332,7 +334,7 @@ class PgJobStore:
                 conn.execute(
                     "UPDATE compact_jobs SET state = 'queued', owner = %s, heartbeat_at = %s,"
                     " record = %s WHERE id = %s",
-                    (owner, now, Jsonb(job), row_id),
+                    (owner, now, _jsonb(job), row_id),
                 )
                 claimed.append((job, request))
         return claimed
@@ -383,5 +385,24 @@ def _columns(job: JsonDict) -> tuple[Any, ...]:
     )
 
 
-def _record(value: Any) -> JsonDict | None:
+def _record(text: str | None) -> JsonDict | None:
+    """A jsonb row read as text, so that no number is beyond what the answer can write
+    (psycopg's `json.loads` would give `1e309`, stored by value, as a 310-digit int)."""
+    if text is None:
+        return None
+    try:
+        value = loads(text.encode(), max_number_chars=None)[0]
+    except (ValueError, RecursionError):
+        return None
     return value if isinstance(value, dict) else None
+
+
+def _jsonb(value: dict[str, Any]) -> Jsonb:
+    """A job's record or request as jsonb, written by the one writer that knows numbers kept
+    as sent (psycopg's `json.dumps` writes `1e309` as `Infinity`, which PostgreSQL refuses).
+    jsonb stores numbers by value: read back, `-0` is `0` (archives are stored as text)."""
+    return Jsonb(value, dumps=_json_text)
+
+
+def _json_text(value: Any) -> str:
+    return dumps(value).decode()

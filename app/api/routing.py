@@ -3,11 +3,13 @@ built, then validated as soon as it is parsed.
 
 orjson is faster than `json` on the large message lists agents send, and on the event
 loop it is pure latency for every other request. It refuses a few documents that `json`
-accepts (integers beyond 64 bits, `NaN`, lone surrogate escapes); those fall back to
-`json`, so what is accepted and every error message stay exactly as before, but for lone
-surrogates: a string that has no UTF-8 form is a 422 `invalid_request` naming it, on every
-route (see `unencodable_text`). Nesting past either parser's recursion limit is a 422
-`too_deep`, never a `RecursionError`.
+accepts (`NaN`, `1e309`, lone surrogate escapes) and alters numbers it cannot hold (beyond
+64 bits, `-0`, `1e-400`); those documents are parsed by `json` keeping each such number's
+literal (app/core/json_numbers.py), so what is accepted and every error message stay as
+before, but for lone surrogates: a string that has no UTF-8 form is a 422 `invalid_request`
+naming it, on every route (see `unencodable_text`), and a number literal over
+`MAX_NUMBER_CHARS` characters: a 422 `number_too_long` naming where it sits. Nesting past
+either parser's recursion limit is a 422 `too_deep`, never a `RecursionError`.
 
 Memory: FastAPI keeps whatever `Request.body()` and `Request.json()` return alive until the
 response is sent. For a JSON body, `FastJsonRequest` hands FastAPI a one-byte stand-in for
@@ -21,11 +23,9 @@ exactly as it always did.
 from __future__ import annotations
 
 import email.message
-import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import orjson
 from fastapi import Request, Response
 from fastapi._compat import ModelField
 from fastapi.routing import APIRoute
@@ -35,6 +35,8 @@ from app.api.errors import ApiError
 from app.api.limits import ShapeLimits, check_shape, too_deep, unencodable_text
 from app.api.parts import parts_of
 from app.api.schemas import ErrorResponse
+from app.core import json_numbers
+from app.core.json_numbers import NumberTooLongError
 
 # What FastAPI sees as the body once the real bytes are held for parsing only: it only
 # asks whether the body is empty before calling `json()`.
@@ -132,16 +134,16 @@ class FastJsonRequest(Request):
 
 
 def _loads(body: bytes, max_depth: int) -> tuple[Any, bool]:
-    """The document, and whether orjson parsed it (else `json` did)."""
+    """The document, its numbers as sent (app/core/json_numbers.py), and whether orjson
+    accepted the text (else `json` parsed what orjson refuses)."""
     try:
-        return orjson.loads(body), True
-    except orjson.JSONDecodeError as exc:
-        if "recursion" in str(exc).lower():
-            raise too_deep(max_depth) from None
-    try:
-        document = json.loads(body)
+        document, by_orjson = json_numbers.loads(body)
     except RecursionError:
         raise too_deep(max_depth) from None
+    except NumberTooLongError as exc:
+        raise ApiError(422, "number_too_long", str(exc), field=exc.path) from None
+    if by_orjson:
+        return document, True
     refused = unencodable_text(document)
     if refused is not None:
         raise refused
@@ -149,8 +151,9 @@ def _loads(body: bytes, max_depth: int) -> tuple[Any, bool]:
 
 
 def parsed_by_orjson(request: Request) -> bool:
-    """Whether the request's JSON body was parsed by orjson: then re-serializing any part of
-    it with orjson gives one JSON text per value (`json`'s NaN would come back as `null`)."""
+    """Whether orjson accepted the request's JSON body: then re-serializing any part of it
+    (`json_numbers.dumps`) gives one JSON text per value (`json`'s NaN would come back as
+    `null`)."""
     return isinstance(request, FastJsonRequest) and request.by_orjson
 
 

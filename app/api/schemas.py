@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 from pydantic.config import JsonDict
 
 from app.core.compaction import CompactOptions, CompactResult, RefillingMessage
+from app.core.decide import Basis
 from app.core.dialects import OpenAIForms, OpenAIMessage
 from app.core.messages import Message
 from app.core.records import CompactionRecord, RecordReason
@@ -218,6 +219,15 @@ class ShouldCompactRequest(BaseModel):
         examples=["session-42"],
     )
 
+    def basis(self) -> Basis:
+        return basis_of(self.last_usage, self.pending_input, self.tokenizer)
+
+
+def basis_of(usage: Usage | None, pending_input: str | None, tokenizer: TokenizerName) -> Basis:
+    """What the threshold decision counts from, read the same way for both routes."""
+    sent_usage = usage.model_dump(exclude_none=True) if usage is not None else None
+    return Basis(sent_usage, pending_input, tokenizer)
+
 
 class ShouldCompactResponse(BaseModel):
     """The threshold decision and the figures behind it."""
@@ -314,6 +324,23 @@ class CompactRequestBody(BaseModel):
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
     session_id: str | None = SessionIdField
     force: bool = Field(False, description="Compact even below the threshold.")
+    last_usage: Usage | None = Field(
+        None,
+        description=(
+            "As for `/should-compact`: without `force`, the threshold is judged from it, so "
+            "both routes decide from the same count. The result is still measured by cl100k."
+        ),
+    )
+    pending_input: str | None = Field(
+        None, description="As for `/should-compact`: counted into the threshold decision."
+    )
+    tokenizer: TokenizerName = Field(
+        "tiktoken",
+        description=(
+            "As for `/should-compact`: what the threshold decision counts with (unused when "
+            "`last_usage` is given); the result is always measured by cl100k."
+        ),
+    )
     instructions: str | None = Field(
         None, max_length=10_000, description="Focus for the summary (like `/compact <focus>`)."
     )
@@ -343,6 +370,7 @@ class CompactRequestBody(BaseModel):
             format=fmt,
             reason=self.reason,
             forms=forms,
+            basis=basis_of(self.last_usage, self.pending_input, self.tokenizer),
         )
 
 

@@ -4,12 +4,13 @@ costs one dictionary lookup.
 An agent sends its whole history before every model call. The token cache spares
 re-tokenizing a text, but each message would still be validated, turned into its count
 text and hashed. Here the count of each message is remembered under a hash of the message
-as sent (its JSON, re-serialized by orjson), so only messages not seen before are read: one
-seen before was valid then and counts the same now. Only counts are kept, never text.
+as sent (its JSON, re-serialized by orjson, numbers as sent), so only messages not seen
+before are read: one seen before was valid then and counts the same now. Only counts are
+kept, never text.
 
 Only Anthropic-shape messages are remembered: there one message as sent is one message
 counted, while OpenAI tool messages count inside the message they are merged into. A body
-that orjson could not parse (NaN, integers beyond 64 bits) is never remembered: orjson
+that orjson did not accept (NaN, `1e309`, lone surrogates) is never remembered: orjson
 would re-serialize NaN as `null`, so two different messages could share a key.
 """
 
@@ -19,12 +20,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
+from app.core.json_numbers import dumps
 
 
 def sent_key(message: Any) -> int:
     """The memo key of one message as sent (the same hash as the token cache's keys)."""
-    return hash(orjson.dumps(message))
+    return hash(dumps(message))
 
 
 class SentCounts:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from app.core.vocabulary import TokenizerName
+
 PENDING_INPUT_CHARS_PER_TOKEN = 3
 
 # Every key under which Anthropic or OpenAI report tokens that will be in the next prompt:
@@ -48,6 +50,23 @@ class Thresholds:
     @property
     def overflow_tokens(self) -> int:
         return _ceil(self.overflow_threshold * self.context_window)
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What a context's token count is taken from, as the agent sends it to `/should-compact`
+    and `/compact` alike: the provider's `usage` of its last response when given (with the
+    input about to be sent), else a count by `tokenizer`."""
+
+    usage: Mapping[str, Any] | None = None
+    pending_input: str | None = None
+    tokenizer: TokenizerName = "tiktoken"
+
+    def usage_count(self) -> int | None:
+        """The tokens by the provider's count, or None when there is no `usage`."""
+        if self.usage is None:
+            return None
+        return usage_tokens(self.usage) + estimate_pending_input(self.pending_input or "")
 
 
 @dataclass(frozen=True)

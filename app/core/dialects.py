@@ -36,6 +36,7 @@ from app.core.messages import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
+    dump_message,
 )
 from app.core.vocabulary import Format
 
@@ -252,7 +253,7 @@ def _extra_of(note: dict[str, Any]) -> dict[str, Any]:
 
 
 def _dump(model: BaseModel) -> dict[str, Any]:
-    data = model.model_dump(mode="json", exclude_unset=True)
+    data = model.model_dump(exclude_unset=True)  # numbers kept as sent stay so
     data.pop(BOOKKEEPING, None)
     return data
 
@@ -339,7 +340,7 @@ def to_openai(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 def to_anthropic(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Anthropic-shaped JSON of canonical messages, without the OpenAI bookkeeping."""
-    return [_strip(m.model_dump(mode="json", exclude_unset=True)) for m in messages]
+    return [_strip(dump_message(m)) for m in messages]
 
 
 def _strip(value: Any) -> Any:
@@ -406,7 +407,7 @@ def dump_as(
     OpenAI's from the request's `forms` when given."""
     if fmt == "openai":
         return forms.dump(messages) if forms is not None else to_openai(messages)
-    return [m.model_dump(mode="json", exclude_unset=True) for m in messages]
+    return [dump_message(m) for m in messages]
 
 
 _ANTHROPIC = TypeAdapter(list[Message])

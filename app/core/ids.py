@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from app.core.json_numbers import dumps
+
 MAX_ID_LENGTH = 128
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _HEX = re.compile(r"[0-9a-f]+")
@@ -57,7 +59,7 @@ def archive_sha256(messages: list[dict[str, Any]]) -> str:
         for i, message in enumerate(messages):
             if i:
                 digest.update(b",")
-            digest.update(orjson.dumps(message, option=orjson.OPT_SORT_KEYS))
+            digest.update(dumps(message, sort_keys=True))
     except orjson.JSONEncodeError as exc:
         raise ValueError(f"messages are not serializable as JSON: {exc}") from exc
     digest.update(b"]")

@@ -20,6 +20,7 @@ import orjson
 
 from app.core.dialects import OpenAIForms
 from app.core.errors import CompactError
+from app.core.json_numbers import dumps
 from app.core.messages import Message
 from app.core.validate import Violation, violations
 from app.core.vocabulary import Format
@@ -152,7 +153,7 @@ class JobQueue(Protocol):
 def message_sha256(message: JsonDict) -> str:
     """sha256 of one message's canonical JSON (sorted keys, compact)."""
     try:
-        canonical = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+        canonical = dumps(message, sort_keys=True)
     except orjson.JSONEncodeError as exc:
         raise ValueError(f"message is not serializable as JSON: {exc}") from exc
     return hashlib.sha256(canonical).hexdigest()

@@ -144,8 +144,9 @@ def text_message(role: Role, text: str) -> Message:
 
 
 def dump_message(message: Message) -> dict[str, Any]:
-    """JSON-ready dict with exactly the fields that were set: the input comes back as sent."""
-    return message.model_dump(mode="json", exclude_unset=True)
+    """JSON-ready dict with exactly the fields that were set: the input comes back as sent,
+    a number kept with its literal (app/core/json_numbers.py) still holding it."""
+    return message.model_dump(exclude_unset=True)
 
 
 def dump_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -49,7 +49,10 @@ class CompactionRecord(BaseModel):
     )
     message_count_before: int
     message_count_after: int
-    tokens_before: int
+    tokens_before: int = Field(
+        description="The count the threshold decision was made on: the provider's, from "
+        "`last_usage`, when the request sent it."
+    )
     tokens_after: int
     compacted_message_ids: list[str] = Field(
         description="Each compacted message's own `id`, else `sha256:` and the first 16 hex "

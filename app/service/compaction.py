@@ -23,7 +23,7 @@ event loop.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,11 +39,11 @@ from app.core.compaction import (
     former_name_warnings,
 )
 from app.core.decide import (
+    Basis,
     Decision,
     Thresholds,
     decide,
     estimate_pending_input,
-    usage_tokens,
 )
 from app.core.errors import CountError, InvalidRequestError, RecordStoreError
 from app.core.holds import Hold, refilling
@@ -112,6 +112,15 @@ class Count:
     tokenizer: str
     exact: bool = True
     warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A threshold decision, where its count came from, and the count when one was made."""
+
+    decision: Decision
+    source: Literal["counted", "last_usage"]
+    counted: Count | None
 
 
 class CompactionService:
@@ -225,21 +234,34 @@ class CompactionService:
             min_messages=pick(min_messages, base.min_messages),
         )
 
-    async def should_compact(
+    async def judge(
         self,
-        messages: Sequence[Message],
+        message_count: int,
         thresholds: Thresholds,
-        usage: Mapping[str, Any] | None = None,
-        pending_input: str | None = None,
-        tokenizer: TokenizerName = "tiktoken",
-    ) -> tuple[Decision, Literal["counted", "last_usage"], Count | None]:
-        """Decide from the provider's last usage when given (exact and free), else count."""
-        if usage is not None:
-            tokens = usage_tokens(usage) + estimate_pending_input(pending_input or "")
-            return decide(tokens, len(messages), thresholds), "last_usage", None
-        counted = await self.count_with(messages, tokenizer)
-        decision = self.decide_counted(counted, len(messages), thresholds, pending_input)
-        return decision, "counted", counted
+        basis: Basis,
+        count: Callable[[], Awaitable[Count]],
+    ) -> Judged:
+        """The decision both `/should-compact` and `/compact` act on, from the same count: the
+        provider's last usage when given (exact and free), else `count()`."""
+        tokens = basis.usage_count()
+        if tokens is not None:
+            return Judged(decide(tokens, message_count, thresholds), "last_usage", None)
+        counted = await count()
+        decision = self.decide_counted(counted, message_count, thresholds, basis.pending_input)
+        return Judged(decision, "counted", counted)
+
+    def _counter(
+        self, messages: Sequence[Message], basis: Basis, local: int | None = None
+    ) -> Callable[[], Awaitable[Count]]:
+        """The count `judge` asks for: `local` (the messages' cl100k count, when known) or
+        a count by the basis' tokenizer."""
+
+        async def count() -> Count:
+            if local is not None and basis.tokenizer == "tiktoken":
+                return Count(local, self.tokenizer.name)
+            return await self.count_with(messages, basis.tokenizer)
+
+        return count
 
     def decide_counted(
         self,
@@ -349,7 +371,9 @@ class CompactionService:
             threshold=options.threshold,
             min_messages=options.min_messages,
         )
-        decision = decide(token_count, len(messages), thresholds)
+        counter = self._counter(messages, request.basis, token_count)
+        judged = await self.judge(len(messages), thresholds, request.basis, counter)
+        decision = judged.decision
         if not (request.force or decision.should_compact):
             refuse(broken)
             reason = _decision_reason(decision)
@@ -380,6 +404,7 @@ class CompactionService:
             thresholds,
             tuple(broken),
             self.defaults.server_options_for(options),
+            decision.token_count,
         )
 
     async def list_records(self, session_id: str) -> list[CompactionRecord]:

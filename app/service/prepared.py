@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.core.compaction import CompactOptions, CompactResult, NotCompactedReason
-from app.core.decide import Thresholds
+from app.core.decide import Basis, Thresholds
 from app.core.dialects import OpenAIForms
 from app.core.errors import InvalidConversationError
 from app.core.messages import Message
@@ -32,6 +32,8 @@ class CompactRequest:
     # replica died replaces what the dead run wrote instead of adding a second archive.
     # A caller that sets it removes that archive itself when the run is cancelled.
     archive_id: str | None = None
+    # What the threshold decision counts from, as `/should-compact` takes it.
+    basis: Basis = field(default_factory=Basis)
     # Each message's OpenAI JSON, once: seeded when an OpenAI request is read, so the
     # input check, the archive and the answer reuse the items sent.
     forms: OpenAIForms = field(default_factory=OpenAIForms, compare=False, repr=False)
@@ -46,7 +48,10 @@ class CompactRequest:
 class Prepared:
     """What every strategy starts from: the request, counted, decided and partitioned.
     `broken` are the input's violations; each strategy refuses those in what it keeps.
-    `server`: the server's options for this request, under the request's own (`params`)."""
+    `server`: the server's options for this request, under the request's own (`params`).
+    `decided_tokens`: the count the threshold decision was made on (the provider's, from
+    `last_usage`, when sent), which the session's holds read as `/should-compact` does;
+    `token_count` is always ours."""
 
     request: CompactRequest
     counts: tuple[int, ...]
@@ -55,6 +60,7 @@ class Prepared:
     thresholds: Thresholds
     broken: tuple[Violation, ...]
     server: CompactOptions
+    decided_tokens: int
 
     def params(self, kind: type[P]) -> P:
         """The parameters record `kind`, from the request's options over the server's."""

@@ -85,7 +85,7 @@ async def session_gate(
         )
     if not request.force:
         hold, notes = context_hold(
-            past, prepared.messages, prepared.token_count, prepared.thresholds
+            past, prepared.messages, prepared.decided_tokens, prepared.thresholds
         )
         admitted.warnings.extend(notes)
         if hold is not None:
@@ -175,7 +175,7 @@ async def record(
         outcome="compacted" if result.compacted else str(result.reason),
         message_count_before=len(messages),
         message_count_after=len(result.messages),
-        tokens_before=prepared.token_count,
+        tokens_before=prepared.decided_tokens,
         tokens_after=result.stats.compacted_token_count if result.stats else result.token_count,
         compacted_message_ids=[message_id(messages[i]) for i in result.compacted_indexes],
         summary_message_id=message_id(summary_message) if summary_message else None,

@@ -6,6 +6,7 @@ import pytest
 
 from app.adapters.job_store import FileJobStore
 from app.core.jobs import JobStoreError
+from app.core.json_numbers import LiteralFloat, LiteralInt, dumps
 
 
 def test_saved_jobs_load_back_and_replace_older_versions(tmp_path: Path) -> None:
@@ -96,3 +97,13 @@ def test_the_session_index_names_the_latest_job_of_each_session(tmp_path: Path) 
     assert store.session_jobs() == {"s2": "job-3"}
     with pytest.raises(JobStoreError, match="invalid session or job id"):
         store.set_session_job("../s", "job-1")
+
+
+def test_a_jobs_result_keeps_its_numbers_as_sent(tmp_path: Path) -> None:
+    store = FileJobStore(str(tmp_path))
+    numbers = [LiteralInt(0, "-0"), LiteralInt(10**30), LiteralFloat(float("inf"), "1e309")]
+    store.save({"id": "job-1", "result": {"messages": [{"role": "user", "n": numbers}]}})
+    (loaded,) = store.load_all()
+    assert dumps(loaded) == (
+        b'{"id":"job-1","result":{"messages":[{"role":"user","n":[-0,1' + b"0" * 30 + b",1e309]}]}}"
+    )

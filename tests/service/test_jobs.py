@@ -12,6 +12,7 @@ import pytest
 
 from app.adapters.job_store import FileJobStore
 from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.decide import Basis
 from app.core.dialects import dump_as
 from app.core.ids import archive_sha256
 from app.core.jobs import SEAM_USER_MESSAGE, Job, JobState
@@ -24,6 +25,8 @@ from app.service.jobs import (
     PrefixMismatchError,
     QueueFullError,
     SessionBusyError,
+    request_from_json,
+    request_to_json,
 )
 from tests.builders import (
     FakeSummarizer,
@@ -476,3 +479,13 @@ async def test_a_queue_limit_of_zero_still_runs_jobs_on_free_workers(
     gate.opened.set()
     await wait_for(manager, job.id, "done")
     await submit(manager)
+
+
+def test_a_stored_request_keeps_what_its_threshold_decision_counts_from() -> None:
+    basis = Basis({"input_tokens": 160_900}, "and then?", "anthropic")
+    sent = CompactRequest(messages=parse([user("hi")]), basis=basis)
+    again = request_from_json(request_to_json(sent))
+    assert again.basis == basis
+    stored_before = request_to_json(sent)
+    del stored_before["basis"]
+    assert request_from_json(stored_before).basis == Basis()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Any
 
 from fastapi import APIRouter, Request
 
@@ -79,24 +80,18 @@ async def should_compact(
     """`should_compact` when tokens >= threshold x window and there are at least
     `min_messages` messages; `overflow` at the overflow threshold."""
     fmt = format_of(body.messages, body.format)
-    usage = body.last_usage.model_dump(exclude_none=True) if body.last_usage else None
-    messages: list[Message] | None
-    counted: Count | None
-    source: Literal["counted", "last_usage"]
-    memo = _memo(sent, fmt, body.tokenizer, request) if usage is None else None
-    if memo is not None:
-        counted = await _count_unseen(body.messages, service, memo)
-        thresholds = _thresholds(body, service)
-        messages, source = None, "counted"
-        decision = service.decide_counted(
-            counted, len(body.messages), thresholds, body.pending_input
-        )
+    basis = body.basis()
+    memo = _memo(sent, fmt, body.tokenizer, request) if basis.usage is None else None
+    messages: list[Message] | None = None
+    count: Callable[[], Awaitable[Count]]
+    if memo is not None:  # counted without reading every message: only a hold needs them
+        count = partial(_ready, await _count_unseen(body.messages, service, memo))
     else:
         messages = read_as(body.messages, fmt)
-        thresholds = _thresholds(body, service)
-        decision, source, counted = await service.should_compact(
-            messages, thresholds, usage, body.pending_input, body.tokenizer
-        )
+        count = partial(service.count_with, messages, body.tokenizer)
+    thresholds = _thresholds(body, service)
+    judged = await service.judge(len(body.messages), thresholds, basis, count)
+    decision, counted = judged.decision, judged.counted
     warnings = list(counted.warnings) if counted else []
     held = None
     if body.session_id is not None and decision.should_compact:  # the hold reads the messages
@@ -111,7 +106,7 @@ async def should_compact(
         retry_at_tokens=held.hold.retry_at_tokens if held else None,
         refilling=list(held.refilling) if held else [],
         token_count=decision.token_count,
-        token_source=source,
+        token_source=judged.source,
         threshold_tokens=thresholds.threshold_tokens,
         overflow_tokens=thresholds.overflow_tokens,
         context_window=thresholds.context_window,
@@ -120,6 +115,10 @@ async def should_compact(
         exact=counted.exact if counted else True,
         warnings=warnings,
     )
+
+
+async def _ready(counted: Count) -> Count:
+    return counted
 
 
 def _thresholds(body: ShouldCompactRequest, service: CompactionService) -> Thresholds:

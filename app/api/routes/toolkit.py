@@ -129,14 +129,14 @@ async def assemble(body: AssembleRequest, toolkit: ToolkitDep) -> Any:
     done = await toolkit.assemble(request)
     each = [dump_as([m], fmt, forms) for m in done.messages]
     layers = [label for sent, label in zip(each, done.layers, strict=True) for _ in sent]
-    return JsonResponse(
-        AssembleResponse(
-            messages=[item for sent in each for item in sent],
-            format=fmt,
-            layers=layers,
-            rules_source=done.rules_source,
-            rules_path=done.rules_path,
-            mentions=_preprocessed(done.preprocessed) if done.preprocessed else None,
-            warnings=done.warnings,
-        ).model_dump(mode="json")
-    )
+    answer = AssembleResponse(
+        messages=[],
+        format=fmt,
+        layers=layers,
+        rules_source=done.rules_source,
+        rules_path=done.rules_path,
+        mentions=_preprocessed(done.preprocessed) if done.preprocessed else None,
+        warnings=done.warnings,
+    ).model_dump(mode="json")
+    # The messages as dumped, numbers as sent: the model's JSON dump would re-encode them.
+    return JsonResponse(answer | {"messages": [item for sent in each for item in sent]})

@@ -6,7 +6,9 @@ from __future__ import annotations
 from pydantic import TypeAdapter, ValidationError
 
 from app.core.compaction import CompactOptions
+from app.core.decide import Basis
 from app.core.messages import Message, dump_messages
+from app.core.vocabulary import TokenizerName
 from app.service.jobs.errors import JsonDict
 from app.service.prepared import CompactRequest
 
@@ -23,7 +25,23 @@ def request_to_json(request: CompactRequest) -> JsonDict:
         "instructions": request.instructions,
         "format": request.format,
         "reason": request.reason,
+        "basis": {
+            "usage": dict(request.basis.usage) if request.basis.usage is not None else None,
+            "pending_input": request.basis.pending_input,
+            "tokenizer": request.basis.tokenizer,
+        },
     }
+
+
+def _basis_from_json(data: JsonDict) -> Basis:
+    """The stored threshold basis; a request stored before it existed counts as it did."""
+    usage = data.get("usage")
+    tokenizer: TokenizerName = "anthropic" if data.get("tokenizer") == "anthropic" else "tiktoken"
+    return Basis(
+        usage=dict(usage) if isinstance(usage, dict) else None,
+        pending_input=data.get("pending_input"),
+        tokenizer=tokenizer,
+    )
 
 
 def request_from_json(data: JsonDict) -> CompactRequest:
@@ -37,6 +55,7 @@ def request_from_json(data: JsonDict) -> CompactRequest:
             instructions=data.get("instructions"),
             format=data.get("format") or "anthropic",
             reason=data.get("reason"),
+            basis=_basis_from_json(data.get("basis") or {}),
         )
     except (KeyError, TypeError, ValidationError) as exc:
         raise ValueError(f"stored request is unreadable: {exc}") from exc

@@ -5,7 +5,7 @@ message lists: `ContextCompactClient` (blocking) and `AsyncContextCompactClient`
 
     with ContextCompactClient("http://127.0.0.1:8080") as compact:
         if compact.should_compact(messages, last_usage=usage)["should_compact"]:
-            messages = compact.compact(messages, session_id="s-1")["messages"]
+            messages = compact.compact(messages, last_usage=usage, session_id="s-1")["messages"]
 """
 
 from context_compact_client.client import (

@@ -150,8 +150,12 @@ def compact_body(
     instructions: str | None,
     options: CompactOptions | Mapping[str, Any] | None,
     reason: Reason | None,
+    last_usage: Usage | Mapping[str, Any] | None = None,
+    pending_input: str | None = None,
+    tokenizer: TokenizerName | None = None,
 ) -> dict[str, Any]:
-    """The body `/compact` and `/compactions` share."""
+    """The body `/compact` and `/compactions` share; `last_usage` and `pending_input` as
+    sent to `/should-compact` (with `tokenizer`), so both decide from the same count."""
     return body(
         messages=list(messages),
         format=format,
@@ -160,6 +164,9 @@ def compact_body(
         instructions=instructions,
         options=dict(options) if options is not None else None,
         reason=reason,
+        last_usage=dict(last_usage) if last_usage is not None else None,
+        pending_input=pending_input,
+        tokenizer=tokenizer,
     )
 
 

@@ -116,6 +116,9 @@ class ContextCompactClient:
         instructions: str | None = None,
         options: CompactOptions | Mapping[str, Any] | None = None,
         reason: Reason | None = None,
+        last_usage: Usage | Mapping[str, Any] | None = None,
+        pending_input: str | None = None,
+        tokenizer: TokenizerName | None = None,
     ) -> CompactResponse:
         """`POST /compact`: the compacted messages, in the request's format."""
         return self._send(
@@ -128,6 +131,9 @@ class ContextCompactClient:
                     instructions=instructions,
                     options=options,
                     reason=reason,
+                    last_usage=last_usage,
+                    pending_input=pending_input,
+                    tokenizer=tokenizer,
                 )
             )
         )
@@ -142,6 +148,9 @@ class ContextCompactClient:
         instructions: str | None = None,
         options: CompactOptions | Mapping[str, Any] | None = None,
         reason: Reason | None = None,
+        last_usage: Usage | Mapping[str, Any] | None = None,
+        pending_input: str | None = None,
+        tokenizer: TokenizerName | None = None,
     ) -> JobResponse:
         """`POST /compactions`: the same compaction as a background job (answered 202)."""
         return self._send(
@@ -154,6 +163,9 @@ class ContextCompactClient:
                     instructions=instructions,
                     options=options,
                     reason=reason,
+                    last_usage=last_usage,
+                    pending_input=pending_input,
+                    tokenizer=tokenizer,
                 )
             )
         )
@@ -341,6 +353,9 @@ class AsyncContextCompactClient:
         instructions: str | None = None,
         options: CompactOptions | Mapping[str, Any] | None = None,
         reason: Reason | None = None,
+        last_usage: Usage | Mapping[str, Any] | None = None,
+        pending_input: str | None = None,
+        tokenizer: TokenizerName | None = None,
     ) -> CompactResponse:
         """`POST /compact`: the compacted messages, in the request's format."""
         return await self._send(
@@ -353,6 +368,9 @@ class AsyncContextCompactClient:
                     instructions=instructions,
                     options=options,
                     reason=reason,
+                    last_usage=last_usage,
+                    pending_input=pending_input,
+                    tokenizer=tokenizer,
                 )
             )
         )
@@ -367,6 +385,9 @@ class AsyncContextCompactClient:
         instructions: str | None = None,
         options: CompactOptions | Mapping[str, Any] | None = None,
         reason: Reason | None = None,
+        last_usage: Usage | Mapping[str, Any] | None = None,
+        pending_input: str | None = None,
+        tokenizer: TokenizerName | None = None,
     ) -> JobResponse:
         """`POST /compactions`: the same compaction as a background job (answered 202)."""
         return await self._send(
@@ -379,6 +400,9 @@ class AsyncContextCompactClient:
                     instructions=instructions,
                     options=options,
                     reason=reason,
+                    last_usage=last_usage,
+                    pending_input=pending_input,
+                    tokenizer=tokenizer,
                 )
             )
         )

@@ -166,7 +166,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The archived original messages of a compaction */
+        /**
+         * The archived original messages of a compaction
+         * @description The messages exactly as they were sent, numbers included (written by the one JSON
+         *     writer that keeps their literals, not re-encoded by the response model).
+         */
         get: operations["get_archive_archives__archive_id__get"];
         put?: never;
         post?: never;
@@ -1067,6 +1071,20 @@ export interface components {
              * @default false
              */
             force?: boolean;
+            /** @description As for `/should-compact`: without `force`, the threshold is judged from it, so both routes decide from the same count. The result is still measured by cl100k. */
+            last_usage?: components["schemas"]["Usage"] | null;
+            /**
+             * Pending Input
+             * @description As for `/should-compact`: counted into the threshold decision.
+             */
+            pending_input?: string | null;
+            /**
+             * Tokenizer
+             * @description As for `/should-compact`: what the threshold decision counts with (unused when `last_usage` is given); the result is always measured by cl100k.
+             * @default tiktoken
+             * @enum {string}
+             */
+            tokenizer?: "tiktoken" | "anthropic";
             /**
              * Instructions
              * @description Focus for the summary (like `/compact <focus>`).
@@ -1339,7 +1357,10 @@ export interface components {
             message_count_before: number;
             /** Message Count After */
             message_count_after: number;
-            /** Tokens Before */
+            /**
+             * Tokens Before
+             * @description The count the threshold decision was made on: the provider's, from `last_usage`, when the request sent it.
+             */
             tokens_before: number;
             /** Tokens After */
             tokens_after: number;

@@ -1,0 +1,173 @@
+"""How `python -m app serve` runs uvicorn: httptools with a limit on header size and time.
+
+uvicorn's httptools protocol puts no bound on a request's head: httptools joins a header
+line piece by piece (a 256 MB line was accepted, and joining it kept the event loop busy
+for seconds), and nothing closes a client that never finishes its headers. The protocol
+here counts the bytes of each request's head before the parser sees them and feeds it at
+most `max_header_bytes`: past that, 431 and the connection is closed without reading the
+rest. A timer runs from the connection (or a request's first byte) to the end of the
+headers: past `header_timeout`, 408 (or, if nothing came, a silent close). Idle
+keep-alive connections close after `keep_alive_timeout` (uvicorn's own timer).
+
+httptools does not say where in a read one request ends, so a pipelined head that starts
+in the read ending the previous request is counted from after the part of the read that
+held that end: it may pass the limit by at most one read (256 KiB).
+
+After a refusal the write side is shut and what the client still sends is discarded, for
+at most `LINGER_SECONDS` and `LINGER_BYTES` (then reading stops), so a client that reads
+the answer gets it instead of a reset, and one that keeps sending costs nothing more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from app.settings import Settings
+
+LINGER_SECONDS = 1.0
+LINGER_BYTES = 1 << 20
+
+
+class HeaderLimitedProtocol(HttpToolsProtocol):
+    """HttpToolsProtocol that bounds each request head in bytes and in time."""
+
+    max_header_bytes = 64 * 1024
+    header_timeout = 10.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_open = True
+        self._head_bytes = 0
+        self._heads_done = 0
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._refused = False
+        self._discarded = 0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._start_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_head_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused or self.transport.is_closing():
+            self._discard(len(data))
+            return
+        if not self._head_open:
+            super().data_received(data)
+            return
+        if self._head_timer is None:
+            self._start_head_timer()
+        room = self.max_header_bytes - self._head_bytes
+        if len(data) <= room:
+            self._head_bytes += len(data)
+            super().data_received(data)
+            return
+        heads_done = self._heads_done
+        super().data_received(data[:room])
+        if self._refused or self.transport.is_closing():
+            return
+        if self._heads_done == heads_done:
+            self._refuse(
+                431,
+                "headers_too_large",
+                f"request line and headers exceed {self.max_header_bytes} bytes",
+            )
+            return
+        self.data_received(data[room:])  # the body, or the next request's head
+
+    def _discard(self, size: int) -> None:
+        """The rest of a refused request: dropped, until the linger budget is spent."""
+        self._discarded += size
+        if self._discarded > LINGER_BYTES and not self.transport.is_closing():
+            self.transport.pause_reading()
+
+    def on_headers_complete(self) -> None:
+        self._head_open = False
+        self._heads_done += 1
+        self._stop_head_timer()
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._head_open = True
+        self._head_bytes = 0
+        super().on_message_complete()
+
+    def _start_head_timer(self) -> None:
+        self._head_timer = self.loop.call_later(self.header_timeout, self._head_timed_out)
+
+    def _stop_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self.transport.is_closing() or not self._head_open:
+            return
+        if self.cycle is not None and not self.cycle.response_complete:
+            self._start_head_timer()  # a response is still being written: not idle
+            return
+        if self._head_bytes == 0:
+            self.transport.close()
+            return
+        self._refuse(
+            408, "request_timeout", f"request headers not received within {self.header_timeout} s"
+        )
+
+    def _refuse(self, status: int, error: str, message: str) -> None:
+        self._refused = True
+        self._stop_head_timer()
+        self._unset_keepalive_if_required()
+        self.logger.warning("refused a request head: %s (%s)", error, status)
+        if self.cycle is not None and not self.cycle.response_complete:
+            # A pipelined head while the previous answer is being written: that answer
+            # goes out whole, then the connection closes; nothing more is read.
+            self.cycle.keep_alive = False
+            self.transport.pause_reading()
+            return
+        body = json.dumps({"error": error, "message": message, "details": []}).encode()
+        head = [STATUS_LINE[status]]
+        for name, value in self.server_state.default_headers:
+            head += [name, b": ", value, b"\r\n"]
+        head += [
+            b"content-type: application/json\r\n",
+            b"content-length: %d\r\n" % len(body),
+            b"connection: close\r\n\r\n",
+            body,
+        ]
+        self.transport.write(b"".join(head))
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER_SECONDS, self.transport.close)
+
+
+def header_limited(settings: Settings) -> type[HeaderLimitedProtocol]:
+    """The protocol class with the settings' limits (uvicorn builds one per connection)."""
+
+    class Configured(HeaderLimitedProtocol):
+        max_header_bytes = settings.max_header_bytes
+        header_timeout = settings.header_timeout
+
+    return Configured
+
+
+def server_config(app: Any, settings: Settings, host: str, port: int) -> uvicorn.Config:
+    """The one uvicorn configuration every start path uses."""
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=header_limited(settings),
+        ws="none",  # no WebSocket routes: an upgrade is answered as plain HTTP
+        timeout_keep_alive=settings.keep_alive_timeout,
+        log_config=None,  # our handler (setup_logging) writes uvicorn's lines too
+        access_log=False,  # one `request` line per request comes from the app
+    )
