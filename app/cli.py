@@ -25,9 +25,10 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from app.api.count_schemas import CountRequest, CountResponse
 from app.api.fields import validation_details
 from app.api.limits import unencodable_text
-from app.api.schemas import CompactRequestBody, CountRequest, CountResponse
+from app.api.schemas import CompactRequestBody
 from app.core.compaction import result_json
 from app.core.decide import Thresholds
 from app.core.dialects import OpenAIForms, detect_format, parse_messages

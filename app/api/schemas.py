@@ -10,13 +10,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 from pydantic.config import JsonDict
 
-from app.core.compaction import CompactOptions, CompactResult, RefillingMessage
+from app.core.compaction import CompactOptions, CompactResult
 from app.core.decide import Basis
 from app.core.dialects import OpenAIForms, OpenAIMessage
 from app.core.messages import Message
 from app.core.records import CompactionRecord, RecordReason
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
-from app.service.compaction import CompactRequest, Count
+from app.service.compaction import CompactRequest
 
 EXAMPLE_MESSAGES: list[JsonValue] = [
     {"role": "system", "content": "You are a coding agent."},
@@ -94,67 +94,6 @@ SessionIdField = Field(
 )
 
 
-class CountRequest(BaseModel):
-    """A message list to count."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {"messages": EXAMPLE_MESSAGES},
-                {"messages": EXAMPLE_OPENAI_MESSAGES, "tokenizer": "anthropic"},
-            ]
-        },
-    )
-    messages: Messages = MessagesField
-    format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: TokenizerName = Field(
-        "tiktoken",
-        description=(
-            "`tiktoken`: exact cl100k_base counts, offline. `anthropic`: the provider's "
-            "count_tokens endpoint (needs an API key); on any failure the local count with "
-            "`exact: false` and a warning."
-        ),
-    )
-
-
-class CountResponse(BaseModel):
-    """The token count of a message list."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "token_count": 87,
-                    "message_count": 4,
-                    "tokenizer": "tiktoken",
-                    "exact": True,
-                    "format": "anthropic",
-                    "warnings": [],
-                }
-            ]
-        }
-    )
-    token_count: int = Field(description="Sum of the messages' token counts (0 for none).")
-    message_count: int = Field(description="Messages as sent (OpenAI tool messages each).")
-    tokenizer: str = Field(description="Which tokenizer counted.")
-    exact: bool = Field(description="False when the count is an estimate.")
-    format: Format = Field(description="The format of the request.")
-    warnings: list[str] = Field(default_factory=list)
-
-    @classmethod
-    def of(cls, counted: Count, message_count: int, fmt: Format) -> CountResponse:
-        """The answer for a count of `message_count` messages as sent, in `fmt`."""
-        return cls(
-            token_count=counted.token_count,
-            message_count=message_count,
-            tokenizer=counted.tokenizer,
-            exact=counted.exact,
-            format=fmt,
-            warnings=list(counted.warnings),
-        )
-
-
 class Usage(BaseModel):
     """A provider's `usage` block from the last response: Anthropic's or OpenAI's keys."""
 
@@ -172,119 +111,10 @@ class Usage(BaseModel):
     completion_tokens: int | None = Field(None, ge=0)
 
 
-class ShouldCompactRequest(BaseModel):
-    """A context to judge: counted from `messages`, or taken from the last `usage`."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {"messages": EXAMPLE_MESSAGES},
-                {
-                    "messages": EXAMPLE_MESSAGES,
-                    "last_usage": {"input_tokens": 158000, "output_tokens": 1200},
-                    "pending_input": "Now run the whole test suite.",
-                },
-            ]
-        },
-    )
-    messages: Messages = MessagesField
-    format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: TokenizerName = Field(
-        "tiktoken", description="As for `/count`; unused when `last_usage` is given."
-    )
-    last_usage: Usage | None = Field(
-        None,
-        description=(
-            "The provider's usage block of the last response. When given, it replaces "
-            "counting: its tokens plus an estimate of `pending_input` (a third of its characters)."
-        ),
-    )
-    pending_input: str | None = Field(
-        None, description="Input about to be sent, estimated at len(text) // 3 tokens."
-    )
-    context_window: int | None = Field(None, gt=0, description="Defaults to the server's.")
-    threshold: float | None = Field(None, gt=0, le=1, description="Defaults to the server's.")
-    overflow_threshold: float | None = Field(
-        None, gt=0, le=1, description="Defaults to the server's."
-    )
-    min_messages: int | None = Field(None, ge=0, description="Defaults to the server's.")
-    session_id: str | None = Field(
-        None,
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$",
-        description=(
-            "The agent's session, as sent to `/compact`: over the threshold, the answer is no "
-            "while the session's records hold this context (`no_gain`, `thrashing`)."
-        ),
-        examples=["session-42"],
-    )
-
-    def basis(self) -> Basis:
-        return basis_of(self.last_usage, self.pending_input, self.tokenizer)
-
-
 def basis_of(usage: Usage | None, pending_input: str | None, tokenizer: TokenizerName) -> Basis:
     """What the threshold decision counts from, read the same way for both routes."""
     sent_usage = usage.model_dump(exclude_none=True) if usage is not None else None
     return Basis(sent_usage, pending_input, tokenizer)
-
-
-class ShouldCompactResponse(BaseModel):
-    """The threshold decision and the figures behind it."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "should_compact": True,
-                    "overflow": False,
-                    "reason": "above_threshold",
-                    "token_count": 165000,
-                    "token_source": "last_usage",
-                    "threshold_tokens": 160000,
-                    "overflow_tokens": 180000,
-                    "context_window": 200000,
-                    "message_count": 120,
-                    "format": "anthropic",
-                    "exact": True,
-                    "warnings": [],
-                }
-            ]
-        }
-    )
-    should_compact: bool
-    overflow: bool = Field(description="True at or above the overflow threshold.")
-    reason: Literal[
-        "below_min_messages",
-        "below_threshold",
-        "above_threshold",
-        "overflow",
-        "no_gain",
-        "thrashing",
-    ] = Field(
-        description=(
-            "`no_gain` / `thrashing` (with a `session_id`): over the threshold, but the "
-            "session's last attempt on this context was refused, or it keeps refilling "
-            "right after each compaction; `detail` says why and when it will say yes again."
-        )
-    )
-    detail: str | None = Field(None, description="Why the answer is no despite the tokens.")
-    retry_at_tokens: int | None = Field(
-        None, description="`no_gain`: the token count from which the answer is yes again."
-    )
-    refilling: list[RefillingMessage] = Field(
-        default_factory=list,
-        description="`thrashing`: the largest messages since the last compaction.",
-    )
-    token_count: int
-    token_source: Literal["counted", "last_usage"]
-    threshold_tokens: int
-    overflow_tokens: int
-    context_window: int
-    message_count: int
-    format: Format = Field(description="The format of the request.")
-    exact: bool = Field(True, description="False when the count is an estimate.")
-    warnings: list[str] = Field(default_factory=list)
 
 
 class CompactRequestBody(BaseModel):

@@ -8,16 +8,16 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from app.api.deps import SentCountsDep, ServiceDep
-from app.api.dialect import format_of, read_as
-from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute, parsed_by_orjson
-from app.api.schemas import (
+from app.api.count_schemas import (
     CountRequest,
     CountResponse,
-    ErrorResponse,
     ShouldCompactRequest,
     ShouldCompactResponse,
 )
+from app.api.deps import SentCountsDep, ServiceDep
+from app.api.dialect import format_of, read_as
+from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute, parsed_by_orjson
+from app.api.schemas import ErrorResponse
 from app.api.sent_counts import SentCounts, sent_key
 from app.core.decide import Thresholds
 from app.core.messages import Message
