@@ -11,12 +11,16 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     TIKTOKEN_CACHE_DIR=""
 WORKDIR /src
+# The dependencies first, read from pyproject.toml, in a layer of their own: a change to
+# the code alone reuses it instead of installing every dependency again.
 COPY pyproject.toml README.md ./
+RUN python -m venv /opt/venv \
+ && python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/requirements.txt \
+ && /opt/venv/bin/pip install -r /tmp/requirements.txt
 COPY app ./app
 # The last command loads the bundled encoding and counts a known text: a build whose
 # encoding is missing or tampered with fails here, not at the first request.
-RUN python -m venv /opt/venv \
- && /opt/venv/bin/pip install . \
+RUN /opt/venv/bin/pip install --no-deps . \
  && /opt/venv/bin/python -c "from app.adapters.tokenizer import TiktokenTokenizer; TiktokenTokenizer()"
 
 # --- runtime: the venv only, as an unprivileged user ----------------------------------

@@ -1,5 +1,7 @@
-"""The command line: `serve` runs the HTTP service; `count` and `compact` run the same
-pipeline in-process on a file or stdin and print what the API would answer.
+"""The command line, installed as the `context-compact` console script (`python -m app` runs
+the same, but imports whichever `app` package comes first on the path: in a project with an
+`app/` of its own, the project's). `serve` runs the HTTP service; `count` and `compact` run
+the same pipeline in-process on a file or stdin and print what the API would answer.
 
 Exit codes: 0 answered (a compaction that compacted nothing included: the output says
 why), 2 bad input, usage or configuration (a message on stderr names the problem),
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,19 +25,19 @@ STARTUP_FAILURE = 3
 
 EXAMPLES = """\
 examples:
-  python -m app serve --port 8080
-  python -m app count session.json
-  python -m app compact session.json --context-window 32000 --threshold 0.5
-  python -m app compact session.json --force --strategy tail -o compacted.json
-  cat session.jsonl | python -m app count --format openai
+  context-compact serve --port 8080
+  context-compact count session.json
+  context-compact compact session.json --context-window 32000 --threshold 0.5
+  context-compact compact session.json --force --strategy tail -o compacted.json
+  cat session.jsonl | context-compact count --format openai
 
 Settings come from the COMPACT_* environment variables (and .env), as for the service.
 """
 COUNT_EXAMPLES = """\
 examples:
-  python -m app count session.json
-  python -m app count session.jsonl --format openai
-  python -m app count - < body.json          # a /count body: its fields are used
+  context-compact count session.json
+  context-compact count session.jsonl --format openai
+  context-compact count - < body.json          # a /count body: its fields are used
 """
 COMPACT_EXAMPLES = """\
 Without --force, a list compacts only at or above --threshold x --context-window tokens
@@ -42,20 +45,20 @@ Without --force, a list compacts only at or above --threshold x --context-window
 comes back unchanged with reason below_threshold, and a note on stderr says why.
 
 examples:
-  python -m app compact session.json --context-window 32000 --threshold 0.5
-  python -m app compact session.json --force --instructions "Focus on the failing test."
-  python -m app compact session.json --force --strategy prune -o compacted.json
+  context-compact compact session.json --context-window 32000 --threshold 0.5
+  context-compact compact session.json --force --instructions "Focus on the failing test."
+  context-compact compact session.json --force --strategy prune -o compacted.json
 """
 SERVE_EXAMPLES = """\
 examples:
-  python -m app serve
-  COMPACT_API_TOKEN=s3cret python -m app serve --host 127.0.0.1 --port 9000
+  context-compact serve
+  COMPACT_API_TOKEN=s3cret context-compact serve --host 127.0.0.1 --port 9000
 """
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m app",
+        prog="context-compact",
         description="Context Compact: count and compact LLM agent message lists.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -148,24 +151,32 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
 
     from app.settings import Settings
+    from app.settings_names import explain, unknown_variables
 
     try:
         settings = Settings()
     except ValidationError as exc:
-        print(f"error: configuration: {exc}", file=sys.stderr)
+        print(f"error: configuration: {explain(exc)}", file=sys.stderr)
         return 2
+    unknown = unknown_variables(os.environ)
     if args.command == "serve":
-        return _serve(settings, args)
+        return _serve(settings, args, unknown)
+    for line in unknown:
+        print(f"warning: {line}", file=sys.stderr)
     return _run(settings, args)
 
 
-def _serve(settings: Any, args: argparse.Namespace) -> int:
+def _serve(settings: Any, args: argparse.Namespace, unknown: list[str]) -> int:
+    import logging
+
     import uvicorn
 
     from app.main import create_app, setup_logging
     from app.serving import server_config
 
     setup_logging(settings)
+    for line in unknown:
+        logging.getLogger("context_compact").warning(line)
     host, port = args.host or settings.host, args.port or settings.port
     server = uvicorn.Server(server_config(create_app(settings), settings, host, port))
     with contextlib.suppress(KeyboardInterrupt):
@@ -176,7 +187,7 @@ def _serve(settings: Any, args: argparse.Namespace) -> int:
 def _run(settings: Any, args: argparse.Namespace) -> int:
     from app import cli
     from app.core.json_numbers import dumps
-    from app.main import setup_logging
+    from app.wiring import setup_logging
 
     setup_logging(settings, level="warning")
     try:

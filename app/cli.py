@@ -1,4 +1,4 @@
-"""`python -m app count` and `python -m app compact`: the service's own pipeline, no server.
+"""`context-compact count` and `context-compact compact`: the service's own pipeline, no server.
 
 The input is a message list as a JSON list, a JSON object with `messages` (a `/compact`
 or `/count` body, or a corpus file), or JSONL with one message a line; from a file or
@@ -27,8 +27,8 @@ from pydantic import ValidationError
 
 from app.api.count_schemas import CountRequest, CountResponse
 from app.api.fields import validation_details
-from app.api.limits import unencodable_text
 from app.api.schemas import CompactRequestBody
+from app.api.text import NOT_TEXT, unencodable_at
 from app.core.compaction import result_json
 from app.core.decide import Thresholds
 from app.core.dialects import OpenAIForms, detect_format, parse_messages
@@ -36,9 +36,9 @@ from app.core.errors import InvalidConversationError
 from app.core.json_numbers import MAX_NUMBER_CHARS, NumberTooLongError, loads_keeping_literals
 from app.core.messages import KNOWN_BLOCK_TYPES, Message
 from app.core.vocabulary import Format
-from app.main import build_service, close_ports
 from app.service.compaction import CompactionService
 from app.settings import Settings
+from app.wiring import build_service, close_ports
 
 COMPACT_FIELDS = ("format", "session_id", "force", "instructions", "options", "reason")
 # Flags that set a field of `options` (`--strategy`, `--context-window`, `--threshold`).
@@ -67,9 +67,9 @@ def parse_input(text: str) -> dict[str, Any]:
     """The request fields of the input: `messages` always, plus any others it holds. A
     lone surrogate escape is refused as the API refuses it."""
     fields = _parse_input(text)
-    refused = unencodable_text(fields)
+    refused = unencodable_at(fields)
     if refused is not None:
-        raise InputError(f"{refused.field}: {refused.message}")
+        raise InputError(f"{refused}: {NOT_TEXT}")
     return fields
 
 

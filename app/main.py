@@ -1,6 +1,7 @@
 """The app factory: settings in, a wired FastAPI app out. Nothing is built at import time.
 
-This is the one place that knows which adapter implements which port.
+With `app.wiring` (which adapter implements which port), the one place that wires
+adapters to the service and the routes.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
@@ -17,28 +18,15 @@ from anyio import to_thread
 from fastapi import FastAPI
 
 from app import __version__
-from app.adapters.anthropic_counter import AnthropicCounter
-from app.adapters.anthropic_summarizer import AnthropicSummarizer
-from app.adapters.archive_store import FileArchiveStore
 from app.adapters.data_dir import DataDirectory
-from app.adapters.job_store import FileJobStore
-from app.adapters.logs import configure_logging
-from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
-from app.adapters.pg_database import Database, PoolLimits
-from app.adapters.pg_stores import PgArchiveStore, PgJobStore, PgRecordStore, PgSeenStore
 from app.adapters.prometheus_metrics import PrometheusMetrics
-from app.adapters.record_store import FileRecordStore
-from app.adapters.retry import RetryingSummarizer
-from app.adapters.seen_store import FileSeenStore
-from app.adapters.token_cache import CachingTokenizer
-from app.adapters.tokenizer import TiktokenTokenizer
-from app.adapters.workdir import SandboxedWorkdir
 from app.api.auth import BearerAuth, document_bearer_auth
 from app.api.deadline import RequestDeadline
 from app.api.docs import install_docs
 from app.api.errors import install_error_handlers
 from app.api.limits import BodySizeLimit, ShapeLimits
 from app.api.observe import ObserveRequests
+from app.api.operations import operation_id
 from app.api.parts import AppParts
 from app.api.routes import (
     archives,
@@ -52,29 +40,39 @@ from app.api.routes import (
 )
 from app.api.sent_counts import SentCounts
 from app.api.spec import finish_openapi
-from app.core.extractive import ExtractiveSummarizer
-from app.core.jobs import JobQueue, JobStore
-from app.core.ledger import LedgerBudget
-from app.core.ports import ArchiveStore, ProviderCounter, SeenStore, Summarizer, Tokenizer
-from app.core.records import RecordStore
-from app.core.tool_results import ToolResultLimits
-from app.service.checked import CheckedSummarizer
-from app.service.compaction import CompactionService, Defaults
-from app.service.defaults import server_options
-from app.service.freshness import Freshness
+from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
-from app.service.metered import MeteredCompactionService, TimedSummarizer
-from app.service.metrics import Metrics
-from app.service.slots import SummarySlots
-from app.service.toolkit import ToolkitDefaults, ToolkitService
+from app.service.metered import MeteredCompactionService
 from app.settings import Settings
 
-log = logging.getLogger("context_compact")
-# An LLM summary may run to this many times `summary_max_tokens` in our (cl100k) count
-# before it is `oversized`: tokenizers differ (Qwen's counts CJK text in fewer tokens than
-# cl100k), an answer that ignored `max_tokens` by megabytes does not pass.
-SUMMARY_CAP_FACTOR = 2
+# The service's construction lives in `app.wiring` (the command line builds it without the
+# web framework); these names stay importable from here.
+from app.wiring import (
+    SUMMARY_CAP_FACTOR,
+    Stores,
+    build_provider_counter,
+    build_service,
+    build_summarizer,
+    build_tokenizer,
+    build_toolkit,
+    close_ports,
+    setup_logging,
+)
 
+__all__ = [
+    "SUMMARY_CAP_FACTOR",
+    "Stores",
+    "build_provider_counter",
+    "build_service",
+    "build_summarizer",
+    "build_tokenizer",
+    "build_toolkit",
+    "close_ports",
+    "create_app",
+    "setup_logging",
+]
+
+log = logging.getLogger("context_compact")
 DESCRIPTION = """\
 Keeps LLM agents alive in very long sessions. POST a message list, in either of the two
 shapes agents use — Anthropic Messages (`role` system, user or assistant; `content` a
@@ -87,192 +85,16 @@ messages are archived so that nothing is ever lost.
 """
 
 # "/" is wherever this document is served from (what `/docs` calls); the second is the
-# address `python -m app serve` listens on by default.
+# address `context-compact serve` listens on by default.
 SERVERS = [
     {"url": "/", "description": "The server that serves this document"},
-    {"url": "http://127.0.0.1:8080", "description": "A local `python -m app serve`"},
+    {"url": "http://127.0.0.1:8080", "description": "A local `context-compact serve`"},
 ]
 LICENSE = {"name": "MIT", "identifier": "MIT"}
-
-
-class Stores:
-    """Where the shared state lives: files under `data_dir` (the default), or PostgreSQL
-    when `COMPACT_DATABASE_URL` is set. Built once per app; `open`/`close` belong to the
-    lifespan (the file stores have nothing to open)."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.database: Database | None = None
-        self.archive: ArchiveStore
-        self.records: RecordStore
-        self.seen: SeenStore
-        self.jobs: JobStore
-        self.queue: JobQueue | None = None
-        if settings.database_url is None:
-            self.archive = FileArchiveStore(settings.data_dir)
-            self.records = FileRecordStore(settings.data_dir)
-            self.seen = FileSeenStore(settings.data_dir)
-            self.jobs = FileJobStore(settings.data_dir)
-            return
-        limits = PoolLimits(
-            min_size=settings.database_pool_min,
-            max_size=settings.database_pool_max,
-            wait=settings.database_pool_wait,
-            connect_timeout=settings.database_connect_timeout,
-            statement_timeout=settings.database_statement_timeout,
-            call_timeout=settings.database_call_timeout,
-            keepalives_idle=settings.database_keepalives_idle,
-            keepalives_interval=settings.database_keepalives_interval,
-            keepalives_count=settings.database_keepalives_count,
-            tcp_user_timeout=settings.database_tcp_user_timeout,
-        )
-        self.database = Database(settings.database_url.get_secret_value(), limits)
-        self.archive = PgArchiveStore(self.database)
-        self.records = PgRecordStore(self.database)
-        self.seen = PgSeenStore(self.database)
-        jobs = PgJobStore(self.database)
-        self.jobs, self.queue = jobs, jobs
-
-    async def open(self) -> None:
-        """Connects and migrates the schema; a database that is down is logged (`/readyz`
-        says why) and the first use after it is back migrates."""
-        if self.database is None:
-            return
-        self.database.open()
-        reason = await to_thread.run_sync(self.database.unavailable_reason)
-        if reason is not None:
-            log.error("database not ready at start", extra={"error": reason})
-
-    async def close(self) -> None:
-        if self.database is not None:
-            await to_thread.run_sync(self.database.close)
-
-
-def build_summarizer(settings: Settings, count: Callable[[str], int] | None = None) -> Summarizer:
-    """The configured summarizer. An LLM one makes one attempt per call behind the retry
-    loop (each attempt bounded as a whole by `summary_timeout`, all of them by
-    `summary_deadline`), and its answers are checked (`app.core.summary_check`) against a
-    cap of `SUMMARY_CAP_FACTOR × summary_max_tokens` tokens counted by `count`."""
-    kind = settings.summarizer_kind
-    if kind == "extractive":
-        return ExtractiveSummarizer()
-    client: Summarizer
-    if kind == "openai":
-        key = settings.openai_api_key
-        client = OpenAICompatibleSummarizer(
-            base_url=settings.openai_base_url,
-            model=settings.summary_model,
-            api_key=key.get_secret_value() if key else None,
-            timeout=settings.summary_timeout,
-            max_tokens=settings.summary_max_tokens,
-        )
-    else:
-        if settings.anthropic_api_key is None:
-            raise ValueError("COMPACT_SUMMARIZER=anthropic needs ANTHROPIC_API_KEY")
-        client = AnthropicSummarizer(
-            api_key=settings.anthropic_api_key.get_secret_value(),
-            model=settings.summary_model,
-            base_url=settings.anthropic_base_url,
-            timeout=settings.summary_timeout,
-            max_tokens=settings.summary_max_tokens,
-        )
-    retrying = RetryingSummarizer(
-        client,
-        attempts=settings.summary_attempts,
-        deadline=settings.summary_deadline,
-        attempt_timeout=settings.summary_timeout,
-    )
-    return CheckedSummarizer(
-        retrying,
-        cap_tokens=SUMMARY_CAP_FACTOR * settings.summary_max_tokens,
-        count=count or TiktokenTokenizer().count,
-    )
-
-
-def build_provider_counter(settings: Settings) -> ProviderCounter | None:
-    if settings.anthropic_api_key is None:
-        return None
-    return AnthropicCounter(
-        api_key=settings.anthropic_api_key.get_secret_value(),
-        model=settings.count_model,
-        base_url=settings.anthropic_base_url,
-        timeout=settings.count_timeout,
-    )
-
-
-def build_tokenizer(settings: Settings, tokenizer: Tokenizer | None = None) -> Tokenizer:
-    """The exact tokenizer, behind the per-message count cache unless it is disabled."""
-    base = tokenizer or TiktokenTokenizer()
-    if settings.token_cache_entries == 0:
-        return base
-    return CachingTokenizer(base, settings.token_cache_entries)
-
-
-def build_service(
-    settings: Settings,
-    tokenizer: Tokenizer | None = None,
-    summarizer: Summarizer | None = None,
-    metrics: Metrics | None = None,
-    stores: Stores | None = None,
-) -> MeteredCompactionService:
-    """The service, its compactions and summarizer calls recorded in `metrics` (a new
-    Prometheus registry unless one is given)."""
-    metrics = metrics or PrometheusMetrics()
-    stores = stores or Stores(settings)
-    counting = build_tokenizer(settings, tokenizer)
-    summarizer = summarizer or build_summarizer(settings, counting.count)
-    fallback = (
-        TimedSummarizer(ExtractiveSummarizer(), metrics)
-        if settings.summary_fallback == "extractive" and summarizer.name != "extractive"
-        else None
-    )
-    return MeteredCompactionService(
-        metrics=metrics,
-        tokenizer=counting,
-        summarizer=TimedSummarizer(summarizer, metrics),
-        fallback=fallback,
-        provider_counter=build_provider_counter(settings),
-        workdir=SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases),
-        archive=stores.archive,
-        freshness=Freshness(stores.seen),
-        records=stores.records,
-        defaults=Defaults(
-            options=server_options(settings.model_dump()),
-            overflow_threshold=settings.overflow_threshold,
-            ledger=LedgerBudget(
-                settings.ledger_share, settings.ledger_min_tokens, settings.ledger_max_tokens
-            ),
-            summary_cooldown_seconds=settings.summary_cooldown_seconds,
-        ),
-        slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
-    )
-
-
-def build_toolkit(settings: Settings, seen: SeenStore | None = None) -> ToolkitService:
-    """The context-engineering toolkit: the same sandbox and data directory as the compaction."""
-    workdir = SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases)
-    prefix = "tool_result_"
-    limits = {
-        name.removeprefix(prefix): value
-        for name, value in settings.model_dump().items()
-        if name.startswith(prefix)
-    }
-    return ToolkitService(
-        reader=workdir,
-        inspector=workdir,
-        freshness=Freshness(seen or FileSeenStore(settings.data_dir)),
-        defaults=ToolkitDefaults(
-            limits=ToolResultLimits(**limits),
-            mention_limit=settings.mention_limit,
-            rules_max_bytes=settings.project_rules_max_bytes,
-        ),
-    )
-
-
-async def close_ports(service: CompactionService) -> None:
-    """Closes the HTTP clients of the LLM ports (when the app or a command ends)."""
-    await service.summarizer.aclose()
-    if service.provider_counter is not None:
-        await service.provider_counter.aclose()
+IGNORED_SDK_KEY = (
+    "ANTHROPIC_API_KEY is set but not used: COMPACT_SUMMARIZER=auto summarizes with Anthropic "
+    "only for COMPACT_ANTHROPIC_API_KEY; set COMPACT_SUMMARIZER=anthropic to use it"
+)
 
 
 def create_app(
@@ -315,10 +137,17 @@ def create_app(
         # full collection walked, stalling every request (docs/design.md); a large request
         # allocates enough to trigger one every few requests. Frozen, they are skipped.
         gc.freeze()
+        fallback = service.fallback
         log.info(
             "context compact ready",
-            extra={"summarizer": service.summarizer.name, "workdir": settings.workdir},
+            extra={
+                "summarizer": service.summarizer.name,
+                "summary_fallback": fallback.name if fallback is not None else "none",
+                "workdir": settings.workdir,
+            },
         )
+        if settings.summarizer == "auto" and settings.anthropic_key != settings.anthropic_api_key:
+            log.info(IGNORED_SDK_KEY)
         yield
         gc.unfreeze()
         if sweeper is not None:
@@ -338,6 +167,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # served from installed assets instead of a CDN: install_docs
         redoc_url=None,
+        generate_unique_id_function=operation_id,
     )
     AppParts(
         service=service,
@@ -379,8 +209,3 @@ async def sweep_periodically(data_dir: DataDirectory, seconds: float) -> None:
             await to_thread.run_sync(data_dir.sweep_temps)
         except Exception:
             log.exception("temp file sweep failed")
-
-
-def setup_logging(settings: Settings, level: str | None = None) -> None:
-    """JSON or text log lines on stderr, each with its request id (`COMPACT_LOG_FORMAT`)."""
-    configure_logging(settings.log_format, level or settings.log_level)

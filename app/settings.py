@@ -2,9 +2,11 @@
 
 Every option has a working default, so zero configuration runs: the extractive summarizer,
 the current directory as work directory and `./data` for archives. The container image sets
-`COMPACT_WORKDIR=/workspace` and `COMPACT_DATA_DIR=/data`. The Anthropic key and base URL
-are also read from the SDK's own names (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`), and the
-OpenAI-compatible server's from `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
+`COMPACT_WORKDIR=/workspace` and `COMPACT_DATA_DIR=/data`. No paid call is made unless this
+service is configured for it: `auto` picks the Anthropic summarizer only for a key under our
+own prefix (`COMPACT_ANTHROPIC_API_KEY`); the SDK's `ANTHROPIC_API_KEY`, exported in nearly
+every agent developer's shell, is used only once `COMPACT_SUMMARIZER=anthropic` asks for it.
+The base URLs and the OpenAI key are also read from the SDKs' own names.
 
 A setting that defaults a request option is declared beside that option (`CompactOptions`,
 app/core/compaction.py) and placed here by `_place`; the others are declared below. A
@@ -208,12 +210,13 @@ class Settings(BaseSettings):
     summarizer: Literal["auto", "extractive", "anthropic", "openai"] = Field(
         "auto",
         description=(
-            "`auto` (anthropic when an Anthropic key is set, else extractive), `extractive`, "
-            "`anthropic`, `openai` (any OpenAI-compatible server)"
+            "`auto` (anthropic when `COMPACT_ANTHROPIC_API_KEY` is set, else extractive; "
+            "`ANTHROPIC_API_KEY` alone never turns it on), `extractive`, `anthropic`, "
+            "`openai` (any OpenAI-compatible server)"
         ),
     )
     summary_fallback: Literal["none", "extractive"] = Field(
-        "none",
+        "extractive",
         description=(
             "when the LLM summary fails: `none` returns the messages unchanged "
             "(`summarization_failed`); `extractive` uses the extractive summary instead"
@@ -246,8 +249,19 @@ class Settings(BaseSettings):
     )
     anthropic_api_key: SecretStr | None = Field(
         None,
-        validation_alias=AliasChoices("COMPACT_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"),
-        description="enables the Anthropic summarizer; never logged, archived or returned",
+        description=(
+            "the Anthropic key for this service: `auto` then summarizes with Anthropic; "
+            "never logged, archived or returned"
+        ),
+    )
+    sdk_anthropic_api_key: SecretStr | None = Field(
+        None,
+        validation_alias="ANTHROPIC_API_KEY",
+        description=(
+            "the Anthropic SDK's own variable: used only when `COMPACT_SUMMARIZER=anthropic` "
+            "(or a `/count` with `tokenizer: anthropic`) asks for Anthropic and "
+            "`COMPACT_ANTHROPIC_API_KEY` is unset; never logged"
+        ),
     )
     anthropic_base_url: str | None = Field(
         None,
@@ -417,8 +431,8 @@ class Settings(BaseSettings):
             "deleted in every directory of the data directory (`0`: at start-up only)"
         ),
     )
-    host: str = Field("127.0.0.1", description="where `python -m app serve` listens")
-    port: int = Field(8080, gt=0, lt=65536, description="port of `python -m app serve`")
+    host: str = Field("127.0.0.1", description="where `context-compact serve` listens")
+    port: int = Field(8080, gt=0, lt=65536, description="port of `context-compact serve`")
     max_header_bytes: int = Field(
         64 * 1024, ge=1024, description="bytes of a request line and its headers (431 past it)"
     )
@@ -435,7 +449,8 @@ class Settings(BaseSettings):
         "json",
         description=(
             "`json`: one JSON object a line (time, level, logger, message, request_id, "
-            "fields); `text`: one readable line; never message contents either way"
+            "fields); `text`: one readable line with the same fields as `key=value`; never "
+            "message contents either way"
         ),
     )
 
@@ -458,13 +473,19 @@ class Settings(BaseSettings):
     def _overflow_above_threshold(self) -> Settings:
         values = vars(self)  # the declared settings have no attribute mypy knows
         if self.overflow_threshold < values["threshold"]:
-            raise ValueError("overflow_threshold must be >= threshold")
+            raise ValueError("COMPACT_OVERFLOW_THRESHOLD must be >= COMPACT_THRESHOLD")
         if self.ledger_max_tokens < self.ledger_min_tokens:
-            raise ValueError("ledger_max_tokens must be >= ledger_min_tokens")
+            raise ValueError("COMPACT_LEDGER_MAX_TOKENS must be >= COMPACT_LEDGER_MIN_TOKENS")
         return self
 
     @property
+    def anthropic_key(self) -> SecretStr | None:
+        """The key an explicit request for Anthropic uses: ours first, then the SDK's."""
+        return self.anthropic_api_key or self.sdk_anthropic_api_key
+
+    @property
     def summarizer_kind(self) -> Literal["extractive", "anthropic", "openai"]:
+        """`auto` turns on the paid summarizer only for a key under our own prefix."""
         if self.summarizer == "auto":
             return "anthropic" if self.anthropic_api_key else "extractive"
         return self.summarizer

@@ -5,12 +5,16 @@ Usage: python -m bench.fidelity          (prints the table and updates bench/RES
 Ground truth, per transcript of the corpus's *.anthropic.json (`bench/corpus.py`):
 - files: every path the agent read, created, edited or deleted (the same extraction the
   extractive summarizer uses: file-tool calls, SWE-agent's `create`/`edit`, shell `rm`);
-- commands: the first line of every tool call's `input.command`;
+- commands: the first line of every tool call's `input.command`; commands that differ
+  only in their digits (`edit 1:1`, `edit 1475:1475`; `sleep 5`, `sleep 30`) are one fact,
+  the latest run (the ledger keeps only it: earlier ones are near duplicates, in recall);
 - errors: for every tool result that is an error (marked `is_error`, or saying so in its
   text: `app.core.failures`), the line that names the error, cut to 120 characters;
 - user requests: the first 120 characters of each user message's own words
   (`app.core.harness`: not tool results, not text the agent's harness injected).
-A fact is present when its text occurs verbatim in the compacted messages' text.
+A fact is present when its text occurs verbatim in the compacted messages' text, where a
+ledger line grouping one program's commands (`- [commands] git: status · log -3`) is read
+as its commands (`git status`, `git log -3`).
 
 Cases: (a) the extractive summarizer, no ledger; (b) a lossy LLM that answers one generic
 sentence, no ledger; (c) the lossy LLM with the ledger; then three successive compactions
@@ -24,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import platform
+import re
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -46,6 +51,8 @@ from bench.results import write_section
 CORPUS = CORPUS_DIR
 SECTION = "## Summary fidelity"
 ERROR_CHARS = 120
+_DIGITS = re.compile(r"\d+")
+_GROUP_LINE = re.compile(r"^- \[commands\] (.+?): (.+)$", re.MULTILINE)
 REQUEST_CHARS = 120
 
 
@@ -94,6 +101,7 @@ def ground_truth(messages: list[Message]) -> set[str]:
         *found.files_deleted,
     }
     results = {}
+    commands: dict[str, str] = {}
     for message in messages:
         for block in message.blocks():
             if getattr(block, "type", None) == "tool_result":
@@ -101,7 +109,10 @@ def ground_truth(messages: list[Message]) -> set[str]:
         for call in tool_uses(message):
             command = call.input.get("command")
             if isinstance(command, str) and command.strip():
-                facts.add(command.strip().split("\n", 1)[0])
+                first = command.strip().split("\n", 1)[0]
+                commands.pop(_DIGITS.sub("0", first), None)
+                commands[_DIGITS.sub("0", first)] = first
+    facts.update(commands.values())
     for block in results.values():
         line = error_line(tool_result_text(block), block.is_error)
         if line is not None:
@@ -115,6 +126,11 @@ def ground_truth(messages: list[Message]) -> set[str]:
 
 def present(facts: set[str], messages: list[Message]) -> set[str]:
     text = "\n".join(message_text(m) for m in messages)
+    text += "".join(
+        f"\n{program} {rest}"
+        for program, rests in _GROUP_LINE.findall(text)
+        for rest in rests.split(" · ")
+    )
     flat = " ".join(text.split())
     return {fact for fact in facts if fact in text or " ".join(fact.split()) in flat}
 

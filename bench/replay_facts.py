@@ -21,7 +21,10 @@ either shape (Anthropic Messages or OpenAI Chat Completions):
   `HARNESS_TAGS`); its first non-empty line, whitespace collapsed, cut to 200 characters.
 
 A fact is kept when its text occurs in the final context's text (every string of every
-message, tool call arguments included) after both sides had whitespace collapsed. A short
+message, tool call arguments included) after both sides had whitespace collapsed; a
+ledger line grouping one program's commands (`- [commands] git: status · log -3`) is read
+as its commands (`git status`, `git log -3`). Commands that differ only in their numbers
+stay distinct facts here: the ledger's dropping of near duplicates counts as a loss. A short
 fact (a request of two words) can be found by chance; that is the price of a simple rule.
 """
 
@@ -55,6 +58,7 @@ _HARNESS = re.compile(
     r"<(" + "|".join(map(re.escape, HARNESS_TAGS)) + r")\b[^>]*>.*?(</\1>|\Z)", re.DOTALL
 )
 _TRACEBACK = "Traceback (most recent call last)"
+_GROUP_LINE = re.compile(r"^- \[commands\] (.+?): (.+)$", re.MULTILINE)
 _NAMED_ERROR = re.compile(r"^\s*(?:[A-Z]+\d+\s+)?(?:[\w]+\.)*[A-Z]\w*(?:Error|Exception)\b:")
 _ERROR_LINE = re.compile(
     r"^\s*(?:error|fatal|failed)\s*[:\[]"
@@ -218,7 +222,13 @@ def _strings(value: Any) -> Iterator[str]:
 
 def context_text(messages: Iterable[Msg]) -> str:
     """Every string of the messages (tool call arguments decoded), whitespace collapsed."""
-    return normal("\n".join(s for m in messages for s in _strings(m)))
+    text = "\n".join(s for m in messages for s in _strings(m))
+    grouped = (
+        f"{program} {rest}"
+        for program, rests in _GROUP_LINE.findall(text)
+        for rest in rests.split(" · ")
+    )
+    return normal("\n".join([text, *grouped]))
 
 
 def kept(facts: Facts, messages: Iterable[Msg]) -> dict[str, tuple[int, int]]:

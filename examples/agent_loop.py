@@ -12,24 +12,37 @@ It also gives the model the `recall` tool (`examples/recall_tool.json`: add its
 that earlier details can be recalled; when the model calls `recall`, the loop answers from
 the session's archives (`POST /sessions/{session_id}/recall`) and calls the model again.
 
-    pip install ./clients/python          # the client; depends on httpx only
-    python -m app serve &                 # the service on 127.0.0.1:8080
-    python examples/agent_loop.py
+    context-compact serve &               # the service on 127.0.0.1:8080 (README: first command)
+    python examples/agent_loop.py         # compacts twice and recalls once, then says so
+
+Run as a script, a stand-in model (`demo_model`) writes long replies into a small window
+(`DEMO_WINDOW`), so the loop compacts every few turns, and asks `recall` once after each
+compaction. The address and token come from `COMPACT_URL` and `COMPACT_API_TOKEN`, as
+for the server. From a checkout the client is found in `clients/python` when it is not
+installed (`pip install ./clients/python` installs it: it depends on httpx only).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+try:
+    import context_compact_client  # noqa: F401
+except ModuleNotFoundError:  # a checkout without the client installed
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python"))
+
 from context_compact_client import ContextCompactClient, ContextCompactError
 from context_compact_client.types import RecallResponse
 
-SERVICE = "http://127.0.0.1:8080"
 CONTEXT_WINDOW = 200_000
+# The demo's window: small, so that a few long replies fill it.
+DEMO_WINDOW = 4_000
+DEMO_TURNS = 24
 SESSION_ID = "example-session"
 # The tool definition to add to the model call's `tools` (Anthropic shape; "openai" for
 # the Chat Completions one).
@@ -48,13 +61,37 @@ CallModel = Callable[[Sequence[Message]], tuple[Message, Usage]]
 class Session:
     messages: list[Message]
     compacted_at: list[int] = field(default_factory=list)  # turns that compacted first
+    recalled: list[str] = field(default_factory=list)  # the queries answered from archives
 
 
 def stand_in_model(messages: Sequence[Message]) -> tuple[Message, Usage]:
     """Replace with your LLM call. Reports ~4 characters a token as its usage."""
-    size = sum(len(str(m.get("content", ""))) for m in messages)
     reply = {"role": "assistant", "content": f"(reply to {len(messages)} messages)"}
-    return reply, {"input_tokens": size // 4, "output_tokens": 10}
+    return reply, {"input_tokens": _size(messages) // 4, "output_tokens": 10}
+
+
+def demo_model(messages: Sequence[Message]) -> tuple[Message, Usage]:
+    """The demo's stand-in: a long reply each turn (a history of short ones would not get
+    smaller by compacting); after each compaction, it asks `recall` once for what the
+    first step said."""
+    compacted = str(messages[1].get("content", "")).startswith("[Conversation compressed]")
+    asked = any(isinstance(m.get("content"), list) for m in messages)
+    usage = {"input_tokens": _size(messages) // 4, "output_tokens": 300}
+    if compacted and not asked:
+        call = {
+            "type": "tool_use",
+            "id": "recall-1",
+            "name": "recall",
+            "input": {"query": "Step 1"},
+        }
+        return {"role": "assistant", "content": [call]}, usage
+    step = sum(1 for m in messages if m["role"] == "user")
+    work = f"Step {step} done: edited src/app.py and ran the tests. " * 24
+    return {"role": "assistant", "content": work}, usage
+
+
+def _size(messages: Sequence[Message]) -> int:
+    return sum(len(str(m.get("content", ""))) for m in messages)
 
 
 def next_input(turn: int) -> str:
@@ -88,6 +125,7 @@ def run(
             calls = recall_calls(reply)
             if not calls:
                 break
+            session.recalled += [str((c.get("input") or {}).get("query", "")) for c in calls]
             session.messages.append(answer_recalls(client, calls))
             reply, usage = call_model(session.messages)
             session.messages.append(reply)
@@ -140,7 +178,19 @@ def render(found: RecallResponse) -> str:
     )
 
 
+def main() -> int:
+    """The demo: exits 1 unless it compacted at least twice and recalled at least once."""
+    with ContextCompactClient() as service:  # COMPACT_URL, COMPACT_API_TOKEN
+        try:
+            done = run(service, demo_model, turns=DEMO_TURNS, context_window=DEMO_WINDOW)
+        except ContextCompactError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    print(f"compacted before turns {done.compacted_at}")
+    print(f"recalled {done.recalled}")
+    print(f"{len(done.messages)} messages at the end")
+    return 0 if len(done.compacted_at) >= 2 and done.recalled else 1
+
+
 if __name__ == "__main__":
-    with ContextCompactClient(SERVICE) as service:
-        done = run(service)
-    print(f"{len(done.messages)} messages at the end; compacted before turns {done.compacted_at}")
+    sys.exit(main())

@@ -6,7 +6,12 @@ Each turn it asks `/should-compact`; at 70% of the window it starts a background
 prefix into its current list (`POST /compactions/{id}/apply`), keeping every message
 appended meanwhile. `call_model` and `run_tool` stand in for your LLM client and tools.
 
-    python examples/agent_loop_background.py   # needs the service on 127.0.0.1:8080
+    context-compact serve &                    # the service on 127.0.0.1:8080
+    python examples/agent_loop_background.py   # applies at least one background compaction
+
+The address and token come from `COMPACT_URL` and `COMPACT_API_TOKEN`, as for the server.
+The stand-in model writes long replies into a small window (`CONTEXT_WINDOW`), so the demo
+compacts within a few turns; use your model's window.
 
 The job is started right before a model call, when the list ends with a user message or
 tool results: never between a tool call and its result (apply would answer 409
@@ -15,12 +20,16 @@ invalid_seam, since the call is summarized away while its result is kept).
 
 from __future__ import annotations
 
+import os
+import sys
+import time
 from typing import Any
 
 import httpx
 
-SERVICE = "http://127.0.0.1:8080"
-CONTEXT_WINDOW = 200_000
+SERVICE = os.environ.get("COMPACT_URL") or "http://127.0.0.1:8080"
+TOKEN = os.environ.get("COMPACT_API_TOKEN")
+CONTEXT_WINDOW = 4_000  # the demo's: small, so that a few long replies fill it
 START_AT = 0.7  # start compacting in the background at 70% of the window
 SESSION_ID = "example-session"
 
@@ -28,8 +37,9 @@ Message = dict[str, Any]
 
 
 def call_model(messages: list[Message]) -> Message:
-    """Your LLM call. This stand-in always answers with a short text."""
-    return {"role": "assistant", "content": f"(reply to {len(messages)} messages)"}
+    """Your LLM call. This stand-in answers at length, as models working on code do."""
+    work = f"Turn {len(messages)}: edited src/app.py and ran the tests. " * 24
+    return {"role": "assistant", "content": work}
 
 
 def next_user_message(turn: int) -> Message:
@@ -42,6 +52,7 @@ class BackgroundCompactor:
     def __init__(self, client: httpx.Client) -> None:
         self.client = client
         self.job_id: str | None = None
+        self.applied = 0
 
     def maybe_start(self, messages: list[Message]) -> None:
         if self.job_id is not None:
@@ -49,8 +60,9 @@ class BackgroundCompactor:
         decision = self.client.post(
             "/should-compact",
             json={"messages": messages, "context_window": CONTEXT_WINDOW},
-        ).json()
-        if decision["token_count"] < START_AT * CONTEXT_WINDOW:
+        )
+        decision.raise_for_status()  # 401: set COMPACT_API_TOKEN as the server has it
+        if decision.json()["token_count"] < START_AT * CONTEXT_WINDOW:
             return
         response = self.client.post(
             "/compactions",
@@ -73,20 +85,32 @@ class BackgroundCompactor:
         if applied.status_code != 200:  # 409: the list was edited since, or a bad seam
             return messages
         compacted: list[Message] = applied.json()["messages"]
+        self.applied += 1
         return compacted
 
 
-def run(turns: int = 20) -> list[Message]:
+def run(client: httpx.Client, turns: int = 20, pause: float = 0.05) -> tuple[list[Message], int]:
+    """The loop; `pause` stands in for the model's time, during which the job runs. The
+    messages at the end, and how many compactions were applied."""
     messages: list[Message] = [{"role": "system", "content": "You are a coding agent."}]
-    with httpx.Client(base_url=SERVICE, timeout=30) as client:
-        compactor = BackgroundCompactor(client)
-        for turn in range(turns):
-            messages.append(next_user_message(turn))
-            messages = compactor.maybe_apply(messages)
-            compactor.maybe_start(messages)  # right before the model call
-            messages.append(call_model(messages))
-    return messages
+    compactor = BackgroundCompactor(client)
+    for turn in range(turns):
+        messages.append(next_user_message(turn))
+        messages = compactor.maybe_apply(messages)
+        compactor.maybe_start(messages)  # right before the model call
+        messages.append(call_model(messages))
+        time.sleep(pause)
+    return messages, compactor.applied
+
+
+def main() -> int:
+    """The demo: exits 1 unless a background compaction was applied."""
+    headers = {"Authorization": f"Bearer {TOKEN}"} if TOKEN else {}
+    with httpx.Client(base_url=SERVICE, headers=headers, timeout=30) as client:
+        messages, applied = run(client)
+    print(f"applied {applied} background compaction(s); {len(messages)} messages at the end")
+    return 0 if applied else 1
 
 
 if __name__ == "__main__":
-    print(f"{len(run())} messages at the end")
+    sys.exit(main())

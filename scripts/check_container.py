@@ -4,12 +4,15 @@ The Dockerfile is parsed by BuildKit's own parser (the `dockerfile` package wrap
 parser that `docker build` uses) and checked against the rules we promise for the image:
 multi-stage, a slim Python base, a non-root `USER`, a `HEALTHCHECK` on `/healthz`, `/data`
 as a volume, and nothing fetched at run time (the encoding is loaded in a build-stage
-`RUN`; `CMD`, `ENTRYPOINT` and `HEALTHCHECK` call no installer or remote URL).
+`RUN`; `CMD`, `ENTRYPOINT` and `HEALTHCHECK` call no installer or remote URL), and the
+dependencies installed in a layer before the code is copied (a code change reuses it).
 
 docker-compose.yml is validated against the Compose Specification's JSON schema (the copy
 that check-jsonschema vendors, `vendor.compose-spec`) and checked for the sidecar's shape:
 an env_file, a health check on `/healthz`, the work directory mounted read-only and a
-named volume for the data directory.
+named volume for the data directory; `COMPACT_PORT` moving the host port while every
+container keeps listening on the image's port (its healthcheck looks there); and one
+service building the image that the others run.
 
 Usage: python -m scripts.check_container [--dockerfile PATH] [--compose PATH]
 """
@@ -30,6 +33,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SIDECAR_SERVICE = "compact"
+CONTAINER_PORT = "8080"  # the image's COMPACT_PORT
+PORT_PROBE = "18123"  # a COMPACT_PORT a user might set, to see where it goes
 WORKDIR_TARGET = "/workspace"
 DATA_TARGET = "/data"
 # Commands that fetch from the network: none may run when the container starts.
@@ -214,6 +219,7 @@ def dockerfile_problems(stages: Sequence[Stage]) -> list[str]:
         problems.append(f"the HEALTHCHECK fetches from the network: {health}")
     if final.all("ADD"):
         problems.append("ADD in the final stage: use COPY (ADD can fetch URLs)")
+    problems += _dependency_layer_problems(builders)
     build_runs = [" ".join(run.args) for stage in builders for run in stage.all("RUN")]
     if not any("TiktokenTokenizer()" in run for run in build_runs):
         problems.append(
@@ -221,6 +227,28 @@ def dockerfile_problems(stages: Sequence[Stage]) -> list[str]:
             "the encoding must be checked at build time"
         )
     return problems
+
+
+def _dependency_layer_problems(builders: Sequence[Stage]) -> list[str]:
+    """The stage that copies the code must install the dependencies before copying it."""
+    for stage in builders:
+        steps = list(stage.instructions)
+        code = next(
+            (n for n, i in enumerate(steps) if i.cmd == "COPY" and "app" in i.args[:-1]), None
+        )
+        if code is None:
+            continue
+        installs = [
+            n
+            for n, i in enumerate(steps[:code])
+            if i.cmd == "RUN" and "pip install" in " ".join(i.args)
+        ]
+        if not installs:
+            return [
+                "no dependency layer: install the dependencies (from pyproject.toml) in a RUN "
+                "before copying the code"
+            ]
+    return []
 
 
 _COMPOSE_VARIABLE = re.compile(r"\$\{([A-Za-z_]\w*)(?::?-([^}]*))?\}")
@@ -295,6 +323,66 @@ def compose_problems(document: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _environment(service: Mapping[str, Any]) -> dict[str, str]:
+    environment = service.get("environment") or {}
+    if isinstance(environment, list):
+        return dict(item.split("=", 1) for item in environment if "=" in item)
+    return {str(k): str(v) for k, v in environment.items()}
+
+
+def _published(entry: Any) -> tuple[str, str]:
+    """(host port, container port) of a `ports` entry."""
+    if isinstance(entry, dict):
+        return str(entry.get("published", "")), str(entry.get("target", ""))
+    parts = str(entry).split(":")
+    return (parts[-2] if len(parts) > 1 else ""), parts[-1]
+
+
+def compose_port_problems(raw: Mapping[str, Any]) -> list[str]:
+    """With `COMPACT_PORT` set (in the shell or `.env`), the sidecar's host port follows it
+    and every service of the image still listens on the image's port, where its healthcheck
+    and the port mapping look: `COMPACT_PORT` is pinned in each one's `environment` (which
+    wins over `env_file`)."""
+    document = interpolate(raw, {"COMPACT_PORT": PORT_PROBE})
+    services = document.get("services") or {}
+    image = (services.get(SIDECAR_SERVICE) or {}).get("image")
+    problems: list[str] = []
+    for name, service in services.items():
+        if name != SIDECAR_SERVICE and (image is None or service.get("image") != image):
+            continue
+        pinned = _environment(service).get("COMPACT_PORT")
+        if pinned != CONTAINER_PORT:
+            problems.append(
+                f"{name}: COMPACT_PORT is not pinned to {CONTAINER_PORT} in environment: "
+                "one in .env would move the container's port away from its mapping"
+            )
+        for host, target in map(_published, service.get("ports") or []):
+            if target != CONTAINER_PORT:
+                problems.append(f"{name}: publishes container port {target}, not {CONTAINER_PORT}")
+            if name == SIDECAR_SERVICE and host != PORT_PROBE:
+                problems.append(
+                    f"{name}: the host port {host} does not follow COMPACT_PORT "
+                    "(127.0.0.1:${COMPACT_PORT:-8080}:8080)"
+                )
+    return problems
+
+
+def compose_build_problems(document: Mapping[str, Any]) -> list[str]:
+    """One service builds the image; the others that run it name it without building."""
+    services = document.get("services") or {}
+    image = (services.get(SIDECAR_SERVICE) or {}).get("image")
+    builders = [
+        name
+        for name, service in services.items()
+        if "build" in service and (name == SIDECAR_SERVICE or service.get("image") == image)
+    ]
+    if len(builders) > 1:
+        return [
+            f"the image is built by {len(builders)} services ({', '.join(builders)}): build it once"
+        ]
+    return []
+
+
 def compose_schema_problems(path: Path) -> list[str]:
     """Validation against the Compose Specification schema, by check-jsonschema."""
     checker = Path(sys.executable).parent / "check-jsonschema"
@@ -317,8 +405,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     problems = [f"Dockerfile: {p}" for p in check_dockerfile(args.dockerfile)]
     problems += compose_schema_problems(args.compose)
-    document = interpolate(yaml.safe_load(args.compose.read_text(encoding="utf-8")), {})
-    problems += [f"{args.compose.name}: {p}" for p in compose_problems(document)]
+    raw = yaml.safe_load(args.compose.read_text(encoding="utf-8"))
+    document = interpolate(raw, {})
+    found = (
+        compose_problems(document) + compose_port_problems(raw) + compose_build_problems(document)
+    )
+    problems += [f"{args.compose.name}: {p}" for p in found]
     for problem in problems:
         print(problem)
     if not problems:

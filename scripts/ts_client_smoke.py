@@ -1,7 +1,9 @@
 """Run the TypeScript client against a live service: start `python -m app serve` on
-127.0.0.1 (a free port, temporary work and data directories, the offline summarizer), wait
-for `/healthz`, run `clients/typescript/smoke.ts` and `examples/client.ts` with
-`COMPACT_URL` pointing at it, then stop the server. Exits with the first failure's code.
+127.0.0.1 (a free port, temporary work and data directories, the offline summarizer, a
+bearer token), wait for `/healthz`, run `clients/typescript/smoke.ts` and
+`examples/client.ts` (an agent loop that must compact twice and recall once) with
+`COMPACT_URL` and `COMPACT_API_TOKEN` set as a user would, then stop the server. Exits with
+the first failure's code.
 
 Needs `npm ci` in clients/typescript first (.ci/run does it).
 
@@ -51,7 +53,7 @@ def main() -> int:
             "COMPACT_LOG_LEVEL": "warning",  # the smoke test's lines, not one per request
             "NO_PROXY": "127.0.0.1,localhost",
         }
-        env.pop("COMPACT_API_TOKEN", None)
+        env["COMPACT_API_TOKEN"] = "ts-smoke-token"
         serve = [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)]
         server = subprocess.Popen(serve, cwd=ROOT, env=env)
         try:

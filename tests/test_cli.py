@@ -1,4 +1,4 @@
-"""`python -m app count|compact`: the API's answers, without a server."""
+"""`context-compact count|compact`: the API's answers, without a server."""
 
 from __future__ import annotations
 
@@ -304,17 +304,17 @@ def test_an_out_of_range_window_or_threshold_is_a_usage_error(
     with pytest.raises(SystemExit) as stopped:
         main(["compact", str(REQUEST_FILE), flag, value])
     assert stopped.value.code == 2
-    assert capsys.readouterr().err.endswith(f"python -m app compact: error: {message}\n")
+    assert capsys.readouterr().err.endswith(f"context-compact compact: error: {message}\n")
 
 
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        ([], "python -m app compact session.json --context-window 32000 --threshold 0.5"),
-        (["count"], "python -m app count session.jsonl --format openai"),
+        ([], "context-compact compact session.json --context-window 32000 --threshold 0.5"),
+        (["count"], "context-compact count session.jsonl --format openai"),
         (["compact"], "--context-window TOKENS"),
-        (["compact"], "python -m app compact session.json --force --strategy prune"),
-        (["serve"], "COMPACT_API_TOKEN=s3cret python -m app serve"),
+        (["compact"], "context-compact compact session.json --force --strategy prune"),
+        (["serve"], "COMPACT_API_TOKEN=s3cret context-compact serve"),
     ],
 )
 def test_help_shows_examples(

@@ -20,7 +20,9 @@ from app.main import build_service, create_app
 from app.settings import Settings
 from tests.live_server import serve_in_thread
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+TOKEN = "example-t0ken"
 
 
 @pytest.fixture
@@ -43,16 +45,82 @@ def load_example() -> Iterator[Callable[[str], ModuleType]]:
         del sys.modules[name]
 
 
-@pytest.fixture
-def service_url(tmp_path: Path, tokenizer: TiktokenTokenizer) -> Iterator[str]:
+def serve(tmp_path: Path, tokenizer: TiktokenTokenizer, **overrides: Any) -> Any:
+    """The app with its defaults (the README's first command) on a loopback port."""
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
         workdir=str(EXAMPLES / "workdir"),
         data_dir=str(tmp_path / "data"),
         summarizer="extractive",
+        **overrides,
     )
-    with serve_in_thread(create_app(settings, service=build_service(settings, tokenizer))) as url:
+    return serve_in_thread(create_app(settings, service=build_service(settings, tokenizer)))
+
+
+@pytest.fixture
+def service_url(tmp_path: Path, tokenizer: TiktokenTokenizer) -> Iterator[str]:
+    with serve(tmp_path, tokenizer) as url:
         yield url
+
+
+@pytest.fixture
+def token_service_url(tmp_path: Path, tokenizer: TiktokenTokenizer) -> Iterator[str]:
+    """A server that needs `Authorization: Bearer TOKEN`."""
+    with serve(tmp_path, tokenizer, api_token=TOKEN) as url:
+        yield url
+
+
+def run_example(
+    command: Sequence[str], url: str, token: str | None
+) -> subprocess.CompletedProcess[str]:
+    """Runs an example as a user would, configured by the environment only. The client is
+    this checkout's (`clients/python`), as the agent loop finds it uninstalled."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPACT_")}
+    env |= {"COMPACT_URL": url, "PYTHONPATH": str(ROOT / "clients" / "python")}
+    if token is not None:
+        env["COMPACT_API_TOKEN"] = token
+    return subprocess.run(
+        list(command), env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_the_agent_loop_script_compacts_twice_and_recalls_with_the_servers_token(
+    token_service_url: str,
+) -> None:
+    done = run_example([sys.executable, str(EXAMPLES / "agent_loop.py")], token_service_url, TOKEN)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    compacted, recalled, _ = done.stdout.splitlines()
+    turns = json.loads(compacted.removeprefix("compacted before turns "))
+    assert len(turns) >= 2
+    assert recalled.startswith("recalled ['Step 1'")
+
+
+def test_the_agent_loop_script_without_the_token_fails_naming_the_401(
+    token_service_url: str,
+) -> None:
+    done = run_example([sys.executable, str(EXAMPLES / "agent_loop.py")], token_service_url, None)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: 401 unauthorized: this server needs an `Authorization: Bearer <token>` header\n"
+    )
+
+
+def test_the_background_loop_script_applies_a_compaction_with_the_servers_token(
+    token_service_url: str,
+) -> None:
+    script = str(EXAMPLES / "agent_loop_background.py")
+    done = run_example([sys.executable, script], token_service_url, TOKEN)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    applied = int(done.stdout.split()[1])
+    assert applied >= 1
+
+
+def test_the_curl_script_sends_the_servers_token(token_service_url: str) -> None:
+    done = run_example(["bash", str(EXAMPLES / "curl.sh")], token_service_url, TOKEN)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines()[-1].endswith(
+        "df689ec28f0e444d2a0a1a8ccdc78e017f8f229dbef077ac56d039dd664bbd83"
+    )
 
 
 def test_the_agent_loop_compacts_when_told_and_keeps_the_new_input(

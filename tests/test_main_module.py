@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import httpx
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT = 20.0
@@ -115,3 +118,17 @@ def test_serve_exits_3_when_it_cannot_listen(tmp_path: Path) -> None:
         )
     assert finished.returncode == 3
     assert "address already in use" in finished.stderr
+
+
+def test_the_console_script_is_the_command_line_it_documents(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["scripts"]
+    module, _, name = scripts["context-compact"].partition(":")
+    command = getattr(importlib.import_module(module), name)
+    with pytest.raises(SystemExit) as exited:
+        command(["--help"])
+    assert exited.value.code == 0
+    usage = capsys.readouterr().out
+    assert usage.startswith("usage: context-compact [-h] {serve,count,compact}")
+    assert "  context-compact serve --port 8080\n" in usage

@@ -2,14 +2,17 @@
 
 JSON fields: `time` (UTC, ISO 8601, milliseconds), `level`, `logger`, `message`,
 `request_id` (null outside a request), then every `extra` field the code passed, then
-`exc` with the traceback when there is one. The code never passes message contents as
-`extra`: only counts, ids, names and error descriptions.
+`exc` with the traceback when there is one. Text lines carry the same fields: time, level,
+logger, `[request_id]`, message, then every `extra` field as `key=value` (the value as JSON
+when it is not a plain word, so a line stays one line), then the traceback. The code never
+passes message contents as `extra`: only counts, ids, names and error descriptions.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
@@ -23,6 +26,16 @@ _RECORD_FIELDS = frozenset(
     | {"message", "asctime", "color_message"}
 )
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
+_PLAIN = re.compile(r"[A-Za-z0-9_./:@+-]+")
+
+
+def extra_fields(record: logging.LogRecord) -> dict[str, Any]:
+    """The fields the code passed as `extra` (and the request id the filter added)."""
+    return {
+        key: value
+        for key, value in vars(record).items()
+        if key not in _RECORD_FIELDS and key != "request_id"
+    }
 
 
 class RequestIdFilter(logging.Filter):
@@ -42,12 +55,28 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
             "request_id": getattr(record, "request_id", None),
         }
-        for key, value in vars(record).items():
-            if key not in _RECORD_FIELDS and key not in line:
-                line[key] = value
+        for key, value in extra_fields(record).items():
+            line.setdefault(key, value)
         if record.exc_info:
             line["exc"] = self.formatException(record.exc_info)
         return json.dumps(line, default=str, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    """`TEXT_FORMAT`, then ` key=value` for every extra field."""
+
+    def __init__(self) -> None:
+        super().__init__(TEXT_FORMAT)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        fields = "".join(f" {k}={_shown(v)}" for k, v in extra_fields(record).items())
+        return super().formatMessage(record) + fields
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, str) and _PLAIN.fullmatch(value):
+        return value
+    return json.dumps(value, default=str, ensure_ascii=False)
 
 
 LogFormat = Literal["json", "text"]
@@ -57,7 +86,7 @@ def build_handler(fmt: LogFormat, stream: TextIO) -> logging.Handler:
     """A handler writing `fmt` lines, each with the current request id, to `stream`."""
     handler = logging.StreamHandler(stream)
     handler.addFilter(RequestIdFilter())
-    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     return handler
 
 

@@ -6,9 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.examples import EXAMPLE_MESSAGES, EXAMPLE_OPENAI_MESSAGES
 from app.api.schemas import (
-    EXAMPLE_MESSAGES,
-    EXAMPLE_OPENAI_MESSAGES,
     FORMAT_DESCRIPTION,
     Messages,
     MessagesField,

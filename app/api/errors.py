@@ -6,7 +6,9 @@ place they become a response, so a route catches none of them.
 
 Validation errors name the offending field the way a caller writes it
 (`messages[3].content[0].text`), not pydantic's internal location with union branch labels
-(`body.messages.3.content.list[tagged-union[...]].0.text.text`).
+(`body.messages.3.content.list[tagged-union[...]].0.text.text`). A body that is not JSON at
+all (malformed, or not UTF-8) is a 400 `invalid_json` naming the problem and where it is:
+there is no field to name.
 """
 
 from __future__ import annotations
@@ -51,7 +53,11 @@ def error_response(status: int, body: ErrorResponse, headers: dict[str, str] | N
 async def _on_validation_error(request: Request, exc: Exception) -> Any:
     if not isinstance(exc, RequestValidationError):
         raise exc
-    details = validation_details(exc.errors())
+    errors = exc.errors()
+    malformed = next((e for e in errors if e.get("type") == "json_invalid"), None)
+    if malformed is not None:
+        return error_response(400, _not_json(malformed))
+    details = validation_details(errors)
     summary = "; ".join(f"{d.field}: {d.message}" for d in details[:5])
     return error_response(
         422, ErrorResponse(error="invalid_request", message=summary, details=details)
@@ -77,8 +83,8 @@ async def _on_http_error(request: Request, exc: Exception) -> Any:
         raise exc
     if isinstance(exc.__cause__, UnicodeDecodeError):
         # FastAPI answers a body that is not UTF-8 with a bare 400; it is bad input like
-        # any invalid JSON, so it gets the same 422 naming the body.
-        return error_response(422, _not_utf8(exc.__cause__))
+        # any invalid JSON, so it gets the same answer naming the problem.
+        return error_response(400, _not_utf8(exc.__cause__))
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     return error_response(
         exc.status_code,
@@ -88,9 +94,20 @@ async def _on_http_error(request: Request, exc: Exception) -> Any:
 
 
 def _not_utf8(cause: UnicodeDecodeError) -> ErrorResponse:
-    message = f"not UTF-8 JSON: {cause.reason} at byte {cause.start}"
+    return _invalid_json(f"not UTF-8 JSON: {cause.reason} at byte {cause.start}")
+
+
+def _not_json(error: Any) -> ErrorResponse:
+    """FastAPI's `json_invalid` error: the decoder's reason, at its character offset."""
+    loc = error.get("loc", ())
+    where = f" at character {loc[-1]}" if loc and isinstance(loc[-1], int) else ""
+    reason = (error.get("ctx") or {}).get("error") or "malformed"
+    return _invalid_json(f"not valid JSON: {reason}{where}")
+
+
+def _invalid_json(message: str) -> ErrorResponse:
     return ErrorResponse(
-        error="invalid_request",
+        error="invalid_json",
         message=f"body: {message}",
         details=[ErrorDetail(field="body", message=message)],
     )

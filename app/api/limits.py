@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.errors import ApiError, error_response
 from app.api.schemas import ErrorResponse
+from app.api.text import NOT_TEXT, unencodable_at
 
 
 class BodyTooLargeError(Exception):
@@ -163,41 +164,6 @@ def _deep_path(document: Any, max_depth: int) -> str:
 
 
 def unencodable_text(document: Any) -> ApiError | None:
-    """422 `invalid_request` naming the first string (a value or a key, in document order)
-    that has no UTF-8 form: a lone surrogate escape such as `"\\udc80"`. JSON lets one
-    through, but no answer, archive or provider request can carry it, so every route
-    refuses it at the door instead of failing when it writes. Only called on a body orjson
-    refused (orjson never parses one), so ordinary requests never pay for the walk."""
-    stack: list[tuple[Any, str]] = [(document, "")]
-    while stack:
-        node, path = stack.pop()
-        if isinstance(node, str):
-            if not _encodable(node):
-                return _not_text(path or "body")
-        elif isinstance(node, dict):
-            children: list[tuple[Any, str]] = []
-            for key, child in node.items():
-                name = key if _encodable(key) else key.encode("utf-8", "backslashreplace").decode()
-                where = f"{path}.{name}" if path else name
-                if not _encodable(key):
-                    return _not_text(where)
-                children.append((child, where))
-            stack.extend(reversed(children))
-        elif isinstance(node, list):
-            stack.extend(
-                (child, f"{path}[{index}]") for index, child in reversed(list(enumerate(node)))
-            )
-    return None
-
-
-def _not_text(field: str) -> ApiError:
-    message = "a lone surrogate escape (such as \\udc80) is not text: it has no UTF-8 form"
-    return ApiError(422, "invalid_request", message, field=field)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    """422 `invalid_request` naming the first string with no UTF-8 form (`app.api.text`)."""
+    field = unencodable_at(document)
+    return None if field is None else ApiError(422, "invalid_request", NOT_TEXT, field=field)

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 from pydantic.config import JsonDict
 
+from app.api.examples import EXAMPLE_LONG_MESSAGES, EXAMPLE_MESSAGES, EXAMPLE_OPENAI_MESSAGES
 from app.core.compaction import CompactOptions, CompactResult
 from app.core.decide import Basis
 from app.core.dialects import OpenAIForms, OpenAIMessage
@@ -18,60 +19,25 @@ from app.core.records import CompactionRecord, RecordReason
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.compaction import CompactRequest
 
-EXAMPLE_MESSAGES: list[JsonValue] = [
-    {"role": "system", "content": "You are a coding agent."},
-    {"role": "user", "content": "Fix the failing test in tests/test_app.py."},
-    {
-        "role": "assistant",
-        "content": [
-            {"type": "text", "text": "Let me read the test first."},
-            {
-                "type": "tool_use",
-                "id": "toolu_01",
-                "name": "read_file",
-                "input": {"path": "tests/test_app.py"},
-            },
-        ],
-    },
-    {
-        "role": "user",
-        "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_01", "content": "def test_app(): ..."}
-        ],
-    },
-]
-
-EXAMPLE_OPENAI_MESSAGES: list[JsonValue] = [
-    {"role": "system", "content": "You are a coding agent."},
-    {"role": "user", "content": "Fix the failing test in tests/test_app.py."},
-    {
-        "role": "assistant",
-        "content": "Let me read the test first.",
-        "tool_calls": [
-            {
-                "id": "call_01",
-                "type": "function",
-                "function": {"name": "read_file", "arguments": '{"path": "tests/test_app.py"}'},
-            }
-        ],
-    },
-    {"role": "tool", "tool_call_id": "call_01", "content": "def test_app(): ..."},
-]
-
 _REQUEST = ConfigDict(extra="forbid")
+# `COMPACT_MAX_MESSAGES`'s default (a test keeps them equal), shown as the schema's
+# `maxItems`. The limit itself is the configured one, checked before validation
+# (app/api/limits.py, 422 `too_many_messages`), so the model sets none of its own.
+DEFAULT_MAX_MESSAGES = 10_000
 
 MessagesField = Field(
     description=(
         "The agent's message list, in the Anthropic Messages shape (`role` system, user or "
         "assistant; `content` a string or blocks) or the OpenAI Chat Completions shape "
         "(roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). "
-        "Unknown block types and extra fields are accepted and passed through untouched."
+        "Unknown block types and extra fields are accepted and passed through untouched. "
+        "At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above)."
     ),
-    max_length=100_000,
     # Validated per format after parsing (app/api/dialect.py), so the field takes plain
     # objects; the schema still names both shapes, for readers and for schema fuzzers.
     json_schema_extra={
-        "items": {"$ref": "#/components/schemas/AnyMessage"}  # in the schema via CompactResponse
+        "items": {"$ref": "#/components/schemas/AnyMessage"},  # in the schema via CompactResponse
+        "maxItems": DEFAULT_MAX_MESSAGES,
     },
 )
 
@@ -125,7 +91,7 @@ class CompactRequestBody(BaseModel):
         json_schema_extra={
             "examples": [
                 {
-                    "messages": EXAMPLE_MESSAGES,
+                    "messages": EXAMPLE_LONG_MESSAGES,
                     "session_id": "session-42",
                     "force": True,
                     "instructions": "Focus on the failing test.",
@@ -358,6 +324,8 @@ class ReadyResponse(BaseModel):
                         "data_dir_has_room": True,
                         "workdir_readable": True,
                     },
+                    "summarizer": "extractive",
+                    "summary_fallback": "none",
                 }
             ]
         }
@@ -372,6 +340,15 @@ class ReadyResponse(BaseModel):
     )
     reasons: dict[str, str] | None = Field(
         None, description="why a failing check failed, when known (absent otherwise)"
+    )
+    summarizer: str = Field(
+        description=(
+            "who writes summaries: `extractive` (no LLM, no key), `anthropic` or `openai` "
+            "(a paid or remote call per summary)"
+        )
+    )
+    summary_fallback: str = Field(
+        description="what a failed LLM summary falls back to: `extractive` or `none`"
     )
 
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
+from app.api.examples import EXAMPLE_MESSAGES
 from app.api.schemas import (
     ANY_MESSAGE_ITEMS,
-    EXAMPLE_MESSAGES,
+    DEFAULT_MAX_MESSAGES,
     FORMAT_DESCRIPTION,
     Messages,
     SessionIdField,
 )
-from app.core.tool_results import ToolResultLimits
+from app.core.tool_results import ToolResultLimits, stray_fields
 from app.core.vocabulary import Format, RequestFormat
 
 MAX_TEXT = 1_000_000
@@ -73,7 +75,9 @@ class CompressToolResultRequest(BaseModel):
         description=(
             "The full result: the text the agent got back, a list of content blocks (an "
             "Anthropic `tool_result`'s content: its text blocks are read), or a structured "
-            "object `{status, data, error, text, stats, context}`."
+            "object `{status, data, error, text, stats, context}` (an object with none of "
+            "these fields is the data itself; other fields beside `data` or `text` are "
+            "refused, 422, rather than dropped)."
         )
     )
     is_error: bool = Field(False, description="A string result is an error (status `error`).")
@@ -81,6 +85,21 @@ class CompressToolResultRequest(BaseModel):
     limits: ToolResultLimits | None = Field(
         None, description="Per-request limits; fields left out take the server's defaults."
     )
+
+    @field_validator("result")
+    @classmethod
+    def _no_field_dropped(
+        cls, result: str | dict[str, Any] | list[dict[str, Any]]
+    ) -> str | dict[str, Any] | list[dict[str, Any]]:
+        stray = stray_fields(result) if isinstance(result, dict) else []
+        if stray:
+            named = ", ".join(f"`{key}`" for key in stray)
+            raise PydanticCustomError(
+                "fields_lost",
+                "{named} beside `data` or `text` would be lost: put them inside `data`",
+                {"named": named},
+            )
+        return result
 
 
 class CompressToolResultResponse(BaseModel):
@@ -237,10 +256,11 @@ class AssembleRequest(BaseModel):
     )
     messages: Messages = Field(
         default_factory=list,
-        max_length=100_000,
         description=(
-            "L3: the history, system summaries included, in either shape (as for `/compact`)."
+            "L3: the history, system summaries included, in either shape (as for `/compact`); "
+            "at most `COMPACT_MAX_MESSAGES` messages."
         ),
+        json_schema_extra={"maxItems": DEFAULT_MAX_MESSAGES},
     )
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
     input: str = Field("", max_length=MAX_TEXT, description="The current user input.")

@@ -19,6 +19,12 @@ A log may name several errors. When the first line naming one only mentions it m
 (`failed: Engine 'hasdata-google-light': HTTP`), both are kept, joined by
 `KEY_LINE_SEPARATOR`: an agent continuing the work needs the error the log reports as its
 outcome as much as the first one mentioned. Never more than two lines.
+
+A test run names the test that failed apart from what failed in it (pytest's `FAILED id`
+summary after its `E   assert 1 == 2` lines, Go's `--- FAIL: TestX`, Rust's `test x ...
+FAILED`, Jest's `● suite › test` before `Expected:`). The first such test line is kept
+first, with the line stating its failure (the first after it, else the first before it)
+when it does not carry one: the ledger then says which test failed and how.
 """
 
 from __future__ import annotations
@@ -31,20 +37,45 @@ _TRACEBACK = "Traceback (most recent call last)"
 _NAMED_AT_START = (
     r"^\W{0,3}(?:E\d{3,4}\s+)?(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b(?::|$)"
     r"|^\W{0,3}[EF]\d{3,4}\s+\S"
+    r"|^[\w./\\-]+:\d+: (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)$"  # pytest's `a.py:5: XError`
 )
 _EXCEPTION = re.compile(
     _NAMED_AT_START + r"|:\d+(?::\d+)?:?\s+[EF]\d{3,4}\s"
-    r"|\berror(?:\[\w+\]| TS\d+)?:\s"
+    r"|:\d+:\d+:\s+[A-Z]{1,4}\d{1,4}\s"  # any linter's `a.py:3:1: W291 ...`
+    r"|\berror(?:\[\w+\]| [A-Z]{1,4}\d{2,5})?:\s"  # `error TS2322:`, `error CS1002:`
     r"|\bpanic:\s",
 )
+# Stated from a line's start: a keyword, pytest's `E   assert ...`, a failed test, a
+# program's own failure line (Java, Rust, npm, make, ESLint), an HTTP status line of 4xx
+# or 5xx.
 _KEYWORD_AT_START = (
     r"^\W{0,3}(?i:error|fatal|failed|failure|exception)\s*:"
-    r"|^\W{0,3}(?:\[error\]|ERROR:|FAILED\b|FAIL\b|failed to\b)"
+    r"|^\W{0,3}(?:(?i:\[error\])|ERROR:|FAILED\b|FAIL\b|failed to\b)"
+    r"|^E {2,}\S|^Exception in thread |^thread '[^']*' panicked at |^npm ERR!"
+    r"|^make(?:\[\d+\])?: \*\*\* "
+    r"|^\d+:\d+ {2,}error {2}|^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b"
 )
 _KEYWORD = re.compile(_KEYWORD_AT_START)
 # A line that states an error from its start, not one that mentions it mid-line.
 _STATES = re.compile(f"{_NAMED_AT_START}|{_KEYWORD_AT_START}")
 KEY_LINE_SEPARATOR = " | "
+# The one-line stub `prune` leaves of a cleared result (`app.core.prune`), which keeps the
+# line stating its failure after `FAILED_MARK`: that line is the result's error line.
+CLEARED_PREFIX = "[Old tool result cleared: "
+FAILED_MARK = "; failed: "
+_CLEARED_FAILURE = re.compile(r"^\[Old tool result cleared: .*?, [\d,]+ tokens; failed: (.+)\]$")
+# A line naming a test that failed, and the lines that may say how it failed: those that
+# state an error (`_STATES`) and a test framework's own (Jest's `Expected:`, Go's
+# `x_test.go:9: got 3`). A bare outcome line (`FAIL`, `FAILED`) says neither.
+_TEST_LINE = re.compile(
+    r"^_* ?(?:FAILED|ERROR)(?: collecting)? [\w./-]+(?:::\S*|\.py\b)"
+    r"|^[\w./-]+::\S+ (?:FAILED|ERROR)\b|^--- FAIL: \S|^test \S+ \.\.\. FAILED$|^● .+ › "
+)
+# A test run's summary line (pytest's `FAILED id - ...`): preferred to its progress lines.
+_SUMMARY = re.compile(r"^_* ?(?:FAILED|ERROR)\b")
+_CARRIES_MESSAGE = re.compile(r"^\S*(?:FAILED|ERROR) \S+ - \S")
+_DETAIL = re.compile(r"^Expected\b[^:]{0,30}:|^[\w/.-]+_test\.go:\d+: \S")
+_OUTCOME = re.compile(r"^\W{0,3}(?:FAILED|FAIL|ERROR)\b(?!:)|^test result: ")
 _FAILED = re.compile(
     r"command not found|no such file or directory|permission denied|\btimed out\b"
     r"|\bnot executed\b|non-zero exit|exit(?:ed with)? (?:code|status):? *[1-9]"
@@ -63,14 +94,28 @@ _STOPPED = re.compile(
 # `error`. A diagnostic code (`E302`, `F401`) is found apart, in the text as it is
 # (`_DIAGNOSTIC_CODES`), and feeds `_EXCEPTION`.
 _LINE_END = "[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"  # where `str.splitlines` cuts
-_EXC, _KEY, _FAIL = 1, 2, 4
-_ALL = _EXC | _KEY | _FAIL
+_EXC, _KEY, _FAIL, _TEST = 1, 2, 4, 8
+_ALL = _EXC | _KEY | _FAIL | _TEST
 _MAY_NAME = (
-    (rf"error(?:\s*(?::|{_LINE_END}|\Z)|\[|\]| ts)", _EXC | _KEY),
-    (rf"exception\s*(?::|{_LINE_END}|\Z)", _EXC | _KEY),
+    # One search for every `error` a pattern may end (`error:`, `error[E0308]`, `error
+    # TS2322`, ESLint's `error  `, pytest's `ERROR collecting a.py`, `ERROR a.py::t`).
+    (
+        rf"error(?:\s*(?::|{_LINE_END}|\Z)|\[|\]| [a-z]{{1,4}}\d|  "
+        r"| (?:collecting )?[\w./-]+(?:::|\.py))",
+        _EXC | _KEY | _TEST,
+    ),
+    (rf"exception(?:\s*(?::|{_LINE_END}|\Z)| in thread )", _EXC | _KEY),
     (r"fatal\s*:", _KEY),
-    ("fail", _KEY),
+    ("fail", _KEY | _TEST),
     ("panic:", _EXC),
+    (r"e  (?<!\Se  ) *\S", _KEY),  # the literal first: searched fast
+    ("panicked at ", _KEY),
+    ("npm err!", _KEY),
+    (r": \*\*\* ", _KEY),
+    ("http/", _KEY),
+    ("●", _TEST),
+    (r"expected\b[^:\n]{0,30}:", _TEST),
+    ("_test.go:", _TEST),
     ("command not found", _FAIL),
     ("no such file or directory", _FAIL),
     ("permission denied", _FAIL),
@@ -93,7 +138,11 @@ _MAY_NAME_ANY_CASE = re.compile("|".join((*_PATTERNS, *_MAY_STOP)), re.IGNORECAS
 _FOLDED = ("\u0130", "\u0131", "\u017f")
 # A diagnostic code: one pattern per letter, each found by a fast search for its letter
 # (the regex engine's literal prefix), not a character class tried at every position.
-_DIAGNOSTIC_CODES = (re.compile(r"E\d{3}"), re.compile(r"F\d{3}"))
+_DIAGNOSTIC_CODES = (
+    re.compile(r"E\d{3}"),
+    re.compile(r"F\d{3}"),
+    re.compile(r":\d+:\d+:\s+[A-Z]{1,4}\d"),
+)
 _PREFIX_CHARS = 4096
 MAX_SCANNED_LINES = 400
 # Tools whose output is content (a file, search hits, a listing): an error there is said
@@ -110,7 +159,11 @@ def error_line(text: str, is_error: bool | None = False, tool: str = "") -> str 
     """The line naming the error when `text` (or the provider's flag) says the call failed;
     None for a result that is not an error. A flagged result that names nothing gives its
     first non-empty line. For a content tool (`tool` reads, searches or lists), only the
-    first lines are read for an error."""
+    first lines are read for an error. A cleared result's stub gives the failure it kept."""
+    if text.startswith(CLEARED_PREFIX):
+        kept = _CLEARED_FAILURE.match(text)
+        if kept is not None:
+            return kept.group(1)
     if not is_error:
         if is_content_tool(tool):
             head = _first_lines(text, CONTENT_STATUS_LINES)
@@ -173,6 +226,9 @@ def _key_line(lines: list[str]) -> str | None:
         lines = [*lines[:half], *lines[-half:]]
     joined = "\n".join(lines)
     candidates = _candidate_lines(joined)
+    failed_test = _failed_test(lines, candidates)
+    if failed_test is not None:
+        return failed_test
     starts = _line_numbers(joined, occurrences(joined, _TRACEBACK))
     if starts:
         exceptions = [
@@ -195,11 +251,48 @@ def _key_line(lines: list[str]) -> str | None:
     return None
 
 
+def _failed_test(lines: list[str], candidates: list[tuple[int, int]]) -> str | None:
+    """The first line naming a failed test (`_TEST_LINE`; the first summary line when the
+    run has one), with the line saying how it failed when it does not say so itself: the
+    first after it, else the first before it."""
+    tests = [
+        p for p, (i, feeds) in enumerate(candidates) if feeds & _TEST and _TEST_LINE.match(lines[i])
+    ]
+    if not tests:
+        return None
+    lines_of = [candidates[p][0] for p in tests]
+    at = next((i for i in lines_of if _SUMMARY.match(lines[i])), lines_of[0])
+    test = lines[at].strip("_ ")
+    if _CARRIES_MESSAGE.match(test):
+        return test
+    details = [i for i, feeds in candidates if i != at and _is_detail(lines[i], feeds)]
+    detail = next((i for i in details if i > at), details[0] if details else None)
+    if detail is None:
+        return test
+    said = lines[detail]
+    if said.startswith("Expected") and detail + 1 < len(lines):
+        following = lines[detail + 1]
+        if following.startswith("Received"):
+            said = f"{said} {following}"
+    return f"{test}{KEY_LINE_SEPARATOR}{said}"
+
+
+def _is_detail(line: str, feeds: int) -> bool:
+    """Whether `line` says how a test failed: it states an error, or is a framework's own
+    line of the kind, and it is neither a test line nor a bare outcome."""
+    if _TEST_LINE.match(line) or _OUTCOME.match(line):
+        return False
+    return bool(
+        (feeds & (_EXC | _KEY) and _STATES.search(line)) or (feeds & _TEST and _DETAIL.match(line))
+    )
+
+
 def _names_error(line: str, feeds: int = _ALL) -> bool:
     """Whether one of the three patterns finds an error in `line`, trying only those its
     hits may feed (`_MAY_NAME`)."""
     return bool(
-        (feeds & _KEY and _KEYWORD.search(line))
+        (feeds & _TEST and _TEST_LINE.match(line))
+        or (feeds & _KEY and _KEYWORD.search(line))
         or (feeds & _EXC and _EXCEPTION.search(line))
         or (feeds & _FAIL and _FAILED.search(line))
     )

@@ -17,17 +17,18 @@ for file facts, the text otherwise), which shows how lossy a summarizer is.
 
 Budget order (`PRIORITY`): errors, changed files, files read, the goal, every later
 request of the user, instructions, commands, todos, failed approaches, identifiers;
-within a kind, recent before old. What does not fit is counted in the last line and by
-kind in the report, never dropped silently. The budget itself follows the context window
-(`LedgerBudget`). Requests and instructions are the user's own words only
-(`app.core.harness`); errors are found by text as well as by flag (`app.core.failures`);
-files by the agents' vocabularies (`app.core.file_ops`).
+within a kind, recent before old; errors, paths, commands and requests each with a floor
+(`app.core.ledger_fit`). What does not fit is counted in the last line and by kind in the
+report, never dropped silently. The budget itself follows the context window
+(`LedgerBudget`); the lines are written by `app.core.ledger_lines`. Requests and
+instructions are the user's own words only (`app.core.harness`; a mostly pasted request
+cut to them, `app.core.own_words`); errors are found by text as well as by flag
+(`app.core.failures`); files by the agents' vocabularies (`app.core.file_ops`).
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -35,6 +36,15 @@ from app.core.assemble import SUMMARY_PREFIX
 from app.core.facts import EDITOR_TOOLS, ExtractedFacts, extract_facts, listed_commands
 from app.core.failures import occurrences
 from app.core.file_ops import DEFAULT_VOCABULARY, FileOp, Vocabulary, shell_command
+from app.core.ledger_fit import fit, fit_budget, left_out_kinds, without_near_duplicates
+from app.core.ledger_lines import (
+    FAILED_SUFFIX,
+    LEDGER_HEADING,
+    PRIORITY,
+    Fact,
+    parse_ledger,
+    render_ledger,
+)
 from app.core.messages import (
     Message,
     TextBlock,
@@ -43,34 +53,14 @@ from app.core.messages import (
     tool_result_text,
     tool_uses,
 )
+from app.core.own_words import request_fact
 
-LEDGER_HEADING = "## Ledger"
 # The closing line after the ledger (a quote, never a fact line).
 CLOSING_MARK = "> Recall: "
 DEFAULT_LEDGER_BUDGET = 1500  # the budget of a ledger asked for without a window
 DEFAULT_LEDGER_SHARE = 0.05
 DEFAULT_LEDGER_FLOOR = 1000
 DEFAULT_LEDGER_CAP = 20_000
-# Paths and errors first, then what the user asked, then commands, then the rest.
-PRIORITY = (
-    "error",
-    "file_changed",
-    "file_read",
-    "goal",
-    "request",
-    "latest_request",  # written by earlier versions; still read and carried
-    "instruction",
-    "command",
-    "todo",
-    "failed_approach",
-    "identifier",
-)
-FAILED_SUFFIX = " (failed)"
-_FILE_KINDS = frozenset({"file_changed", "file_read"})
-_FACT_LINE = re.compile(r"^- \[([a-z_]+)\] (.+)$")
-# A fact text that would read as a tagged line: always written with its own tag.
-_TAGGED = re.compile(r"^\[[a-z_]+\] ")
-_DROPPED_LINE = re.compile(r"^- \((\d+) more facts? did not fit the ledger budget\)$")
 # A sentence ends at a newline, or at `.!?` followed by whitespace: the dot of
 # `storage.ts` or `v1.2` ends nothing.
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))+[.!?]*")
@@ -118,24 +108,11 @@ _ABANDONED = _phrases(
 )
 _BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
+_LINE_LABEL = re.compile(r"^#?L\d+(?:[-:]L?\d+)?$")
 _TODO_BOX = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
 MAX_FACT_CHARS = 300
-_REQUEST_HEAD_CHARS = 4 * MAX_FACT_CHARS
 ERROR_CALL_CHARS = 60
 _LEADING_CD = re.compile(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
-
-
-@dataclass(frozen=True)
-class Fact:
-    kind: str
-    text: str
-
-    @property
-    def key(self) -> str:
-        """What the summary must contain to state this fact."""
-        if self.kind in _FILE_KINDS:
-            return self.text.rsplit(" (", 1)[0]
-        return self.text
 
 
 @dataclass(frozen=True)
@@ -191,7 +168,9 @@ def extract_ledger(
     goal = _cut(found.first_request) if found.first_request else None
     if goal:
         facts.append(Fact("goal", goal))
-    same_as_goal = _request(found.first_request) if found.first_request else None
+    same_as_goal = (
+        request_fact(found.first_request, MAX_FACT_CHARS) if found.first_request else None
+    )
     operations = iter(found.call_operations)
     for message, words in zip(messages, found.spoken, strict=True):
         facts.extend(
@@ -231,7 +210,7 @@ def _message_facts(
     (`ExtractedFacts.call_operations`)."""
     if message.role == "user" and not is_tool_result_message(message):
         if words:
-            yield Fact("request", _request(words))
+            yield Fact("request", request_fact(words, MAX_FACT_CHARS))
         for sentence in _sentences_matching(words, _INSTRUCTION):
             yield Fact("instruction", sentence)
         yield from _identifiers(words)
@@ -263,39 +242,28 @@ def _message_facts(
         for block in message.blocks():
             if isinstance(block, ToolResultBlock):
                 yield from (
-                    Fact("identifier", m) for m in _BACKTICKED.findall(tool_result_text(block))
+                    Fact("identifier", m)
+                    for m in _BACKTICKED.findall(tool_result_text(block))
+                    if names_something(m)
                 )
-
-
-def _request(words: str) -> str:
-    """A later request as the ledger keeps it: whole when short; a long one is mostly
-    something pasted (a log, a traceback, code) after the user's own first line, so only
-    that line is kept, marked cut (the whole message stays in the archive, for recall).
-
-    A long text is read from its head only: the head's collapsed words are the start of
-    the whole text's, so once they pass the limit the text is long and its cut is theirs,
-    and a head holding two non-empty lines holds the first one whole."""
-    head = words[:_REQUEST_HEAD_CHARS]
-    collapsed = " ".join(head.split())
-    if len(head) < len(words) and len(collapsed) > MAX_FACT_CHARS:
-        lines = [line for line in head.splitlines() if line.strip()]
-        if len(lines) < 2:
-            lines = [line for line in words.splitlines() if line.strip()]
-    else:
-        collapsed = " ".join(words.split())
-        if len(collapsed) <= MAX_FACT_CHARS:
-            return collapsed
-        lines = [line for line in words.splitlines() if line.strip()]
-    if len(lines) < 2:
-        return _cut_collapsed(collapsed)
-    return _cut(lines[0]).removesuffix(" …") + " …"
 
 
 def _identifiers(text: str) -> Iterable[Fact]:
     for name in _BACKTICKED.findall(text):
-        yield Fact("identifier", name)
+        if names_something(name):
+            yield Fact("identifier", name)
     for path in _paths(text):
         yield Fact("identifier", path)
+
+
+def names_something(name: str) -> bool:
+    """Whether a backticked text can be an identifier worth a ledger line: it holds a letter,
+    and it is no table fragment (`| L738 |`, a cell's bar at either end) nor a line-number
+    label (`L738`, `#L10-L20`), which say nothing once out of their table or page."""
+    stripped = name.strip()
+    if not any(c.isalpha() for c in stripped) or _LINE_LABEL.match(stripped):
+        return False
+    return not (stripped.startswith("|") or stripped.endswith("|") or " | " in stripped)
 
 
 def _paths(text: str) -> list[str]:
@@ -395,100 +363,9 @@ def previous_ledgers(messages: Sequence[Message]) -> list[Fact]:
     return facts
 
 
-def parse_ledger(text: str) -> list[Fact]:
-    """The facts of the `## Ledger` section of a summary (none when it has no ledger).
-
-    A `- text` line without a `[kind]` tag continues the kind of the line above it
-    (`render_ledger`); the section ends at its first blank line."""
-    _, heading, section = text.rpartition(f"\n{LEDGER_HEADING}\n")
-    if not heading and text.startswith(f"{LEDGER_HEADING}\n"):
-        section = text[len(LEDGER_HEADING) + 1 :]
-    facts = []
-    kind: str | None = None
-    for line in section.splitlines():
-        if not line.strip():
-            break
-        if _DROPPED_LINE.match(line):
-            continue
-        match = _FACT_LINE.match(line)
-        if match:
-            kind = match.group(1) if match.group(1) in PRIORITY else None
-            if kind is not None:
-                facts.append(Fact(kind, match.group(2)))
-        elif kind is not None and line.startswith("- ") and line[2:].strip():
-            facts.append(Fact(kind, line[2:]))
-    return facts
-
-
 def merge(previous: Sequence[Fact], new: Sequence[Fact]) -> list[Fact]:
     """Earlier facts first, then the new ones; each fact once."""
     return _unique([*previous, *new])
-
-
-def fit_budget(
-    facts: Sequence[Fact], budget: int, count: Callable[[str], int]
-) -> tuple[list[Fact], int]:
-    """The facts that fit `budget` tokens, taken by priority and, within a kind, newest
-    first; returned in priority order, oldest first within a kind. Also the number left out."""
-    kept, _ = _fit(facts, budget, count)
-    return kept, len(facts) - len(kept)
-
-
-def _fit(facts: Sequence[Fact], budget: int, count: Callable[[str], int]) -> tuple[list[Fact], int]:
-    """`fit_budget`'s facts and the tokens the rendered ledger takes (at most `budget`).
-
-    A fact costs its line; the first fact of a kind also its `[kind]` tag. Token counts of
-    joined lines are not exactly additive, so the rendered ledger is counted at the end and
-    the facts picked last are given back while it is over the budget."""
-    rank = {kind: i for i, kind in enumerate(PRIORITY)}
-    order = sorted(range(len(facts)), key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), -i))
-    used = count(LEDGER_HEADING) + count(_dropped_line(len(facts)))
-    picked: list[int] = []
-    tagged: set[str] = set()
-    for i in order:
-        fact = facts[i]
-        cost = count(_untagged_line(fact)) + 1
-        if fact.kind not in tagged:
-            cost += count(f"[{fact.kind}] ")
-        if used + cost <= budget:
-            picked.append(i)
-            tagged.add(fact.kind)
-            used += cost
-    while True:
-        chosen = sorted(picked, key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), i))
-        kept = [facts[i] for i in chosen]
-        if not kept:
-            return kept, 0
-        taken = count(render_ledger(kept, len(facts) - len(kept)))
-        if taken <= budget:
-            return kept, taken
-        picked.pop()
-
-
-def render_ledger(facts: Sequence[Fact], dropped: int = 0) -> str:
-    """One fact a line; the first of each kind tagged `- [kind] `, the next ones of the same
-    kind only `- ` (the tag costs tokens on every line and says nothing new)."""
-    lines = [LEDGER_HEADING]
-    kind = None
-    for fact in facts:
-        continues = fact.kind == kind and not _TAGGED.match(fact.text)
-        lines.append(_untagged_line(fact) if continues else _fact_line(fact))
-        kind = fact.kind
-    if dropped:
-        lines.append(_dropped_line(dropped))
-    return "\n".join(lines)
-
-
-def _untagged_line(fact: Fact) -> str:
-    return f"- {fact.text}"
-
-
-def _fact_line(fact: Fact) -> str:
-    return f"- [{fact.kind}] {fact.text}"
-
-
-def _dropped_line(dropped: int) -> str:
-    return f"- ({dropped} more {'fact' if dropped == 1 else 'facts'} did not fit the ledger budget)"
 
 
 def _one_goal(facts: Sequence[Fact]) -> list[Fact]:
@@ -557,19 +434,32 @@ def _guard(
     carried = tuple((f, True) for f in found if f.kind == "command" and f.text in listed)
     if budget <= 0 or not facts:
         return LedgerReport(body, carried if budget > 0 else (), 0, budget=max(budget, 0))
-    kept, _ = _fit(facts, budget, count)
-    left_out = Counter(f.kind for f in set(facts) - set(kept))
-    dropped = len(facts) - len(kept)
+    facts, near = without_near_duplicates(facts)
+    near_kinds = {"command": near} if near else {}
+    kept, _ = fit(facts, budget, count, near_kinds)
+    left_out = left_out_kinds(facts, kept, near_kinds)
+    dropped = sum(left_out.values())
     # Whether the summary already states each fact: a normalized substring check, with the
     # summary normalized once rather than once per fact.
     normal_body = _normal(body)
     report = (*((fact, _normal(fact.key) in normal_body) for fact in kept), *carried)
-    ledger = render_ledger(kept, dropped)
+    ledger = render_ledger(kept, dropped, left_out)
     return LedgerReport(
         f"{body}\n\n{ledger}",
         report,
         dropped,
-        dict(sorted(left_out.items())),
+        left_out,
         budget,
         count(ledger),
     )
+
+
+__all__ = [
+    "FAILED_SUFFIX",
+    "LEDGER_HEADING",
+    "PRIORITY",
+    "Fact",
+    "fit_budget",
+    "parse_ledger",
+    "render_ledger",
+]

@@ -5,6 +5,13 @@ has its content replaced by a placeholder that names the call and what was remov
 
     [Old tool result cleared: read_file(path=src/app.py), 1,234 tokens]
 
+A result whose text states a failure (`app.core.failures`: a flagged result, or a test,
+build or program failure in ordinary output) keeps the line that states it, cut, after the
+figure, so the stub still says what failed (and a later compaction reads that line back
+as the result's error, `app.core.failures`):
+
+    [Old tool result cleared: bash(command=pytest -q), 880 tokens; failed: FAILED t.py::x - ...]
+
 Results of excluded tools, results already cleared, and results whose placeholder would
 not be smaller are left as they are. With `clear_inputs`, the call's `input` becomes `{}`
 too (its arguments stay readable in the placeholder). The placeholder text is the only
@@ -23,13 +30,14 @@ from typing import Any
 
 from app.core.compact_json import compact_json
 from app.core.dialects import BOOKKEEPING
+from app.core.failures import CLEARED_PREFIX, FAILED_MARK, error_line
 from app.core.messages import Message, ToolResultBlock, ToolUseBlock, tool_result_text, tool_uses
 from app.core.vocabulary import Format
 
-CLEARED_PREFIX = "[Old tool result cleared: "
 MARKER = "compacted_at"
 VALUE_CHARS = 60
 ARGUMENT_CHARS = 120
+FAILURE_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -49,8 +57,10 @@ class PrunePlan:
     tokens_saved: int
 
 
-def placeholder(use: ToolUseBlock, tokens: int) -> str:
-    return f"{CLEARED_PREFIX}{call_label(use)}, {tokens:,} tokens]"
+def placeholder(use: ToolUseBlock, tokens: int, failure: str | None = None) -> str:
+    """The one-line stub of a cleared result; `failure`: the line stating its failure."""
+    stated = f"{FAILED_MARK}{_cut(' '.join(failure.split()), FAILURE_CHARS)}" if failure else ""
+    return f"{CLEARED_PREFIX}{call_label(use)}, {tokens:,} tokens{stated}]"
 
 
 def call_label(use: ToolUseBlock) -> str:
@@ -105,8 +115,9 @@ def plan_prune(
             use = uses.get(block.tool_use_id)
             if use is None or use.name in rules.exclude_tools or already_cleared(block):
                 continue
-            tokens = count(tool_result_text(block))
-            text = placeholder(use, tokens)
+            content = tool_result_text(block)
+            tokens = count(content)
+            text = placeholder(use, tokens, error_line(content, block.is_error, use.name))
             if count(text) >= tokens:
                 continue
             blocks[position] = _marked(block, {"content": text}, fmt, compacted_at)

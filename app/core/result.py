@@ -157,7 +157,13 @@ class CompactResult(BaseModel):
         default_factory=list,
         description="The facts of the ledger appended to the summary.",
     )
-    ledger_dropped: int = Field(0, description="Facts left out of the ledger by its budget.")
+    ledger_dropped: int = Field(
+        0,
+        description=(
+            "Facts left out of the ledger: by its budget, or as near-duplicate commands "
+            "(recall has them)."
+        ),
+    )
     ledger_dropped_kinds: dict[str, int] = Field(
         default_factory=dict,
         description="Of `ledger_dropped`, how many of each kind (facts of this compaction).",

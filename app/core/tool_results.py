@@ -9,8 +9,10 @@ context}`. Its fields: `status` is kept (a string result is `success`, or `error
 caller says so); `data` is compressed by the tool's rule (when a structured result has no
 `data`, its `text` is compressed instead); `error` is kept whole when the status is
 `error` (a string error result becomes `{"message": <the text>}`); `text`, `stats` and
-`context` are dropped. Status markers in `data` (`truncated`, `applied`, `fallback`) are
-kept, and a rule that cuts something sets `truncated`.
+`context` are dropped. An object with none of those fields (a bare `{"stdout", "stderr"}`)
+is the `data` itself; other fields beside `data` or `text` would be lost, so `stray_fields`
+names them for the caller to refuse. Status markers in `data` (`truncated`, `applied`,
+`fallback`) are kept, and a rule that cuts something sets `truncated`.
 
 Which rule applies is decided by the tool's name, case- and separator-insensitively, with
 the aliases of common agents (`read_file`, `bash`/`shell`, `str_replace_editor` by its
@@ -131,8 +133,20 @@ def rule_for(tool: str, args: Mapping[str, Any]) -> Rule:
     return ALIASES.get(key, "fallback")
 
 
+ENVELOPE = frozenset({"status", "data", "error", "text", "stats", "context"})
+
+
+def stray_fields(result: Mapping[str, Any]) -> list[str]:
+    """The fields of a structured result that would be dropped: those outside the envelope
+    when it also has `data` or `text` (without either, they are the data)."""
+    if result.get("data") is None and not isinstance(result.get("text"), str):
+        return []
+    return [key for key in result if key not in ENVELOPE]
+
+
 def parse_output(result: str | Mapping[str, Any], *, is_error: bool = False) -> ToolOutput:
-    """A string or a structured result, read as `{status, data, error, text}`."""
+    """A string or a structured result, read as `{status, data, error, text}`; the fields
+    outside that envelope are the data when it has neither `data` nor `text`."""
     if isinstance(result, str):
         status = "error" if is_error else "success"
         error = {"message": result} if is_error else None
@@ -151,7 +165,10 @@ def parse_output(result: str | Mapping[str, Any], *, is_error: bool = False) -> 
     else:
         status = "error" if is_error or error is not None else "success"
     text = result.get("text")
-    return ToolOutput(status, result.get("data"), text if isinstance(text, str) else None, error)
+    data = result.get("data")
+    if data is None and not isinstance(text, str):
+        data = {key: value for key, value in result.items() if key not in ENVELOPE} or None
+    return ToolOutput(status, data, text if isinstance(text, str) else None, error)
 
 
 def compress_tool_result(

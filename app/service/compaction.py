@@ -343,6 +343,8 @@ class CompactionService:
             result, refused_at = await kept_or_refused(prepared, result, self.steps)
             last = position == len(chain) - 1
             if result.compacted or result.reason not in FALLS_THROUGH or last:
+                if not result.compacted:
+                    refuse(prepared.broken)  # all of it comes back as sent, forced or not
                 return result.model_copy(update={"fallbacks": tried})
             tried.append(fallback_info(result, refused_at))
         raise RuntimeError("a strategy chain is never empty")  # pragma: no cover

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { type AnyMessage, ContextCompactError, createClient, unwrap } from "./src/index.js";
 
-const client = createClient(process.env.COMPACT_URL);
+const client = createClient(process.env.COMPACT_URL, { token: process.env.COMPACT_API_TOKEN });
 // A long tool result, so that a summary is smaller than what it replaces.
 const TEST_FILE = Array.from({ length: 200 }, (_, i) => `def test_case_${i}(): assert app(${i})`).join("\n");
 

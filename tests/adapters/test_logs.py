@@ -79,3 +79,40 @@ def test_configure_logging_routes_uvicorn_lines_to_the_one_handler(stream: io.St
     assert [(line["logger"], line["message"]) for line in lines] == [
         ("uvicorn.error", "Started server process")
     ]
+
+
+def test_a_text_line_keeps_every_extra_field(stream: io.StringIO) -> None:
+    handler = build_handler("text", stream)
+    handler.handle(
+        record(
+            method="POST",
+            path="/compact",
+            status=200,
+            duration_ms=12.5,
+            error="read failed: no such file\nsecond line",
+            tokens={"before": 10, "after": 4},
+            request_id="ignored: the filter sets the current one",
+            color_message="\x1b[36ma b\x1b[0m",
+        )
+    )
+    line = stream.getvalue()
+    assert line.endswith(
+        " WARNING context_compact.x [None] a b method=POST path=/compact status=200"
+        ' duration_ms=12.5 error="read failed: no such file\\nsecond line"'
+        ' tokens={"before": 10, "after": 4}\n'
+    )
+    assert line.count("\n") == 1
+
+
+def test_a_text_line_puts_the_traceback_after_the_fields(stream: io.StringIO) -> None:
+    handler = build_handler("text", stream)
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        made = record(path="/x")
+        made.exc_info = sys.exc_info()
+    handler.handle(made)
+    first, *rest = stream.getvalue().splitlines()
+    assert first.endswith("[None] a b path=/x")
+    assert rest[0] == "Traceback (most recent call last):"
+    assert rest[-1] == "ValueError: boom"

@@ -29,6 +29,9 @@ def settings_for(tmp_path: Path, workdir: Path) -> Callable[..., Settings]:
             "workdir": str(workdir),
             "data_dir": str(tmp_path / "data"),
             "summarizer": "extractive",
+            # The tests of LLM failures look at the failure itself, which the extractive
+            # fallback (the default) would hide; the tests of the fallback ask for it.
+            "summary_fallback": "none",
         }
         values.update(overrides)
         return Settings(_env_file=None, **values)  # type: ignore[call-arg]

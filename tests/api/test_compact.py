@@ -153,6 +153,8 @@ async def test_health_and_readiness(client: httpx.AsyncClient) -> None:
             "data_dir_has_room": True,
             "workdir_readable": True,
         },
+        "summarizer": "extractive",
+        "summary_fallback": "none",
     }
 
 
@@ -218,3 +220,37 @@ async def test_read_tool_preset_is_selectable_as_the_server_default(
     ]
     data = (await client.post("/compact", json={"messages": messages, "force": True})).json()
     assert [f["path"] for f in data["restored_files"]] == ["a.py"]
+
+
+BROKEN = [
+    [{"role": "user", "content": "Fix a.py."}, {"role": "user", "content": "Now b.py."}],
+    [
+        {"role": "user", "content": "Fix a.py."},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {}}],
+        },
+        {"role": "user", "content": "Go on."},
+        {"role": "assistant", "content": "Done."},
+    ],
+    [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Fix a.py."},
+        {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+        {"role": "assistant", "content": "Done."},
+    ],
+]
+
+
+@pytest.mark.parametrize("messages", BROKEN)
+async def test_force_never_changes_what_is_refused(
+    client: httpx.AsyncClient, messages: list[dict[str, Any]]
+) -> None:
+    """A list that comes back as sent must be valid whether or not compaction was forced."""
+    answers = [
+        await client.post("/compact", json={"messages": messages, "force": force})
+        for force in (False, True)
+    ]
+    assert [a.status_code for a in answers] == [422, 422]
+    assert answers[0].json()["error"] == "invalid_conversation"
+    assert answers[1].json() == answers[0].json()

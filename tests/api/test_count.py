@@ -100,23 +100,23 @@ async def test_missing_messages_and_unknown_fields_are_named(client: httpx.Async
     assert fields == {"messages", "mesages"}
 
 
-async def test_malformed_json_is_a_422_not_a_500(client: httpx.AsyncClient) -> None:
+async def test_malformed_json_is_a_400_not_a_500(client: httpx.AsyncClient) -> None:
     response = await client.post(
         "/count", content=b'{"messages": [', headers={"content-type": "application/json"}
     )
-    assert response.status_code == 422
-    assert response.json()["error"] == "invalid_request"
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_json"
 
 
-async def test_a_body_that_is_not_utf8_is_a_422_naming_the_body(
+async def test_a_body_that_is_not_utf8_is_a_400_naming_the_body(
     client: httpx.AsyncClient,
 ) -> None:
     response = await client.post(
         "/count", content=b"9\xff", headers={"content-type": "application/json"}
     )
-    assert response.status_code == 422
+    assert response.status_code == 400
     assert response.json() == {
-        "error": "invalid_request",
+        "error": "invalid_json",
         "message": "body: not UTF-8 JSON: invalid start byte at byte 1",
         "details": [{"field": "body", "message": "not UTF-8 JSON: invalid start byte at byte 1"}],
     }

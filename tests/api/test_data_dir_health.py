@@ -28,6 +28,8 @@ async def test_readyz_is_503_when_the_data_dir_has_less_room_than_the_minimum(
             "data_dir_has_room": False,
             "workdir_readable": True,
         },
+        "summarizer": "extractive",
+        "summary_fallback": "none",
     }
 
 

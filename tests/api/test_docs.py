@@ -36,3 +36,13 @@ async def test_every_asset_is_served(client: httpx.AsyncClient, name: str) -> No
     response = await client.get(f"/docs/assets/{name}")
     assert response.status_code == 200
     assert len(response.content) > 1000
+
+
+async def test_the_redoc_script_names_no_image_on_another_host(client: httpx.AsyncClient) -> None:
+    """ReDoc's bundle builds its footer logo from a CDN address; the page's copy does not."""
+    html = (await client.get("/redoc")).text
+    [script] = re.findall(r'<script src="([^"]+)"', html)
+    js = (await client.get(script)).text
+    assert "redoc" in js.lower()
+    assert re.findall(r'src:"https?://[^"]*"', js) == []
+    assert "cdn.redoc.ly" not in js

@@ -142,13 +142,13 @@ async def test_deep_nesting_in_a_body_only_json_parses_is_422_not_500(
     assert response.json()["error"] == "too_deep"
 
 
-async def test_malformed_json_still_gets_the_parsers_422(client_for: Any) -> None:
+async def test_malformed_json_still_gets_the_parsers_400(client_for: Any) -> None:
     client = await client_for(max_depth=8)
     response = await client.post(
         "/compact", content=b'{"messages": [', headers={"content-type": "application/json"}
     )
-    assert response.status_code == 422
-    assert response.json()["error"] == "invalid_request"
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_json"
 
 
 class Stall:

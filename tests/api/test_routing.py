@@ -46,14 +46,22 @@ async def test_what_only_json_accepts_is_still_accepted(
     assert response.json()["token_count"] > 0
 
 
-async def test_invalid_json_is_a_422_at_the_position_json_reports(
-    client: httpx.AsyncClient,
+@pytest.mark.parametrize("body", ['{"messages": [', "{bad", '{"messages": [1,]}', "[1] 2"])
+async def test_malformed_json_is_a_400_naming_the_problem_at_the_position_json_reports(
+    client: httpx.AsyncClient, body: str
 ) -> None:
-    response = await post(client, "/compact", '{"messages": [')
-    assert response.status_code == 422
+    response = await post(client, "/compact", body)
     with pytest.raises(json.JSONDecodeError) as expected:
-        json.loads('{"messages": [')
-    assert response.json()["message"] == f"[{expected.value.pos}]: JSON decode error"
+        json.loads(body)
+    problem = f"not valid JSON: {expected.value.msg} at character {expected.value.pos}"
+    assert (response.status_code, response.json()) == (
+        400,
+        {
+            "error": "invalid_json",
+            "message": f"body: {problem}",
+            "details": [{"field": "body", "message": problem}],
+        },
+    )
 
 
 async def test_fast_json_request_parses_once() -> None:

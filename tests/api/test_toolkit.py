@@ -445,3 +445,36 @@ async def test_assemble_warns_when_the_rules_file_cannot_be_injected(
     ]
     assert (data["rules_source"], data["rules_path"]) == ("none", None)
     assert data["warnings"] == ["project rules not read: Code_Law.md too_large"]
+
+
+async def test_a_bare_shell_result_is_compressed_with_its_streams(
+    client: httpx.AsyncClient,
+) -> None:
+    result = {"stdout": "line 1\nline 2", "stderr": "warning: slow", "exit_code": 0}
+    body = {"tool": "Bash", "input": {"command": "make"}, "result": result}
+    answer = (await client.post("/compress-tool-result", json=body)).json()
+    assert answer["result"] == {
+        "status": "success",
+        "data": {
+            "command": "make",
+            "exit_code": 0,
+            "stdout": {"lines": 2, "chars": 13, "head": "line 1\nline 2"},
+            "stderr": {"lines": 1, "tail": "warning: slow"},
+            "truncated": False,
+        },
+    }
+
+
+async def test_a_field_beside_data_that_would_be_dropped_is_a_422(
+    client: httpx.AsyncClient,
+) -> None:
+    result = {"status": "error", "data": {"stdout": "1 failed"}, "stderr": "E assert"}
+    body = {"tool": "Bash", "result": result}
+    response = await client.post("/compress-tool-result", json=body)
+    assert response.status_code == 422
+    assert response.json()["details"] == [
+        {
+            "field": "result",
+            "message": "`stderr` beside `data` or `text` would be lost: put them inside `data`",
+        }
+    ]

@@ -138,6 +138,33 @@ _PIECES = [
     "src/a.ts:3:5",
     " - error TS2322: ",
     "a.py:3:1: E302 ",
+    "a.py:3:1: W291 ",
+    "E   ",
+    "E",
+    "  ",
+    "FAILED tests/a.py::test_b",
+    "tests/a.py::test_b FAILED",
+    " - ",
+    "ERROR collecting a.py",
+    "--- FAIL: TestX",
+    "test a::b ... FAILED",
+    "● a › b",
+    "Expected: 4",
+    "Received: 5",
+    "a_test.go:9: got",
+    "Exception in thread ",
+    "thread 'main' panicked at ",
+    "npm ERR!",
+    "3:7  error  ",
+    "HTTP/1.1 404",
+    "HTTP/2 200",
+    "< ",
+    "a.py:5: AssertionError",
+    "[ERROR]",
+    "error CS1002: ",
+    "error c2065:",
+    "make: *** ",
+    "make[2]: *** ",
     "ValueError:",
     "os.OSError",
     ":",
@@ -156,7 +183,8 @@ _PIECES = [
 
 def _reference(line: str) -> bool:
     return bool(
-        failures._EXCEPTION.search(line)
+        failures._TEST_LINE.match(line)
+        or failures._EXCEPTION.search(line)
         or failures._KEYWORD.search(line)
         or failures._FAILED.search(line)
     )
@@ -165,6 +193,9 @@ def _reference(line: str) -> bool:
 def _reference_error_line(text: str, is_error: bool | None = False, tool: str = "") -> str | None:
     """`error_line` as it was first written: every line stripped and searched with the three
     patterns. The fast one must agree with it on every text."""
+    stub = failures._CLEARED_FAILURE.match(text)
+    if stub is not None:
+        return stub.group(1)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return "(no error text)" if is_error else None
@@ -181,6 +212,10 @@ def _reference_key_line(lines: list[str]) -> str | None:
     if len(lines) > failures.MAX_SCANNED_LINES:
         half = failures.MAX_SCANNED_LINES // 2
         lines = [*lines[:half], *lines[-half:]]
+    tests = [i for i, line in enumerate(lines) if failures._TEST_LINE.match(line)]
+    if tests:
+        summary = [i for i in tests if failures._SUMMARY.match(lines[i])]
+        return _reference_failed_test(lines, (summary or tests)[0])
     starts = [i for i, line in enumerate(lines) if failures._TRACEBACK in line]
     if starts:
         exceptions = [line for line in lines[starts[-1] :] if failures._EXCEPTION.search(line)]
@@ -196,6 +231,27 @@ def _reference_key_line(lines: list[str]) -> str | None:
                 return line
             return f"{line}{failures.KEY_LINE_SEPARATOR}{stated}"
     return None
+
+
+def _reference_failed_test(lines: list[str], at: int) -> str:
+    test = lines[at].strip("_ ")
+    if failures._CARRIES_MESSAGE.match(test):
+        return test
+
+    def detail(line: str) -> bool:
+        if failures._TEST_LINE.match(line) or failures._OUTCOME.match(line):
+            return False
+        return bool(failures._STATES.search(line) or failures._DETAIL.match(line))
+
+    found = [i for i, line in enumerate(lines) if i != at and detail(line)]
+    after = [i for i in found if i > at]
+    if not found:
+        return test
+    said = lines[(after or found)[0]]
+    following = (after or found)[0] + 1
+    if said.startswith("Expected") and lines[following : following + 1] != []:
+        said += f" {lines[following]}" if lines[following].startswith("Received") else ""
+    return f"{test}{failures.KEY_LINE_SEPARATOR}{said}"
 
 
 @settings(max_examples=400, deadline=None)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +14,6 @@ from app.core.ledger import (
     _INSTRUCTION,
     Fact,
     _paths,
-    _request,
     _sentences,
     _sentences_matching,
     extract_ledger,
@@ -25,6 +25,7 @@ from app.core.ledger import (
     render_ledger,
     summary_words_for,
 )
+from app.core.own_words import request_fact
 from tests.builders import assistant, parse, tool_result, tool_use, user
 
 
@@ -123,16 +124,19 @@ def test_merge_keeps_earlier_facts_first_and_each_once() -> None:
 
 
 def test_budget_takes_priority_then_recency_and_counts_the_rest() -> None:
+    flags = " --flag" * 15  # each fact longer than the last line that would count it
     facts = [
-        Fact("identifier", "x"),
-        Fact("command", "old command"),
+        Fact("identifier", "x" * 100),
+        Fact("command", f"old command{flags}"),
         Fact("instruction", "always lint"),
-        Fact("command", "new command"),
+        Fact("command", f"new command{flags}"),
     ]
-    # heading (2) + dropped line (10) + "- [instruction] always lint" (4) + 1 = 17;
-    # each command line costs 4 + 1: room for one more, the newest.
-    kept, dropped = fit_budget(facts, 22, words)
-    assert kept == [Fact("instruction", "always lint"), Fact("command", "new command")]
+    # One token a character (`len`): a line's cost is then exact. The budget is what the
+    # instruction and the newer command take: the older command does not fit.
+    expected = [Fact("instruction", "always lint"), Fact("command", f"new command{flags}")]
+    budget = len(render_ledger(expected, 2, {"command": 1, "identifier": 1}))
+    kept, dropped = fit_budget(facts, budget, len)
+    assert kept == expected
     assert dropped == 2
 
 
@@ -391,8 +395,10 @@ def test_paths_and_errors_are_kept_before_requests_and_commands() -> None:
         Fact("file_read", "a.py"),
         Fact("error", "boom"),
     ]
-    kept, dropped = fit_budget(facts, 22, words)
-    assert kept == [Fact("error", "boom"), Fact("file_read", "a.py")]
+    expected = [Fact("error", "boom"), Fact("file_read", "a.py")]
+    budget = len(render_ledger(expected, 3, {"command": 1, "identifier": 1, "request": 1}))
+    kept, dropped = fit_budget(facts, budget, len)
+    assert kept == expected
     assert dropped == 3
 
 
@@ -521,24 +527,114 @@ def test_every_alternative_of_a_phrase_pattern_starts_with_one_of_its_firsts() -
             assert alternative.removeprefix(r"\b").startswith(phrases.firsts), alternative
 
 
-def _request_before(words: str) -> str:
-    """`_request` as it was first written: the whole text collapsed, every line split."""
-    flat = " ".join(words.split())
-    flat = flat if len(flat) <= 300 else flat[:298].rstrip() + " …"
-    lines = [line for line in words.splitlines() if line.strip()]
-    if len(" ".join(words.split())) <= 300 or len(lines) < 2:
-        return flat
-    first = " ".join(lines[0].split())
-    first = first if len(first) <= 300 else first[:298].rstrip() + " …"
-    return first.removesuffix(" …") + " …"
-
-
 @settings(max_examples=600, deadline=None)
 @given(
     st.lists(
-        st.sampled_from(["word", "x" * 97, " ", "   ", "\n", "\n\n", "\r\n", "\t", " …", "é"]),
+        st.sampled_from(
+            ["word", "x" * 97, " ", "   ", "\n", "\n\n", "\r\n", "\t", " …", "é", "```", "[10:00]"]
+        ),
         max_size=60,
     ).map("".join)
 )
-def test_a_long_request_is_read_from_its_head_as_it_was_from_the_whole(words: str) -> None:
-    assert _request(words) == _request_before(words)
+def test_a_request_is_whole_when_short_and_never_longer_than_a_fact(words: str) -> None:
+    kept = request_fact(words, 300)
+    flat = " ".join(words.split())
+    assert kept == flat if len(flat) <= 300 else len(kept) <= 300 and kept.endswith(" …")
+
+
+LOG = "\n".join(
+    f"2026-11-25T10:00:{i:02d}Z ERROR pod api-7f9 crashed: exit code 137 (OOMKilled)"
+    for i in range(60)
+)
+TRACE = (
+    "Traceback (most recent call last):\n"
+    + '  File "app/deploy.py", line 12, in main\n    client.apply(manifest)\n' * 20
+    + "ValueError: memory limit must be a quantity"
+)
+URL = "https://console.cloud.google.com/logs/query;query=" + "resource.type%3D%22k8s%22" * 20
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            f"The deploy still fails, here is the log:\n{LOG}\n"
+            "Can you find why the api pod is killed and raise its memory limit?",
+            "The deploy still fails, here is the log: … Can you find why the api pod is "
+            "killed and raise its memory limit? …",
+        ),
+        (
+            f"```\n{TRACE}\n```\nSame error as before after your change. Please revert it.",
+            "Same error as before after your change. Please revert it. …",
+        ),
+        (
+            f"Look at {URL} and tell me which service logs the most errors since Monday",
+            f"Look at {URL[:39]}… and tell me which service logs the most errors since Monday …",
+        ),
+        (f"{TRACE}", "Traceback (most recent call last): …"),
+    ],
+)
+def test_a_request_that_is_mostly_pasted_keeps_the_users_own_words(text: str, kept: str) -> None:
+    messages = parse([user("Fix the deploy."), assistant("ok"), user(text)])
+    assert [f.text for f in extract_ledger(messages) if f.kind == "request"] == [kept]
+
+
+def test_table_fragments_and_numbers_never_become_identifiers() -> None:
+    table = (
+        "| line | note |\n|---|---|\n`| L738 |` `L738` `#L10-L20` `| parse |` `123` `1.2.3` `--`"
+    )
+    said = "Keep `parse_date`, `E501` and `v2` in src/dates.py; see `| L12 |` and `42`."
+    messages = parse(
+        [
+            user(said),
+            assistant(tool_use("grep", "t1", pattern="parse")),
+            tool_result("t1", f"{table}\n`load_config` at `L738`"),
+        ]
+    )
+    identifiers = [f.text for f in extract_ledger(messages) if f.kind == "identifier"]
+    assert identifiers == ["parse_date", "E501", "v2", "src/dates.py", "load_config"]
+
+
+def test_near_duplicate_commands_are_left_out_and_counted_with_what_did_not_fit() -> None:
+    calls = []
+    for i, seconds in enumerate((5, 10, 30)):
+        calls += [assistant(tool_use("bash", f"s{i}", command=f"sleep {seconds}"))]
+        calls += [tool_result(f"s{i}", "")]
+    messages = parse([user("Wait for the deploy."), *calls, user("Go on.")])
+    report = guard_summary("Waited.", messages, 1500, words)
+    assert report.text.endswith(
+        "- [command] sleep 30\n"
+        "- (2 more facts did not fit the ledger budget: 2 command; recall has them)"
+    )
+    assert (report.dropped, report.dropped_kinds) == (2, {"command": 2})
+
+
+def test_a_failure_in_unflagged_output_is_an_error_fact_naming_its_command_and_test() -> None:
+    go = (
+        "=== RUN   TestTotal\n    cart_test.go:21: total = 100, want 90\n"
+        "--- FAIL: TestTotal (0.00s)\nFAIL"
+    )
+    session = [
+        user("Fix the cart."),
+        assistant(tool_use("bash", "t1", command="cd /srv/shop && go test ./cart/...")),
+        tool_result("t1", go),
+        assistant(tool_use("bash", "t2", command="curl -si localhost:8080/cart/7")),
+        tool_result("t2", "HTTP/1.1 500 Internal Server Error\ncontent-length: 0"),
+        assistant(tool_use("bash", "t3", command="npx tsc --noEmit")),
+        tool_result("t3", "src/cart.ts(12,5): error TS2345: Argument of type 'string'."),
+        user("Go on."),
+    ]
+    anthropic = extract_ledger(parse(session))
+    assert anthropic == extract_ledger(from_openai(as_openai(session)))
+    assert [f.text for f in anthropic if f.kind == "error"] == [
+        "bash `go test ./cart/...`: --- FAIL: TestTotal (0.00s) | cart_test.go:21: total = 100,"
+        " want 90",
+        "bash `curl -si localhost:8080/cart/7`: HTTP/1.1 500 Internal Server Error",
+        "bash `npx tsc --noEmit`: src/cart.ts(12,5): error TS2345: Argument of type 'string'.",
+    ]
+    commands = [f.text for f in anthropic if f.kind == "command"]
+    assert commands == [
+        "cd /srv/shop && go test ./cart/... (failed)",
+        "curl -si localhost:8080/cart/7 (failed)",
+        "npx tsc --noEmit (failed)",
+    ]

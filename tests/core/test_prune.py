@@ -3,7 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.dialects import from_openai, to_openai
-from app.core.messages import ToolUseBlock
+from app.core.failures import error_line
+from app.core.ledger import extract_ledger
+from app.core.messages import ToolResultBlock, ToolUseBlock, tool_result_text
 from app.core.prune import PrunePlan, PruneRules, call_label, placeholder, plan_prune
 from tests.builders import assistant, parse, system, tool_result, tool_use, user
 
@@ -170,3 +172,68 @@ def test_the_placeholder_names_the_call_with_its_arguments_cut_to_size() -> None
     )
     long = ToolUseBlock(type="tool_use", id="t2", name="run", input={"a": "y\n" * 200})
     assert call_label(long) == f"run(a={' '.join(['y'] * 30)}…)"
+
+
+PYTEST_RUN = (
+    "collected 12 items\n\ntests/test_dates.py ..F.........\n\n"
+    + "    context line of the failure\n" * 30
+    + "E       AssertionError: assert 2 == 3\n"
+    "FAILED tests/test_dates.py::test_parse_iso - AssertionError: assert 2 == 3\n"
+    "1 failed, 11 passed in 0.31s\n"
+)
+
+TRACEBACK = "Traceback (most recent call last):\n" + BIG + "ValueError: bad 'x'"
+
+
+def test_a_cleared_result_that_stated_a_failure_keeps_it_in_its_stub() -> None:
+    history = [
+        user("Fix the dates."),
+        assistant(tool_use("bash", "t1", command="pytest -q")),
+        tool_result("t1", PYTEST_RUN),  # not flagged: the failure is in the text only
+        assistant(tool_use("python", "t2", code="int('x')")),
+        tool_result("t2", TRACEBACK),
+        assistant(tool_use("bash", "t3", command="ls")),
+        tool_result("t3", BIG),
+    ]
+    plan = plan_prune(parse(history), PruneRules(keep_recent=1), "anthropic", AT, words)
+    stubs = [
+        tool_result_text(block)
+        for message in plan.messages
+        for block in message.blocks()
+        if isinstance(block, ToolResultBlock)
+    ]
+    assert stubs == [
+        f"[Old tool result cleared: bash(command=pytest -q), {words(PYTEST_RUN)} tokens; failed: "
+        "FAILED tests/test_dates.py::test_parse_iso - AssertionError: assert 2 == 3]",
+        f"[Old tool result cleared: python(code=int('x')), {words(TRACEBACK)} tokens; failed: "
+        "ValueError: bad 'x']",
+        BIG,
+    ]
+
+
+def test_the_failure_in_a_stub_is_cut_to_one_short_line() -> None:
+    use = ToolUseBlock(type="tool_use", id="t1", name="bash", input={"command": "make"})
+    stub = placeholder(use, 900, "error:   " + "x" * 400)
+    assert (
+        stub
+        == f"[Old tool result cleared: bash(command=make), 900 tokens; failed: error: {'x' * 152}…]"
+    )
+    assert placeholder(use, 900) == "[Old tool result cleared: bash(command=make), 900 tokens]"
+
+
+def test_a_later_ledger_reads_the_failure_a_stub_kept_as_an_error() -> None:
+    history = [
+        user("Fix the dates."),
+        assistant(tool_use("bash", "t1", command="pytest -q")),
+        tool_result("t1", PYTEST_RUN),
+        assistant(tool_use("bash", "t2", command="ls")),
+        tool_result("t2", BIG),
+    ]
+    plan = plan_prune(parse(history), PruneRules(keep_recent=1), "anthropic", AT, words)
+    errors = [f.text for f in extract_ledger(list(plan.messages)) if f.kind == "error"]
+    assert errors == [
+        "bash `pytest -q`: FAILED tests/test_dates.py::test_parse_iso"
+        " - AssertionError: assert 2 == 3"
+    ]
+    # A stub without a failure is no error, whatever its call.
+    assert error_line("[Old tool result cleared: bash(command=make), 9 tokens]") is None

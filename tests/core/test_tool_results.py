@@ -5,7 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.tool_results import ALIASES, ToolResultLimits, compress_tool_result, rule_for
+from app.core.tool_results import (
+    ALIASES,
+    ToolResultLimits,
+    compress_tool_result,
+    rule_for,
+    stray_fields,
+)
 
 LIMITS = ToolResultLimits()
 
@@ -475,3 +481,21 @@ def test_a_list_of_content_blocks_reads_as_its_text() -> None:
         "status": "error",
         "error": {"message": "a.py\nb.py"},
     }
+
+
+def test_an_object_without_the_envelope_is_the_data_itself() -> None:
+    shell = {"stdout": "collected 3\n1 failed", "stderr": "E assert 0 == 1", "exit_code": 1}
+    assert compress("Bash", {"command": "pytest"}, shell) == compress(
+        "Bash", {"command": "pytest"}, {"status": "success", "data": shell}
+    )
+    assert compress("Frob", {}, {"rows": 2, "ok": True}) == {
+        "status": "success",
+        "data": {"result": {"rows": 2, "ok": True}},
+    }
+
+
+def test_fields_beside_data_or_text_are_named_as_stray() -> None:
+    assert stray_fields({"data": {"a": 1}, "stderr": "x", "stats": {}}) == ["stderr"]
+    assert stray_fields({"text": "out", "exit_code": 2}) == ["exit_code"]
+    assert stray_fields({"stdout": "x", "status": "error"}) == []
+    assert stray_fields({"status": "success", "data": {}, "error": None}) == []

@@ -6,6 +6,8 @@ import pytest
 import yaml
 
 from scripts.check_container import (
+    compose_build_problems,
+    compose_port_problems,
     compose_problems,
     compose_schema_problems,
     dockerfile_problems,
@@ -126,6 +128,22 @@ def test_a_shell_form_command_is_refused() -> None:
     assert problems_of(text) == ["line 11: CMD must use the exec (JSON) form"]
 
 
+def test_the_dependencies_are_installed_before_the_code_is_copied() -> None:
+    layered = GOOD.replace(
+        "FROM python:3.11-slim AS build\n",
+        "FROM python:3.11-slim AS build\nCOPY pyproject.toml ./\n"
+        "RUN pip install -r requirements.txt\nCOPY app ./app\n",
+    )
+    assert problems_of(layered) == []
+    code_first = GOOD.replace(
+        "FROM python:3.11-slim AS build\n", "FROM python:3.11-slim AS build\nCOPY app ./app\n"
+    )
+    assert problems_of(code_first) == [
+        "no dependency layer: install the dependencies (from pyproject.toml) in a RUN "
+        "before copying the code"
+    ]
+
+
 def test_loading_the_tokenizer_only_at_run_time_is_refused() -> None:
     text = GOOD.replace(
         ' \\\n && /opt/venv/bin/python -c "from app.adapters.tokenizer import *; '
@@ -190,6 +208,52 @@ def test_the_repository_compose_file_matches_the_schema_and_the_rules() -> None:
     path = ROOT / "docker-compose.yml"
     assert compose_schema_problems(path) == []
     assert compose_problems_of(path.read_text(encoding="utf-8")) == []
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert compose_port_problems(raw) == []
+    assert compose_build_problems(interpolate(raw, {})) == []
+
+
+REPLICAS = """services:
+  compact:
+    build: .
+    image: cc:latest
+    environment: {COMPACT_PORT: "8080"}
+    ports: ["127.0.0.1:${COMPACT_PORT:-8080}:8080"]
+  replica:
+    image: cc:latest
+    environment: [COMPACT_PORT=8080]
+    ports: ["127.0.0.1:8081:8080"]
+  other:
+    build: ./other
+    image: other:latest
+    ports: ["9000:9000"]
+"""
+
+
+def test_compact_port_moves_the_host_port_and_never_the_containers() -> None:
+    assert compose_port_problems(yaml.safe_load(REPLICAS)) == []
+    fixed = REPLICAS.replace("${COMPACT_PORT:-8080}:8080", "8080:8080")
+    assert compose_port_problems(yaml.safe_load(fixed)) == [
+        "compact: the host port 8080 does not follow COMPACT_PORT "
+        "(127.0.0.1:${COMPACT_PORT:-8080}:8080)"
+    ]
+    unpinned = REPLICAS.replace("    environment: [COMPACT_PORT=8080]\n", "")
+    assert compose_port_problems(yaml.safe_load(unpinned)) == [
+        "replica: COMPACT_PORT is not pinned to 8080 in environment: one in .env would move "
+        "the container's port away from its mapping"
+    ]
+    moved = REPLICAS.replace('"127.0.0.1:8081:8080"', '"127.0.0.1:8081:9090"')
+    assert compose_port_problems(yaml.safe_load(moved)) == [
+        "replica: publishes container port 9090, not 8080"
+    ]
+
+
+def test_the_image_is_built_by_one_service() -> None:
+    assert compose_build_problems(yaml.safe_load(REPLICAS)) == []
+    twice = REPLICAS.replace("  replica:\n", "  replica:\n    build: .\n")
+    assert compose_build_problems(yaml.safe_load(twice)) == [
+        "the image is built by 2 services (compact, replica): build it once"
+    ]
 
 
 def test_a_compose_file_that_keeps_the_rules_has_no_problems() -> None:

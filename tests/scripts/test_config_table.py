@@ -32,11 +32,12 @@ def test_every_setting_is_a_row_with_its_variable_default_and_meaning() -> None:
         "| `COMPACT_WORKDIR` | `.` (`/workspace` in the image) | "
         "the agent's work directory, read-only for us |",
     ]
-    assert "| `COMPACT_PORT` | `8080` | port of `python -m app serve` |" in rows
+    assert "| `COMPACT_PORT` | `8080` | port of `context-compact serve` |" in rows
     assert (
-        "| `COMPACT_ANTHROPIC_API_KEY` / `ANTHROPIC_API_KEY` | unset | "
-        "enables the Anthropic summarizer; never logged, archived or returned |"
+        "| `COMPACT_OPENAI_API_KEY` / `OPENAI_API_KEY` | unset | "
+        "sent as `Authorization: Bearer`; local servers need none; never logged |"
     ) in rows
+    assert any(row.startswith("| `ANTHROPIC_API_KEY` | unset | ") for row in rows)
 
 
 def test_aliases_are_listed_in_the_order_pydantic_tries_them() -> None:

@@ -11,6 +11,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import SUMMARY_ACK
 from app.core.compaction import CompactOptions
 from app.core.dialects import from_openai
+from app.core.errors import InvalidConversationError
 from app.core.extractive import ExtractiveSummarizer
 from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest, Tokenizer
@@ -152,7 +153,10 @@ async def test_a_failed_chunk_fails_the_whole_summary() -> None:
         return "S1"
 
     summarizer = FakeSummarizer(fail_second)
-    raw = [system("s"), *round_of(1), *round_of(2), *round_of(3)]
+    # Valid as sent (each round closed by a reply): a list that comes back unchanged must be.
+    raw = [system("s")]
+    for k in (1, 2, 3):
+        raw += [*round_of(k), assistant(f"Done {k}.")]
     result = await compact(make_service(summarizer), raw)
     assert (result.compacted, result.reason) == (False, "summarization_failed")
     assert result.warnings == ["summarizer fake failed: boom", "summary failed at chunk 2"]
@@ -223,3 +227,18 @@ async def test_the_extractive_summarizer_reads_the_whole_rest_at_once() -> None:
     assert result.summary is not None
     assert "- First request: Task 1." in result.summary
     assert "- Latest request: Task 10." in result.summary
+
+
+async def test_a_failed_summary_of_a_list_broken_in_its_middle_is_refused_not_returned() -> None:
+    """Had it compacted, the break would have been summarized away; unchanged, it would
+    come back as sent, so it is refused as any list that comes back unchanged."""
+
+    def fail(request: SummaryRequest) -> str:
+        from app.core.errors import SummarizerError
+
+        raise SummarizerError("boom", retryable=False)
+
+    raw = [system("s"), *round_of(1), *round_of(2), *round_of(3)]  # user after tool_result
+    with pytest.raises(InvalidConversationError) as refused:
+        await compact(make_service(FakeSummarizer(fail)), raw)
+    assert [v.rule for v in refused.value.violations] == ["roles_alternate", "roles_alternate"]

@@ -50,7 +50,12 @@ async def readyz(service: ServiceDep, data_dir: DataDirDep) -> Any:
     checks["data_dir_has_room"] = await to_thread.run_sync(data_dir.has_room)
     checks["workdir_readable"] = await to_thread.run_sync(service.workdir.readable)
     ready = all(checks.values())
-    body = ReadyResponse(ready=ready, checks=checks, reasons=reasons or None).model_dump(
-        exclude_none=True
-    )
+    fallback = service.fallback
+    body = ReadyResponse(
+        ready=ready,
+        checks=checks,
+        reasons=reasons or None,
+        summarizer=service.summarizer.name,
+        summary_fallback=fallback.name if fallback is not None else "none",
+    ).model_dump(exclude_none=True)
     return JsonResponse(body, status_code=200 if ready else 503)

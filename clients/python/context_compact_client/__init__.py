@@ -3,12 +3,13 @@ message lists: `ContextCompactClient` (blocking) and `AsyncContextCompactClient`
 
     from context_compact_client import ContextCompactClient
 
-    with ContextCompactClient("http://127.0.0.1:8080") as compact:
+    with ContextCompactClient() as compact:  # COMPACT_URL, COMPACT_API_TOKEN, or the defaults
         if compact.should_compact(messages, last_usage=usage)["should_compact"]:
             messages = compact.compact(messages, last_usage=usage, session_id="s-1")["messages"]
 """
 
 from context_compact_client.client import (
+    COMPACT_TIMEOUT,
     DEFAULT_BASE_URL,
     DEFAULT_TIMEOUT,
     AsyncContextCompactClient,
@@ -21,6 +22,7 @@ from context_compact_client.errors import (
     DeadlineError,
     InvalidRequestError,
     NotFoundError,
+    RateLimitedError,
     RequestTooLargeError,
     ServiceError,
     UnauthorizedError,
@@ -31,6 +33,7 @@ from context_compact_client.errors import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "COMPACT_TIMEOUT",
     "DEFAULT_BASE_URL",
     "DEFAULT_TIMEOUT",
     "AsyncContextCompactClient",
@@ -41,6 +44,7 @@ __all__ = [
     "DeadlineError",
     "InvalidRequestError",
     "NotFoundError",
+    "RateLimitedError",
     "RequestTooLargeError",
     "ServiceError",
     "UnauthorizedError",

@@ -55,6 +55,7 @@ class Call(Generic[_T]):
     body: Mapping[str, Any] | None = None
     ok: tuple[int, ...] = (200,)
     text: bool = False  # the answer is text, not JSON (`/metrics`)
+    slow: bool = False  # may wait on an LLM: the longer timeout (`Options.compact_timeout`)
 
     def read(self, response: httpx.Response) -> _T:
         if response.status_code not in self.ok:
@@ -171,7 +172,7 @@ def compact_body(
 
 
 def compact(compact_body: dict[str, Any]) -> Call[CompactResponse]:
-    return Call("POST", "/compact", compact_body)
+    return Call("POST", "/compact", compact_body, slow=True)
 
 
 def start_compaction(compact_body: dict[str, Any]) -> Call[JobResponse]:

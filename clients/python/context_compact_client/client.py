@@ -1,18 +1,33 @@
 """The clients: `ContextCompactClient` (blocking) and `AsyncContextCompactClient`, with the
 same methods, one per route, each taking the route's fields as keyword arguments (left out:
 the server's default) and returning the decoded JSON answer, typed (`types`). Errors are
-exceptions (`errors`)."""
+exceptions (`errors`). The address and token come from the arguments or the environment,
+429 and 503 are retried, and `with_options` changes timeouts or retries for some calls
+(`_options`)."""
 
 from __future__ import annotations
 
+import copy
+import os
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+import anyio
 import httpx
 
 from context_compact_client import _calls as calls
 from context_compact_client._calls import Format, Messages, Reason, TokenizerName
+from context_compact_client._options import (
+    COMPACT_TIMEOUT,
+    DEFAULT_BASE_URL,
+    DEFAULT_TIMEOUT,
+    Options,
+    base_url_from,
+    token_from,
+)
 from context_compact_client.types import (
     ApplyResponse,
     ArchiveResponse,
@@ -33,38 +48,97 @@ from context_compact_client.types import (
     Usage,
 )
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8080"
-# A summary by an LLM may take the server's whole retry deadline (120 s by default).
-DEFAULT_TIMEOUT = 180.0
+__all__ = ["COMPACT_TIMEOUT", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT"]
 
 _T = TypeVar("_T")
+# The waits between retries (tests replace them).
+_sleep = time.sleep
+_async_sleep = anyio.sleep
 
 
 def _headers(token: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
-class ContextCompactClient:
-    """Blocking client. `transport` is for tests (`httpx.MockTransport`) and proxies."""
+class _Configured:
+    """The options both clients share, and `with_options`."""
+
+    _options: Options
+
+    def with_options(
+        self,
+        *,
+        timeout: float | None = None,
+        compact_timeout: float | None = None,
+        max_retries: int | None = None,
+        max_retry_after: float | None = None,
+    ) -> Self:
+        """A client for some calls with other timeouts or retries, on the same connections
+        (close the original, not the copy)."""
+        now = self._options
+        clone = copy.copy(self)
+        clone._options = replace(
+            now,
+            timeout=now.timeout if timeout is None else timeout,
+            compact_timeout=now.compact_timeout if compact_timeout is None else compact_timeout,
+            max_retries=now.max_retries if max_retries is None else max_retries,
+            max_retry_after=now.max_retry_after if max_retry_after is None else max_retry_after,
+        )
+        return clone
+
+
+def _options(
+    timeout: float, compact_timeout: float, max_retries: int, max_retry_after: float
+) -> Options:
+    return Options(
+        timeout=timeout,
+        compact_timeout=compact_timeout,
+        max_retries=max_retries,
+        max_retry_after=max_retry_after,
+    )
+
+
+class ContextCompactClient(_Configured):
+    """Blocking client. `base_url` and `token` default to `COMPACT_URL` and
+    `COMPACT_API_TOKEN` in `environ` (the process environment unless given); `timeout`
+    bounds every call but `/compact`, which `compact_timeout` bounds. `transport` is for
+    tests (`httpx.MockTransport`) and proxies."""
 
     def __init__(
         self,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         *,
         token: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        compact_timeout: float = COMPACT_TIMEOUT,
+        max_retries: int = 2,
+        max_retry_after: float = 30.0,
         transport: httpx.BaseTransport | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
+        environ = os.environ if environ is None else environ
+        self._options = _options(timeout, compact_timeout, max_retries, max_retry_after)
         self._http = httpx.Client(
-            base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport
+            base_url=base_url_from(base_url, environ),
+            headers=_headers(token_from(token, environ)),
+            transport=transport,
         )
 
     def _send(self, call: calls.Call[_T]) -> _T:
-        try:
-            response = self._http.request(call.method, call.path, json=call.body)
-        except httpx.TransportError as exc:
-            raise calls.transport_error(exc) from exc
-        return call.read(response)
+        options = self._options
+        retry = 0
+        while True:
+            try:
+                response = self._http.request(
+                    call.method, call.path, json=call.body, timeout=options.timeout_for(call.slow)
+                )
+            except httpx.TransportError as exc:
+                raise calls.transport_error(exc) from exc
+            retry += 1
+            wait = options.wait_before_retry(retry, response)
+            if wait is None:
+                return call.read(response)
+            _sleep(wait)
 
     def count(
         self,
@@ -280,28 +354,45 @@ class ContextCompactClient:
         self.close()
 
 
-class AsyncContextCompactClient:
-    """The same methods, awaitable. `transport` is for tests and in-process use
+class AsyncContextCompactClient(_Configured):
+    """The same methods and options, awaitable. `transport` is for tests and in-process use
     (`httpx.ASGITransport(app=...)`)."""
 
     def __init__(
         self,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         *,
         token: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        compact_timeout: float = COMPACT_TIMEOUT,
+        max_retries: int = 2,
+        max_retry_after: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
+        environ = os.environ if environ is None else environ
+        self._options = _options(timeout, compact_timeout, max_retries, max_retry_after)
         self._http = httpx.AsyncClient(
-            base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport
+            base_url=base_url_from(base_url, environ),
+            headers=_headers(token_from(token, environ)),
+            transport=transport,
         )
 
     async def _send(self, call: calls.Call[_T]) -> _T:
-        try:
-            response = await self._http.request(call.method, call.path, json=call.body)
-        except httpx.TransportError as exc:
-            raise calls.transport_error(exc) from exc
-        return call.read(response)
+        options = self._options
+        retry = 0
+        while True:
+            try:
+                response = await self._http.request(
+                    call.method, call.path, json=call.body, timeout=options.timeout_for(call.slow)
+                )
+            except httpx.TransportError as exc:
+                raise calls.transport_error(exc) from exc
+            retry += 1
+            wait = options.wait_before_retry(retry, response)
+            if wait is None:
+                return call.read(response)
+            await _async_sleep(wait)
 
     async def count(
         self,

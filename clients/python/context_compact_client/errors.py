@@ -7,8 +7,10 @@ and `code` is the service's stable error code (`invalid_conversation`, `session_
     │   ├── NotFoundError                404 not_found
     │   ├── ConflictError                409 session_busy, job_not_done, prefix_mismatch, ...
     │   ├── RequestTooLargeError         413 request_too_large
-    │   ├── InvalidRequestError          422 invalid_request, invalid_conversation, ...
+    │   ├── InvalidRequestError          422 invalid_request, invalid_conversation, ...;
+    │   │                                400 invalid_json
     │   ├── UnavailableError             503 busy, queue_full, ...; `retry_after` in seconds
+    │   │   └── RateLimitedError         429 (a proxy's rate limit, say)
     │   └── DeadlineError                504 the request deadline passed
     ├── ConnectionFailedError            no answer: `code` is `timeout` or `unreachable`
     └── UnexpectedResponseError          an answer that is not the documented JSON
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from context_compact_client._options import retry_after_seconds
 from context_compact_client.types import ErrorDetail
 
 
@@ -61,13 +64,18 @@ class RequestTooLargeError(ServiceError):
 
 
 class InvalidRequestError(ServiceError):
-    """422: input the service refuses; `details` names each field at fault."""
+    """422 (or 400 for a body that is not JSON): input the service refuses; `details` names
+    each field at fault."""
 
 
 class UnavailableError(ServiceError):
     """503: busy, queue full, or storage failing; retry after `retry_after` seconds."""
 
     retry_after: float | None = None
+
+
+class RateLimitedError(UnavailableError):
+    """429: too many requests (a proxy's, say); retry after `retry_after` seconds."""
 
 
 class DeadlineError(ServiceError):
@@ -83,11 +91,13 @@ class UnexpectedResponseError(ContextCompactError):
 
 
 _BY_STATUS: dict[int, type[ServiceError]] = {
+    400: InvalidRequestError,
     401: UnauthorizedError,
     404: NotFoundError,
     409: ConflictError,
     413: RequestTooLargeError,
     422: InvalidRequestError,
+    429: RateLimitedError,
     503: UnavailableError,
     504: DeadlineError,
 }
@@ -102,9 +112,6 @@ def service_error(
 ) -> ServiceError:
     """The subtype for `status` (`ServiceError` itself for any other)."""
     error = _BY_STATUS.get(status, ServiceError)(status, code, message, details)
-    if isinstance(error, UnavailableError) and retry_after is not None:
-        try:
-            error.retry_after = float(retry_after)
-        except ValueError:
-            error.retry_after = None
+    if isinstance(error, UnavailableError):
+        error.retry_after = retry_after_seconds(retry_after)
     return error

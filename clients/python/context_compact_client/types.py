@@ -306,6 +306,8 @@ class ReadyResponse(TypedDict):
     ready: bool
     checks: dict[str, Any]
     reasons: NotRequired[dict[str, str]]
+    summarizer: str
+    summary_fallback: str
 
 
 class ErrorDetail(TypedDict):

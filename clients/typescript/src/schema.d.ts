@@ -19,7 +19,7 @@ export interface paths {
          *     Each message counts its role and its blocks' text; an empty list counts 0; the same
          *     conversation counts the same in either format.
          */
-        post: operations["count_count_post"];
+        post: operations["countTokens"];
         delete?: never;
         options?: never;
         head?: never;
@@ -40,7 +40,7 @@ export interface paths {
          * @description `should_compact` when tokens >= threshold x window and there are at least
          *     `min_messages` messages; `overflow` at the overflow threshold.
          */
-        post: operations["should_compact_should_compact_post"];
+        post: operations["shouldCompact"];
         delete?: never;
         options?: never;
         head?: never;
@@ -72,7 +72,7 @@ export interface paths {
          *     slot stays busy for `COMPACT_SUMMARY_SLOT_WAIT` seconds: 503 `busy` with
          *     `Retry-After`, nothing written.
          */
-        post: operations["compact_compact_post"];
+        post: operations["compact"];
         delete?: never;
         options?: never;
         head?: never;
@@ -96,7 +96,7 @@ export interface paths {
          *     `Retry-After`. An input that `/compact` would refuse fails the job with reason
          *     `invalid_conversation`.
          */
-        post: operations["start_compaction_compactions_post"];
+        post: operations["startCompaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -116,7 +116,7 @@ export interface paths {
          *     sha256. Any replica answers for any job (records are on the shared data directory).
          *     Unknown and expired jobs are 404.
          */
-        get: operations["get_compaction_compactions__job_id__get"];
+        get: operations["getCompaction"];
         put?: never;
         post?: never;
         /**
@@ -126,7 +126,7 @@ export interface paths {
          *     is answered `202` with `cancel_requested: true`: its owner cancels it within a third
          *     of the lease, unless it finishes first.
          */
-        delete: operations["cancel_compaction_compactions__job_id__delete"];
+        delete: operations["cancelCompaction"];
         options?: never;
         head?: never;
         patch?: never;
@@ -152,7 +152,7 @@ export interface paths {
          *     summarized: the job was sent between a tool call and its result) is 409
          *     `invalid_seam`, indexes in the applied list. Nothing is changed on the server.
          */
-        post: operations["apply_compaction_compactions__job_id__apply_post"];
+        post: operations["applyCompaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -171,7 +171,7 @@ export interface paths {
          * @description The messages exactly as they were sent, numbers included (written by the one JSON
          *     writer that keeps their literals, not re-encoded by the response model).
          */
-        get: operations["get_archive_archives__archive_id__get"];
+        get: operations["getArchive"];
         put?: never;
         post?: never;
         delete?: never;
@@ -192,7 +192,7 @@ export interface paths {
          * @description Every compaction the session attempted, oldest first: compacted, or failed on the way
          *     (archive_failed, summarization_failed). A session with none has an empty list.
          */
-        get: operations["list_compactions_sessions__session_id__compactions_get"];
+        get: operations["listCompactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -218,7 +218,7 @@ export interface paths {
          *     a malformed session id or body, 503 `archive_unreadable` when an archive cannot be
          *     read.
          */
-        post: operations["recall_session_sessions__session_id__recall_post"];
+        post: operations["recall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -240,7 +240,7 @@ export interface paths {
          *     to `data`, and a full `error`; `text`, `stats` and `context` are dropped. A Read in a
          *     `session_id` whose file changed since the session's previous read gets `data.note`.
          */
-        post: operations["compress_tool_result_compress_tool_result_post"];
+        post: operations["compressToolResult"];
         delete?: never;
         options?: never;
         head?: never;
@@ -262,7 +262,7 @@ export interface paths {
          *     system-reminder appended to the input (no file content); at most `limit` are named,
          *     then "(and N more…)". An `@` after a letter or digit (an e-mail address) is no mention.
          */
-        post: operations["preprocess_input_preprocess_input_post"];
+        post: operations["preprocessInput"];
         delete?: never;
         options?: never;
         head?: never;
@@ -280,7 +280,7 @@ export interface paths {
          * The project's CODE_LAW.md, if any
          * @description The project's rules: `CODE_LAW.md` in any case at the root of the work directory.
          */
-        get: operations["project_rules_project_rules_get"];
+        get: operations["getProjectRules"];
         put?: never;
         post?: never;
         delete?: never;
@@ -305,7 +305,7 @@ export interface paths {
          *     format that passes the provider's rules. A history that breaks one gets 422
          *     `invalid_conversation`.
          */
-        post: operations["assemble_assemble_post"];
+        post: operations["assemble"];
         delete?: never;
         options?: never;
         head?: never;
@@ -320,7 +320,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness: the process answers */
-        get: operations["healthz_healthz_get"];
+        get: operations["healthz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -337,7 +337,7 @@ export interface paths {
             cookie?: never;
         };
         /** Readiness: tokenizer loaded, data dir writable with room to spare, work dir readable */
-        get: operations["readyz_readyz_get"];
+        get: operations["readyz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -354,7 +354,7 @@ export interface paths {
             cookie?: never;
         };
         /** Prometheus metrics: requests, compactions, tokens, summarizer latency */
-        get: operations["metrics_metrics_get"];
+        get: operations["metrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -419,7 +419,7 @@ export interface components {
         ApplyRequest: {
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched.
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
             messages: components["schemas"]["AnyMessage"][];
         };
@@ -610,7 +610,7 @@ export interface components {
             rules?: string | null;
             /**
              * Messages
-             * @description L3: the history, system summaries included, in either shape (as for `/compact`).
+             * @description L3: the history, system summaries included, in either shape (as for `/compact`); at most `COMPACT_MAX_MESSAGES` messages.
              */
             messages?: {
                 [key: string]: unknown;
@@ -913,6 +913,37 @@ export interface components {
          *               "content": "def test_app(): ..."
          *             }
          *           ]
+         *         },
+         *         {
+         *           "role": "assistant",
+         *           "content": [
+         *             {
+         *               "type": "text",
+         *               "text": "The test expects 1; app() returns 0. Running the suite."
+         *             },
+         *             {
+         *               "type": "tool_use",
+         *               "id": "toolu_02",
+         *               "name": "bash",
+         *               "input": {
+         *                 "command": "pytest"
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "role": "user",
+         *           "content": [
+         *             {
+         *               "type": "tool_result",
+         *               "tool_use_id": "toolu_02",
+         *               "content": "============================= test session starts ==============================\ntests/test_app.py::test_case_01 PASSED\ntests/test_app.py::test_case_02 PASSED\ntests/test_app.py::test_case_03 PASSED\ntests/test_app.py::test_case_04 PASSED\ntests/test_app.py::test_case_05 PASSED\ntests/test_app.py::test_case_06 PASSED\ntests/test_app.py::test_case_07 PASSED\ntests/test_app.py::test_case_08 PASSED\ntests/test_app.py::test_case_09 PASSED\ntests/test_app.py::test_case_10 PASSED\ntests/test_app.py::test_case_11 PASSED\ntests/test_app.py::test_case_12 PASSED\ntests/test_app.py::test_case_13 PASSED\ntests/test_app.py::test_case_14 PASSED\ntests/test_app.py::test_case_15 PASSED\ntests/test_app.py::test_case_16 PASSED\ntests/test_app.py::test_case_17 PASSED\ntests/test_app.py::test_case_18 PASSED\ntests/test_app.py::test_case_19 PASSED\ntests/test_app.py::test_case_20 PASSED\ntests/test_app.py::test_case_21 PASSED\ntests/test_app.py::test_case_22 PASSED\ntests/test_app.py::test_case_23 PASSED\ntests/test_app.py::test_case_24 PASSED\ntests/test_app.py::test_case_25 PASSED\ntests/test_app.py::test_case_26 PASSED\ntests/test_app.py::test_case_27 PASSED\ntests/test_app.py::test_case_28 PASSED\ntests/test_app.py::test_case_29 PASSED\ntests/test_app.py::test_case_30 PASSED\ntests/test_app.py::test_case_31 PASSED\ntests/test_app.py::test_case_32 PASSED\ntests/test_app.py::test_case_33 PASSED\ntests/test_app.py::test_case_34 PASSED\ntests/test_app.py::test_case_35 PASSED\ntests/test_app.py::test_case_36 PASSED\ntests/test_app.py::test_case_37 PASSED\ntests/test_app.py::test_case_38 PASSED\ntests/test_app.py::test_case_39 PASSED\ntests/test_app.py::test_case_40 PASSED\ntests/test_app.py::test_app FAILED\nE       assert app() == 1\nE        +  where 0 = app()\n========================= 1 failed, 40 passed in 0.52s ========================="
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "role": "assistant",
+         *           "content": "One failure left: app() must return 1. Fixing src/app.py."
          *         }
          *       ],
          *       "session_id": "session-42",
@@ -1049,7 +1080,7 @@ export interface components {
         CompactRequestBody: {
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched.
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
             messages: components["schemas"]["AnyMessage"][];
             /**
@@ -1227,7 +1258,7 @@ export interface components {
             ledger?: components["schemas"]["LedgerFactInfo"][];
             /**
              * Ledger Dropped
-             * @description Facts left out of the ledger by its budget.
+             * @description Facts left out of the ledger: by its budget, or as near-duplicate commands (recall has them).
              * @default 0
              */
             ledger_dropped?: number;
@@ -1435,7 +1466,7 @@ export interface components {
             };
             /**
              * Result
-             * @description The full result: the text the agent got back, a list of content blocks (an Anthropic `tool_result`'s content: its text blocks are read), or a structured object `{status, data, error, text, stats, context}`.
+             * @description The full result: the text the agent got back, a list of content blocks (an Anthropic `tool_result`'s content: its text blocks are read), or a structured object `{status, data, error, text, stats, context}` (an object with none of these fields is the data itself; other fields beside `data` or `text` are refused, 422, rather than dropped).
              */
             result: string | {
                 [key: string]: unknown;
@@ -1594,7 +1625,7 @@ export interface components {
         CountRequest: {
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched.
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
             messages: components["schemas"]["AnyMessage"][];
             /**
@@ -2089,7 +2120,9 @@ export interface components {
          *         "data_dir_writable": true,
          *         "data_dir_has_room": true,
          *         "workdir_readable": true
-         *       }
+         *       },
+         *       "summarizer": "extractive",
+         *       "summary_fallback": "none"
          *     }
          */
         ReadyResponse: {
@@ -2109,6 +2142,16 @@ export interface components {
             reasons?: {
                 [key: string]: string;
             } | null;
+            /**
+             * Summarizer
+             * @description who writes summaries: `extractive` (no LLM, no key), `anthropic` or `openai` (a paid or remote call per summary)
+             */
+            summarizer: string;
+            /**
+             * Summary Fallback
+             * @description what a failed LLM summary falls back to: `extractive` or `none`
+             */
+            summary_fallback: string;
         };
         /**
          * RecallHitInfo
@@ -2362,7 +2405,7 @@ export interface components {
         ShouldCompactRequest: {
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched.
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
             messages: components["schemas"]["AnyMessage"][];
             /**
@@ -2691,7 +2734,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    count_count_post: {
+    countTokens: {
         parameters: {
             query?: never;
             header?: never;
@@ -2713,12 +2756,40 @@ export interface operations {
                     "application/json": components["schemas"]["CountResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2728,6 +2799,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2737,6 +2815,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2755,12 +2845,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "deadline_exceeded",
+                     *       "message": "the request took longer than 300 s",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    should_compact_should_compact_post: {
+    shouldCompact: {
         parameters: {
             query?: never;
             header?: never;
@@ -2782,12 +2879,40 @@ export interface operations {
                     "application/json": components["schemas"]["ShouldCompactResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2797,6 +2922,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2806,6 +2938,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2824,12 +2968,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "deadline_exceeded",
+                     *       "message": "the request took longer than 300 s",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    compact_compact_post: {
+    compact: {
         parameters: {
             query?: never;
             header?: never;
@@ -2851,12 +3002,40 @@ export interface operations {
                     "application/json": components["schemas"]["CompactResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2866,6 +3045,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2875,6 +3061,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2893,6 +3091,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "busy",
+                     *       "message": "all 64 summary slots are busy (waited 1 s); retry shortly",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2902,12 +3107,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "deadline_exceeded",
+                     *       "message": "the request took longer than 300 s",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    start_compaction_compactions_post: {
+    startCompaction: {
         parameters: {
             query?: never;
             header?: never;
@@ -2929,12 +3141,40 @@ export interface operations {
                     "application/json": components["schemas"]["JobResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2944,6 +3184,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)",
+                     *       "details": [
+                     *         {
+                     *           "field": "job_id",
+                     *           "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2953,6 +3205,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "session_busy",
+                     *       "message": "the session already has a job in flight: 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00",
+                     *       "details": [
+                     *         {
+                     *           "field": "session_id",
+                     *           "message": "the session already has a job in flight: 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2962,6 +3226,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2971,6 +3242,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -2989,12 +3272,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "queue_full",
+                     *       "message": "64 jobs are already waiting for a worker",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    get_compaction_compactions__job_id__get: {
+    getCompaction: {
         parameters: {
             query?: never;
             header?: never;
@@ -3020,6 +3310,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3029,6 +3326,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)",
+                     *       "details": [
+                     *         {
+                     *           "field": "job_id",
+                     *           "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3038,6 +3347,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3056,12 +3372,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "job_store_failed",
+                     *       "message": "cannot read the job: disk I/O error",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    cancel_compaction_compactions__job_id__delete: {
+    cancelCompaction: {
         parameters: {
             query?: never;
             header?: never;
@@ -3096,6 +3419,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3105,6 +3435,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)",
+                     *       "details": [
+                     *         {
+                     *           "field": "job_id",
+                     *           "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3114,6 +3456,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3132,12 +3481,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "job_store_failed",
+                     *       "message": "cannot write the job: disk I/O error",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    apply_compaction_compactions__job_id__apply_post: {
+    applyCompaction: {
         parameters: {
             query?: never;
             header?: never;
@@ -3161,12 +3517,40 @@ export interface operations {
                     "application/json": components["schemas"]["ApplyResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3176,6 +3560,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)",
+                     *       "details": [
+                     *         {
+                     *           "field": "job_id",
+                     *           "message": "no job 3f2a9c4e8b7d4a1f9e6c5b4a3d2e1f00 (unknown or expired)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3185,6 +3581,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "job_not_done",
+                     *       "message": "the job is running, not done",
+                     *       "details": [
+                     *         {
+                     *           "field": "job_id",
+                     *           "message": "the job is running, not done"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3194,6 +3602,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3203,6 +3618,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3221,12 +3648,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "job_store_failed",
+                     *       "message": "cannot read the job: disk I/O error",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    get_archive_archives__archive_id__get: {
+    getArchive: {
         parameters: {
             query?: never;
             header?: never;
@@ -3252,6 +3686,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3261,6 +3702,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "not_found",
+                     *       "message": "no archive 20261125-210000-5f1c",
+                     *       "details": [
+                     *         {
+                     *           "field": "archive_id",
+                     *           "message": "no archive 20261125-210000-5f1c"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3270,6 +3723,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3284,7 +3744,7 @@ export interface operations {
             };
         };
     };
-    list_compactions_sessions__session_id__compactions_get: {
+    listCompactions: {
         parameters: {
             query?: never;
             header?: never;
@@ -3310,6 +3770,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3319,6 +3786,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3337,12 +3811,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "records_unreadable",
+                     *       "message": "cannot read the session records: disk I/O error",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    recall_session_sessions__session_id__recall_post: {
+    recall: {
         parameters: {
             query?: never;
             header?: never;
@@ -3366,12 +3847,40 @@ export interface operations {
                     "application/json": components["schemas"]["RecallResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3381,6 +3890,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3390,6 +3906,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3408,12 +3936,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "archive_unreadable",
+                     *       "message": "cannot read the archive: disk I/O error",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    compress_tool_result_compress_tool_result_post: {
+    compressToolResult: {
         parameters: {
             query?: never;
             header?: never;
@@ -3435,12 +3970,40 @@ export interface operations {
                     "application/json": components["schemas"]["CompressToolResultResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3450,6 +4013,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3459,6 +4029,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3473,7 +4055,7 @@ export interface operations {
             };
         };
     };
-    preprocess_input_preprocess_input_post: {
+    preprocessInput: {
         parameters: {
             query?: never;
             header?: never;
@@ -3495,12 +4077,40 @@ export interface operations {
                     "application/json": components["schemas"]["PreprocessInputResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3510,6 +4120,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3519,6 +4136,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3533,7 +4162,7 @@ export interface operations {
             };
         };
     };
-    project_rules_project_rules_get: {
+    getProjectRules: {
         parameters: {
             query?: never;
             header?: never;
@@ -3557,6 +4186,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3566,6 +4202,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3580,7 +4223,7 @@ export interface operations {
             };
         };
     };
-    assemble_assemble_post: {
+    assemble: {
         parameters: {
             query?: never;
             header?: never;
@@ -3602,12 +4245,40 @@ export interface operations {
                     "application/json": components["schemas"]["AssembleResponse"];
                 };
             };
+            /** @description The body is not JSON: malformed, or not UTF-8 (`invalid_json`, naming the problem and where it is). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_json",
+                     *       "message": "body: not valid JSON: Expecting value at character 16",
+                     *       "details": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "not valid JSON: Expecting value at character 16"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unauthorized: the server sets `COMPACT_API_TOKEN` and the request has no valid `Authorization: Bearer <token>` header (`unauthorized`). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unauthorized",
+                     *       "message": "this server needs an `Authorization: Bearer <token>` header",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3617,6 +4288,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3626,6 +4304,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "unsupported_media_type",
+                     *       "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`",
+                     *       "details": [
+                     *         {
+                     *           "field": "headers.content-type",
+                     *           "message": "the request body must be JSON with a `content-type: application/json` header; got `application/x-www-form-urlencoded`"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3640,7 +4330,7 @@ export interface operations {
             };
         };
     };
-    healthz_healthz_get: {
+    healthz: {
         parameters: {
             query?: never;
             header?: never;
@@ -3664,12 +4354,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
     };
-    readyz_readyz_get: {
+    readyz: {
         parameters: {
             query?: never;
             header?: never;
@@ -3693,6 +4390,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
@@ -3707,7 +4411,7 @@ export interface operations {
             };
         };
     };
-    metrics_metrics_get: {
+    metrics: {
         parameters: {
             query?: never;
             header?: never;
@@ -3731,6 +4435,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": "request_too_large",
+                     *       "message": "request body exceeds 33554432 bytes",
+                     *       "details": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };

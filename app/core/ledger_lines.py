@@ -1,0 +1,169 @@
+"""The ledger as text: a fact a line, commands grouped by program, and back.
+
+The ledger is written densely so that more fits its budget: a `[kind]` tag on the first
+line of each kind only, and the commands of one program on one line, the program written
+once, tagged `[commands]` (`- [commands] gcloud: auth login · projects create demo · sql
+instances create db`). Both forms parse back to the same facts, so a later compaction
+merges them whatever it reads: no fact text reads as a tagged line unless written with its
+own tag, so a group line is never a command's own. What was left out is said in the last
+line, by kind, and that recall has it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+LEDGER_HEADING = "## Ledger"
+# Paths and errors first, then what the user asked, then commands, then the rest.
+PRIORITY = (
+    "error",
+    "file_changed",
+    "file_read",
+    "goal",
+    "request",
+    "latest_request",  # written by earlier versions; still read and carried
+    "instruction",
+    "command",
+    "todo",
+    "failed_approach",
+    "identifier",
+)
+FAILED_SUFFIX = " (failed)"
+FILE_KINDS = frozenset({"file_changed", "file_read"})
+GROUP_TAG = "commands"
+GROUP_SEPARATOR = " · "
+_FACT_LINE = re.compile(r"^- \[([a-z_]+)\] (.+)$")
+# A fact text that would read as a tagged line: always written with its own tag.
+_TAGGED = re.compile(r"^\[[a-z_]+\] ")
+_DROPPED_LINE = re.compile(r"^- \((\d+) more facts? did not fit the ledger budget(?:: [^()]*)?\)$")
+# A command's program, with the `cd DIR &&` steps, variables and `sudo` before it: what the
+# commands of one group share. The rest (its arguments) follows one space.
+_PROGRAM = re.compile(
+    r"^((?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)*(?:\w+=\S*\s+)*(?:sudo\s+)?"
+    r"[^\s;&|()]+) (\S.*)$"
+)
+
+
+@dataclass(frozen=True)
+class Fact:
+    kind: str
+    text: str
+
+    @property
+    def key(self) -> str:
+        """What the summary must contain to state this fact."""
+        if self.kind in FILE_KINDS:
+            return self.text.rsplit(" (", 1)[0]
+        return self.text
+
+
+def program_of(command: str) -> tuple[str, str] | None:
+    """A command as (program, arguments) when it can share a group line: its text is
+    exactly `program arguments`, and neither holds what the group line uses to split it
+    (`: ` in the program, `·` anywhere)."""
+    if GROUP_SEPARATOR.strip() in command:
+        return None
+    match = _PROGRAM.match(command)
+    if match is None or ": " in match.group(1):
+        return None
+    return match.group(1), match.group(2)
+
+
+def render_ledger(
+    facts: Sequence[Fact], dropped: int = 0, kinds: Mapping[str, int] | None = None
+) -> str:
+    """One line a fact, the commands of one program on one line; the first line of each
+    kind tagged `- [kind] `, the next ones only `- ` (the tag costs tokens on every line
+    and says nothing new). Then what was left out, by kind (`kinds`), and that recall
+    has it."""
+    lines = [LEDGER_HEADING]
+    kind = None
+    for fact_kind, text in _lines(facts):
+        continues = fact_kind == kind and not _TAGGED.match(text)
+        lines.append(f"- {text}" if continues else f"- [{fact_kind}] {text}")
+        kind = "command" if fact_kind == GROUP_TAG else fact_kind
+    if dropped:
+        lines.append(dropped_line(dropped, kinds))
+    return "\n".join(lines)
+
+
+def _lines(facts: Sequence[Fact]) -> Iterator[tuple[str, str]]:
+    """(kind, text) of each line: a fact's own, or a program's commands as one group."""
+    at = 0
+    while at < len(facts):
+        if facts[at].kind != "command":
+            yield facts[at].kind, facts[at].text
+            at += 1
+            continue
+        end = at
+        while end < len(facts) and facts[end].kind == "command":
+            end += 1
+        yield from _command_lines(facts[at:end])
+        at = end
+
+
+def _command_lines(commands: Sequence[Fact]) -> Iterable[tuple[str, str]]:
+    """The commands grouped by program, each group where its first command stands."""
+    groups: dict[str, list[str]] = {}
+    for fact in commands:
+        parts = program_of(fact.text)
+        if parts is None:
+            groups[f"\0{fact.text}"] = [fact.text]  # alone: never a group
+        else:
+            groups.setdefault(parts[0], []).append(parts[1])
+    for program, rests in groups.items():
+        if program.startswith("\0"):
+            yield "command", rests[0]
+        elif len(rests) == 1:
+            yield "command", f"{program} {rests[0]}"
+        else:
+            yield GROUP_TAG, f"{program}: {GROUP_SEPARATOR.join(rests)}"
+
+
+def dropped_line(dropped: int, kinds: Mapping[str, int] | None = None) -> str:
+    facts = "fact" if dropped == 1 else "facts"
+    by_kind = ", ".join(f"{n} {kind}" for kind, n in _in_priority(kinds or {}) if n)
+    said = f": {by_kind}; recall has {'it' if dropped == 1 else 'them'}" if by_kind else ""
+    return f"- ({dropped} more {facts} did not fit the ledger budget{said})"
+
+
+def _in_priority(kinds: Mapping[str, int]) -> list[tuple[str, int]]:
+    rank = {kind: i for i, kind in enumerate(PRIORITY)}
+    return sorted(kinds.items(), key=lambda item: (rank.get(item[0], len(PRIORITY)), item[0]))
+
+
+def parse_ledger(text: str) -> list[Fact]:
+    """The facts of the `## Ledger` section of a summary (none when it has no ledger).
+
+    A `- text` line without a `[kind]` tag continues the kind of the line above it
+    (`render_ledger`); a command group line gives each of its commands; the section ends
+    at its first blank line."""
+    _, heading, section = text.rpartition(f"\n{LEDGER_HEADING}\n")
+    if not heading and text.startswith(f"{LEDGER_HEADING}\n"):
+        section = text[len(LEDGER_HEADING) + 1 :]
+    facts: list[Fact] = []
+    kind: str | None = None
+    for line in section.splitlines():
+        if not line.strip():
+            break
+        if _DROPPED_LINE.match(line):
+            continue
+        match = _FACT_LINE.match(line)
+        if match and match.group(1) == GROUP_TAG:
+            kind = "command"
+            facts.extend(_group_facts(match.group(2)))
+        elif match:
+            kind = match.group(1) if match.group(1) in PRIORITY else None
+            if kind is not None:
+                facts.append(Fact(kind, match.group(2)))
+        elif kind is not None and line.startswith("- ") and line[2:].strip():
+            facts.append(Fact(kind, line[2:]))
+    return facts
+
+
+def _group_facts(text: str) -> list[Fact]:
+    """The commands of a group line: its program, then each of its argument lists."""
+    program, _, rests = text.partition(": ")
+    return [Fact("command", f"{program} {rest}") for rest in rests.split(GROUP_SEPARATOR)]

@@ -1,0 +1,247 @@
+"""Building the service from the settings: which adapter implements which port. Kept apart
+from the web app (`app.main`) so that the command line's `count` and `compact` build the
+same service without importing the web framework; the LLM SDKs and the PostgreSQL driver
+are imported only when the settings choose them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from anyio import to_thread
+
+from app.adapters.archive_store import FileArchiveStore
+from app.adapters.job_store import FileJobStore
+from app.adapters.logs import configure_logging
+from app.adapters.prometheus_metrics import PrometheusMetrics
+from app.adapters.record_store import FileRecordStore
+from app.adapters.retry import RetryingSummarizer
+from app.adapters.seen_store import FileSeenStore
+from app.adapters.token_cache import CachingTokenizer
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.adapters.workdir import SandboxedWorkdir
+from app.core.extractive import ExtractiveSummarizer
+from app.core.jobs import JobQueue, JobStore
+from app.core.ledger import LedgerBudget
+from app.core.ports import ArchiveStore, ProviderCounter, SeenStore, Summarizer, Tokenizer
+from app.core.records import RecordStore
+from app.core.tool_results import ToolResultLimits
+from app.service.checked import CheckedSummarizer
+from app.service.compaction import CompactionService, Defaults
+from app.service.defaults import server_options
+from app.service.freshness import Freshness
+from app.service.metered import MeteredCompactionService, TimedSummarizer
+from app.service.metrics import Metrics
+from app.service.slots import SummarySlots
+from app.service.toolkit import ToolkitDefaults, ToolkitService
+from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.adapters.pg_database import Database
+
+log = logging.getLogger("context_compact")
+# An LLM summary may run to this many times `summary_max_tokens` in our (cl100k) count
+# before it is `oversized`: tokenizers differ (Qwen's counts CJK text in fewer tokens than
+# cl100k), an answer that ignored `max_tokens` by megabytes does not pass.
+SUMMARY_CAP_FACTOR = 2
+
+
+class Stores:
+    """Where the shared state lives: files under `data_dir` (the default), or PostgreSQL
+    when `COMPACT_DATABASE_URL` is set. Built once per app; `open`/`close` belong to the
+    lifespan (the file stores have nothing to open)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.database: Database | None = None
+        self.archive: ArchiveStore
+        self.records: RecordStore
+        self.seen: SeenStore
+        self.jobs: JobStore
+        self.queue: JobQueue | None = None
+        if settings.database_url is None:
+            self.archive = FileArchiveStore(settings.data_dir)
+            self.records = FileRecordStore(settings.data_dir)
+            self.seen = FileSeenStore(settings.data_dir)
+            self.jobs = FileJobStore(settings.data_dir)
+            return
+        from app.adapters.pg_database import Database, PoolLimits
+        from app.adapters.pg_stores import PgArchiveStore, PgJobStore, PgRecordStore, PgSeenStore
+
+        limits = PoolLimits(
+            min_size=settings.database_pool_min,
+            max_size=settings.database_pool_max,
+            wait=settings.database_pool_wait,
+            connect_timeout=settings.database_connect_timeout,
+            statement_timeout=settings.database_statement_timeout,
+            call_timeout=settings.database_call_timeout,
+            keepalives_idle=settings.database_keepalives_idle,
+            keepalives_interval=settings.database_keepalives_interval,
+            keepalives_count=settings.database_keepalives_count,
+            tcp_user_timeout=settings.database_tcp_user_timeout,
+        )
+        self.database = Database(settings.database_url.get_secret_value(), limits)
+        self.archive = PgArchiveStore(self.database)
+        self.records = PgRecordStore(self.database)
+        self.seen = PgSeenStore(self.database)
+        jobs = PgJobStore(self.database)
+        self.jobs, self.queue = jobs, jobs
+
+    async def open(self) -> None:
+        """Connects and migrates the schema; a database that is down is logged (`/readyz`
+        says why) and the first use after it is back migrates."""
+        if self.database is None:
+            return
+        self.database.open()
+        reason = await to_thread.run_sync(self.database.unavailable_reason)
+        if reason is not None:
+            log.error("database not ready at start", extra={"error": reason})
+
+    async def close(self) -> None:
+        if self.database is not None:
+            await to_thread.run_sync(self.database.close)
+
+
+def build_summarizer(settings: Settings, count: Callable[[str], int] | None = None) -> Summarizer:
+    """The configured summarizer. An LLM one makes one attempt per call behind the retry
+    loop (each attempt bounded as a whole by `summary_timeout`, all of them by
+    `summary_deadline`), and its answers are checked (`app.core.summary_check`) against a
+    cap of `SUMMARY_CAP_FACTOR × summary_max_tokens` tokens counted by `count`."""
+    kind = settings.summarizer_kind
+    if kind == "extractive":
+        return ExtractiveSummarizer()
+    client: Summarizer
+    if kind == "openai":
+        key = settings.openai_api_key
+        from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
+
+        client = OpenAICompatibleSummarizer(
+            base_url=settings.openai_base_url,
+            model=settings.summary_model,
+            api_key=key.get_secret_value() if key else None,
+            timeout=settings.summary_timeout,
+            max_tokens=settings.summary_max_tokens,
+        )
+    else:
+        key = settings.anthropic_key
+        if key is None:
+            raise ValueError(
+                "COMPACT_SUMMARIZER=anthropic needs COMPACT_ANTHROPIC_API_KEY "
+                "(or ANTHROPIC_API_KEY)"
+            )
+        from app.adapters.anthropic_summarizer import AnthropicSummarizer
+
+        client = AnthropicSummarizer(
+            api_key=key.get_secret_value(),
+            model=settings.summary_model,
+            base_url=settings.anthropic_base_url,
+            timeout=settings.summary_timeout,
+            max_tokens=settings.summary_max_tokens,
+        )
+    retrying = RetryingSummarizer(
+        client,
+        attempts=settings.summary_attempts,
+        deadline=settings.summary_deadline,
+        attempt_timeout=settings.summary_timeout,
+    )
+    return CheckedSummarizer(
+        retrying,
+        cap_tokens=SUMMARY_CAP_FACTOR * settings.summary_max_tokens,
+        count=count or TiktokenTokenizer().count,
+    )
+
+
+def build_provider_counter(settings: Settings) -> ProviderCounter | None:
+    key = settings.anthropic_key
+    if key is None:
+        return None
+    from app.adapters.anthropic_counter import AnthropicCounter
+
+    return AnthropicCounter(
+        api_key=key.get_secret_value(),
+        model=settings.count_model,
+        base_url=settings.anthropic_base_url,
+        timeout=settings.count_timeout,
+    )
+
+
+def build_tokenizer(settings: Settings, tokenizer: Tokenizer | None = None) -> Tokenizer:
+    """The exact tokenizer, behind the per-message count cache unless it is disabled."""
+    base = tokenizer or TiktokenTokenizer()
+    if settings.token_cache_entries == 0:
+        return base
+    return CachingTokenizer(base, settings.token_cache_entries)
+
+
+def build_service(
+    settings: Settings,
+    tokenizer: Tokenizer | None = None,
+    summarizer: Summarizer | None = None,
+    metrics: Metrics | None = None,
+    stores: Stores | None = None,
+) -> MeteredCompactionService:
+    """The service, its compactions and summarizer calls recorded in `metrics` (a new
+    Prometheus registry unless one is given)."""
+    metrics = metrics or PrometheusMetrics()
+    stores = stores or Stores(settings)
+    counting = build_tokenizer(settings, tokenizer)
+    summarizer = summarizer or build_summarizer(settings, counting.count)
+    fallback = (
+        TimedSummarizer(ExtractiveSummarizer(), metrics)
+        if settings.summary_fallback == "extractive" and summarizer.name != "extractive"
+        else None
+    )
+    return MeteredCompactionService(
+        metrics=metrics,
+        tokenizer=counting,
+        summarizer=TimedSummarizer(summarizer, metrics),
+        fallback=fallback,
+        provider_counter=build_provider_counter(settings),
+        workdir=SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases),
+        archive=stores.archive,
+        freshness=Freshness(stores.seen),
+        records=stores.records,
+        defaults=Defaults(
+            options=server_options(settings.model_dump()),
+            overflow_threshold=settings.overflow_threshold,
+            ledger=LedgerBudget(
+                settings.ledger_share, settings.ledger_min_tokens, settings.ledger_max_tokens
+            ),
+            summary_cooldown_seconds=settings.summary_cooldown_seconds,
+        ),
+        slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
+    )
+
+
+def build_toolkit(settings: Settings, seen: SeenStore | None = None) -> ToolkitService:
+    """The context-engineering toolkit: the same sandbox and data directory as the compaction."""
+    workdir = SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases)
+    prefix = "tool_result_"
+    limits = {
+        name.removeprefix(prefix): value
+        for name, value in settings.model_dump().items()
+        if name.startswith(prefix)
+    }
+    return ToolkitService(
+        reader=workdir,
+        inspector=workdir,
+        freshness=Freshness(seen or FileSeenStore(settings.data_dir)),
+        defaults=ToolkitDefaults(
+            limits=ToolResultLimits(**limits),
+            mention_limit=settings.mention_limit,
+            rules_max_bytes=settings.project_rules_max_bytes,
+        ),
+    )
+
+
+async def close_ports(service: CompactionService) -> None:
+    """Closes the HTTP clients of the LLM ports (when the app or a command ends)."""
+    await service.summarizer.aclose()
+    if service.provider_counter is not None:
+        await service.provider_counter.aclose()
+
+
+def setup_logging(settings: Settings, level: str | None = None) -> None:
+    """JSON or text log lines on stderr, each with its request id (`COMPACT_LOG_FORMAT`)."""
+    configure_logging(settings.log_format, level or settings.log_level)
