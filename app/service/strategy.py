@@ -26,6 +26,12 @@ class Strategy(Protocol[P]):
         ...
 
     @property
+    def fallbacks(self) -> tuple[StrategyName, ...]:
+        """Tried in order after it declines or leaves the context not smaller and under
+        the threshold (`options.fallback`, default on)."""
+        ...
+
+    @property
     def summarizes(self) -> bool:
         """Whether it may call a summarizer: it then holds a summary slot while it runs,
         and a failed summary's cooldown replaces it with `prune`."""

@@ -23,6 +23,8 @@ class Full:
     name: StrategyName = "full"
     params: type[FullParams] = FullParams
     summarizes: bool = True
+    # It summarizes everything after the system prompt: nothing smaller is left to try.
+    fallbacks: tuple[StrategyName, ...] = ()
 
     async def run(self, prepared: Prepared, params: FullParams, steps: Steps) -> CompactResult:
         request = prepared.request
@@ -54,3 +56,6 @@ class Full:
             restored=restored.selection,
         )
         return await steps.result(prepared, self.name, output)
+
+
+STRATEGY = Full()

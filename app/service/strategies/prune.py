@@ -34,6 +34,7 @@ class PruneParams:
 class Prune:
     name: StrategyName = "prune"
     params: type[PruneParams] = PruneParams
+    fallbacks: tuple[StrategyName, ...] = ("tail", "full")
     summarizes: bool = False
 
     async def run(self, prepared: Prepared, params: PruneParams, steps: Steps) -> CompactResult:
@@ -55,3 +56,6 @@ class Prune:
         archive = await steps.archive(prepared, originals)
         built = Output(list(plan.messages), archive, plan.compacted_indexes)
         return await steps.result(prepared, self.name, built)
+
+
+STRATEGY = Prune()

@@ -71,6 +71,7 @@ class Selective:
     name: StrategyName = "selective"
     params: type[SelectiveParams] = SelectiveParams
     summarizes: bool = True
+    fallbacks: tuple[StrategyName, ...] = ("full",)
     plan: Plan = plan_selective
 
     async def run(self, prepared: Prepared, params: SelectiveParams, steps: Steps) -> CompactResult:
@@ -207,6 +208,9 @@ class _Outcome:
             token_count=tokens,
         )
         return await self.steps.result(self.prepared, "selective", built)
+
+
+STRATEGY = Selective()
 
 
 def _check(messages: Sequence[Message], fmt: Format, forms: OpenAIForms) -> None:

@@ -36,6 +36,7 @@ class Tail:
     name: StrategyName = "tail"
     params: type[TailParams] = TailParams
     summarizes: bool = True
+    fallbacks: tuple[StrategyName, ...] = ("full",)
 
     async def run(self, prepared: Prepared, params: TailParams, steps: Steps) -> CompactResult:
         request = prepared.request
@@ -75,3 +76,6 @@ class Tail:
             ledger=ledger,
         )
         return await steps.result(prepared, self.name, output)
+
+
+STRATEGY = Tail()
