@@ -11,6 +11,7 @@ which of those went stale.
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import typing
 from pathlib import Path
@@ -127,3 +128,25 @@ def test_each_option_is_documented(option: str) -> None:
     )
     named = re.search(rf"`(?:options\.)?{option}(?:[:=][^`]*)?`", docs)
     assert named, f"{option}: not named in docs/api.md, strategies.md, summaries.md or sessions.md"
+
+
+def _spelled_lists(tree: ast.AST) -> list[int]:
+    """Lines of the tuples, lists and sets of string constants naming every strategy."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            names = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+            if names >= set(STRATEGY_NAMES):
+                found.append(node.lineno)
+    return found
+
+
+def test_the_source_spells_every_strategy_only_in_the_vocabulary() -> None:
+    """A new strategy is its module and its name in `StrategyName`: no other list in
+    `app/` (a registry, a help text built by hand, a `Literal`) needs its name."""
+    spelled = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted((ROOT / "app").rglob("*.py"))
+        if (lines := _spelled_lists(ast.parse(path.read_text(encoding="utf-8"))))
+    }
+    assert list(spelled) == ["app/core/vocabulary.py"]
