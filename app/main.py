@@ -43,6 +43,7 @@ from app.api.spec import finish_openapi
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
 from app.service.metered import MeteredCompactionService
+from app.service.recall import Recaller
 from app.settings import Settings
 
 # The service's construction lives in `app.wiring` (the command line builds it without the
@@ -182,6 +183,12 @@ def create_app(
         ),
         sent_counts=(
             SentCounts(settings.token_cache_entries) if settings.token_cache_entries else None
+        ),
+        recaller=Recaller(
+            service.archive,
+            slots=settings.recall_slots,
+            wait=settings.recall_slot_wait,
+            deadline=settings.request_timeout,
         ),
     ).install(app)
     install_error_handlers(app)

@@ -388,6 +388,19 @@ class Settings(BaseSettings):
             "(`0`: at once); jobs wait as long as it takes"
         ),
     )
+    recall_slots: int = Field(
+        4,
+        ge=1,
+        description=(
+            "recalls searching at once, each on a thread of its own pool, so recalls never "
+            "take the threads of the other routes"
+        ),
+    )
+    recall_slot_wait: float = Field(
+        1.0,
+        ge=0,
+        description="seconds a recall waits for a free slot before 503 `busy` with `Retry-After`",
+    )
     api_token: SecretStr | None = Field(
         None,
         description=(

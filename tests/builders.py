@@ -21,7 +21,8 @@ from app.core.ports import (
     Tokenizer,
     WorkdirReader,
 )
-from app.core.recall import RecallHit, index_archive, search
+from app.core.recall import RecallResult, TimeLeft, index_archive, search
+from app.core.recall_terms import Query
 from app.core.records import CompactionRecord
 from app.service.compaction import CompactionService, Defaults
 from app.service.slots import SummarySlots
@@ -166,9 +167,12 @@ class MemoryArchive:
     def writable(self) -> bool:
         return not self.fail
 
-    def search(self, session_id: str, query: str, limit: int) -> list[RecallHit]:
+    def search(
+        self, session_id: str, query: Query, limit: int, time_left: TimeLeft
+    ) -> RecallResult:
         mine = sorted(a.ref.id for a in self.saved.values() if a.ref.session_id == session_id)
-        return search(((i, index_archive(self.saved[i].messages)) for i in mine), query, limit)
+        found = ((i, index_archive(self.saved[i].messages)) for i in mine)
+        return RecallResult(search(found, query, limit))
 
 
 class MemoryRecords:

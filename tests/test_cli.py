@@ -99,6 +99,7 @@ def test_count_of_a_file_is_what_the_api_answers(
     assert (answer["message_count"], answer["format"], answer["exact"]) == (12, "anthropic", True)
 
 
+@pytest.mark.slow
 def test_compact_of_the_example_as_a_subprocess_is_what_the_api_answers(
     env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -23,6 +23,7 @@ print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["count"], ["compact", "--force"]])
 def test_the_command_line_runs_without_the_web_framework_or_the_sdks(
     tmp_path: Path, command: list[str]

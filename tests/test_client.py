@@ -401,7 +401,8 @@ def test_a_503_carries_its_retry_after() -> None:
         lambda r: httpx.Response(503, json=answer, headers={"Retry-After": "5"})
     )
     with (
-        ContextCompactClient("http://compact.test", transport=transport) as c,
+        # Retries honouring Retry-After are tests/test_client_options.py's; here the error.
+        ContextCompactClient("http://compact.test", transport=transport, max_retries=0) as c,
         pytest.raises(UnavailableError) as full,
     ):
         c.start_compaction(CONVERSATION, force=True)

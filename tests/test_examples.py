@@ -105,6 +105,7 @@ def test_the_agent_loop_script_without_the_token_fails_naming_the_401(
     )
 
 
+@pytest.mark.slow
 def test_the_background_loop_script_applies_a_compaction_with_the_servers_token(
     token_service_url: str,
 ) -> None:

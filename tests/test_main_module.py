@@ -54,6 +54,7 @@ def start_serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[str], int]
             time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_serve_writes_json_lines_with_the_request_id(tmp_path: Path) -> None:
     process, port = start_serve(tmp_path, COMPACT_LOG_FORMAT="json")
     try:
@@ -76,6 +77,7 @@ def test_serve_writes_json_lines_with_the_request_id(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_serve_limits_the_size_and_time_of_request_heads(tmp_path: Path) -> None:
     process, port = start_serve(
         tmp_path, COMPACT_MAX_HEADER_BYTES="2048", COMPACT_HEADER_TIMEOUT="0.5"
@@ -99,6 +101,7 @@ def test_serve_limits_the_size_and_time_of_request_heads(tmp_path: Path) -> None
     ]
 
 
+@pytest.mark.slow
 def test_serve_exits_3_when_it_cannot_listen(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -36,6 +36,7 @@ def test_there_are_request_schemas_to_check() -> None:
     assert {"CountRequest", "ShouldCompactRequest", "CompactRequestBody"} <= set(REQUESTS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", REQUESTS)
 def test_optional_request_fields_are_optional_in_typescript(name: str) -> None:
     schema = SPEC["components"]["schemas"][name]

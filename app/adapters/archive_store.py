@@ -1,10 +1,12 @@
 """Archives as one JSON file each: `{data_dir}/archives/{id}.json`.
 
-Recall searches a session's archives: each save with a session appends the archive's id to
-`{data_dir}/archive_index/{session_id}.ids`, so a search opens only that session's
-archives, and each archive's searchable text is kept in memory once read (archives never
-change; least recently searched dropped first past `recall_cache_chars`). Archives saved
-before the index existed are not found by recall (they stay readable by id).
+Recall searches a session's archives: each save with a session writes the archive's word
+index (`app.adapters.recall_index`, `{data_dir}/archive_index/{id}.recall`) and appends
+its id to `{data_dir}/archive_index/{session_id}.ids`, so a search opens only that
+session's indexes and reads only the snippets it returns. An archive listed without an
+index (written before indexes existed, or its index write failed) is indexed by the next
+recalls, at most `backfill_bytes` of archives each. Archives saved before the session list
+existed are not found by recall (they stay readable by id).
 
 A save is atomic and durable before it returns: write a unique temp file in the same
 directory, fsync it, `os.replace` it onto the final name, fsync the directory. Any OSError
@@ -18,12 +20,13 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import threading
-from collections import OrderedDict
 from typing import Any
 
 import orjson
 
+from app.adapters import recall_index
 from app.adapters.files import (
     FILE_MODE,
     WRITE_FLAGS,
@@ -39,33 +42,34 @@ from app.core.errors import ArchiveError
 from app.core.ids import is_valid_id
 from app.core.json_numbers import dumps, loads
 from app.core.ports import Archive, ArchiveRef
-from app.core.recall import RecallEntry, RecallHit, index_archive, search
+from app.core.recall import (
+    SNIPPET_CHARS,
+    RecallResult,
+    TimeLeft,
+    check_deadline,
+    hit,
+    index_archive,
+)
+from app.core.recall_rank import Candidate, PostingBudget, rank, snippet_bounds
+from app.core.recall_terms import Query
 
 log = logging.getLogger("context_compact.archive")
 
 ARCHIVES_DIRNAME = "archives"
 INDEX_DIRNAME = "archive_index"  # one `{session_id}.ids` list of archive ids per session
-RECALL_CACHE_CHARS = 64_000_000
+BACKFILL_BYTES = 32 * 1024 * 1024  # archives a recall may read to index, at most
 _SUFFIX = ".json"
-
-
-def _chars(entries: tuple[RecallEntry, ...]) -> int:
-    return sum(2 * len(entry.text) for entry in entries)
 
 
 class FileArchiveStore:
     """`ArchiveStore` on the local file system."""
 
-    def __init__(self, data_dir: str, recall_cache_chars: int = RECALL_CACHE_CHARS) -> None:
+    def __init__(self, data_dir: str, backfill_bytes: int = BACKFILL_BYTES) -> None:
         self._data_dir = data_dir
         self._dir = os.path.join(data_dir, ARCHIVES_DIRNAME)
         # Makes "refuse an existing id, then replace" atomic between threads of this process.
         self._publish_lock = threading.Lock()
-        # Recall: each archive's entries, parsed once, least recently searched dropped first.
-        self._cache: OrderedDict[str, tuple[str | None, tuple[RecallEntry, ...]]] = OrderedDict()
-        self._cache_lock = threading.Lock()
-        self._cache_chars = recall_cache_chars
-        self._cached_chars = 0
+        self._backfill_bytes = backfill_bytes
 
     def save(self, archive: Archive) -> None:
         ref = archive.ref
@@ -96,13 +100,23 @@ class FileArchiveStore:
             if not published:
                 unlink_quietly(temp)
         if ref.session_id is not None:
-            self._index(ref.session_id, ref.id)
+            self._index(ref.session_id, archive)
 
-    def _index(self, session_id: str, archive_id: str) -> None:
-        """Appends the id to the session's list of archives, which recall reads instead of
-        opening every archive. A failure is logged, not raised: the archive is safe, only
-        recall will not find it."""
+    def _index(self, session_id: str, archive: Archive) -> None:
+        """Writes the archive's word index, then appends its id to the session's list of
+        archives, which recall reads instead of opening every archive. A failure is logged,
+        not raised: the archive is safe; a missing word index is written by a later
+        recall, a missing list line means recall will not find it."""
+        archive_id = archive.ref.id
         path = self._session_index(session_id)
+        try:
+            ensure_dir(os.path.dirname(path), self._data_dir)
+            self._write_words(archive)
+        except (OSError, sqlite3.Error) as exc:
+            log.warning(
+                "archive words not indexed for recall",
+                extra={"archive_id": archive_id, "error": _describe(exc)},
+            )
         try:
             ensure_dir(os.path.dirname(path), self._data_dir)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
@@ -117,15 +131,65 @@ class FileArchiveStore:
                 extra={"archive_id": archive_id, "error": errno_name(exc)},
             )
 
-    def search(self, session_id: str, query: str, limit: int) -> list[RecallHit]:
-        if not is_valid_id(session_id):
-            return []
-        found = []
-        for archive_id in self._session_archives(session_id):
-            entries = self._entries(archive_id, session_id)
-            if entries is not None:
-                found.append((archive_id, entries))
-        return search(found, query, limit)
+    def _write_words(self, archive: Archive) -> None:
+        """Writes the archive's word index (`recall_index`)."""
+        recall_index.write_index(
+            self._words_path(archive.ref.id),
+            archive.ref.session_id,
+            index_archive(archive.messages),
+        )
+
+    def search(
+        self, session_id: str, query: Query, limit: int, time_left: TimeLeft
+    ) -> RecallResult:
+        if not is_valid_id(session_id) or not query.terms:
+            return RecallResult([])
+        budget = PostingBudget(query.words)
+        found: list[Candidate] = []
+        backfill = self._backfill_bytes
+        complete = True
+        archive_ids = self._session_archives(session_id)
+        for order in reversed(range(len(archive_ids))):  # newest first, within the budget
+            check_deadline(time_left)
+            archive_id = archive_ids[order]
+            path = self._words_path(archive_id)
+            if not os.path.exists(path):
+                if backfill <= 0:
+                    complete = False
+                    continue
+                backfill -= self._backfill(archive_id)
+                if not os.path.exists(path):
+                    continue
+            with recall_index.open_index(path, time_left) as db:
+                if recall_index.owner(db) == session_id:
+                    found += recall_index.find(db, order, archive_id, budget)
+        hits = []
+        for ranked in rank(found, query, limit):
+            check_deadline(time_left)
+            c = ranked.candidate
+            start, end = snippet_bounds(ranked.at, c.length, SNIPPET_CHARS)
+            with recall_index.open_index(self._words_path(c.archive_id), time_left) as db:
+                hits.append(hit(ranked, recall_index.window(db, c.message_index, start, end)))
+        return RecallResult(hits, complete and not budget.cut)
+
+    def _backfill(self, archive_id: str) -> int:
+        """Indexes an archive listed without its word index; the bytes read (0 when the
+        archive is gone). A failed write is an `ArchiveError`."""
+        path = self._path(archive_id)
+        try:
+            size = os.stat(path).st_size
+        except FileNotFoundError:
+            return 0
+        except OSError as exc:
+            raise ArchiveError(f"archive read failed: {errno_name(exc)}") from exc
+        archive = self.load(archive_id)
+        if archive is None:
+            return 0
+        try:
+            self._write_words(archive)
+        except (OSError, sqlite3.Error) as exc:
+            raise ArchiveError(f"recall index write failed: {_describe(exc)}") from exc
+        return size
 
     def _session_archives(self, session_id: str) -> list[str]:
         try:
@@ -137,26 +201,8 @@ class FileArchiveStore:
             raise ArchiveError(f"session index read failed: {errno_name(exc)}") from exc
         return list(dict.fromkeys(line for line in lines if is_valid_id(line)))
 
-    def _entries(self, archive_id: str, session_id: str) -> tuple[RecallEntry, ...] | None:
-        """The archive's searchable entries, from the cache (archives never change) or
-        read once; None when it is gone or belongs to another session."""
-        with self._cache_lock:
-            cached = self._cache.get(archive_id)
-            if cached is not None:
-                self._cache.move_to_end(archive_id)
-        if cached is None:
-            archive = self.load(archive_id)
-            if archive is None:
-                return None
-            cached = (archive.ref.session_id, index_archive(archive.messages))
-            with self._cache_lock:
-                self._cache[archive_id] = cached
-                self._cached_chars += _chars(cached[1])
-                while self._cached_chars > self._cache_chars and len(self._cache) > 1:
-                    _, (_, dropped) = self._cache.popitem(last=False)
-                    self._cached_chars -= _chars(dropped)
-        owner, entries = cached
-        return entries if owner == session_id else None
+    def _words_path(self, archive_id: str) -> str:
+        return os.path.join(self._data_dir, INDEX_DIRNAME, archive_id + recall_index.SUFFIX)
 
     def _session_index(self, session_id: str) -> str:
         return os.path.join(self._data_dir, INDEX_DIRNAME, session_id + ".ids")
@@ -180,10 +226,7 @@ class FileArchiveStore:
         again, and recall must read what is there, not what was."""
         if not is_valid_id(archive_id):
             raise ArchiveError("invalid archive id")
-        with self._cache_lock:
-            cached = self._cache.pop(archive_id, None)
-            if cached is not None:
-                self._cached_chars -= _chars(cached[1])
+        unlink_quietly(self._words_path(archive_id))
         try:
             os.unlink(self._path(archive_id))
             fsync_dir(self._dir)
@@ -264,3 +307,7 @@ def decode_archive(archive_id: str, data: bytes) -> Archive:
         sha256=document["sha256"],
     )
     return Archive(ref=ref, created_at=document["created_at"], messages=typed_messages)
+
+
+def _describe(exc: OSError | sqlite3.Error) -> str:
+    return errno_name(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"

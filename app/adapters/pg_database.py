@@ -97,6 +97,35 @@ MIGRATIONS: tuple[Migration, ...] = (
             WHERE state IN ('queued', 'running');
         """,
     ),
+    Migration(
+        3,
+        "recall: a word index of archived messages; archives saved before it are indexed later",
+        """
+        ALTER TABLE compact_archives ADD COLUMN recall_indexed boolean NOT NULL DEFAULT false;
+        CREATE INDEX compact_archives_unindexed ON compact_archives (session_id, id)
+            WHERE NOT recall_indexed;
+        CREATE TABLE compact_recall_messages (
+            archive_id text NOT NULL REFERENCES compact_archives (id) ON DELETE CASCADE,
+            message_index integer NOT NULL,
+            role text NOT NULL,
+            tool_name text,
+            digest text NOT NULL,
+            length integer NOT NULL,
+            text text NOT NULL,
+            PRIMARY KEY (archive_id, message_index)
+        );
+        CREATE TABLE compact_recall_words (
+            session_id text NOT NULL,
+            word text NOT NULL,
+            archive_id text NOT NULL,
+            message_index integer NOT NULL,
+            count integer NOT NULL,
+            first integer NOT NULL,
+            PRIMARY KEY (session_id, word, archive_id, message_index)
+        );
+        CREATE INDEX compact_recall_words_archive ON compact_recall_words (archive_id);
+        """,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -23,14 +23,16 @@ import psycopg
 from psycopg.types.json import Jsonb
 from pydantic import ValidationError
 
+from app.adapters import pg_recall
 from app.adapters.archive_store import decode_archive, encode_archive
 from app.adapters.pg_database import Database, describe
-from app.core.errors import ArchiveError, RecordStoreError, SeenStoreError
+from app.core.errors import ArchiveError, RecallDeadlineError, RecordStoreError, SeenStoreError
 from app.core.ids import is_valid_id
 from app.core.jobs import IN_FLIGHT, JobStoreError, JobTakenOverError
 from app.core.json_numbers import dumps, loads
 from app.core.ports import Archive
-from app.core.recall import RecallHit, index_archive, search
+from app.core.recall import RecallResult, TimeLeft
+from app.core.recall_terms import Query
 from app.core.records import CompactionRecord
 
 log = logging.getLogger("context_compact.database")
@@ -71,6 +73,8 @@ class PgArchiveStore:
                         hashlib.sha256(body).hexdigest(),
                     ),
                 ).rowcount
+                if inserted == 1:
+                    pg_recall.write_words(conn, archive)
             if inserted != 1:
                 raise ArchiveError("archive already exists")
 
@@ -94,27 +98,25 @@ class PgArchiveStore:
         if not is_valid_id(archive_id):
             raise ArchiveError("invalid archive id")
         with _errors(ArchiveError, "archive delete failed"), self._db.connection() as conn:
+            # Its word index has no foreign key (a check per word would slow every save).
+            conn.execute("DELETE FROM compact_recall_words WHERE archive_id = %s", (archive_id,))
             conn.execute("DELETE FROM compact_archives WHERE id = %s", (archive_id,))
 
-    def search(self, session_id: str, query: str, limit: int) -> list[RecallHit]:
-        """The best matches of `query` in this session's archives, oldest first, by the
-        same pure matcher as the file store: the session column keeps other sessions'
-        archives out, and each body is checked against its sha256 before it is read."""
-        if not is_valid_id(session_id):
-            return []
-        with _errors(ArchiveError, "archive search failed"), self._db.connection() as conn:
-            rows = conn.execute(
-                "SELECT id, body, body_sha256 FROM compact_archives"
-                " WHERE session_id = %s ORDER BY id",
-                (session_id,),
-            ).fetchall()
-        found = []
-        for archive_id, raw, digest in rows:
-            body = bytes(raw)
-            if hashlib.sha256(body).hexdigest() != digest:
-                raise ArchiveError(f"archive {archive_id} is corrupt: checksum mismatch")
-            found.append((archive_id, index_archive(decode_archive(archive_id, body).messages)))
-        return search(found, query, limit)
+    def search(
+        self, session_id: str, query: Query, limit: int, time_left: TimeLeft
+    ) -> RecallResult:
+        """The recall on the word index (`app.adapters.pg_recall`): the session column
+        keeps other sessions' archives out, and no archive body is read but those of
+        archives saved before the index, once."""
+        if not is_valid_id(session_id) or not query.terms:
+            return RecallResult([])
+        try:
+            with _errors(ArchiveError, "archive search failed"), self._db.connection() as conn:
+                return pg_recall.search(conn, session_id, query, limit, time_left)
+        except ArchiveError as exc:
+            if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
+                raise RecallDeadlineError("the recall passed its deadline") from exc
+            raise
 
     def writable(self) -> bool:
         return self.unavailable_reason() is None

@@ -25,6 +25,7 @@ log = logging.getLogger("context_compact.api")
 
 # Probes and metrics answer at once and must never be cut off or locked.
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+DEADLINE_STATE = "deadline_at"  # request.state key: time.monotonic() when the 504 is due
 
 
 class RequestDeadline:
@@ -36,6 +37,8 @@ class RequestDeadline:
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
+        # Work that runs in a thread and stops itself (recall) reads when the answer is due.
+        scope.setdefault("state", {})[DEADLINE_STATE] = time.monotonic() + self.seconds
         started = False
 
         async def tracking_send(message: Message) -> None:

@@ -13,6 +13,7 @@ from app.core.ports import DataDirectory
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
 from app.service.metrics import Metrics
+from app.service.recall import Recaller
 from app.service.toolkit import ToolkitService
 
 
@@ -46,6 +47,10 @@ def _data_dir(parts: PartsDep) -> DataDirectory:
     return parts.data_dir
 
 
+def _recaller(parts: PartsDep) -> Recaller:
+    return parts.recaller
+
+
 def _sent_counts(parts: PartsDep) -> SentCounts | None:
     return parts.sent_counts
 
@@ -56,3 +61,4 @@ ToolkitDep = Annotated[ToolkitService, Depends(_toolkit)]
 MetricsDep = Annotated[Metrics, Depends(_metrics)]
 DataDirDep = Annotated[DataDirectory, Depends(_data_dir)]
 SentCountsDep = Annotated[SentCounts | None, Depends(_sent_counts)]
+RecallerDep = Annotated[Recaller, Depends(_recaller)]

@@ -17,6 +17,7 @@ from app.core.ports import DataDirectory
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager
 from app.service.metrics import Metrics
+from app.service.recall import Recaller
 from app.service.toolkit import ToolkitService
 
 _KEY = "parts"
@@ -31,6 +32,7 @@ class AppParts:
     data_dir: DataDirectory
     shape_limits: ShapeLimits
     sent_counts: SentCounts | None
+    recaller: Recaller
 
     def install(self, app: Starlette) -> None:
         app.state[_KEY] = self

@@ -18,8 +18,10 @@ class RecallRequest(BaseModel):
         min_length=1,
         max_length=2000,
         description=(
-            "Words to look for (case-insensitive): a path, an error, a command, a name. "
-            "Messages holding more of the words rank first; the exact phrase ranks higher."
+            "Words to look for (case-insensitive, whole words): a path, an error, a command, "
+            "a name. Messages holding more of the terms rank first, all of them higher; only "
+            "the first 64 distinct terms are searched (the others come back in "
+            "`dropped_terms`)."
         ),
     )
     limit: int = Field(
@@ -59,6 +61,8 @@ class RecallResponse(BaseModel):
                             "score": 22,
                         }
                     ],
+                    "dropped_terms": [],
+                    "complete": True,
                 }
             ]
         }
@@ -66,3 +70,14 @@ class RecallResponse(BaseModel):
     session_id: str
     query: str
     hits: list[RecallHitInfo] = Field(description="Best first; empty when nothing matched.")
+    dropped_terms: list[str] = Field(
+        default_factory=list,
+        description="The query's terms past the first 64, not searched (case-folded).",
+    )
+    complete: bool = Field(
+        True,
+        description=(
+            "False when some of the session's archives were not searched: written before "
+            "the recall index, they are indexed a few per recall (ask again)."
+        ),
+    )

@@ -9,9 +9,11 @@
     ├── InvalidOutputError   a strategy built output that breaks a provider rule (a bug:
     │                        the pipeline refuses that output instead of returning it)
     ├── SeenStoreError       a session's last-seen file times could not be read or written
+    ├── RecallDeadlineError  a recall ran past its request's deadline
     ├── InvalidRequestError  a request's values do not fit together (names the field)
     ├── JobStoreError        (app.core.jobs) a background job could not be stored or read
     ├── BusyError            (app.service.slots) every summary slot stayed busy
+    ├── RecallBusyError      (app.service.recall) every recall slot stayed taken
     ├── JobError             (app.service.jobs) a job request cannot be served as asked
     └── ApiError             (app.api.errors) a request the API refuses before the service
 
@@ -93,6 +95,13 @@ class ArchiveError(CompactError):
 
     status = 503
     code = "archive_unreadable"
+
+
+class RecallDeadlineError(CompactError):
+    """A recall ran out of time; the store stopped its work where it noticed (504)."""
+
+    status = 504
+    code = "deadline_exceeded"
 
 
 class RecordStoreError(CompactError):

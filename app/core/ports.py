@@ -12,7 +12,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from app.core.facts import ExtractedFacts
 from app.core.messages import Message
-from app.core.recall import RecallHit
+from app.core.recall import RecallResult, TimeLeft
+from app.core.recall_terms import Query
 
 
 class Tokenizer(Protocol):
@@ -178,11 +179,14 @@ class ArchiveStore(Protocol):
 
     def writable(self) -> bool: ...
 
-    def search(self, session_id: str, query: str, limit: int) -> list[RecallHit]:
+    def search(
+        self, session_id: str, query: Query, limit: int, time_left: TimeLeft
+    ) -> RecallResult:
         """The best `limit` matches of `query` among the archives saved with this
-        `session_id` and no other (`app.core.recall.search` over `index_archive` of each,
-        oldest archive first). A session with no archives has none; raises `ArchiveError`
-        when an archive cannot be read."""
+        `session_id` and no other, ranked by `app.core.recall_rank.rank` from the store's
+        word index (never by reading whole archives). A session with no archives has none;
+        raises `ArchiveError` when the index cannot be read, `RecallDeadlineError` once
+        `time_left()` is not positive (checked as the work goes)."""
         ...
 
 

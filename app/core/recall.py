@@ -3,28 +3,33 @@
 Every compaction archives the originals it replaced; the summary and its ledger keep the
 facts, the archive keeps everything. `index_archive` turns one stored archive (its
 messages as JSON, in the Anthropic or the OpenAI shape) into one searchable entry per
-message; `search` ranks the entries of many archives against a query and cuts a snippet
-around the match. Pure: the store decides which archives belong to the session.
-
-Ranking: the query's words (case-insensitive) are looked up in each message. A message
-scores by how many distinct words it holds (ten points each), plus its occurrences (at
-most five a word), plus twenty when it holds the whole query as typed (whitespace-
-normalised); at least one word must be there. Ties go to the newer archive, then to the
-later message.
+message; a store indexes each entry's words (`app.core.recall_terms`) when it writes the
+archive, and ranks what its index finds with `app.core.recall_rank`. `search` is the same
+recall over entries held in memory. Pure: the store decides which archives belong to the
+session.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from app.core.errors import RecallDeadlineError
+from app.core.recall_rank import (
+    Candidate,
+    Ranked,
+    cut_snippet,
+    message_digest,
+    rank,
+    snippet_bounds,
+)
+from app.core.recall_terms import Query, WordStat, parse_query, storable, word_stats
 
 DEFAULT_RECALL_LIMIT = 5
 MAX_RECALL_LIMIT = 50
 SNIPPET_CHARS = 400
-_TERM = re.compile(r"[\w][\w./:-]*")
 
 
 @dataclass(frozen=True)
@@ -40,14 +45,36 @@ class RecallHit:
 
 
 @dataclass(frozen=True)
+class RecallResult:
+    """A store's answer: the hits, and whether every archive of the session was searched
+    (false when some were not indexed yet and the recall's indexing budget ran out)."""
+
+    hits: list[RecallHit]
+    complete: bool = True
+
+
+TimeLeft = Callable[[], float]  # seconds before the recall's deadline
+
+
+def check_deadline(time_left: TimeLeft) -> None:
+    """Raises `RecallDeadlineError` once the deadline has passed: stores call it between
+    steps, so a late recall stops its work instead of finishing it for nobody."""
+    if time_left() <= 0:
+        raise RecallDeadlineError("the recall passed its deadline")
+
+
+@dataclass(frozen=True)
 class RecallEntry:
-    """One archived message, ready to search: its text and the text lowercased."""
+    """One archived message, ready to search: its text (storable: see `storable`)."""
 
     message_index: int
     role: str
     tool_name: str | None
     text: str
-    lowered: str
+
+    @property
+    def digest(self) -> str:
+        return message_digest(self.role, self.text)
 
 
 def index_archive(messages: Sequence[Mapping[str, Any]]) -> tuple[RecallEntry, ...]:
@@ -61,13 +88,13 @@ def index_archive(messages: Sequence[Mapping[str, Any]]) -> tuple[RecallEntry, .
     for index, message in enumerate(messages):
         text = _text(message)
         if text:
+            tool_name = _tool_name(message, names)
             entries.append(
                 RecallEntry(
                     index,
-                    str(message.get("role", "")),
-                    _tool_name(message, names),
-                    text,
-                    text.lower(),
+                    storable(str(message.get("role", ""))),
+                    None if tool_name is None else storable(tool_name),
+                    storable(text),
                 )
             )
     return tuple(entries)
@@ -127,65 +154,60 @@ def _collect(content: object, parts: list[str]) -> None:
                     _collect(block.get("content"), parts)
 
 
-def terms(query: str) -> list[str]:
-    """The query's words, lowercased, each once (paths and dotted names stay whole)."""
-    return list(dict.fromkeys(_TERM.findall(query.lower())))
+def candidates(
+    archives: Iterable[tuple[str, Sequence[RecallEntry]]], query: Query
+) -> Iterator[Candidate]:
+    """Every message of `archives` (oldest first) holding a word of the query, as a store
+    with an index would find it."""
+    wanted = set(query.words)
+    for order, (archive_id, entries) in enumerate(archives):
+        for entry in entries:
+            stats = word_stats(entry.text)
+            found = {word: stats[word] for word in wanted & stats.keys()}
+            if found:
+                yield candidate(order, archive_id, entry, found)
+
+
+def candidate(
+    order: int, archive_id: str, entry: RecallEntry, words: Mapping[str, WordStat]
+) -> Candidate:
+    return Candidate(
+        order,
+        archive_id,
+        entry.message_index,
+        entry.role,
+        entry.tool_name,
+        entry.digest,
+        len(entry.text),
+        words,
+    )
+
+
+def hit(ranked: Ranked, window: str, chars: int = SNIPPET_CHARS) -> RecallHit:
+    """The hit of a ranked candidate, `window` being its text in `snippet_bounds`."""
+    c = ranked.candidate
+    start, end = snippet_bounds(ranked.at, c.length, chars)
+    snippet = cut_snippet(window, start, end, c.length)
+    return RecallHit(c.archive_id, c.message_index, c.role, c.tool_name, snippet, ranked.score)
 
 
 def search(
     archives: Iterable[tuple[str, Sequence[RecallEntry]]],
-    query: str,
+    query: str | Query,
     limit: int = DEFAULT_RECALL_LIMIT,
     snippet_chars: int = SNIPPET_CHARS,
 ) -> list[RecallHit]:
-    """The best `limit` matches of `query` in `archives` (oldest archive first), best first."""
-    words = terms(query)
-    phrase = " ".join(query.lower().split())
-    if not words or limit <= 0:
-        return []
-    scored: list[tuple[int, int, RecallEntry, str]] = []
-    for order, (archive_id, entries) in enumerate(archives):
-        for entry in entries:
-            score = _score(entry.lowered, words, phrase)
-            if score:
-                scored.append((score, order, entry, archive_id))
-    scored.sort(key=lambda item: (-item[0], -item[1], -item[2].message_index))
-    return [
-        RecallHit(
-            archive_id,
-            entry.message_index,
-            entry.role,
-            entry.tool_name,
-            snippet(entry, words, phrase, snippet_chars),
-            score,
-        )
-        for score, _, entry, archive_id in scored[:limit]
-    ]
-
-
-def _score(lowered: str, words: Sequence[str], phrase: str) -> int:
-    score = 0
-    for word in words:
-        found = lowered.count(word)
-        if found:
-            score += 10 + min(found, 5)
-    if score and len(words) > 1 and phrase in " ".join(lowered.split()):
-        score += 20
-    return score
-
-
-def snippet(entry: RecallEntry, words: Sequence[str], phrase: str, chars: int) -> str:
-    """About `chars` characters of the message around its first match, whitespace
-    collapsed, with `…` where it was cut."""
-    at = entry.lowered.find(phrase)
-    if at < 0:
-        found = [p for p in (entry.lowered.find(w) for w in words) if p >= 0]
-        at = min(found) if found else 0
-    start = max(0, at - chars // 4)
-    end = min(len(entry.text), start + chars)
-    start = max(0, min(start, end - chars))
-    text = " ".join(entry.text[start:end].split())
-    return f"{'… ' if start > 0 else ''}{text}{' …' if end < len(entry.text) else ''}"
+    """The best `limit` matches of `query` in `archives` (oldest archive first), best first:
+    the whole recall on entries held in memory."""
+    archives = list(archives)
+    texts = {(a, e.message_index): e.text for a, entries in archives for e in entries}
+    parsed = parse_query(query) if isinstance(query, str) else query
+    hits = []
+    for ranked in rank(candidates(archives, parsed), parsed, limit):
+        c = ranked.candidate
+        start, end = snippet_bounds(ranked.at, c.length, snippet_chars)
+        hits.append(hit(ranked, texts[c.archive_id, c.message_index][start:end], snippet_chars))
+    return hits
 
 
 def recall_note(session_id: str) -> str:

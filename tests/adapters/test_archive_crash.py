@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.files import is_temp_name, remove_stale_temps
 from app.core.ids import archive_sha256, new_archive_id
@@ -78,6 +80,7 @@ def run_and_kill(data_dir: str, delay: float) -> None:
     assert os.WTERMSIG(status) == signal.SIGKILL
 
 
+@pytest.mark.slow
 def test_archives_killed_at_random_moments_are_complete_or_absent(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     for _ in range(KILLS):

@@ -13,6 +13,8 @@ from app.adapters.archive_store import FileArchiveStore
 from app.core.errors import ArchiveError
 from app.core.ids import archive_sha256
 from app.core.ports import Archive, ArchiveRef
+from app.core.recall import RecallHit
+from app.core.recall_terms import parse_query
 
 MESSAGES: list[dict[str, Any]] = [
     {"role": "user", "content": "héllo wörld — 日本語 🚀"},
@@ -480,9 +482,13 @@ def test_an_id_removed_and_written_again_is_searched_as_written_again(tmp_path: 
     store = FileArchiveStore(str(tmp_path))
     first = [{"role": "user", "content": "the old plan"}]
     again = [{"role": "user", "content": "the old plan"}, {"role": "user", "content": "new"}]
+
+    def search(query: str) -> list[RecallHit]:
+        return store.search("s-1", parse_query(query), 5, lambda: 60.0).hits
+
     store.save(archive("00000000000000000001-aaaa", "s-1", first))
-    assert [h.message_index for h in store.search("s-1", "plan", 5)] == [0]
+    assert [h.message_index for h in search("plan")] == [0]
     store.delete("00000000000000000001-aaaa")
-    assert store.search("s-1", "plan", 5) == []
+    assert search("plan") == []
     store.save(archive("00000000000000000001-aaaa", "s-1", again))
-    assert [h.snippet for h in store.search("s-1", "new", 5)] == ["new"]
+    assert [h.snippet for h in search("new")] == ["new"]

@@ -141,6 +141,7 @@ def archives(data_dir: Path) -> dict[str, dict[str, Any]]:
     return {p.stem: json.loads(p.read_bytes()) for p in files}
 
 
+@pytest.mark.slow
 @settings(
     max_examples=100,
     deadline=None,

@@ -20,6 +20,7 @@ from app.core.errors import (
     CompactError,
     InvalidConversationError,
     InvalidRequestError,
+    RecallDeadlineError,
     RecordStoreError,
     SummarizerError,
 )
@@ -32,6 +33,7 @@ from app.service.jobs import (
     SeamError,
     SessionBusyError,
 )
+from app.service.recall import RecallBusyError
 from app.service.slots import BusyError
 from tests.builders import parse, tool_result, user
 
@@ -65,6 +67,8 @@ async def answer(error: Exception) -> httpx.Response:
     ("error", "status", "code", "details", "retry_after"),
     [
         (BusyError(2, 1.5), 503, "busy", [], "2"),
+        (RecallBusyError(4, 1.0), 503, "busy", [], "1"),
+        (RecallDeadlineError("stopped at the deadline"), 504, "deadline_exceeded", [], None),
         (QueueFullError(8), 503, "queue_full", [], "5"),
         (ArchiveError("disk gone"), 503, "archive_unreadable", [], None),
         (RecordStoreError("disk gone"), 503, "records_unreadable", [], None),

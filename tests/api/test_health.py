@@ -39,6 +39,7 @@ def hung() -> Iterator[HungDatabase]:
     store.released.set()
 
 
+@pytest.mark.slow
 async def test_readyz_stops_waiting_for_a_hung_check_and_names_it(
     settings_for: Callable[..., Settings], tokenizer: TiktokenTokenizer, hung: HungDatabase
 ) -> None:

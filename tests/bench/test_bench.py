@@ -49,6 +49,7 @@ def test_missing_corpus_is_a_clear_error(tmp_path: Path) -> None:
         corpus.corpus_files(tmp_path)
 
 
+@pytest.mark.slow
 def test_bench_measures_counting_against_a_real_server(
     tmp_path: Path, tokenizer: TiktokenTokenizer
 ) -> None:

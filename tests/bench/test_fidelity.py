@@ -9,6 +9,7 @@ from bench.fidelity import measure
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.slow
 async def test_the_ledger_keeps_every_fact_through_three_compactions() -> None:
     table = dict(await measure())
     for label, shares in table.items():

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from bench.load import CYCLE, LoadConfig, percentile, render, run_load
 
 
@@ -22,6 +24,7 @@ def test_percentile_is_the_nearest_rank() -> None:
     assert percentile([], 0.5) == 0.0
 
 
+@pytest.mark.slow
 def test_a_one_second_run_drives_every_route_without_errors() -> None:
     report = run_load(LoadConfig(seconds=1, clients=3, max_requests=30, llm_delay=0.05))
     assert report.errors == 0, [s.error_samples for s in report.routes.values()]

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -234,6 +235,7 @@ _conversations = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(_conversations)
 def test_any_openai_conversation_round_trips_exactly(raw: list[dict[str, Any]]) -> None:
@@ -242,6 +244,7 @@ def test_any_openai_conversation_round_trips_exactly(raw: list[dict[str, Any]]) 
     assert to_openai(from_openai(raw)) == raw
 
 
+@pytest.mark.slow
 @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(_conversations)
 def test_a_read_conversation_is_its_own_openai_form(raw: list[dict[str, Any]]) -> None:
@@ -286,6 +289,7 @@ def _odd_conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(_odd_conversations())
 def test_each_message_s_form_is_its_conversion(raw: list[dict[str, Any]]) -> None:

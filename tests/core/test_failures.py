@@ -298,6 +298,7 @@ _LINE_PIECES = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(
     st.lists(st.sampled_from(_LINE_PIECES), max_size=24).map("".join),

@@ -36,6 +36,7 @@ def document_with(literals: list[str]) -> bytes:
     return f'{{"messages":[{items}],"threshold":0.5}}'.encode()
 
 
+@pytest.mark.slow
 @given(st.lists(NUMBER, min_size=1, max_size=5))
 def test_every_number_is_written_back_exactly_as_it_was_read(literals: list[str]) -> None:
     text = document_with(literals)

@@ -179,6 +179,7 @@ def test_a_ledger_the_llm_copied_is_replaced_not_doubled() -> None:
     assert "stale" not in report.text
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(
     st.lists(
@@ -239,6 +240,7 @@ def test_sentences_matching_finds_what_filtering_every_sentence_finds(text: str)
     assert_sentences_as_before(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(
     st.lists(
@@ -295,6 +297,7 @@ def test_sentences_of_ascii_text_are_found_as_case_insensitively(text: str) -> N
 PATH_BEFORE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(
     st.lists(

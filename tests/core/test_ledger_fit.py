@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -154,6 +155,7 @@ CLOUD_MIGRATION = [
 ]
 
 
+@pytest.mark.slow
 def test_a_long_sessions_commands_keep_their_floor_within_a_five_percent_ledger() -> None:
     """Issue 28: a long cloud migration's 49 commands, with far more paths, errors and
     requests than a 200k window's 5% holds: the commands are all kept (the cloud CLI's

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,6 +71,7 @@ _WORDS = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(_WORDS, min_size=1, max_size=6).map(" ".join), max_size=8, unique=True))
 def test_any_commands_parse_back_from_their_rendered_ledger(commands: list[str]) -> None:

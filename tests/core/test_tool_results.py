@@ -454,6 +454,7 @@ FIELDS = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     tool=NAMES,

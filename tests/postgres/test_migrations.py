@@ -25,8 +25,8 @@ def _indexes(conn: psycopg.Connection[tuple[object, ...]], table: str) -> set[st
 def test_an_empty_database_is_migrated_to_the_latest_version(empty_database_url: str) -> None:
     with psycopg.connect(empty_database_url, autocommit=True) as conn:
         assert schema_version(conn) == 0
-        assert migrate(conn) == [1, 2]
-        assert schema_version(conn) == SCHEMA_VERSION == 2
+        assert migrate(conn) == [1, 2, 3]
+        assert schema_version(conn) == SCHEMA_VERSION == 3
         assert "compact_archives_session" in _indexes(conn, "compact_archives")
         assert migrate(conn) == []  # a second start applies nothing
 
@@ -39,11 +39,26 @@ def test_version_1_is_migrated_to_2_keeping_its_rows(empty_database_url: str) ->
             " body, body_sha256) VALUES ('a1', 's1', 't', 1, 'x', 'b', 'y')"
         )
         assert "compact_archives_session" not in _indexes(conn, "compact_archives")
-        assert migrate(conn) == [2]
+        assert migrate(conn, upto=2) == [2]
         assert "compact_archives_session" in _indexes(conn, "compact_archives")
         assert conn.execute("SELECT id FROM compact_archives").fetchall() == [("a1",)]
         versions = conn.execute("SELECT version FROM compact_schema ORDER BY 1").fetchall()
         assert versions == [(1,), (2,)]
+
+
+def test_version_2_is_migrated_to_3_its_archives_waiting_for_recall_to_index_them(
+    empty_database_url: str,
+) -> None:
+    with psycopg.connect(empty_database_url, autocommit=True) as conn:
+        assert migrate(conn, upto=2) == [1, 2]
+        conn.execute(
+            "INSERT INTO compact_archives (id, session_id, created_at, message_count, sha256,"
+            " body, body_sha256) VALUES ('a1', 's1', 't', 1, 'x', 'b', 'y')"
+        )
+        assert migrate(conn) == [3]
+        rows = conn.execute("SELECT id, recall_indexed FROM compact_archives").fetchall()
+        assert rows == [("a1", False)]
+        assert "compact_recall_words_pkey" in _indexes(conn, "compact_recall_words")
 
 
 def test_replicas_starting_together_migrate_once(empty_database_url: str) -> None:
@@ -65,7 +80,7 @@ def test_replicas_starting_together_migrate_once(empty_database_url: str) -> Non
     for thread in threads:
         thread.join()
     assert errors == []
-    assert sorted(results) == [[], [], [], [], [], [1, 2]]
+    assert sorted(results) == [[], [], [], [], [], [1, 2, 3]]
 
 
 def test_the_pool_migrates_on_first_use(empty_database_url: str) -> None:

@@ -132,6 +132,7 @@ async def ready_again(app: httpx.AsyncClient) -> None:
     raise AssertionError("never ready again")
 
 
+@pytest.mark.slow
 async def test_the_database_stopping_and_starting_mid_run(
     app_on: App, database_url: str, proxy: CuttableProxy
 ) -> None:

@@ -124,6 +124,7 @@ async def stall_and_recover(
     ]
 
 
+@pytest.mark.slow
 async def test_a_stalled_database_answers_every_request_within_its_deadline(
     app_on: App,  # noqa: F811
     database_url: str,

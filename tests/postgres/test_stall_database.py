@@ -145,6 +145,7 @@ def test_a_background_job_write_on_a_frozen_database_fails_within_the_call_timeo
         assert time.monotonic() - started <= 1.0 + MARGIN
 
 
+@pytest.mark.slow
 def test_the_readiness_check_answers_within_its_timeout_naming_the_stall(
     database_url: str, frozen_proxy: FreezingProxy
 ) -> None:

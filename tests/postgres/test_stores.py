@@ -14,6 +14,8 @@ from app.adapters.pg_stores import PgArchiveStore, PgJobStore, PgRecordStore, Pg
 from app.core.errors import ArchiveError
 from app.core.jobs import JobTakenOverError
 from app.core.ports import Archive, ArchiveRef
+from app.core.recall import RecallHit
+from app.core.recall_terms import parse_query
 from app.core.records import CompactionRecord
 
 
@@ -78,11 +80,15 @@ def test_recall_searches_only_the_sessions_own_archives(database: Database) -> N
     saved("0001-" + mine, mine, "the migration failed with E999 IndentationError")
     saved("0002-" + mine, mine, "nothing to see here")
     saved("0003-" + other, other, "IndentationError in another session")
-    hits = store.search(mine, "IndentationError", 10)
+    hits = find(store, mine, "IndentationError")
     assert [(h.archive_id, h.message_index, h.role) for h in hits] == [("0001-" + mine, 0, "user")]
     assert "IndentationError" in hits[0].snippet
-    assert store.search(unique("s"), "IndentationError", 10) == []
-    assert store.search("../x", "IndentationError", 10) == []
+    assert find(store, unique("s"), "IndentationError") == []
+    assert find(store, "../x", "IndentationError") == []
+
+
+def find(store: PgArchiveStore, session_id: str, query: str) -> list[RecallHit]:
+    return store.search(session_id, parse_query(query), 10, lambda: 60.0).hits
 
 
 def test_a_corrupted_archive_is_refused_not_returned(database: Database) -> None:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from app.api.deps import ServiceDep
+from app.api.deadline import DEADLINE_STATE
+from app.api.deps import RecallerDep, ServiceDep
 from app.api.ids import require_id
 from app.api.recall_schemas import RecallHitInfo, RecallRequest, RecallResponse
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import ErrorResponse, SessionCompactionsResponse
-from app.service.recall import recall
 
 router = APIRouter(
     route_class=FastJsonRoute, tags=["sessions"], responses={422: {"model": ErrorResponse}}
@@ -32,18 +32,26 @@ async def list_compactions(session_id: str, service: ServiceDep) -> SessionCompa
 @router.post(
     "/sessions/{session_id}/recall",
     summary="Search the archived messages of a session",
-    responses={415: UNSUPPORTED_MEDIA_TYPE, 503: {"model": ErrorResponse}},
+    responses={
+        415: UNSUPPORTED_MEDIA_TYPE,
+        503: {"model": ErrorResponse},
+        504: {"model": ErrorResponse},
+    },
+    response_model=RecallResponse,
 )
 async def recall_session(
-    session_id: str, body: RecallRequest, service: ServiceDep
+    session_id: str, body: RecallRequest, recaller: RecallerDep, request: Request
 ) -> RecallResponse:
     """Snippets of the session's archived messages that match the query, best first, with
     the archive id and message index to fetch the whole message (`GET /archives/{id}`).
-    Only this session's archives are searched; a session with none gives no hits. 422 for
-    a malformed session id or body, 503 `archive_unreadable` when an archive cannot be
-    read."""
+    Only this session's archives are searched; a session with none gives no hits. The
+    query's terms past the 64th are not searched (`dropped_terms`). 422 for a malformed
+    session id or body; 503 `archive_unreadable` when an archive or its index cannot be
+    read, 503 `busy` (with `Retry-After`) when every recall slot stays taken; 504
+    `deadline_exceeded` when the search passes the request's deadline (it stops there)."""
     require_id(session_id, "session_id")
-    hits = await recall(service.archive, session_id, body.query, body.limit)
+    due = getattr(request.state, DEADLINE_STATE, None)
+    answer = await recaller.recall(session_id, body.query, body.limit, due)
     return RecallResponse(
         session_id=session_id,
         query=body.query,
@@ -56,6 +64,8 @@ async def recall_session(
                 snippet=h.snippet,
                 score=h.score,
             )
-            for h in hits
+            for h in answer.hits
         ],
+        dropped_terms=list(answer.dropped_terms),
+        complete=answer.complete,
     )

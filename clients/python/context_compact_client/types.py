@@ -234,6 +234,8 @@ class RecallResponse(TypedDict):
     session_id: str
     query: str
     hits: list[RecallHitInfo]
+    dropped_terms: NotRequired[list[str]]  # the query's terms past the 64th, not searched
+    complete: NotRequired[bool]  # false when some archives were not searched yet
 
 
 class SessionCompactionsResponse(TypedDict):

@@ -214,9 +214,11 @@ export interface paths {
          * Search the archived messages of a session
          * @description Snippets of the session's archived messages that match the query, best first, with
          *     the archive id and message index to fetch the whole message (`GET /archives/{id}`).
-         *     Only this session's archives are searched; a session with none gives no hits. 422 for
-         *     a malformed session id or body, 503 `archive_unreadable` when an archive cannot be
-         *     read.
+         *     Only this session's archives are searched; a session with none gives no hits. The
+         *     query's terms past the 64th are not searched (`dropped_terms`). 422 for a malformed
+         *     session id or body; 503 `archive_unreadable` when an archive or its index cannot be
+         *     read, 503 `busy` (with `Retry-After`) when every recall slot stays taken; 504
+         *     `deadline_exceeded` when the search passes the request's deadline (it stops there).
          */
         post: operations["recall"];
         delete?: never;
@@ -2197,7 +2199,7 @@ export interface components {
         RecallRequest: {
             /**
              * Query
-             * @description Words to look for (case-insensitive): a path, an error, a command, a name. Messages holding more of the words rank first; the exact phrase ranks higher.
+             * @description Words to look for (case-insensitive, whole words): a path, an error, a command, a name. Messages holding more of the terms rank first, all of them higher; only the first 64 distinct terms are searched (the others come back in `dropped_terms`).
              */
             query: string;
             /**
@@ -2222,7 +2224,9 @@ export interface components {
          *           "snippet": "ERRORS: - E999 IndentationError: unexpected indent …",
          *           "score": 22
          *         }
-         *       ]
+         *       ],
+         *       "dropped_terms": [],
+         *       "complete": true
          *     }
          */
         RecallResponse: {
@@ -2235,6 +2239,17 @@ export interface components {
              * @description Best first; empty when nothing matched.
              */
             hits: components["schemas"]["RecallHitInfo"][];
+            /**
+             * Dropped Terms
+             * @description The query's terms past the first 64, not searched (case-folded).
+             */
+            dropped_terms?: string[];
+            /**
+             * Complete
+             * @description False when some of the session's archives were not searched: written before the recall index, they are indexed a few per recall (ask again).
+             * @default true
+             */
+            complete?: boolean;
         };
         /**
          * RedactedThinkingBlock
@@ -3940,6 +3955,22 @@ export interface operations {
                      * @example {
                      *       "error": "archive_unreadable",
                      *       "message": "cannot read the archive: disk I/O error",
+                     *       "details": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Gateway Timeout */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "deadline_exceeded",
+                     *       "message": "the request took longer than 300 s",
                      *       "details": []
                      *     }
                      */
