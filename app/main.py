@@ -41,7 +41,7 @@ from app.api.routes import (
 from app.api.sent_counts import SentCounts
 from app.api.spec import finish_openapi
 from app.service.compaction import CompactionService
-from app.service.jobs import JobManager
+from app.service.jobs import JobManager, JobPolicy
 from app.service.metered import MeteredCompactionService
 from app.service.recall import Recaller
 from app.settings import Settings
@@ -111,16 +111,14 @@ def create_app(
     service = service or build_service(settings, stores=stores)
     recorder = service.metrics if isinstance(service, MeteredCompactionService) else None
     recorder = recorder or PrometheusMetrics()
-    job_manager = JobManager(
-        service,
-        stores.jobs,
-        queue=stores.queue,
+    policy = JobPolicy(
         workers=settings.job_workers,
         queue_limit=settings.job_queue_limit,
         ttl=timedelta(seconds=settings.job_ttl_seconds),
         lease=timedelta(seconds=settings.job_lease_seconds),
         deadline=settings.request_timeout,
     )
+    job_manager = JobManager(service, stores.jobs, policy, queue=stores.queue)
 
     data_dir = DataDirectory(settings.data_dir, min_free_bytes=settings.min_free_bytes)
 

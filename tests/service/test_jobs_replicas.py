@@ -13,7 +13,7 @@ import pytest
 
 from app.adapters.job_store import FileJobStore
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.service.jobs import INTERRUPTED_MESSAGE, JobManager, SessionBusyError
+from app.service.jobs import INTERRUPTED_MESSAGE, JobManager, JobPolicy, SessionBusyError
 from tests.builders import FakeSummarizer, user
 from tests.service.test_compaction import make_service
 from tests.service.test_jobs import CONVERSATION, Clock, Gate, submit, wait_for
@@ -55,8 +55,7 @@ async def replica(
         manager = JobManager(
             service,
             store or FileJobStore(str(tmp_path)),
-            lease=LEASE,
-            ttl=timedelta(minutes=5),
+            JobPolicy(lease=LEASE, ttl=timedelta(minutes=5)),
             clock=clock,
             new_id=lambda: next(ids),
             instance_id=name,

@@ -13,7 +13,7 @@ from app.service.jobs.errors import (
 )
 from app.service.jobs.manager import JobManager, new_instance_id
 from app.service.jobs.stored import request_from_json, request_to_json
-from app.service.jobs.table import INTERRUPTED_MESSAGE
+from app.service.jobs.table import INTERRUPTED_MESSAGE, JobPolicy
 
 __all__ = [
     "INTERRUPTED_MESSAGE",
@@ -21,6 +21,7 @@ __all__ = [
     "JobError",
     "JobManager",
     "JobNotDoneError",
+    "JobPolicy",
     "JsonDict",
     "PrefixMismatchError",
     "QueueFullError",

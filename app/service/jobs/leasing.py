@@ -52,10 +52,10 @@ class Leases:
             log.warning("skipping corrupt job record", extra={"job": job_id, "error": str(exc)})
             return None
         now = table.clock()
-        if is_expired(job, now, table.ttl):
+        if is_expired(job, now, table.policy.ttl):
             await table.delete_quietly(job_id)
             return None
-        if is_abandoned(job, now, table.lease):
+        if is_abandoned(job, now, table.policy.lease):
             if table.queue is None:
                 return await table.interrupt(job, now)
             taken = await self.take_over_abandoned(table.queue, job_id)
@@ -83,10 +83,10 @@ class Leases:
             job = _readable(record)
             if job is None or job.id in table.jobs:
                 continue
-            if is_expired(job, now, table.ttl):
+            if is_expired(job, now, table.policy.ttl):
                 await table.delete_quietly(job.id)
                 continue
-            if is_abandoned(job, now, table.lease) and table.queue is None:
+            if is_abandoned(job, now, table.policy.lease) and table.queue is None:
                 await table.interrupt(job, now)
             kept.add(job.id)
         if table.queue is not None:
@@ -123,7 +123,9 @@ class Leases:
         now = table.clock()
         try:
             claimed = await to_thread.run_sync(
-                lambda: queue.take_over(table.instance_id, now, now - table.lease, room, job_id)
+                lambda: queue.take_over(
+                    table.instance_id, now, now - table.policy.lease, room, job_id
+                )
             )
         except JobStoreError as exc:
             log.error("abandoned jobs not taken over", extra={"error": str(exc)})

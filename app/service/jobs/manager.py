@@ -32,7 +32,7 @@ import os
 import platform
 import secrets
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from anyio import to_thread
 
@@ -50,10 +50,11 @@ from app.service.jobs.errors import (
 from app.service.jobs.leasing import Leases
 from app.service.jobs.running import Runner
 from app.service.jobs.submitting import Submissions
-from app.service.jobs.table import JobTable
+from app.service.jobs.table import JobPolicy, JobTable
 from app.service.prepared import CompactRequest
 
 log = logging.getLogger("context_compact.jobs")
+DEFAULT_POLICY = JobPolicy()
 
 
 def new_instance_id() -> str:
@@ -69,28 +70,19 @@ class JobManager:
         self,
         service: CompactionService,
         store: JobStore,
+        policy: JobPolicy = DEFAULT_POLICY,
         *,
-        workers: int = 4,
-        queue_limit: int = 64,
-        ttl: timedelta = timedelta(hours=1),
-        lease: timedelta = timedelta(seconds=30),
-        sweep_interval: float | None = None,
-        heartbeat_interval: float | None = None,
+        queue: JobQueue | None = None,
         clock: Callable[[], datetime] = utc_now,
         new_id: Callable[[], str] = time_sortable_id,
         instance_id: str | None = None,
-        queue: JobQueue | None = None,
-        deadline: float | None = None,
     ) -> None:
+        """`queue`: the store again when it can hand jobs over (the database's)."""
         self.instance_id = instance_id or new_instance_id()
-        self._table = JobTable(
-            store, queue, clock, self.instance_id, workers, queue_limit, ttl, lease
-        )
-        self._runner = Runner(self._table, service, deadline)
+        self._table = JobTable(store, queue, clock, self.instance_id, policy)
+        self._runner = Runner(self._table, service)
         self._leases = Leases(self._table, self._runner)
         self._submissions = Submissions(self._table, self._runner, self._leases, new_id)
-        self._sweep_interval = sweep_interval or min(60.0, ttl.total_seconds())
-        self._heartbeat_interval = heartbeat_interval or lease.total_seconds() / 3
         self._timers: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -99,8 +91,8 @@ class JobManager:
         timers. An unreadable store is logged, not fatal."""
         await self.sweep()
         self._timers = [
-            asyncio.create_task(self._every(self._sweep_interval, self.sweep)),
-            asyncio.create_task(self._every(self._heartbeat_interval, self.heartbeat)),
+            asyncio.create_task(self._every(self._table.policy.sweep_every, self.sweep)),
+            asyncio.create_task(self._every(self._table.policy.heartbeat_every, self.heartbeat)),
         ]
 
     async def close(self) -> None:

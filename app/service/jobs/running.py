@@ -22,13 +22,13 @@ log = logging.getLogger("context_compact.jobs")
 
 
 class Runner:
-    """Runs the jobs of one replica, at most `table.workers` at once."""
+    """Runs the jobs of one replica, at most `table.policy.workers` at once."""
 
-    def __init__(self, table: JobTable, service: CompactionService, deadline: float | None):
+    def __init__(self, table: JobTable, service: CompactionService):
         self.table = table
         self.service = service
-        self.deadline = deadline
-        self.slots = asyncio.Semaphore(table.workers)
+        self.deadline = table.policy.deadline
+        self.slots = asyncio.Semaphore(table.policy.workers)
 
     def start(self, job_id: str, request: CompactRequest) -> None:
         """Runs the job in a task of its own (it waits there for a worker slot)."""

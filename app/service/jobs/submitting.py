@@ -51,7 +51,7 @@ class Submissions:
                 raise SessionBusyError(elsewhere)
             self._check_session_here(session)  # again: a submit here may have won meanwhile
         if table.room() <= 0:  # this one would have to wait
-            raise QueueFullError(table.queue_limit)
+            raise QueueFullError(table.policy.queue_limit)
         now = table.clock()
         job = Job(
             id=self.new_id(),

@@ -32,6 +32,30 @@ log = logging.getLogger("context_compact.jobs")
 INTERRUPTED_MESSAGE = "the service stopped while the job was queued or running"
 
 
+@dataclass(frozen=True)
+class JobPolicy:
+    """How one replica runs jobs: `workers` at once, at most `queue_limit` waiting, each
+    within `deadline` seconds (None: none); finished ones kept `ttl`; a job whose owner
+    has not renewed its `lease` is abandoned. The timers default to a sweep every
+    `min(60 s, ttl)` and a heartbeat every `lease / 3`."""
+
+    workers: int = 4
+    queue_limit: int = 64
+    ttl: timedelta = timedelta(hours=1)
+    lease: timedelta = timedelta(seconds=30)
+    deadline: float | None = None
+    sweep_interval: float | None = None
+    heartbeat_interval: float | None = None
+
+    @property
+    def sweep_every(self) -> float:
+        return self.sweep_interval or min(60.0, self.ttl.total_seconds())
+
+    @property
+    def heartbeat_every(self) -> float:
+        return self.heartbeat_interval or self.lease.total_seconds() / 3
+
+
 @dataclass
 class JobTable:
     """The jobs this replica runs (and finished ones whose last write failed), their
@@ -43,10 +67,7 @@ class JobTable:
     queue: JobQueue | None
     clock: Callable[[], datetime]
     instance_id: str
-    workers: int
-    queue_limit: int
-    ttl: timedelta
-    lease: timedelta
+    policy: JobPolicy
     jobs: dict[str, Job] = field(default_factory=dict)
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -57,7 +78,7 @@ class JobTable:
     def room(self) -> int:
         """Jobs this replica may still accept: its workers and its queue, less those in
         flight."""
-        return self.workers + self.queue_limit - len(self.in_flight())
+        return self.policy.workers + self.policy.queue_limit - len(self.in_flight())
 
     async def persist(self, job_id: str) -> None:
         """Writes the job's latest version (every change is followed by a write, so the
@@ -131,7 +152,7 @@ class JobTable:
         """Forgets the finished jobs still in memory (their last write is in progress or
         failed) once older than the time to live, and deletes their records."""
         now = self.clock()
-        expired = [j.id for j in self.jobs.values() if is_expired(j, now, self.ttl)]
+        expired = [j.id for j in self.jobs.values() if is_expired(j, now, self.policy.ttl)]
         for job_id in expired:
             del self.jobs[job_id]
         for job_id in expired:
