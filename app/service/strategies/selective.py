@@ -119,7 +119,7 @@ async def _run(
     except Exception as exc:
         log.exception("selective summary failed; not compacting")
         reason = f"summary fallback failed: {exc}"
-        return prepared.unchanged("selective_failed", [*done.warnings, reason], "selective")
+        return prepared.unchanged("selective_failed", [reason], "selective")
 
 
 class _Outcome:
