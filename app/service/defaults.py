@@ -56,23 +56,20 @@ class Defaults:
         ledger budget follow the window the request names (a share of it, within a floor
         and a cap), so a request that sets neither gets the ones that fit its model."""
         window = resolve_params(DecideParams, request, self.options).context_window
-        words = resolve_params(_Configured, NO_OPTIONS, self.options)
-        budget = LedgerBudget(
-            self.ledger.share, self.ledger.floor, self.ledger.cap, words.ledger_budget
+        configured = resolve_params(_WindowScaled, NO_OPTIONS, self.options)
+        share = self.ledger.share
+        budget = LedgerBudget(share, self.ledger.floor, self.ledger.cap, configured.ledger_budget)
+        scaled = _WindowScaled(
+            max_summary_words=summary_words_for(window, share, configured.max_summary_words),
+            ledger_budget=budget.tokens(window),
         )
-        return self.options.model_copy(
-            update={
-                "max_summary_words": summary_words_for(
-                    window, self.ledger.share, words.max_summary_words
-                ),
-                "ledger_budget": budget.tokens(window),
-            }
-        )
+        return self.options.model_copy(update=vars(scaled))
 
 
 @dataclass(frozen=True)
-class _Configured:
-    """The settings that `server_options_for` scales to a request's window."""
+class _WindowScaled:
+    """The options whose server value `server_options_for` scales to a request's window
+    (a record like a strategy's: `resolve_params` holds its fields to option names)."""
 
     max_summary_words: int
     ledger_budget: int | None = None
