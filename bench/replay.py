@@ -5,9 +5,10 @@ through the app in-process (httpx ASGITransport with its lifespan, extractive su
 temporary data and work directories; one app per conversation, so its token cache serves
 every strategy and window), for each strategy and window: see `bench/replay_driver.py` for
 the agent loop and `bench/replay_facts.py` for the ground-truth facts and how "kept" is
-decided. Reported per replay and in total per strategy and window: model requests,
-compactions, refusals by reason, the largest context sent (flagged when at or over the
-window), compacted lists that break the provider's rules, facts kept in the final context,
+decided. Reported per replay and in total per strategy, window and shape: model requests,
+compactions (and which strategy answered them), refusals by reason, the largest context
+sent (flagged when at or over the window), compacted lists that break the provider's
+rules, facts kept in the final context by kind, how many of the missing ones recall finds,
 the ledger's tokens (rebuilt from the answers' `ledger` facts, cl100k) and wall time.
 
 `--quick` replays only the smallest conversation (both shapes), for a smoke run.
@@ -42,7 +43,7 @@ from bench.run import machine
 
 CORPUS_LONG = Path(__file__).resolve().parents[2] / "shared" / "corpus-long"
 STRATEGIES = ("full", "tail", "selective", "prune")
-WINDOWS = (64_000, 32_000)
+WINDOWS = (32_000, 64_000, 128_000)
 SECTION = "## Long-session replay"
 SHAPES = ("anthropic", "openai")
 
@@ -162,9 +163,16 @@ came at most 3 requests after the previous one (the context refilled at once); *
 `compacted: false` answers by reason; *largest context sent*: the most tokens (cl100k) sent
 in one model request, share of the window, **OVER ×n** when n requests were at or over the
 window; *invalid*: compacted lists that break the provider's rules (`app/core/validate.py`);
-*kept*: ground-truth facts of the original session found in the final context (rules in
-`bench/replay_facts.py`); *ledger max*: the largest ledger of any answer, rebuilt from its
-`ledger` facts, and its share of the window; *wall s*: the replays' time."""
+*answered by*: the strategy that produced each compaction (another than the one asked
+for is a fallback); the fact columns: ground-truth facts of the original session found in
+the final context, by kind (rules in `bench/replay_facts.py`: errors flagged `is_error`
+apart from error lines found in unflagged output, which in the OpenAI shape is every
+error; the user's first request apart from the later ones), and *all facts* together;
+*missing found by recall*: of the facts the final context lacks, those that
+`POST /sessions/{id}/recall` (the fact as the query) finds in an archived message; *ledger
+max*: the largest ledger of any answer, rebuilt from its `ledger` facts, and its share of
+the window; *wall s*: the replays' time. The first table sums the conversations per
+strategy, window and shape."""
 
 
 def section(report: dict[str, Any], tables: str) -> str:

@@ -28,6 +28,7 @@ Shape = Literal["anthropic", "openai"]
 CONTINUE: Msg = {"role": "user", "content": "Continue."}
 JSON = {"content-type": "application/json"}
 MAX_SAMPLES = 5
+RECALL_QUERY_CHARS = 200  # a fact is at most this long; the query is the fact itself
 REFILL_TURNS = 3  # a compaction this few model requests after the previous one is a refill
 
 
@@ -62,6 +63,8 @@ class RunResult:
     error_samples: list[str] = field(default_factory=list)
     facts: dict[str, list[int]] = field(default_factory=dict)
     first_request_kept: bool = False
+    missing: int = 0
+    recalled: int = 0
     ledger_tokens_max: int = 0
     summary_tokens_max: int = 0
     final_tokens: int = 0
@@ -88,8 +91,16 @@ class RunResult:
             "invalid_samples": self.invalid_samples,
             "http_errors": self.http_errors,
             "error_samples": self.error_samples,
-            "facts": {k: {"kept": v[0], "total": v[1]} for k, v in self.facts.items()},
+            "facts": {
+                **{k: {"kept": v[0], "total": v[1]} for k, v in self.facts.items()},
+                "all": {
+                    "kept": sum(v[0] for v in self.facts.values()),
+                    "total": sum(v[1] for v in self.facts.values()),
+                },
+            },
             "first_request_kept": self.first_request_kept,
+            "missing": self.missing,
+            "recalled": self.recalled,
             "ledger_tokens_max": self.ledger_tokens_max,
             "ledger_share_max": round(self.ledger_tokens_max / self.window, 4),
             "summary_tokens_max": self.summary_tokens_max,
@@ -114,7 +125,9 @@ def ledger_section(summary: str) -> str:
     or "" when the summary has none."""
     _, heading, section = summary.rpartition("\n## Ledger\n")
     if not heading:
-        return ""
+        if not summary.startswith("## Ledger\n"):  # a ledger standing alone (`selective`)
+            return ""
+        section = summary.removeprefix("## Ledger\n")
     return "## Ledger\n" + section.split("\n\n", 1)[0]
 
 
@@ -128,11 +141,20 @@ class ServiceClient:
 
     def __init__(self, client: httpx.AsyncClient) -> None:
         self.client = client
+        self.archives: dict[str, dict[str, Any]] = {}
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         response = await self.client.post(path, content=orjson.dumps(body), headers=JSON)
         data = orjson.loads(response.content) if response.content else {}
         return response.status_code, data if isinstance(data, dict) else {"body": data}
+
+    async def archive(self, archive_id: str) -> dict[str, Any]:
+        """An archive by id ({} when it cannot be read); each is read once."""
+        if archive_id not in self.archives:
+            response = await self.client.get(f"/archives/{archive_id}")
+            data = orjson.loads(response.content) if response.status_code == 200 else {}
+            self.archives[archive_id] = data if isinstance(data, dict) else {}
+        return self.archives[archive_id]
 
 
 def _sample(samples: list[str], text: str) -> None:
@@ -194,9 +216,31 @@ class _Loop:
         truth = extract(self.conversation.messages)
         found = kept(truth, context)
         result.facts = {kind: list(found[kind]) for kind in KINDS}
-        first = truth.by_kind["request"][:1]
-        result.first_request_kept = bool(first) and first[0] in context_text(context)
+        first = truth.by_kind["first_request"]
+        text = context_text(context)
+        result.first_request_kept = bool(first) and first[0] in text
+        missing = [f for kind in KINDS for f in truth.by_kind[kind] if f not in text]
+        result.missing = len(missing)
+        result.recalled = sum([await self.recalled(fact) for fact in missing])
         return result
+
+    async def recalled(self, fact: str) -> bool:
+        """Whether recall over the session's archives finds `fact`: one of its hits is an
+        archived message holding the fact's text."""
+        path = f"/sessions/{self.session_id}/recall"
+        status, answer = await self.service.post(
+            path, {"query": fact[:RECALL_QUERY_CHARS], "limit": 10}
+        )
+        if status != 200:
+            self.failed(path, status, answer)
+            return False
+        for hit in answer.get("hits", []):
+            archive = await self.service.archive(str(hit["archive_id"]))
+            messages = archive.get("messages") or []
+            index = int(hit["message_index"])
+            if 0 <= index < len(messages) and fact in context_text([messages[index]]):
+                return True
+        return False
 
     def failed(self, route: str, status: int, answer: dict[str, Any]) -> None:
         self.result.http_errors += 1

@@ -8,7 +8,9 @@ either shape (Anthropic Messages or OpenAI Chat Completions):
   `target_file`, `filepath` or `filename` (a file read, written or edited; directories
   passed as `relative_workspace_path` or `dir_path` are not files).
 - command: a tool call input `command` (or `cmd`), whitespace collapsed; distinct ones.
-- error: a tool result that the provider flags (`is_error`) or whose text names an error.
+- error (flagged) and output_error (not flagged): a tool result that the provider flags
+  (`is_error`), or whose text names an error without a flag (the OpenAI shape has no flag:
+  all its errors are output errors); an error line found both ways counts in each kind.
   Its key line is the line that names the error: after a Python traceback the last
   `SomeError: ...` line; else the first line that is `error:`/`fatal:`/`failed:`,
   `SomethingError: ...` (an optional diagnostic code such as `E999` before it),
@@ -16,9 +18,10 @@ either shape (Anthropic Messages or OpenAI Chat Completions):
   `Permission denied`, `timed out`, a non-zero `exit code`/`exit status`, or is only
   `Cancelled`/`Aborted`/`Interrupted`. A flagged result with none of these: its first
   non-empty line. Whitespace collapsed, cut to 200 characters.
-- request: each user text that is not a tool result, with the blocks an agent's harness
-  injects removed (`<environment_details>`, `<system-reminder>` and the like, see
-  `HARNESS_TAGS`); its first non-empty line, whitespace collapsed, cut to 200 characters.
+- first_request and request: each user text that is not a tool result, with the blocks an
+  agent's harness injects removed (`<environment_details>`, `<system-reminder>` and the
+  like, see `HARNESS_TAGS`); its first non-empty line, whitespace collapsed, cut to 200
+  characters. The first one is `first_request`, every later distinct one a `request`.
 
 A fact is kept when its text occurs in the final context's text (every string of every
 message, tool call arguments included) after both sides had whitespace collapsed; a
@@ -37,7 +40,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Msg = dict[str, Any]
-KINDS = ("path", "command", "error", "request")
+# The kinds of the table: errors flagged `is_error` apart from error lines found in
+# unflagged output, the user's first request apart from the later ones.
+KINDS = ("path", "command", "error", "output_error", "first_request", "request")
 PATH_KEYS = ("path", "file_path", "target_file", "filepath", "filename")
 COMMAND_KEYS = ("command", "cmd")
 FACT_CHARS = 200
@@ -198,11 +203,13 @@ def extract(messages: Iterable[Msg]) -> Facts:
         elif isinstance(item, ToolResult):
             line = error_line(item.text, item.is_error)
             if line:
-                facts.add("error", line)
+                facts.add("error" if item.is_error else "output_error", line)
         else:
             line = request_line(item)
             if line:
-                facts.add("request", line)
+                first = not facts.by_kind["first_request"]
+                if first or line != facts.by_kind["first_request"][0]:
+                    facts.add("first_request" if first else "request", line)
     return facts
 
 

@@ -9,18 +9,25 @@ from typing import Any
 from bench.replay_driver import RunResult
 from bench.replay_facts import KINDS
 
-FACT_HEADS = {"path": "paths", "command": "commands", "error": "errors", "request": "requests"}
+FACT_HEADS = {
+    "path": "paths",
+    "command": "commands",
+    "error": "errors flagged `is_error`",
+    "output_error": "error lines in unflagged output",
+    "first_request": "user's first request",
+    "request": "later requests",
+}
 
 
 def totals(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
-    """One row per (strategy, window), over every conversation and shape, in run order."""
-    keys: list[tuple[str, int]] = []
+    """One row per (strategy, window, shape), over every conversation, in run order."""
+    keys: list[tuple[str, int, str]] = []
     for run in runs:
-        if (run.strategy, run.window) not in keys:
-            keys.append((run.strategy, run.window))
+        if (run.strategy, run.window, run.shape) not in keys:
+            keys.append((run.strategy, run.window, run.shape))
     rows = []
-    for strategy, window in keys:
-        group = [r for r in runs if (r.strategy, r.window) == (strategy, window)]
+    for strategy, window, shape in keys:
+        group = [r for r in runs if (r.strategy, r.window, r.shape) == (strategy, window, shape)]
         refusals: Counter[str] = Counter()
         answered: Counter[str] = Counter()
         for run in group:
@@ -33,11 +40,16 @@ def totals(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
             }
             for kind in KINDS
         }
+        facts["all"] = {
+            "kept": sum(facts[k]["kept"] for k in KINDS),
+            "total": sum(facts[k]["total"] for k in KINDS),
+        }
         ledger = max(r.ledger_tokens_max for r in group)
         rows.append(
             {
                 "strategy": strategy,
                 "window": window,
+                "shape": shape,
                 "runs": len(group),
                 "llm_calls": sum(r.llm_calls for r in group),
                 "compactions": sum(r.compactions for r in group),
@@ -52,6 +64,8 @@ def totals(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
                 "http_errors": sum(r.http_errors for r in group),
                 "facts": facts,
                 "first_request_kept": sum(1 for r in group if r.first_request_kept),
+                "missing": sum(r.missing for r in group),
+                "recalled": sum(r.recalled for r in group),
                 "ledger_tokens_max": ledger,
                 "ledger_share_max": round(ledger / window, 4),
                 "summary_tokens_max": max(r.summary_tokens_max for r in group),
@@ -80,11 +94,11 @@ def _cells(row: dict[str, Any], window: int) -> list[str]:
         str(row["llm_calls"]),
         f"{row['compactions']} / {row['refills']}",
         _refusals(row["refusals"]),
+        _refusals(row["answered_by"]),
         _sent(row["max_sent_tokens"], window, row["over_window"]),
         str(row["invalid"]),
-        *(_share(facts[k]["kept"], facts[k]["total"]) for k in KINDS[:-1]),
-        f"{_share(facts['request']['kept'], facts['request']['total'])}; "
-        f"first {int(row['first_request_kept'])}/{row.get('runs', 1)}",
+        *(_share(facts[k]["kept"], facts[k]["total"]) for k in (*KINDS, "all")),
+        _share(row["recalled"], row["missing"]),
         f"{row['ledger_tokens_max']:,} ({row['ledger_tokens_max'] / window:.1%})",
         f"{row['wall_seconds']:.1f}",
     ]
@@ -94,22 +108,25 @@ HEADS = [
     "LLM calls",
     "compactions / within 3 requests of the last",
     "refusals",
+    "answered by",
     "largest context sent",
     "invalid",
-    *(f"{FACT_HEADS[k]} kept" for k in KINDS),
+    *(FACT_HEADS[k] for k in KINDS),
+    "all facts",
+    "missing found by recall",
     "ledger max",
     "wall s",
 ]
 
 
 def render(runs: Sequence[RunResult], rows: Sequence[dict[str, Any]]) -> str:
-    """Markdown: totals per strategy and window, then one row per replay."""
+    """Markdown: totals per strategy, window and shape, then one row per replay."""
     lines = [
-        "| strategy | window | " + " | ".join(HEADS) + " |",
-        "|---|---|" + "---|" * len(HEADS),
+        "| strategy | window | shape | " + " | ".join(HEADS) + " |",
+        "|---|---|---|" + "---|" * len(HEADS),
     ]
     for row in rows:
-        head = f"| {row['strategy']} | {row['window'] // 1000}k | "
+        head = f"| {row['strategy']} | {row['window'] // 1000}k | {row['shape']} | "
         lines.append(head + " | ".join(_cells(row, row["window"])) + " |")
     lines += [
         "",

@@ -16,7 +16,6 @@ from typing import Any, is_typeddict
 import anyio
 import httpx
 import pytest
-import yaml
 from asgi_lifespan import LifespanManager
 from context_compact_client import (
     AsyncContextCompactClient,
@@ -48,6 +47,7 @@ from tests.builders import (
     user,
 )
 from tests.live_server import serve_in_thread
+from tests.spec import load_spec
 
 CONVERSATION = [
     system("You are a coding agent."),
@@ -446,7 +446,7 @@ def test_the_server_package_has_no_client_code() -> None:
     assert importlib.util.find_spec("app.client") is None
 
 
-SPEC = yaml.safe_load((CLIENT_DIR.parent.parent / "openapi.yaml").read_text(encoding="utf-8"))
+SPEC = load_spec()
 TYPED = [
     name
     for name, value in vars(types).items()

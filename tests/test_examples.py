@@ -84,6 +84,7 @@ def run_example(
     )
 
 
+@pytest.mark.slow
 def test_the_agent_loop_script_compacts_twice_and_recalls_with_the_servers_token(
     token_service_url: str,
 ) -> None:
@@ -116,6 +117,7 @@ def test_the_background_loop_script_applies_a_compaction_with_the_servers_token(
     assert applied >= 1
 
 
+@pytest.mark.slow
 def test_the_curl_script_sends_the_servers_token(token_service_url: str) -> None:
     done = run_example(["bash", str(EXAMPLES / "curl.sh")], token_service_url, TOKEN)
     assert (done.returncode, done.stderr) == (0, "")
@@ -187,6 +189,7 @@ def test_the_agent_loop_answers_recall_from_the_sessions_archives(
     assert tools["openai"]["function"]["parameters"] == tools["anthropic"]["input_schema"]
 
 
+@pytest.mark.slow
 def test_the_curl_script_runs_every_call(service_url: str) -> None:
     done = subprocess.run(
         ["bash", str(EXAMPLES / "curl.sh")],

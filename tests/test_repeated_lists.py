@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pytest
-import yaml
 
 from app.__main__ import _parser
 from app.core.compaction import FORMER_NAMES, CompactOptions
 from app.core.vocabulary import STRATEGY_NAMES
 from app.service.registry import FALLBACKS, STRATEGIES
+from tests.spec import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC: dict[str, Any] = yaml.safe_load((ROOT / "openapi.yaml").read_text(encoding="utf-8"))
+SPEC: dict[str, Any] = load_spec()
 SCHEMAS: dict[str, Any] = SPEC["components"]["schemas"]
 TS_SCHEMA = (ROOT / "clients/typescript/src/schema.d.ts").read_text(encoding="utf-8")
 REGISTERED = tuple(STRATEGIES)

@@ -297,6 +297,7 @@ def test_served_connection_that_sends_nothing_is_closed(served: tuple[str, int])
         assert read_until_closed(connection) == b""
 
 
+@pytest.mark.slow
 def test_served_idle_keep_alive_connection_is_closed_after_its_answer(
     served: tuple[str, int],
 ) -> None:
@@ -307,6 +308,7 @@ def test_served_idle_keep_alive_connection_is_closed_after_its_answer(
     assert answer.endswith(b'{"status":"ok"}')
 
 
+@pytest.mark.slow
 def test_served_healthz_answers_while_large_heads_arrive_and_connections_drip(
     served: tuple[str, int],
 ) -> None:

@@ -70,7 +70,8 @@ class PhaseInfo(BaseModel):
     phase: str = Field(
         description=(
             "selective_start | tool_blocks | skill_prompt | assistant_message | "
-            "skill_metadata | user_message | selective_done | summary_start | summary_done"
+            "skill_metadata | user_message | selective_done | ledger | summary_start | "
+            "summary_done"
         )
     )
     tokens_before: int

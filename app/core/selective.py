@@ -26,8 +26,12 @@ the target, the remaining rules do not run (`force` runs them all):
     20 skill_prompt       drop all
     30 assistant_message  keep the last `keep_recent`, drop older ones
     40 skill_metadata     drop all
-    50 user_message       keep the last `keep_recent`, drop older ones (the user's text of a
-                          message that also carries tool results: its results stay)
+    50 user_message       keep the last `keep_recent` of the messages the harness alone
+                          wrote (`app.core.harness`: environment details, tool results sent
+                          as text), drop older ones (of a message that also carries tool
+                          results, only that text: its results stay). What the user said
+                          is never dropped: the first request, later requests and standing
+                          instructions are the task
 
 Never touched: the types marked "never" above; blocks already cut or cleared
 (`app.core.cut.is_marked`); the current round's request (the last user message that is not
@@ -51,6 +55,7 @@ from app.core.compact_json import compact_json
 from app.core.compaction import PhaseInfo
 from app.core.cut import Count, is_marked, preview_input, preview_result
 from app.core.dialects import BOOKKEEPING
+from app.core.harness import user_words
 from app.core.messages import (
     Message,
     RedactedThinkingBlock,
@@ -328,6 +333,7 @@ class _Planner:
             and self.types[self.index(slot)] in ("user_message", "tool_block")
             and message.role == "user"
             and not is_tool_result_message(message)
+            and not user_words(message)
             and self.index(slot) not in self.protected
         ]
         keep = self.limits.keep_recent

@@ -4,8 +4,9 @@ summarize the older ones into a system message.
 Cuts fall on round boundaries only (`app.core.rounds`), so a `tool_use` never loses its
 `tool_result`. At least `keep_rounds` rounds are kept when they fit `target` tokens; when
 they do not, fewer are kept, never fewer than the current (last) round, and a warning says
-so. The leading system messages, earlier archived summaries among them, stay in the head:
-they are never summarized again, and the new summary goes in after them.
+so. The leading system messages, earlier archived summaries among them, stay in the head,
+and the new summary goes in after them (the strategy folds the archived summaries into the
+new one once they take a quarter of the threshold: `app.service.strategies.tail`).
 
 A current round alone over `target` (one request followed by hundreds of tool exchanges:
 the normal agent session) is cut inside, between exchanges: its latest exchanges (an
@@ -15,12 +16,18 @@ note in its place, so the kept part still opens with a user message), and everyt
 before them is summarized. A round whose only exchange is over `target` (an agent's first
 action read a large file) cannot be cut: with nothing older to summarize, the plan
 declines (`TailDeclined`, and the next strategy of the chain summarizes it).
+
+When every round fits the target (a forced compaction; an agent session is one request
+and its exchanges, often with a short "continue" after them), the history is cut the same
+way, its exchanges taken as the units: the latest ones, up to half of the rounds' tokens,
+stay verbatim after their round's request, so `tail` compacts it instead of handing it to
+`full`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.core.messages import Message, ToolResultBlock, text_message
@@ -90,7 +97,8 @@ def plan_tail(
         "to archive"
     )
     if keep == 1 and tokens(1) > target:
-        inside = _plan_in_round(messages, head_length, counts, rounds[-1], target)
+        over = f"the current round alone takes {tokens(1)} tokens, over the target of {target}"
+        inside = _plan_in_round(messages, head_length, counts, rounds[-1], target, over)
         if isinstance(inside, TailPlan):
             return inside
         declined = inside or declined
@@ -98,6 +106,25 @@ def plan_tail(
             f"the current round alone takes {tokens(1)} tokens, over the target of {target}: "
             "kept whole"
         )
+    if keep < len(rounds) and keep < keep_rounds and tokens(1) <= target:
+        # Fewer rounds than asked for fit: the latest exchanges of the round before them
+        # fill what is left of the target (an agent's one long round before a short
+        # "continue" would otherwise be summarized whole).
+        partial = rounds[-keep - 1]
+        why = (
+            f"the round before the {keep} kept takes {sum(counts[partial.start : partial.end])} "
+            f"tokens, more than is left of the target of {target}"
+        )
+        inside = _plan_in_round(messages, head_length, counts, partial, target, why, strict=True)
+        if isinstance(inside, TailPlan):
+            return replace(inside, kept_rounds=keep + 1, warnings=(*warnings, *inside.warnings))
+    if keep >= len(rounds) and tokens(len(rounds)) <= target:
+        # Every round fits (a forced compaction, or a huge head): the exchanges are the
+        # units, the latest ones taking up to half of the rounds' tokens kept verbatim.
+        inside = _plan_at_half(messages, head_length, counts, rounds, target)
+        if isinstance(inside, TailPlan):
+            return inside
+        declined = inside or declined
     if keep >= len(rounds):
         return TailDeclined(declined)
     first = rounds[-keep]
@@ -114,6 +141,26 @@ def plan_tail(
     return TailPlan(tuple(older), tuple(kept), tuple(indexes), keep, tuple(warnings), verbatim)
 
 
+def _plan_at_half(
+    messages: Sequence[Message],
+    head_length: int,
+    counts: Sequence[int],
+    rounds: Sequence[Round],
+    target: int,
+) -> TailPlan | None:
+    """Cut inside the latest round that reaches back past half of the rounds' tokens; None
+    when that leaves nothing to summarize."""
+    total = sum(counts[rounds[0].start :])
+    half = total // 2
+    inner = next((r for r in reversed(rounds) if sum(counts[r.start :]) > half), rounds[0])
+    why = (
+        f"every round fits the target of {target} ({total} tokens): cut between exchanges "
+        f"at half of them"
+    )
+    plan = _plan_in_round(messages, head_length, counts, inner, half, why, target)
+    return plan if isinstance(plan, TailPlan) else None
+
+
 EARLIER_EXCHANGES_NOTE = (
     "[Earlier in this request] The request and the older tool exchanges of this round are "
     "in the archived summary above; the most recent exchanges follow."
@@ -128,15 +175,20 @@ def _plan_in_round(
     counts: Sequence[int],
     current: Round,
     target: int,
+    why: str,
+    room: int | None = None,
+    *,
+    strict: bool = False,
 ) -> TailPlan | str | None:
-    """Cut the current round between exchanges: keep its request (or a note) and the
-    latest exchanges that fit `target` (at least the last one), summarize the rest. None
+    """Cut a round between exchanges: keep its request (or a note, when the request is
+    over a share of `room`, the whole target) and the latest exchanges that fit `target`
+    (at least the last one; with `strict`, None when none fits), summarize the rest. None
     when the round has no exchange boundary to cut at; why, when the cut would leave
     nothing to summarize (the kept request and one exchange are all there is)."""
     start = current.start
     cuts = [
         i
-        for i in range(start + 1, len(messages))
+        for i in range(start + 1, current.end)
         if messages[i].role == "assistant" and messages[i - 1].role == "user"
     ]
     if not cuts:
@@ -144,12 +196,15 @@ def _plan_in_round(
     opener = messages[start]
     request: Message | None = None
     request_tokens = 0
-    if opener.role == "user" and counts[start] <= target * REQUEST_SHARE:
+    if opener.role == "user" and counts[start] <= (room or target) * REQUEST_SHARE:
         request = _split_results(opener)[1] if current.opens_mid_message else opener
         request_tokens = counts[start]
     if request is None:
         request = text_message("user", EARLIER_EXCHANGES_NOTE)
-    cut = next((i for i in cuts if request_tokens + sum(counts[i:]) <= target), cuts[-1])
+    fits = [i for i in cuts if request_tokens + sum(counts[i:]) <= target]
+    if strict and not fits:
+        return None
+    cut = fits[0] if fits else cuts[-1]
     kept_request = start if request is opener else None
     older = list(messages[head_length:cut])
     indexes = [i for i in range(head_length, cut) if i != kept_request]
@@ -161,9 +216,9 @@ def _plan_in_round(
         )
     exchanges = sum(1 for i in cuts if i >= cut)
     summarized = sum(1 for i in cuts if i < cut) + 1
+    after = "" if current.end == len(messages) else " with the rounds after it"
     warning = (
-        f"the current round alone takes {sum(counts[start:])} tokens, over the target of "
-        f"{target}: its {exchanges} most recent tool exchanges are kept verbatim "
+        f"{why}: its {exchanges} most recent tool exchanges are kept verbatim{after} "
         f"({sum(counts[cut:])} tokens), its {summarized} older ones summarized"
     )
     return TailPlan(

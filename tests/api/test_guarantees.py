@@ -106,8 +106,8 @@ async def test_tail_on_one_long_round_keeps_the_latest_exchanges_and_gets_under_
 async def test_a_declining_strategy_falls_back_and_the_answer_names_the_chain(
     client: httpx.AsyncClient, fmt: Format
 ) -> None:
-    raw = [*long_round(3), assistant("All green.")]
-    messages = shaped(raw, fmt)
+    # One exchange and nothing older: `tail` has nothing to summarize besides what it keeps.
+    messages = shaped(long_round(1, lines=200), fmt)
     options = {"strategy": "prune", "prune_min_tokens": 100_000, "tail_keep_recent_rounds": 5}
     body = {"messages": messages, "force": True, "options": options}
     data = (await client.post("/compact", json=body)).json()
@@ -126,8 +126,7 @@ async def test_a_declining_strategy_falls_back_and_the_answer_names_the_chain(
 async def test_fallbacks_can_be_turned_off_per_request(
     client: httpx.AsyncClient, tmp_path: Path, fmt: Format
 ) -> None:
-    raw = [*long_round(3), assistant("All green.")]
-    messages = shaped(raw, fmt)
+    messages = shaped(long_round(1, lines=200), fmt)
     options = {"strategy": "tail", "tail_keep_recent_rounds": 5, "fallback": False}
     body = {"messages": messages, "force": True, "options": options}
     data = (await client.post("/compact", json=body)).json()

@@ -171,6 +171,7 @@ class Stall:
         return "never"
 
 
+@pytest.mark.slow
 async def test_a_compaction_past_the_deadline_is_504_and_frees_its_slot(
     client_with: Any,
 ) -> None:

@@ -166,6 +166,7 @@ def fault_settings(adapter: Adapter, url: str, **extra: Any) -> dict[str, Any]:
     return {**adapter.settings(url), "summary_attempts": ATTEMPTS, **extra}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", FAULT_PARAMS)
 @pytest.mark.parametrize("adapter", ADAPTERS)
 async def test_a_fault_returns_the_messages_unchanged_after_the_defined_attempts(
@@ -186,6 +187,7 @@ async def test_a_fault_returns_the_messages_unchanged_after_the_defined_attempts
     assert attempts == fault.attempts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", FAULT_PARAMS)
 @pytest.mark.parametrize("adapter", ADAPTERS)
 async def test_a_fault_with_the_extractive_fallback_still_compacts(

@@ -45,7 +45,19 @@ async def test_selective_drops_old_tool_blocks_and_reports_its_phases(
     data = response.json()
     assert data["compacted"] is True
     assert data["strategy"] == "selective"
-    assert data["messages"] == [system("s"), user("Fix it."), *block(3), assistant("Done.")]
+    # What the dropped blocks held stays as a ledger right after the system prompt (the
+    # commands differ only in a number: the latest one stands for both).
+    ledger = (
+        "## Ledger\n- [command] step 2\n"
+        "- (1 more fact did not fit the ledger budget: 1 command; recall has it)"
+    )
+    assert data["messages"] == [
+        system("s"),
+        system(ledger),
+        user("Fix it."),
+        *block(3),
+        assistant("Done."),
+    ]
     assert data["compacted_indexes"] == [2, 3, 4, 5]
     assert [p["phase"] for p in data["phases"]] == [
         "selective_start",
@@ -55,9 +67,11 @@ async def test_selective_drops_old_tool_blocks_and_reports_its_phases(
         "skill_metadata",
         "user_message",
         "selective_done",
+        "ledger",
     ]
     assert data["phases"][1]["detail"] == "dropped 2 tool blocks, cut 0 inputs and 0 results"
-    assert data["summary"] is None
+    assert data["phases"][-1]["detail"] == "1 facts of what the rules removed"
+    assert data["summary"] == ledger
     archive = (await client.get(f"/archives/{data['archive']['id']}")).json()
     assert archive["messages"] == raw[1:]
 
@@ -178,6 +192,8 @@ async def test_the_documented_example_answers_as_docs_strategies_says(
     data = (await client.post("/compact", json=body)).json()
     sent = body["messages"]
     gap = {"role": "assistant", "content": "[Earlier messages compacted]"}
-    assert data["messages"] == [*sent[:2], gap, sent[3], *sent[6:]]
+    ledger = {"role": "system", "content": "## Ledger\n- [command] find . -type f"}
+    assert data["messages"] == [sent[0], ledger, sent[1], gap, sent[3], *sent[6:]]
     assert data["compacted_indexes"] == [2, 4, 5]
     assert data["phases"][1]["detail"] == "dropped 1 tool blocks, cut 0 inputs and 0 results"
+    assert [p["phase"] for p in data["phases"]][-2:] == ["selective_done", "ledger"]

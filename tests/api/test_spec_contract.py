@@ -11,18 +11,18 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from app.api.deadline import OPEN_PATHS
 from tests.builders import assistant, read_round, rounds, system, tool_use, user
+from tests.spec import load_spec
 
 pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC: dict[str, Any] = yaml.safe_load((ROOT / "openapi.yaml").read_text(encoding="utf-8"))
+SPEC: dict[str, Any] = load_spec()
 CORPUS = ROOT / "tests" / "data" / "corpus"
 _REGISTRY = Registry().with_resource("urn:spec", Resource(SPEC, DRAFT202012))
 

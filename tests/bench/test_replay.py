@@ -9,10 +9,18 @@ from typing import Any
 
 import pytest
 
+from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.dialects import to_openai
 from app.core.messages import Message
-from bench.replay import load_conversations, main, run_all
-from bench.replay_driver import CONTINUE, Conversation, RunResult, ledger_section, replay
+from bench.replay import in_process, load_conversations, main, run_all
+from bench.replay_driver import (
+    CONTINUE,
+    Conversation,
+    RunResult,
+    _Loop,
+    ledger_section,
+    replay,
+)
 from bench.replay_facts import context_text, error_line, extract, kept, request_line
 from bench.replay_report import render, totals
 
@@ -95,15 +103,21 @@ def test_facts_of_a_session_by_kind() -> None:
     assert facts.by_kind == {
         "path": ["src/parser.py"],
         "command": ["python -m pytest -q"],
-        "error": ["ValueError: bad token", "Cancelled"],
-        "request": ["Fix the failing parser test.", "Now also handle tabs."],
+        "error": ["Cancelled"],
+        "output_error": ["ValueError: bad token"],
+        "first_request": ["Fix the failing parser test."],
+        "request": ["Now also handle tabs."],
     }
 
 
-def test_the_same_facts_in_the_openai_shape() -> None:
+def test_the_same_facts_in_the_openai_shape_where_no_error_is_flagged() -> None:
     openai = to_openai([Message.model_validate(m) for m in session()])
     assert not any("is_error" in m for m in openai)
-    assert extract(openai).by_kind == extract(session()).by_kind
+    anthropic = extract(session()).by_kind
+    assert extract(openai).by_kind == anthropic | {
+        "error": [],
+        "output_error": ["ValueError: bad token", "Cancelled"],
+    }
 
 
 @pytest.mark.parametrize(
@@ -170,8 +184,10 @@ def test_a_fact_is_kept_when_found_with_whitespace_collapsed() -> None:
     assert kept(facts, final) == {
         "path": (1, 1),
         "command": (1, 1),
-        "error": (1, 2),
-        "request": (0, 2),
+        "error": (0, 1),
+        "output_error": (1, 1),
+        "first_request": (0, 1),
+        "request": (0, 1),
     }
 
 
@@ -187,7 +203,13 @@ class ScriptedService:
         self.at = at
         self.calls: list[tuple[str, int]] = []
 
+    async def archive(self, archive_id: str) -> dict[str, Any]:
+        return {}
+
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if path.endswith("/recall"):
+            self.calls.append((path, 0))
+            return 200, {"session_id": "s", "query": body["query"], "hits": []}
         messages = body["messages"]
         self.calls.append((path, len(messages)))
         tokens = 100 * len(messages)
@@ -239,9 +261,14 @@ async def test_the_loop_compacts_continues_and_tracks_the_largest_context() -> N
     assert roles == ["user", "assistant", "user", "assistant", "user", "assistant"]
     assert run.final_context[2] == CONTINUE
     assert run.facts["path"] == [1, 1]
-    assert run.facts["request"] == [1, 2]  # "Now also handle tabs." came after
+    assert run.facts["request"] == [1, 1]  # "Now also handle tabs." came after
+    assert run.facts["first_request"] == [0, 1]
     assert not run.first_request_kept
-    assert run.facts["error"] == [0, 2]
+    assert (run.facts["error"], run.facts["output_error"]) == ([0, 1], [0, 1])
+    # every missing fact was asked of recall (which the scripted service cannot answer)
+    assert run.missing == sum(total - found for found, total in run.facts.values()) == 3
+    assert run.recalled == 0
+    assert len([p for p, _ in service.calls if p.endswith("/recall")]) == 3
 
 
 async def test_refusals_are_counted_by_reason_and_overflow_is_flagged() -> None:
@@ -305,7 +332,9 @@ async def test_replay_through_the_real_app_stays_valid_and_below_the_window(shap
     assert 0 < full.max_sent_tokens < 3000
     assert full.over_window == 0
     assert full.final_context[-1]["content"] == "Ported."
-    assert full.facts["request"] == [1, 1]
+    assert (full.facts["first_request"], full.facts["request"]) == ([1, 1], [0, 0])
+    # what the final context lacks, recall finds in the session's archives
+    assert full.recalled == full.missing
     assert prune.llm_calls == full.llm_calls == 13
     assert prune.invalid == 0
     assert prune.http_errors == 0
@@ -319,11 +348,21 @@ def test_totals_add_up_per_strategy_and_window() -> None:
         r = RunResult("c", shape, strategy, 1000, llm_calls=10, compactions=compactions)
         r.max_sent_tokens, r.over_window = sent, over
         r.refusals.update({"no_gain": 1})
-        r.facts = {"path": [1, 2], "command": [2, 2], "error": [0, 1], "request": [1, 1]}
+        r.answered_by.update({strategy: compactions})
+        r.facts = {
+            "path": [1, 2],
+            "command": [2, 2],
+            "error": [0, 1],
+            "output_error": [1, 1],
+            "first_request": [0, 1],
+            "request": [1, 1],
+        }
+        r.missing, r.recalled = 3, 3
         r.ledger_tokens_max = 40
         return r
 
-    runs = [run("anthropic", "full", 2, 900, 0), run("openai", "full", 3, 1200, 2)]
+    runs = [run("openai", "full", 2, 900, 0), run("openai", "full", 3, 1200, 2)]
+    runs[0].conversation = "d"
     (row,) = totals(runs)
     assert row["compactions"] == 5
     assert row["llm_calls"] == 20
@@ -332,11 +371,16 @@ def test_totals_add_up_per_strategy_and_window() -> None:
     assert row["facts"]["path"] == {"kept": 2, "total": 4}
     assert row["ledger_share_max"] == 0.04
     assert row["first_request_kept"] == 0
+    assert row["facts"]["all"] == {"kept": 10, "total": 16}
+    assert (row["missing"], row["recalled"]) == (6, 6)
     table = render(runs, [row])
-    assert "| 2/2 (100%); first 0/2 | 40 (4.0%) |" in table
+    assert "| 0/2 (0%) | 2/2 (100%) | 10/16 (62%) | 6/6 (100%) | 40 (4.0%) |" in table
     assert (
-        "| full | 1k | 20 | 5 / 0 | 2 no_gain | 1,200 (120%) **OVER ×2** | 0 | 2/4 (50%) |" in table
+        "| full | 1k | openai | 20 | 5 / 0 | 2 no_gain | 5 full | 1,200 (120%) **OVER ×2** | 0 "
+        "| 2/4 (50%) |" in table
     )
+    other = run("anthropic", "full", 1, 100, 0)
+    assert [r["shape"] for r in totals([*runs, other])] == ["openai", "anthropic"]
 
 
 def test_main_json_on_a_built_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -366,10 +410,20 @@ def test_main_json_on_a_built_corpus(tmp_path: Path, capsys: pytest.CaptureFixtu
         ("anthropic", "tail", 2000),
         ("openai", "tail", 2000),
     ]
-    (row,) = report["totals"]
-    assert set(row["facts"]) == {"path", "command", "error", "request"}
-    assert row["runs"] == 2
-    assert row["llm_calls"] == 2 * 7
+    assert [r["shape"] for r in report["totals"]] == ["anthropic", "openai"]
+    row = report["totals"][0]
+    assert set(row) >= {"missing", "recalled", "shape"}
+    assert set(row["facts"]) == {
+        "path",
+        "command",
+        "error",
+        "output_error",
+        "first_request",
+        "request",
+        "all",
+    }
+    assert row["runs"] == 1
+    assert row["llm_calls"] == 7
     assert row["over_window"] == sum(r["over_window"] for r in report["runs"])
 
 
@@ -377,3 +431,17 @@ def test_the_ledger_is_measured_as_the_summary_shows_it() -> None:
     summary = "## Goals\n- x\n\n## Ledger\n- [file_read] a.py\n- b.py\n\n> Recall: call `recall`."
     assert ledger_section(summary) == "## Ledger\n- [file_read] a.py\n- b.py"
     assert ledger_section("## Goals\n- x") == ""
+    alone = "## Ledger\n- [command] ls\n\n> Recall: call `recall`."
+    assert ledger_section(alone) == "## Ledger\n- [command] ls"
+
+
+async def test_recall_finds_an_archived_fact_and_nothing_for_one_never_said() -> None:
+    tokenizer = TiktokenTokenizer()
+    async with in_process(tokenizer) as service:
+        conversation = Conversation("built", "anthropic", long_session(12))
+        loop = _Loop(service, conversation, "full", 3000, tokenizer.count, False)
+        run = await loop.run()
+        assert run.compactions >= 1
+        # the first command was summarized long ago: its archive holds the call
+        assert await loop.recalled("grep -rn item0 src")
+        assert not await loop.recalled("grep -rn item99 src")

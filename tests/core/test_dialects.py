@@ -346,6 +346,7 @@ def test_what_does_not_come_back_as_sent_is_converted() -> None:
     assert forms.of(messages[2]) == message_to_openai(messages[2])
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(_conversations)
 def test_conversion_never_adds_counted_text(raw: list[dict[str, Any]]) -> None:

@@ -433,6 +433,7 @@ def huge_conversation(rounds: int) -> list[Message]:
     return [*messages, user("Now write the docs " * 100)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_words", [60, 150, 400, 1200])
 def test_word_limit_is_respected_and_every_heading_kept(max_words: int) -> None:
     summary = extract_summary(huge_conversation(300), max_words, "focus " * 100)

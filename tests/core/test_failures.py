@@ -254,6 +254,7 @@ def _reference_failed_test(lines: list[str], at: int) -> str:
     return f"{test}{failures.KEY_LINE_SEPARATOR}{said}"
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
 def test_a_line_is_tried_with_the_patterns_its_hits_feed_and_decided_as_by_all_three(

@@ -530,6 +530,7 @@ def test_every_alternative_of_a_phrase_pattern_starts_with_one_of_its_firsts() -
             assert alternative.removeprefix(r"\b").startswith(phrases.firsts), alternative
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(
     st.lists(

@@ -92,6 +92,7 @@ _KIND = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.builds(Fact, _KIND, _TEXT), max_size=40, unique=True), st.integers(0, 200))
 def test_the_rendered_ledger_never_exceeds_its_budget(facts: list[Fact], budget: int) -> None:

@@ -120,22 +120,25 @@ def test_rules_run_in_priority_order_and_report_each_phase() -> None:
     ]
 
 
-def test_assistant_and_user_messages_beyond_keep_recent_leave_gap_messages() -> None:
+def test_old_assistant_messages_leave_gap_messages_and_every_user_request_stays() -> None:
     raw = [S, user("u1"), assistant("a1"), user("u2"), assistant("a2"), user("u3"), assistant("a3")]
     result = plan(raw, force=True, keep_recent=1)
     assert dump_messages(result.messages) == [
         S,
+        user("u1"),
+        GAP_ASSISTANT,
         user("u2"),
         GAP_ASSISTANT,
         user("u3"),
         assistant("a3"),
     ]
-    assert result.compacted_indexes == (1, 2, 4)
+    assert result.compacted_indexes == (2, 4)
 
 
 def test_an_assistant_message_left_first_gets_a_gap_user_message_before_it() -> None:
     memory = assistant("Notes: the repo uses tabs.") | {"metadata": {"kind": "memory"}}
-    raw = [S, user("u1"), memory, user("u2"), assistant("a2")]
+    harness = user("<environment_details>\nCurrent time: 10:00\n</environment_details>")
+    raw = [S, harness, memory, user("u2"), assistant("a2")]
     result = plan(raw, force=True, keep_recent=0)
     assert dump_messages(result.messages) == [S, GAP_USER, memory, user("u2")]
     assert result.compacted_indexes == (1, 4)
@@ -232,6 +235,8 @@ def test_thinking_blocks_of_the_current_round_are_protected() -> None:
     result = plan(raw, force=True, keep_recent=0)
     assert dump_messages(result.messages) == [
         S,
+        user("Old task."),
+        GAP_ASSISTANT,
         user("New task."),
         assistant(thinking, call),
         tool_result("t8", "w " * 700),
@@ -279,34 +284,38 @@ def test_openai_metadata_is_read_from_the_dialects_bookkeeping() -> None:
     assert classify(messages) == ["system_prompt", "memory", "assistant_message"]
 
 
-def test_the_user_rule_removes_a_users_text_but_keeps_the_tool_results_sent_with_it() -> None:
+def test_the_user_rule_removes_harness_text_but_keeps_the_tool_results_sent_with_it() -> None:
     call = tool_use("bash", "t9", command="ls")
     mixed = {
         "role": "user",
         "content": [
             {"type": "tool_result", "tool_use_id": "t9", "content": "a.py"},
-            {"type": "text", "text": "Also check b.py."},
+            {
+                "type": "text",
+                "text": "<environment_details>\n# Open Tabs\nb.py\n</environment_details>",
+            },
         ],
     }
+    cline_result = user("[execute_command for 'make'] Result:\nok")
     raw = [
         S,
         user("u1"),
         assistant("Listing.", call),
         mixed,
         assistant("a2"),
-        user("u2"),
+        cline_result,
         assistant("a3"),
         user("u3"),
     ]
     result = plan(raw, force=True, keep_recent=1)
     assert dump_messages(result.messages) == [
         S,
-        GAP_USER,
+        user("u1"),
         assistant("Listing.", call),
         {"role": "user", "content": [mixed["content"][0]]},
         GAP_ASSISTANT,
-        user("u2"),
+        cline_result,
         assistant("a3"),
         user("u3"),
     ]
-    assert result.compacted_indexes == (1, 3, 4)
+    assert result.compacted_indexes == (3, 4)

@@ -5,6 +5,7 @@ summaries assembled from the conversation's facts in any order, which always pas
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -89,6 +90,7 @@ BODIES = st.lists(
 ).filter(lambda bodies: any(b != [FACTS[-1]] for b in bodies))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     refusal=REFUSALS,
@@ -115,6 +117,7 @@ def test_a_generated_refusal_anywhere_in_a_real_summary_fails(
     assert failure.reason == "refusal", (answer, str(failure))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(style=st.sampled_from(STYLES), bodies=BODIES)
 def test_a_real_summary_in_any_arrangement_passes(style: str, bodies: list[list[str]]) -> None:

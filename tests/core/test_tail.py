@@ -93,11 +93,60 @@ def test_a_single_long_round_keeps_its_request_and_the_latest_exchanges_that_fit
     assert violations(output, "anthropic") == []
 
 
-def test_tail_plans_nothing_when_every_round_would_be_kept() -> None:
+def test_when_every_round_fits_the_history_is_cut_between_exchanges_at_half() -> None:
+    """A forced compaction of rounds that all fit: `tail` still compacts (it used to decline
+    and hand the history to `full`), keeping the latest exchanges after their request."""
     for keep in (4, 10):
-        assert plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=keep, target=1000) == TailDeclined(
-            f"every round would be kept (tail_keep_recent_rounds {keep}): nothing older to archive"
+        plan = plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=keep, target=1000)
+        # 160 tokens, half is 80: rounds 3 and 4 (80) do not reach back past it, round 2
+        # does; its request and last exchange stay with rounds 3 and 4.
+        assert plan == TailPlan(
+            older=tuple(CONVERSATION[1:8]),
+            kept=(CONVERSATION[5], *CONVERSATION[8:]),
+            compacted_indexes=(1, 2, 3, 4, 6, 7),
+            kept_rounds=1,
+            warnings=(
+                "every round fits the target of 1000 (160 tokens): cut between exchanges at "
+                "half of them: its 1 most recent tool exchanges are kept verbatim with the "
+                "rounds after it (90 tokens), its 2 older ones summarized",
+            ),
+            verbatim_from=8,
+            request_kept=5,
         )
+        output = assemble_tail(CONVERSATION[:1], "summary", plan.kept)
+        assert violations(output, "anthropic") == []
+
+
+def test_a_one_request_session_under_the_target_keeps_its_request_and_latest_exchanges() -> None:
+    """The agent session's shape (tests/data/corpus): one request, many exchanges, and the
+    harness's "Please continue." with the last results, all under the target."""
+    calls = []
+    for i in range(1, 7):
+        calls += [
+            assistant(tool_use("bash", f"t{i}", command=f"step {i}")),
+            tool_result(f"t{i}", "ok"),
+        ]
+    last = {
+        "role": "user",
+        "content": [*calls.pop()["content"], {"type": "text", "text": "Please continue."}],
+    }
+    messages = parse([system("s"), user("Fix the bug."), *calls, last])
+    counts = [10] * len(messages)
+    plan = plan_tail(messages, 1, counts, keep_rounds=10, target=1000)
+    assert isinstance(plan, TailPlan)
+    # 130 tokens, half is 65: the request (10), the last two exchanges and the closing
+    # message (50); one more exchange would make 70.
+    assert plan.kept == (messages[1], *messages[10:])
+    assert plan.compacted_indexes == tuple(range(2, 10))
+    assert (plan.verbatim_from, plan.request_kept) == (10, 1)
+    assert violations(assemble_tail(messages[:1], "summary", plan.kept), "anthropic") == []
+
+
+def test_tail_plans_nothing_when_one_exchange_is_all_there_is() -> None:
+    messages = parse([system("s"), user("Task 1."), assistant("Done 1.")])
+    assert plan_tail(messages, 1, [10, 10, 10], keep_rounds=4, target=1000) == TailDeclined(
+        "every round would be kept (tail_keep_recent_rounds 4): nothing older to archive"
+    )
 
 
 def test_a_round_whose_only_exchange_is_over_the_target_is_declined_not_cut() -> None:

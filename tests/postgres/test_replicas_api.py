@@ -163,6 +163,7 @@ async def test_the_database_stopping_and_starting_mid_run(
     assert (await app.get(f"/archives/{again.json()['archive']['id']}")).status_code == 200
 
 
+@pytest.mark.slow
 async def test_a_database_down_at_start_is_reported_then_used_once_back(
     app_on: App, empty_database_url: str, proxy: CuttableProxy
 ) -> None:

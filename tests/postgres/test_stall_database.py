@@ -94,6 +94,7 @@ def test_every_connection_carries_tcp_keepalives_and_a_user_timeout(
         database.close()
 
 
+@pytest.mark.slow
 def test_a_call_blocked_on_a_frozen_connection_is_cut_at_its_timeout_and_discarded(
     database_url: str, frozen_proxy: FreezingProxy
 ) -> None:
@@ -109,6 +110,7 @@ def test_a_call_blocked_on_a_frozen_connection_is_cut_at_its_timeout_and_discard
         assert database.pool.get_stats().get("returns_bad", 0) >= 1
 
 
+@pytest.mark.slow
 def test_an_idle_connection_that_froze_fails_its_check_within_the_call_timeout(
     database_url: str, frozen_proxy: FreezingProxy
 ) -> None:
@@ -134,6 +136,7 @@ def test_a_request_deadline_shortens_the_call_and_nothing_is_tried_after_it(
                 select_one(database)
 
 
+@pytest.mark.slow
 def test_a_background_job_write_on_a_frozen_database_fails_within_the_call_timeout(
     database_url: str, frozen_proxy: FreezingProxy
 ) -> None:

@@ -8,6 +8,9 @@ import pytest
 
 from scripts.check_kubernetes import load_manifests, manifest_problems, schema_problems
 
+# Compiles and runs external tools (tsc, the Kubernetes schemas): CI's slow step runs it.
+pytestmark = pytest.mark.slow
+
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
 Manifests = list[tuple[str, Any]]

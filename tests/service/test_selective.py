@@ -237,3 +237,74 @@ async def test_a_break_anywhere_in_the_input_is_refused() -> None:
     raw = [S, user("a"), user("b"), assistant("c"), user("d")]
     with pytest.raises(InvalidConversationError):
         await run(make_service(), raw, options(5))
+
+
+def run_block(n: int, command: str) -> list[dict[str, Any]]:
+    call = tool_use("bash", f"c{n}", command=command)
+    return [assistant("Running.", call), tool_result(f"c{n}", "out " * 20)]
+
+
+def refused_read(n: int) -> list[dict[str, Any]]:
+    call = tool_use("read_file", f"r{n}", path=f"secrets/key{n}.pem")
+    error = f"Error: access to secrets/key{n}.pem is denied by the workspace policy"
+    return [assistant("Reading the key.", call), tool_result(f"r{n}", error, is_error=True)]
+
+
+async def test_rules_that_reach_the_threshold_write_the_ledger_of_what_they_dropped() -> None:
+    """An early refused read in a tool block the rules drop: its failure, its path and the
+    commands of the other dropped blocks stay, as a ledger after the system prompt."""
+    raw = [
+        S,
+        user("Fix the bug."),
+        *refused_read(1),
+        *run_block(1, "make lint"),
+        *run_block(2, "pytest -x tests"),
+        *block(3),
+    ]
+    service = build_service(WORDS, FakeSummarizer(), read_tools=(), ledger_budget=None)
+    opts = options(200, selective_keep_recent=1, selective_fallback_to_summary=False)
+    result = await service.compact(CompactRequest(parse(raw), opts, force=True))
+    assert (result.compacted, result.strategy) == (True, "selective")
+    ledger = (
+        "## Ledger\n"
+        "- [error] read_file `secrets/key1.pem`: Error: access to secrets/key1.pem is denied "
+        "by the workspace policy\n"
+        "- [file_read] secrets/key1.pem\n"
+        "- [command] make lint\n"
+        "- pytest -x tests"
+    )
+    assert dump_messages(result.messages) == [
+        S,
+        system(ledger),
+        user("Fix the bug."),
+        *block(3),
+    ]
+    assert result.summary == ledger
+    assert [f.kind for f in result.ledger] == ["error", "file_read", "command", "command"]
+    assert result.phases[-1].phase == "ledger"
+
+
+async def test_a_second_selective_compaction_merges_the_earlier_ledger_not_stacks_it() -> None:
+    service = build_service(WORDS, FakeSummarizer(), read_tools=(), ledger_budget=None)
+    opts = options(200, selective_keep_recent=1, selective_fallback_to_summary=False)
+    raw = [S, user("Fix the bug."), *refused_read(1), *run_block(1, "make lint"), *block(2)]
+    first = await service.compact(CompactRequest(parse(raw), opts, force=True))
+    later = [*dump_messages(first.messages), *run_block(4, "git status"), *block(5)]
+    second = await service.compact(CompactRequest(parse(later), opts, force=True))
+    assert second.compacted is True
+    out = dump_messages(second.messages)
+    ledgers = [m for m in out if m["role"] == "system" and m["content"].startswith("## Ledger")]
+    assert len(ledgers) == 1
+    assert out[:2] == [S, ledgers[0]]
+    # The earlier ledger it replaced is archived with the rest, and counted as compacted.
+    assert second.compacted_indexes[0] == 1
+    assert dump_messages(first.messages)[1] in service.archive.saved["arch-1"].messages
+    assert ledgers[0]["content"] == (
+        "## Ledger\n"
+        "- [error] read_file `secrets/key1.pem`: Error: access to secrets/key1.pem is denied "
+        "by the workspace policy\n"
+        "- [file_read] secrets/key1.pem\n"
+        "- [command] make lint\n"
+        "- step 2\n"
+        "- git status"
+    )

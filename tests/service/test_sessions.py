@@ -16,10 +16,12 @@ from tests.builders import (
     NOW,
     FakeSummarizer,
     MemoryRecords,
+    assistant,
     build_service,
     parse,
     rounds,
     system,
+    user,
 )
 
 pytestmark = pytest.mark.anyio
@@ -109,7 +111,10 @@ async def test_declined_requests_and_requests_without_a_session_leave_no_record(
     records = MemoryRecords()
     service = make_service(tokenizer, records)
     below = await service.compact(request(force=False))
-    few = await service.compact(request(options=CompactOptions(strategy="tail", fallback=False)))
+    one_exchange = parse([system("s"), user("Task 1."), assistant("Done 1.")])
+    few = await service.compact(
+        request(messages=one_exchange, options=CompactOptions(strategy="tail", fallback=False))
+    )
     anonymous = await service.compact(request(session_id=None))
     assert (below.reason, few.reason, anonymous.compacted) == (
         "below_threshold",

@@ -17,6 +17,7 @@ from tests.builders import (
     FakeSummarizer,
     MemoryArchive,
     MemoryRecords,
+    assistant,
     build_service,
     parse,
     rounds,
@@ -93,10 +94,12 @@ async def test_a_second_tail_appends_its_summary_and_never_summarizes_the_first_
     assert all(m.role != "system" for m in summarizer.requests[1].messages)
 
 
-async def test_tail_with_every_round_kept_compacts_nothing(tokenizer: TiktokenTokenizer) -> None:
+async def test_tail_with_one_exchange_and_nothing_older_compacts_nothing(
+    tokenizer: TiktokenTokenizer,
+) -> None:
     summarizer = FakeSummarizer()
     service = make_service(tokenizer, summarizer)
-    messages = parse([system("s"), *rounds(1, 2)])
+    messages = parse([system("s"), user("Task 1."), assistant("Done 1.")])
     result = await service.compact(
         CompactRequest(messages, tail(keep=2, fallback=False), force=True)
     )
@@ -115,9 +118,11 @@ async def test_tail_keeps_fewer_rounds_under_a_small_window_and_warns(
     options = tail(keep=3, context_window=2000, threshold=0.5)  # target: 500 tokens
     result = await service.compact(CompactRequest(messages, options, force=True))
     assert result.compacted is True
-    assert result.messages[2:] == messages[13:]
-    assert len(result.warnings) == 1
+    # Round 4 whole; of round 3, its request and the answer that closed it fill the rest.
+    assert result.messages[2:] == [messages[9], *messages[12:]]
+    assert len(result.warnings) == 2
     assert result.warnings[0].startswith("kept 1 of the 3 most recent rounds asked for: ")
+    assert result.warnings[1].startswith("the round before the 1 kept takes ")
 
 
 async def test_tail_refuses_a_break_in_the_rounds_it_would_keep(
@@ -187,3 +192,49 @@ async def test_prune_below_its_minimum_changes_nothing(tokenizer: TiktokenTokeni
         "clearing old tool results would save 566 tokens (prune_min_tokens 1000, "
         "1 recent tool uses kept)"
     ]
+
+
+async def test_earlier_archived_summaries_over_a_quarter_of_the_threshold_are_folded_in(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """Kept one after another, archived summaries would fill the context until `tail`
+    could not get under the threshold (then `full` ran): past a quarter of the threshold
+    they are summarized again, their ledgers carried into the new one."""
+    summarizer = FakeSummarizer(lambda r: "BODY")
+    archive = MemoryArchive()
+    service = build_service(tokenizer, summarizer, archive=archive, ledger_budget=None)
+    earlier = [
+        system(
+            f"{TITLE}\n*(Contains context from message {n} to message {n})*\n\nOld {n}. "
+            + "detail " * 800
+            + f"\n\n## Ledger\n- [file_read] src/old_{n}.py"
+        )
+        for n in (1, 2)
+    ]
+    messages = parse([system("s"), *earlier, *rounds(1, 3)])
+    options = tail(keep=1, context_window=10_000, threshold=0.5)  # threshold: 5,000 tokens
+    result = await service.compact(CompactRequest(messages, options, force=True))
+    assert (result.compacted, result.strategy) == (True, "tail")
+    out = result.messages
+    assert out[0] == messages[0]
+    archived = [m for m in out if m.role == "system" and str(m.content).startswith(TITLE)]
+    assert len(archived) == 1
+    assert out[1] is archived[0]
+    # the earlier ledgers' facts are in the new ledger
+    assert "src/old_1.py" in str(out[1].content)
+    assert "src/old_2.py" in str(out[1].content)
+    assert result.compacted_indexes[:2] == [1, 2]
+    assert archive.saved["arch-1"].messages[:2] == [earlier[0], earlier[1]]
+    assert any("2 earlier archived summaries take" in w for w in result.warnings)
+    assert out[2:] == messages[-4:]
+
+
+async def test_earlier_archived_summaries_under_a_quarter_of_the_threshold_stay(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    service = make_service(tokenizer)
+    small = system(f"{TITLE}\n*(Contains context from message 1 to message 1)*\n\nOld.")
+    messages = parse([system("s"), small, *rounds(1, 3)])
+    result = await service.compact(CompactRequest(messages, tail(keep=1), force=True))
+    assert result.messages[:2] == messages[:2]
+    assert result.compacted_indexes[0] == 2

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from anyio import to_thread
@@ -31,6 +31,7 @@ from app.core.params import RestoreParams, SummaryParams
 from app.core.ports import Archive
 from app.core.restore import RestoreSelection
 from app.core.selective import SelectiveLimits, SelectivePlan, gap_filled, plan_selective
+from app.core.standing_ledger import carried_ledger, is_ledger_message, ledger_message
 from app.core.tokens import count_messages
 from app.core.validate import violations
 from app.core.vocabulary import Format, StrategyName
@@ -81,26 +82,15 @@ class Selective:
 async def _run(
     steps: Steps, prepared: Prepared, params: SelectiveParams, plan: Plan
 ) -> CompactResult:
-    request, messages, fmt = prepared.request, prepared.messages, prepared.format
     refuse(prepared.broken)  # most of the input comes back as sent: a break anywhere is a 422
-    archive = await steps.archive(prepared, prepared.partition.rest)
+    # A ledger an earlier compaction left standing in the head is merged and replaced: the
+    # archive holds it with the rest.
+    standing = [m for m in prepared.partition.head if is_ledger_message(m)]
+    archive = await steps.archive(prepared, [*standing, *prepared.partition.rest])
     limits = params.limits
-    head = prepared.partition.head
     target = prepared.thresholds.threshold_tokens
     try:
-        planned: SelectivePlan = await to_thread.run_sync(
-            partial(
-                plan,
-                messages,
-                len(head),
-                limits,
-                target,
-                steps.tokenizer.count,
-                partial(count_messages, steps.tokenizer),
-                force=request.force,
-            )
-        )
-        _check(planned.messages, fmt, request.forms)
+        planned = await _rules(steps, prepared, limits, plan, target)
     except Exception as exc:  # any failure of the rules rolls back
         log.exception("selective rules failed; not compacting")
         return prepared.unchanged("selective_failed", [f"rules failed: {exc}"], "selective")
@@ -108,18 +98,54 @@ async def _run(
     if planned.token_count < target or not limits.fallback_to_summary:
         if not planned.compacted_indexes:
             return prepared.unchanged("nothing_to_compact", (), "selective")
-        if planned.token_count >= target:
-            done.warnings.append(
-                f"still {planned.token_count} tokens after the rules, over the threshold "
-                f"of {target} (selective_fallback_to_summary is off)"
-            )
-        return await done.result(planned.messages, planned.token_count)
+        out, tokens = await done.with_ledger()
+        if tokens >= target and limits.fallback_to_summary:
+            # The ledger took the list over: the rules run again, short of it by its size.
+            try:
+                planned = await _rules(
+                    steps, prepared, limits, plan, target - (tokens - planned.token_count)
+                )
+            except Exception as exc:
+                log.exception("selective rules failed; not compacting")
+                reason = f"rules failed: {exc}"
+                return prepared.unchanged("selective_failed", [reason], "selective")
+            done = _Outcome(steps, prepared, params, archive, planned)
+            out, tokens = await done.with_ledger()
+        if tokens < target or not limits.fallback_to_summary:
+            if tokens >= target:
+                done.warnings.append(
+                    f"still {tokens} tokens after the rules, over the threshold "
+                    f"of {target} (selective_fallback_to_summary is off)"
+                )
+            return await done.result(out, tokens)
+        done = _Outcome(steps, prepared, params, archive, planned)
     try:
         return await done.with_summary(target)
     except Exception as exc:
         log.exception("selective summary failed; not compacting")
         reason = f"summary fallback failed: {exc}"
         return prepared.unchanged("selective_failed", [reason], "selective")
+
+
+async def _rules(
+    steps: Steps, prepared: Prepared, limits: SelectiveLimits, plan: Plan, target: int
+) -> SelectivePlan:
+    """The rules' plan toward `target` tokens, checked against the provider's rules."""
+    request = prepared.request
+    planned: SelectivePlan = await to_thread.run_sync(
+        partial(
+            plan,
+            prepared.messages,
+            len(prepared.partition.head),
+            limits,
+            max(target, 0),
+            steps.tokenizer.count,
+            partial(count_messages, steps.tokenizer),
+            force=request.force,
+        )
+    )
+    _check(planned.messages, prepared.format, request.forms)
+    return planned
 
 
 class _Outcome:
@@ -147,11 +173,48 @@ class _Outcome:
         self.selection = RestoreSelection((), ())
         self.compacted = list(planned.compacted_indexes)
 
+    def standing_indexes(self) -> list[int]:
+        """The head's standing ledgers, which the new ledger replaces."""
+        head = self.prepared.messages[: self.planned.head_length]
+        return [i for i, m in enumerate(head) if is_ledger_message(m)]
+
+    async def with_ledger(self) -> tuple[list[Message], int]:
+        """The rules' output with the ledger of every message they dropped or cut, as a
+        system message after the head (an earlier one there merged into it and replaced):
+        a failure, a path or a command the rules removed stays in the context."""
+        steps, planned = self.steps, self.planned
+        request = self.prepared.request
+        messages = request.messages
+        head = list(planned.messages[: planned.head_length])
+        earlier = [m for m in head if is_ledger_message(m)]
+        covered = [
+            *(carried_ledger(m) for m in earlier),
+            *(messages[i] for i in planned.compacted_indexes),
+        ]
+        report = await steps.ledger("", covered, self.params.summary, request.session_id)
+        before = planned.token_count
+        if not report.facts:
+            return list(planned.messages), before
+        self.ledger = replace(report, text=report.text.strip())
+        kept_head = [m for m in head if not is_ledger_message(m)]
+        self.compacted = sorted({*self.compacted, *self.standing_indexes()})
+        note = ledger_message(self.ledger.text)
+        out = [*kept_head, note, *planned.messages[planned.head_length :]]
+        tokens = before - sum(await steps.count_each(earlier)) + await steps.count([note])
+        detail = f"{len(report.facts)} facts of what the rules removed"
+        self.phases.append(
+            PhaseInfo(phase="ledger", tokens_before=before, tokens_after=tokens, detail=detail)
+        )
+        return out, tokens
+
     async def with_summary(self, target: int) -> CompactResult:
         steps, planned = self.steps, self.planned
         request = self.prepared.request
         messages, params = request.messages, self.params
         head = messages[: planned.head_length]
+        # A ledger an earlier selective compaction left standing goes into this one.
+        earlier = [carried_ledger(m) for m in head if is_ledger_message(m)]
+        head = [m for m in head if not is_ledger_message(m)]
         memory = [messages[i] for i in planned.memory_indexes]
         kept = {id(m) for m in memory}
         rest = [m for m in planned.messages[planned.head_length :] if id(m) not in kept]
@@ -162,7 +225,11 @@ class _Outcome:
         self.phases.append(
             PhaseInfo(phase="summary_start", tokens_before=before, tokens_after=before)
         )
-        outcome = await steps.summarize(rest, params.summary, request.instructions)
+        # The facts of the original rest (what the rules dropped included), read once for
+        # the summary and the ledger: a summarizer that reads them lists those too.
+        covered = [*earlier, *messages[planned.head_length :]]
+        facts = await steps.facts(covered, params.summary)
+        outcome = await steps.summarize(rest, params.summary, request.instructions, facts=facts)
         self.warnings += outcome.warnings
         summarized = outcome.summary
         if summarized is None:
@@ -171,7 +238,7 @@ class _Outcome:
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
         self.ledger = await steps.ledger(
-            summarized.text, messages[planned.head_length :], params.summary, request.session_id
+            summarized.text, covered, params.summary, request.session_id, facts
         )
         restored = await steps.restore(messages, params.restore, request.session_id)
         self.warnings += [w for w in restored.warnings if w not in self.warnings]
@@ -189,7 +256,8 @@ class _Outcome:
         )
         memory_indexes = set(planned.memory_indexes)
         self.compacted = [
-            i for i in range(planned.head_length, len(messages)) if i not in memory_indexes
+            *self.standing_indexes(),
+            *(i for i in range(planned.head_length, len(messages)) if i not in memory_indexes),
         ]
         if tokens >= target:
             self.warnings.append(f"still {tokens} tokens after the summary, over {target}")

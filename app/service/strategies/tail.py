@@ -7,10 +7,14 @@ The pure parts are in `app.core.tail` (the plan, the header, the assembly) and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.compaction import CompactResult
+from app.core.messages import Message
 from app.core.params import SummaryParams
+from app.core.prompt import ARCHIVED_TITLE
+from app.core.standing_ledger import carried_ledger
 from app.core.tail import (
     KEPT_SHARE,
     TailDeclined,
@@ -23,6 +27,23 @@ from app.core.tail import (
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared, refuse
 from app.service.steps import Output, Steps
+
+# Earlier archived summaries are summarized again, with their ledgers merged, once together
+# they take more than this share of the threshold tokens: kept one after another they
+# would fill the context compaction after compaction until `tail` could not get under it.
+FOLD_SHARE = 0.25
+
+
+def _folded(head: Sequence[Message], counts: Sequence[int], threshold: int) -> list[int]:
+    """The indexes of the head's archived summaries when they are to be folded, else []."""
+    archived = [
+        i
+        for i, m in enumerate(head)
+        if m.role == "system"
+        and isinstance(m.content, str)
+        and m.content.startswith(ARCHIVED_TITLE)
+    ]
+    return archived if sum(counts[i] for i in archived) > threshold * FOLD_SHARE else []
 
 
 @dataclass(frozen=True)
@@ -55,22 +76,32 @@ class Tail:
                 if v.canonical >= plan.verbatim_from or v.canonical == plan.request_kept
             ]
         )
-        originals = [messages[i] for i in plan.compacted_indexes]
-        archive = await steps.archive(prepared, originals)
-        facts = await steps.facts(plan.older, params.summary)
+        notes = list(plan.warnings)
+        folded = _folded(head, prepared.counts, thresholds.threshold_tokens)
+        if folded:
+            notes.append(
+                f"{len(folded)} earlier archived summaries take "
+                f"{sum(prepared.counts[i] for i in folded)} tokens, over "
+                f"{FOLD_SHARE:.0%} of the threshold: summarized again into the new one"
+            )
+        indexes = [*folded, *plan.compacted_indexes]
+        older = [*(carried_ledger(head[i]) for i in folded), *plan.older]
+        kept_head = [m for i, m in enumerate(head) if i not in folded]
+        archive = await steps.archive(prepared, [messages[i] for i in indexes])
+        facts = await steps.facts(older, params.summary)
         summarized = await steps.summarize(
-            plan.older, params.summary, request.instructions, template="archived", facts=facts
+            older, params.summary, request.instructions, template="archived", facts=facts
         )
-        warnings = (*plan.warnings, *summarized.warnings)
+        warnings = (*notes, *summarized.warnings)
         if summarized.summary is None:
             return prepared.unchanged("summarization_failed", warnings, self.name)
-        start, cutoff = archive_span(messages, plan.compacted_indexes, steps.now().isoformat())
+        start, cutoff = archive_span(messages, indexes, steps.now().isoformat())
         text = archived_text(archived_header(start, cutoff), summarized.summary.text)
-        ledger = await steps.ledger(text, plan.older, params.summary, request.session_id, facts)
+        ledger = await steps.ledger(text, older, params.summary, request.session_id, facts)
         output = Output(
-            assemble_tail(head, ledger.text, plan.kept),
+            assemble_tail(kept_head, ledger.text, plan.kept),
             archive,
-            plan.compacted_indexes,
+            indexes,
             warnings,
             summary=summarized.summary,
             ledger=ledger,

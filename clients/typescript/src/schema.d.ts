@@ -1991,7 +1991,7 @@ export interface components {
         PhaseInfo: {
             /**
              * Phase
-             * @description selective_start | tool_blocks | skill_prompt | assistant_message | skill_metadata | user_message | selective_done | summary_start | summary_done
+             * @description selective_start | tool_blocks | skill_prompt | assistant_message | skill_metadata | user_message | selective_done | ledger | summary_start | summary_done
              */
             phase: string;
             /** Tokens Before */
