@@ -18,10 +18,11 @@ RUN python -m venv /opt/venv \
  && python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/requirements.txt \
  && /opt/venv/bin/pip install -r /tmp/requirements.txt
 COPY app ./app
-# The last command loads the bundled encoding and counts a known text: a build whose
+# The last commands load the bundled encodings and count a known text: a build whose
 # encoding is missing or tampered with fails here, not at the first request.
 RUN /opt/venv/bin/pip install --no-deps . \
- && /opt/venv/bin/python -c "from app.adapters.tokenizer import TiktokenTokenizer; TiktokenTokenizer()"
+ && /opt/venv/bin/python -c "from app.adapters.tokenizer import TiktokenTokenizer; TiktokenTokenizer()" \
+ && /opt/venv/bin/python -c "from app.adapters.o200k_tokenizer import O200kTokenizer; O200kTokenizer()"
 
 # --- runtime: the venv only, as an unprivileged user ----------------------------------
 FROM python:3.11-slim

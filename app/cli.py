@@ -3,7 +3,8 @@
 The input is a message list as a JSON list, a JSON object with `messages` (a `/compact`
 or `/count` body, or a corpus file), or JSONL with one message a line; from a file or
 stdin. Request fields found in an object (`format`, `session_id`, `force`,
-`instructions`, `options`, `reason`, `tokenizer`) are used, and the flags override them; any other
+`instructions`, `options`, `reason`, `tokenizer`, and a provider request's own: `model`,
+`system`, `tools`, `max_tokens`, ...) are used, and the flags override them; any other
 key (a corpus file's `source`) is ignored. The output is the JSON the HTTP API answers.
 
 A `--format` that the messages contradict is refused, not converted: OpenAI-only roles,
@@ -20,14 +21,23 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from app.api.count_schemas import CountRequest, CountResponse
 from app.api.fields import validation_details
-from app.api.schemas import CompactRequestBody
+from app.api.provider import (
+    PROVIDER_FIELDS,
+    RequestFieldError,
+    count_parts,
+    counting_for,
+    parts_of,
+    system_messages,
+)
+from app.api.schemas import CompactRequestBody, basis_of
+from app.api.service_request import service_request
 from app.api.text import NOT_TEXT, unencodable_at
 from app.core.compaction import result_json
 from app.core.decide import Thresholds
@@ -40,12 +50,23 @@ from app.service.compaction import CompactionService
 from app.settings import Settings
 from app.wiring import build_service, close_ports
 
-COMPACT_FIELDS = ("format", "session_id", "force", "instructions", "options", "reason")
+# The provider request's own fields: an SDK's whole request body is read as the API reads it.
+REQUEST_FIELDS = ("model", "system", "tools", *sorted(PROVIDER_FIELDS))
+COMPACT_FIELDS = (
+    "format",
+    "session_id",
+    "force",
+    "instructions",
+    "options",
+    "reason",
+    "tokenizer",
+    *REQUEST_FIELDS,
+)
 # Flags that set a field of `options` (`--strategy`, `--context-window`, `--threshold`).
 OPTION_FLAGS = ("strategy", "context_window", "threshold")
 # Block types only the Anthropic shape has (`text` is in both).
 ANTHROPIC_ONLY_BLOCKS = KNOWN_BLOCK_TYPES - {"text"}
-COUNT_FIELDS = ("format", "tokenizer")
+COUNT_FIELDS = ("format", "tokenizer", *REQUEST_FIELDS)
 SHAPES = "a JSON list of messages, a JSON object with `messages`, or JSONL (a message a line)"
 
 _T = TypeVar("_T")
@@ -130,8 +151,21 @@ def count(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Setti
     messages, fmt = read_messages(body.messages, body.format, _asked(overrides))
 
     async def run(service: CompactionService) -> Answer:
-        counted = await service.count_with(messages, body.tokenizer)
-        return Answer(CountResponse.of(counted, len(body.messages), fmt).model_dump(mode="json"))
+        try:
+            counting = counting_for(
+                body.model, body.tokenizer, service.models, window_given=False, needs_window=False
+            )
+            canonical = [*system_messages(body), *messages]
+        except RequestFieldError as exc:
+            raise _input_error(exc.errors) from None
+        tools = await service.count_tools(body.tools or [], counting.tokenizer)
+        basis = basis_of(None, None, counting, tools)
+        counted, system_tokens = await count_parts(service, canonical, counting.tokenizer)
+        judged = service.as_judged(counted, basis)
+        judged = replace(judged, warnings=(*counting.warnings, *judged.warnings))
+        parts = parts_of(judged, system_tokens, basis)
+        answer = CountResponse.of(judged, len(body.messages), fmt, parts)
+        return Answer(answer.model_dump(mode="json"))
 
     return _with_service(settings, run)
 
@@ -146,14 +180,21 @@ def compact(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Set
     body = _validated(CompactRequestBody, fields)
     forms = OpenAIForms()
     messages, fmt = read_messages(body.messages, body.format, _asked(overrides), forms)
-    request = body.request(messages, fmt, forms)
 
     async def run(service: CompactionService) -> Answer:
+        try:
+            request = await service_request(body, fmt, messages, forms, service)
+        except RequestFieldError as exc:
+            raise _input_error(exc.errors) from None
+        head = request.provider.head if request.provider is not None else 0
         try:
             result = await service.compact(request)
         except InvalidConversationError as exc:
             raise InputError(
-                "; ".join(f"messages[{v.index}]: {v}" for v in exc.violations[:5])
+                "; ".join(
+                    f"{f'messages[{v.index - head}]' if v.index >= head else 'system'}: {v}"
+                    for v in exc.violations[:5]
+                )
             ) from None
         options = body.options
         thresholds = service.thresholds(
@@ -161,7 +202,7 @@ def compact(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Set
             threshold=options.threshold,
             min_messages=options.min_messages,
         )
-        answer = result_json(result, forms)
+        answer = result_json(result, forms, request.provider)
         return Answer(answer, _not_compacted_note(answer, thresholds))
 
     return _with_service(settings, run)

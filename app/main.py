@@ -58,6 +58,7 @@ from app.wiring import (
     build_toolkit,
     close_ports,
     setup_logging,
+    shared_o200k,
 )
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "close_ports",
     "create_app",
     "setup_logging",
+    "shared_o200k",
 ]
 
 log = logging.getLogger("context_compact")
@@ -109,6 +111,7 @@ def create_app(
     settings = settings or Settings()
     stores = stores or Stores(settings)
     service = service or build_service(settings, stores=stores)
+    shared_o200k()  # o200k loads at start-up too (the command line loads it when it counts)
     recorder = service.metrics if isinstance(service, MeteredCompactionService) else None
     recorder = recorder or PrometheusMetrics()
     policy = JobPolicy(

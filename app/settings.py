@@ -37,6 +37,7 @@ from pydantic_settings import (
 )
 
 from app.core.compaction import CompactOptions
+from app.core.models import ModelSpec
 from app.core.option_setting import setting_type, settings_of
 from app.core.restore import read_tools_from
 
@@ -198,6 +199,14 @@ class Settings(BaseSettings):
     _place(vars(), "context_window", "threshold")
     overflow_threshold: float = Field(
         0.9, gt=0, le=1, description="report `overflow` at this share"
+    )
+    models: dict[str, ModelSpec] = Field(
+        default_factory=dict,
+        description=(
+            "JSON object of models added to or replacing the built-in table "
+            '(docs/models.md), e.g. `{"my-model": {"context_window": 32000, '
+            '"tokenizer": "tiktoken"}}`'
+        ),
     )
     _place(
         vars(),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING
 
 from anyio import to_thread
@@ -15,6 +16,7 @@ from anyio import to_thread
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.job_store import FileJobStore
 from app.adapters.logs import configure_logging
+from app.adapters.o200k_tokenizer import LazyTokenizer, O200kTokenizer
 from app.adapters.prometheus_metrics import PrometheusMetrics
 from app.adapters.record_store import FileRecordStore
 from app.adapters.retry import RetryingSummarizer
@@ -25,6 +27,7 @@ from app.adapters.workdir import SandboxedWorkdir
 from app.core.extractive import ExtractiveSummarizer
 from app.core.jobs import JobQueue, JobStore
 from app.core.ledger import LedgerBudget
+from app.core.models import MODELS
 from app.core.ports import ArchiveStore, ProviderCounter, SeenStore, Summarizer, Tokenizer
 from app.core.records import RecordStore
 from app.core.tool_results import ToolResultLimits
@@ -180,6 +183,7 @@ def build_service(
     summarizer: Summarizer | None = None,
     metrics: Metrics | None = None,
     stores: Stores | None = None,
+    o200k: Tokenizer | None = None,
 ) -> MeteredCompactionService:
     """The service, its compactions and summarizer calls recorded in `metrics` (a new
     Prometheus registry unless one is given)."""
@@ -211,7 +215,15 @@ def build_service(
             summary_cooldown_seconds=settings.summary_cooldown_seconds,
         ),
         slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
+        o200k=build_tokenizer(settings, o200k or LazyTokenizer("o200k", shared_o200k)),
+        models={**MODELS, **settings.models},
     )
+
+
+@cache
+def shared_o200k() -> Tokenizer:
+    """The o200k encoding, loaded once per process (its file verified on load)."""
+    return O200kTokenizer()
 
 
 def build_toolkit(settings: Settings, seen: SeenStore | None = None) -> ToolkitService:

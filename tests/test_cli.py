@@ -385,3 +385,39 @@ def main_with_stdin(argv: list[str], stdin: str) -> int:
         return main(argv)
     finally:
         sys.stdin = sys.__stdin__
+
+
+def _sdk_body() -> dict[str, Any]:
+    """The example's conversation as an Anthropic SDK sends it: a top-level system prompt,
+    tools and the SDK's own fields."""
+    head, *rest = REQUEST["messages"]
+    return {
+        "model": "claude-sonnet-4-5-20250929",
+        "max_tokens": 2048,
+        "system": head["content"],
+        "tools": [{"name": "read_file", "input_schema": {"type": "object"}}],
+        "thinking": {"type": "disabled"},
+        "messages": rest,
+        "force": True,
+    }
+
+
+def test_an_sdk_request_file_is_counted_and_compacted_as_the_api_does(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    body = _sdk_body()
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(body))
+    code, counted, err = run_in_process(capsys, "count", str(path))
+    assert (code, err) == (0, "")
+    expected = asyncio.run(api_answer("/count", {k: v for k, v in body.items() if k != "force"}))
+    assert counted == expected
+    assert counted["exact"] is False
+    assert counted["parts"]["tools"] > 0
+    code, answer, err = run_in_process(capsys, "compact", str(path))
+    assert (code, err) == (0, "")
+    assert without_archive_id(answer) == without_archive_id(
+        asyncio.run(api_answer("/compact", body))
+    )
+    assert answer["request"]["system"] == body["system"]
+    assert answer["request"]["messages"] == answer["messages"]

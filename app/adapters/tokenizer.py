@@ -44,30 +44,28 @@ class TokenizerLoadError(RuntimeError):
     """The bundled encoding is missing or does not encode as cl100k_base must."""
 
 
-class TiktokenTokenizer:
-    """Exact cl100k_base counts."""
+class LanedTokenizer:
+    """Exact counts of one verified tiktoken encoding, large batches split across lanes."""
 
-    def __init__(self, lanes: int = LANES, bundle: str | None = None) -> None:
+    def __init__(
+        self, encoding: tiktoken.Encoding, name: str, probe: tuple[str, list[int]], lanes: int
+    ) -> None:
         if lanes < 1:
             raise ValueError("lanes must be at least 1")
-        verify_bundle(bundle or bundled_encoding_path())
-        try:
-            shared = tiktoken.get_encoding(ENCODING_NAME)
-        except Exception as exc:  # any failure here means we cannot count at all
-            raise TokenizerLoadError(f"cannot load {ENCODING_NAME}: {exc}") from exc
-        self._encoding = shared
+        self._name = name
+        self._encoding = encoding
         self._lanes: list[tuple[ThreadPoolExecutor, tiktoken.Encoding]] = []
         for i in range(lanes):
-            thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"tiktoken-{i}")
-            encoding = shared if i == 0 else thread.submit(_copy, shared).result()
-            text, expected = _PROBE
-            if thread.submit(encoding.encode_ordinary, text).result() != expected:
-                raise TokenizerLoadError(f"{ENCODING_NAME} does not encode like cl100k_base")
-            self._lanes.append((thread, encoding))
+            thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-{i}")
+            copy = encoding if i == 0 else thread.submit(_copy, encoding).result()
+            text, expected = probe
+            if thread.submit(copy.encode_ordinary, text).result() != expected:
+                raise TokenizerLoadError(f"{encoding.name} does not encode as it must")
+            self._lanes.append((thread, copy))
 
     @property
     def name(self) -> str:
-        return "tiktoken"
+        return self._name
 
     def count(self, text: str) -> int:
         return len(self._encoding.encode_ordinary(text))
@@ -81,6 +79,20 @@ class TiktokenTokenizer:
             for (thread, encoding), part in zip(self._lanes, parts, strict=False)
         ]
         return [n for future in futures for n in future.result()]
+
+
+class TiktokenTokenizer(LanedTokenizer):
+    """Exact cl100k_base counts."""
+
+    def __init__(self, lanes: int = LANES, bundle: str | None = None) -> None:
+        if lanes < 1:
+            raise ValueError("lanes must be at least 1")
+        verify_bundle(bundle or bundled_encoding_path())
+        try:
+            shared = tiktoken.get_encoding(ENCODING_NAME)
+        except Exception as exc:  # any failure here means we cannot count at all
+            raise TokenizerLoadError(f"cannot load {ENCODING_NAME}: {exc}") from exc
+        super().__init__(shared, "tiktoken", _PROBE, lanes)
 
 
 def bundled_encoding_path() -> str:
@@ -98,9 +110,14 @@ def verify_bundle(path: str) -> None:
             digest = hashlib.file_digest(file, "sha256").hexdigest()
     except OSError as exc:
         raise TokenizerLoadError(f"cannot read the bundled encoding {path}: {exc}") from exc
-    if digest != CL100K_SHA256:
+    check_digest(path, digest, CL100K_SHA256)
+
+
+def check_digest(path: str, digest: str, official: str) -> None:
+    """Raises `TokenizerLoadError` unless `digest` is the `official` one."""
+    if digest != official:
         raise TokenizerLoadError(
-            f"the bundled encoding {path} has sha256 {digest}, not the official {CL100K_SHA256}"
+            f"the bundled encoding {path} has sha256 {digest}, not the official {official}"
         )
 
 

@@ -6,9 +6,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.examples import EXAMPLE_MESSAGES, EXAMPLE_OPENAI_MESSAGES
+from app.api.examples import EXAMPLE_ANTHROPIC_REQUEST, EXAMPLE_MESSAGES, EXAMPLE_OPENAI_MESSAGES
+from app.api.provider import Counting, ProviderFields, TokenParts
 from app.api.schemas import (
     FORMAT_DESCRIPTION,
+    TOKENIZER_DESCRIPTION,
     Messages,
     MessagesField,
     Usage,
@@ -20,28 +22,32 @@ from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.compaction import Count
 
 
-class CountRequest(BaseModel):
-    """A message list to count."""
+class CountRequest(ProviderFields):
+    """A message list to count, alone or in the provider request the agent sends."""
 
     model_config = ConfigDict(
-        extra="forbid",
+        extra="allow",
         json_schema_extra={
             "examples": [
                 {"messages": EXAMPLE_MESSAGES},
+                EXAMPLE_ANTHROPIC_REQUEST,
+                {"messages": EXAMPLE_OPENAI_MESSAGES, "model": "gpt-4o"},
                 {"messages": EXAMPLE_OPENAI_MESSAGES, "tokenizer": "anthropic"},
             ]
         },
     )
     messages: Messages = MessagesField
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: TokenizerName = Field(
-        "tiktoken",
-        description=(
-            "`tiktoken`: exact cl100k_base counts, offline. `anthropic`: the provider's "
-            "count_tokens endpoint (needs an API key); on any failure the local count with "
-            "`exact: false` and a warning."
-        ),
+    tokenizer: TokenizerName | None = Field(
+        None,
+        description=TOKENIZER_DESCRIPTION,
     )
+
+
+PARTS_DESCRIPTION = (
+    "`token_count` split into its parts (they add up to it); null when the provider's "
+    "count API counted in one call."
+)
 
 
 class CountResponse(BaseModel):
@@ -66,10 +72,13 @@ class CountResponse(BaseModel):
     tokenizer: str = Field(description="Which tokenizer counted.")
     exact: bool = Field(description="False when the count is an estimate.")
     format: Format = Field(description="The format of the request.")
+    parts: TokenParts | None = Field(None, description=PARTS_DESCRIPTION)
     warnings: list[str] = Field(default_factory=list)
 
     @classmethod
-    def of(cls, counted: Count, message_count: int, fmt: Format) -> CountResponse:
+    def of(
+        cls, counted: Count, message_count: int, fmt: Format, parts: TokenParts | None = None
+    ) -> CountResponse:
         """The answer for a count of `message_count` messages as sent, in `fmt`."""
         return cls(
             token_count=counted.token_count,
@@ -77,15 +86,16 @@ class CountResponse(BaseModel):
             tokenizer=counted.tokenizer,
             exact=counted.exact,
             format=fmt,
+            parts=parts,
             warnings=list(counted.warnings),
         )
 
 
-class ShouldCompactRequest(BaseModel):
+class ShouldCompactRequest(ProviderFields):
     """A context to judge: counted from `messages`, or taken from the last `usage`."""
 
     model_config = ConfigDict(
-        extra="forbid",
+        extra="allow",
         json_schema_extra={
             "examples": [
                 {"messages": EXAMPLE_MESSAGES},
@@ -99,8 +109,8 @@ class ShouldCompactRequest(BaseModel):
     )
     messages: Messages = MessagesField
     format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: TokenizerName = Field(
-        "tiktoken", description="As for `/count`; unused when `last_usage` is given."
+    tokenizer: TokenizerName | None = Field(
+        None, description="As for `/count`; unused when `last_usage` is given."
     )
     last_usage: Usage | None = Field(
         None,
@@ -128,8 +138,8 @@ class ShouldCompactRequest(BaseModel):
         examples=["session-42"],
     )
 
-    def basis(self) -> Basis:
-        return basis_of(self.last_usage, self.pending_input, self.tokenizer)
+    def basis(self, counting: Counting, tool_tokens: int) -> Basis:
+        return basis_of(self.last_usage, self.pending_input, counting, tool_tokens)
 
 
 class ShouldCompactResponse(BaseModel):
@@ -187,4 +197,7 @@ class ShouldCompactResponse(BaseModel):
     message_count: int
     format: Format = Field(description="The format of the request.")
     exact: bool = Field(True, description="False when the count is an estimate.")
+    parts: TokenParts | None = Field(
+        None, description=PARTS_DESCRIPTION + " Null too when `last_usage` decided."
+    )
     warnings: list[str] = Field(default_factory=list)

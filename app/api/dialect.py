@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
+from app.api.provider import format_for
+from app.api.service_request import service_request
 from app.core.dialects import OpenAIForms, detect_format, parse_messages
 from app.core.messages import Message
 from app.core.vocabulary import Format, RequestFormat
-from app.service.compaction import CompactRequest
+from app.service.compaction import CompactionService, CompactRequest
 
 if TYPE_CHECKING:
     from app.api.schemas import CompactRequestBody
@@ -59,8 +61,13 @@ def _at(loc: tuple[int | str, ...], positions: Sequence[int] | None) -> tuple[in
     return (positions[loc[0]], *loc[1:])
 
 
-def compact_request(body: CompactRequestBody, forms: OpenAIForms) -> CompactRequest:
+async def compact_request(
+    body: CompactRequestBody, forms: OpenAIForms, service: CompactionService
+) -> CompactRequest:
     """The service's request for a `/compact` or `/compactions` body (one mapping for both),
-    carrying in `forms` the OpenAI form of each message as sent."""
-    messages, fmt = read_messages(body.messages, body.format, forms)
-    return body.request(messages, fmt, forms)
+    carrying in `forms` the OpenAI form of each message as sent: a top-level `system` at
+    the head, the window and tokenizer from the `model`, the tools counted."""
+    fmt = format_for(body, body.messages, body.format)
+    return await service_request(
+        body, fmt, read_as(body.messages, fmt, forms=forms), forms, service
+    )

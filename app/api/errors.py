@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.api.fields import validation_details
+from app.api.provider import RequestFieldError
 from app.api.responses import JsonResponse
 from app.api.schemas import ErrorDetail, ErrorResponse
 from app.core.errors import CompactError
@@ -62,6 +63,12 @@ async def _on_validation_error(request: Request, exc: Exception) -> Any:
     return error_response(
         422, ErrorResponse(error="invalid_request", message=summary, details=details)
     )
+
+
+async def _on_field_error(request: Request, exc: Exception) -> Any:
+    if not isinstance(exc, RequestFieldError):
+        raise exc
+    return await _on_validation_error(request, RequestValidationError(exc.errors))
 
 
 async def _on_compact_error(request: Request, exc: Exception) -> Any:
@@ -126,5 +133,6 @@ async def _on_unexpected(request: Request, exc: Exception) -> Any:
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(CompactError, _on_compact_error)
+    app.add_exception_handler(RequestFieldError, _on_field_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(Exception, _on_unexpected)

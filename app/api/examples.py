@@ -1,5 +1,5 @@
 """The message lists the API's examples show (`/docs`, the schema's `examples`): one in each
-format, and one long enough that compacting it pays."""
+format, one long enough that compacting it pays, and an Anthropic SDK's request body."""
 
 from __future__ import annotations
 
@@ -72,3 +72,18 @@ EXAMPLE_OPENAI_MESSAGES: list[JsonValue] = [
     },
     {"role": "tool", "tool_call_id": "call_01", "content": "def test_app(): ..."},
 ]
+
+# An Anthropic SDK's `messages.create` body, sent whole (docs/api.md).
+EXAMPLE_ANTHROPIC_REQUEST: dict[str, JsonValue] = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 4096,
+    "system": "You are a coding agent.",
+    "tools": [
+        {
+            "name": "read_file",
+            "description": "Read a file of the repository.",
+            "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+        }
+    ],
+    "messages": EXAMPLE_MESSAGES[1:],
+}

@@ -10,11 +10,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 from pydantic.config import JsonDict
 
-from app.api.examples import EXAMPLE_LONG_MESSAGES, EXAMPLE_MESSAGES, EXAMPLE_OPENAI_MESSAGES
+from app.api.examples import (
+    EXAMPLE_ANTHROPIC_REQUEST,
+    EXAMPLE_LONG_MESSAGES,
+    EXAMPLE_MESSAGES,
+    EXAMPLE_OPENAI_MESSAGES,
+)
+from app.api.provider import Counting, ProviderFields
 from app.core.compaction import CompactOptions, CompactResult
 from app.core.decide import Basis
 from app.core.dialects import OpenAIForms, OpenAIMessage
 from app.core.messages import Message
+from app.core.models import with_margin
 from app.core.records import CompactionRecord, RecordReason
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.compaction import CompactRequest
@@ -39,6 +46,13 @@ MessagesField = Field(
         "items": {"$ref": "#/components/schemas/AnyMessage"},  # in the schema via CompactResponse
         "maxItems": DEFAULT_MAX_MESSAGES,
     },
+)
+
+TOKENIZER_DESCRIPTION = (
+    "Default: the `model`'s (docs/models.md), else `tiktoken`. `tiktoken`: cl100k_base, "
+    "offline. `o200k`: o200k_base, offline. `anthropic`: the provider's count_tokens "
+    "endpoint (needs an API key); on any failure the local count with `exact: false` and "
+    "a warning."
 )
 
 FORMAT_DESCRIPTION = (
@@ -77,17 +91,28 @@ class Usage(BaseModel):
     completion_tokens: int | None = Field(None, ge=0)
 
 
-def basis_of(usage: Usage | None, pending_input: str | None, tokenizer: TokenizerName) -> Basis:
-    """What the threshold decision counts from, read the same way for both routes."""
+def basis_of(
+    usage: Usage | None, pending_input: str | None, counting: Counting, tool_tokens: int
+) -> Basis:
+    """What the threshold decision counts from, read the same way for both routes:
+    `tool_tokens`, the local count of the tool definitions, is raised by the margin too."""
     sent_usage = usage.model_dump(exclude_none=True) if usage is not None else None
-    return Basis(sent_usage, pending_input, tokenizer)
+    return Basis(
+        sent_usage,
+        pending_input,
+        counting.tokenizer,
+        exact=counting.exact,
+        margin=counting.margin,
+        fixed_tokens=with_margin(tool_tokens, counting.margin),
+    )
 
 
-class CompactRequestBody(BaseModel):
-    """A message list to compact, with optional focus and per-request overrides."""
+class CompactRequestBody(ProviderFields):
+    """A message list to compact, alone or in the provider request the agent sends, with
+    optional focus and per-request overrides."""
 
     model_config = ConfigDict(
-        extra="forbid",
+        extra="allow",
         json_schema_extra={
             "examples": [
                 {
@@ -97,6 +122,7 @@ class CompactRequestBody(BaseModel):
                     "instructions": "Focus on the failing test.",
                 },
                 {"messages": EXAMPLE_OPENAI_MESSAGES, "format": "openai", "force": True},
+                {**EXAMPLE_ANTHROPIC_REQUEST, "force": True, "session_id": "session-42"},
                 {
                     "messages": EXAMPLE_MESSAGES,
                     "session_id": "session-42",
@@ -130,8 +156,8 @@ class CompactRequestBody(BaseModel):
     pending_input: str | None = Field(
         None, description="As for `/should-compact`: counted into the threshold decision."
     )
-    tokenizer: TokenizerName = Field(
-        "tiktoken",
+    tokenizer: TokenizerName | None = Field(
+        None,
         description=(
             "As for `/should-compact`: what the threshold decision counts with (unused when "
             "`last_usage` is given); the result is always measured by cl100k."
@@ -153,20 +179,30 @@ class CompactRequestBody(BaseModel):
     )
 
     def request(
-        self, messages: Sequence[Message], fmt: Format, forms: OpenAIForms
+        self,
+        messages: Sequence[Message],
+        fmt: Format,
+        forms: OpenAIForms,
+        counting: Counting | None = None,
+        tool_tokens: int = 0,
     ) -> CompactRequest:
         """The service's request for this body, its messages read in `fmt` (one mapping
-        for `/compact`, `/compactions` and the command line); `forms` from that reading."""
+        for `/compact`, `/compactions` and the command line); `forms` from that reading;
+        `counting` from the `model`, whose window is the default of `context_window`."""
+        counting = counting or Counting(self.tokenizer or "tiktoken")
+        options = self.options
+        if options.context_window is None and counting.context_window is not None:
+            options = options.model_copy(update={"context_window": counting.context_window})
         return CompactRequest(
             messages=messages,
-            options=self.options,
+            options=options,
             session_id=self.session_id,
             force=self.force,
             instructions=self.instructions,
             format=fmt,
             reason=self.reason,
             forms=forms,
-            basis=basis_of(self.last_usage, self.pending_input, self.tokenizer),
+            basis=basis_of(self.last_usage, self.pending_input, counting, tool_tokens),
         )
 
 
@@ -271,8 +307,17 @@ class CompactResponse(CompactResult):
     messages: list[AnyMessage] = Field(  # type: ignore[assignment]
         description=(
             "The compacted messages (or the input as sent when not compacted), in the "
-            "request's format: Anthropic Messages or OpenAI Chat Completions."
+            "request's format: Anthropic Messages or OpenAI Chat Completions. With a "
+            "top-level `system`, without it (it is in `request.system`)."
         )
+    )
+    request: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "When the body was a provider request (it had `model`, `system`, `tools` or "
+            "another provider field): that request ready to send, every field as sent, "
+            "`system` where it was, `messages` the compacted list. Absent otherwise."
+        ),
     )
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from app.core.models import with_margin
 from app.core.vocabulary import TokenizerName
 
 PENDING_INPUT_CHARS_PER_TOKEN = 3
@@ -61,6 +62,17 @@ class Basis:
     usage: Mapping[str, Any] | None = None
     pending_input: str | None = None
     tokenizer: TokenizerName = "tiktoken"
+    # From the model table (app/core/models.py): whether a local count is the model's own,
+    # and the share it is raised by when it is not.
+    exact: bool = True
+    margin: float = 0.0
+    # Tokens the provider counts outside the messages (tool definitions); already in `usage`.
+    fixed_tokens: int = 0
+
+    def raised(self, tokens: int, local: bool) -> int:
+        """A count of the messages as the threshold sees it: a local count raised by the
+        margin, then the tokens outside the messages."""
+        return (with_margin(tokens, self.margin) if local else tokens) + self.fixed_tokens
 
     def usage_count(self) -> int | None:
         """The tokens by the provider's count, or None when there is no `usage`."""

@@ -120,16 +120,26 @@ class InvalidConversationError(CompactError):
     status = 422
     code = "invalid_conversation"
 
-    def __init__(self, violations: Sequence[Violation]) -> None:
+    def __init__(self, violations: Sequence[Violation], head: int = 0) -> None:
         super().__init__("; ".join(f"messages[{v.index}] {v}" for v in violations))
         self.violations = tuple(violations)
+        self.head = head
+
+    def sent_with(self, head: int) -> InvalidConversationError:
+        """The same error for a request whose first `head` canonical messages were read from
+        its top-level `system`: a detail names `messages[i]` as sent, or `system`."""
+        return InvalidConversationError(self.violations, head)
 
     @property
     def message(self) -> str:
         return "; ".join(f"{field}: {text}" for field, text in self.details()[:5])
 
     def details(self) -> list[tuple[str, str]]:
-        return [(f"messages[{v.index}]", str(v)) for v in self.violations]
+        head = self.head
+        return [
+            (f"messages[{v.index - head}]" if v.index >= head else "system", str(v))
+            for v in self.violations
+        ]
 
 
 class InvalidOutputError(CompactError):

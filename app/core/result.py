@@ -6,12 +6,13 @@ pipeline produces them. `app.core.compaction` holds the options and re-exports t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.dialects import OpenAIForms, dump_as
 from app.core.messages import Message
+from app.core.provider_request import ProviderRequest, hand_back
 from app.core.vocabulary import Format, StrategyName
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -214,9 +215,14 @@ class CompactResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-def result_json(result: CompactResult, forms: OpenAIForms | None = None) -> dict[str, object]:
+def result_json(
+    result: CompactResult,
+    forms: OpenAIForms | None = None,
+    provider: ProviderRequest | None = None,
+) -> dict[str, Any]:
     """The result as JSON; messages with exactly the fields they were sent with (OpenAI
-    messages from the request's `forms` when given)."""
+    messages from the request's `forms` when given); with the provider request around
+    them in `request` when the agent sent one."""
     data = result.model_dump(mode="json", exclude={"messages"})
     data["messages"] = dump_as(result.messages, result.format, forms)
-    return data
+    return data if provider is None else hand_back(data, provider)

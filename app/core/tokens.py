@@ -19,7 +19,8 @@ Fields a dialect keeps for its round trip (`x-openai`) are never read here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from app.core.compact_json import compact_json
 from app.core.dialects import BOOKKEEPING
@@ -96,3 +97,10 @@ def count_messages(tokenizer: Tokenizer, messages: Sequence[Message]) -> list[in
 def count_total(tokenizer: Tokenizer, messages: Sequence[Message]) -> int:
     """Token count of a whole list: the sum of its messages (0 for an empty list)."""
     return sum(count_messages(tokenizer, messages))
+
+
+def tool_texts(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What each tool definition costs: its compact, key-sorted JSON (name, description and
+    schema alike). The provider renders tools into its own prompt format, so this is an
+    approximation of what it bills, in either shape."""
+    return [compact_json(dict(tool)) for tool in tools]

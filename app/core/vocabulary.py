@@ -18,7 +18,11 @@ RequestFormat = Literal["auto", Format]
 StrategyName = Literal["full", "tail", "selective", "prune"]
 """A compaction strategy (`app.service.registry` maps each to its implementation)."""
 
-TokenizerName = Literal["tiktoken", "anthropic"]
-"""Who counts: the local tokenizer, or the provider's count API."""
+LocalTokenizer = Literal["tiktoken", "o200k"]
+"""An encoding counted offline: `tiktoken` is cl100k_base (its name since the first
+release), `o200k` is o200k_base."""
+
+TokenizerName = Literal["tiktoken", "o200k", "anthropic"]
+"""Who counts: a local encoding, or the provider's count API."""
 
 STRATEGY_NAMES: tuple[StrategyName, ...] = get_args(StrategyName)

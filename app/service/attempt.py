@@ -16,7 +16,7 @@ from typing import Any
 
 from anyio import CancelScope, get_cancelled_exc_class
 
-from app.core.compaction import CompactResult
+from app.core.compaction import CompactResult, FallbackInfo, NotCompactedReason
 from app.core.errors import ArchiveError
 from app.service.prepared import Prepared
 from app.service.steps import Steps
@@ -89,3 +89,19 @@ async def _discard(steps: Steps, archive_ids: Sequence[str]) -> list[str]:
             log.error("archive of a result not kept stays", extra={"error": str(exc)})
             stays.append(f"the archive {archive_id} of a result not kept stays: {exc}")
     return stays
+
+
+# Reasons a step declines that the next strategy may do better on. A failed archive or
+# summary is a dependency's failure: the next strategy would meet it again.
+FALLS_THROUGH: frozenset[NotCompactedReason] = frozenset(
+    {"too_few_rounds", "nothing_to_prune", "nothing_to_compact", "selective_failed", "no_gain"}
+)
+
+
+def fallback_info(result: CompactResult, refused_at: int | None) -> FallbackInfo:
+    return FallbackInfo(
+        strategy=result.strategy,
+        reason=result.reason or "no_gain",
+        tokens_after=refused_at,
+        detail=result.warnings[-1] if result.warnings else None,
+    )

@@ -23,19 +23,17 @@ event loop.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from anyio import to_thread
 
 from app.core.compaction import (
     CompactResult,
     FallbackInfo,
-    NotCompactedReason,
-    RefillingMessage,
     former_name_warnings,
 )
 from app.core.decide import (
@@ -45,11 +43,16 @@ from app.core.decide import (
     decide,
     estimate_pending_input,
 )
-from app.core.errors import CountError, InvalidRequestError, RecordStoreError
-from app.core.holds import Hold, refilling
-from app.core.messages import Message, tool_uses
+from app.core.errors import (
+    CountError,
+    InvalidConversationError,
+    InvalidRequestError,
+    RecordStoreError,
+)
+from app.core.holds import refilling
+from app.core.messages import Message
+from app.core.models import MODELS, ModelSpec
 from app.core.params import RunParams
-from app.core.partition import partition_messages
 from app.core.ports import (
     Archive,
     ArchiveStore,
@@ -59,15 +62,16 @@ from app.core.ports import (
     WorkdirReader,
 )
 from app.core.records import CompactionRecord, RecordStore
-from app.core.tokens import count_messages
+from app.core.tokens import count_messages, tool_texts
 from app.core.validate import violations
-from app.core.vocabulary import TokenizerName
-from app.service.attempt import attempt, kept_or_refused
+from app.core.vocabulary import LocalTokenizer, TokenizerName
+from app.service.answers import Count, Held, HoldCheck, Judged
+from app.service.attempt import FALLS_THROUGH, attempt, fallback_info, kept_or_refused
 from app.service.clock import time_sortable_id, utc_now
 from app.service.defaults import Defaults
 from app.service.freshness import Freshness
 from app.service.overrides import pick
-from app.service.prepared import CompactRequest, Prepared, refuse, unchanged
+from app.service.prepared import CompactRequest, Prepared, prepared_for, refuse
 from app.service.registry import FALLBACKS, STRATEGIES
 from app.service.sessions import (
     Admitted,
@@ -88,41 +92,6 @@ __all__ = ["CompactRequest", "CompactionService", "Count", "Defaults"]
 log = logging.getLogger("context_compact.compaction")
 
 
-@dataclass(frozen=True)
-class Held:
-    """A hold on a context and, when thrashing, the messages that refill it."""
-
-    hold: Hold
-    refilling: tuple[RefillingMessage, ...]
-
-
-@dataclass(frozen=True)
-class HoldCheck:
-    """The session's hold on a context (None: none), and the warnings of looking for it."""
-
-    held: Held | None = None
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Count:
-    """A token count, who made it, and whether it is exact."""
-
-    token_count: int
-    tokenizer: str
-    exact: bool = True
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Judged:
-    """A threshold decision, where its count came from, and the count when one was made."""
-
-    decision: Decision
-    source: Literal["counted", "last_usage"]
-    counted: Count | None
-
-
 class CompactionService:
     """Counts, decides and compacts. Built once at start-up with its ports."""
 
@@ -141,8 +110,12 @@ class CompactionService:
         new_id: Callable[[], str] = time_sortable_id,
         records: RecordStore | None = None,
         slots: SummarySlots | None = None,
+        o200k: Tokenizer | None = None,
+        models: Mapping[str, ModelSpec] = MODELS,
     ) -> None:
         self.tokenizer = tokenizer
+        self.o200k = o200k
+        self.models = models
         self.workdir = workdir
         self.archive = archive
         self.provider_counter = provider_counter
@@ -193,6 +166,9 @@ class CompactionService:
     async def count_with(self, messages: Sequence[Message], tokenizer: TokenizerName) -> Count:
         """The provider's count when asked for and available; else the local one, marked
         inexact with a warning when the provider's was asked for."""
+        if tokenizer == "o200k":
+            counts, counted = await self.count_each_by(messages, tokenizer)
+            return replace(counted, token_count=sum(counts))
         if tokenizer == "anthropic":
             if self.provider_counter is None:
                 warning = "no Anthropic API key: counted locally"
@@ -207,6 +183,42 @@ class CompactionService:
             local = await self.count(messages)
             return Count(local, self.tokenizer.name, exact=False, warnings=(warning,))
         return Count(await self.count(messages), self.tokenizer.name)
+
+    async def count_each_by(
+        self, messages: Sequence[Message], tokenizer: LocalTokenizer
+    ) -> tuple[list[int], Count]:
+        """Each message's count by a local encoding, and who counted (o200k falls back to
+        cl100k, inexact, in a service built without it)."""
+        if tokenizer == "o200k" and self.o200k is not None:
+            counts = await to_thread.run_sync(count_messages, self.o200k, messages)
+            return counts, Count(0, self.o200k.name)
+        counts = await self.count_each(messages)
+        if tokenizer == "o200k":
+            return counts, Count(0, self.tokenizer.name, False, ("o200k not loaded: cl100k",))
+        return counts, Count(0, self.tokenizer.name)
+
+    async def count_tools(
+        self, tools: Sequence[Mapping[str, Any]], tokenizer: TokenizerName
+    ) -> int:
+        """The local count of tool definitions (o200k's when asked for, else cl100k's)."""
+        if not tools:
+            return 0
+        counter = self.o200k if tokenizer == "o200k" and self.o200k is not None else self.tokenizer
+        counts = await to_thread.run_sync(counter.count_batch, tool_texts(tools))
+        return sum(counts)
+
+    def as_judged(self, counted: Count, basis: Basis) -> Count:
+        """`counted` as the threshold sees it: raised by the model's margin and the tokens
+        outside the messages; exact only when the count is the model's own."""
+        provider = self.provider_counter
+        local = provider is None or counted.tokenizer != provider.name
+        # The provider's own count is exact, but not once tools counted here are added.
+        own = basis.exact if local else basis.fixed_tokens == 0
+        return replace(
+            counted,
+            token_count=basis.raised(counted.token_count, local),
+            exact=counted.exact and own,
+        )
 
     async def count_each(self, messages: Sequence[Message]) -> list[int]:
         return await to_thread.run_sync(count_messages, self.tokenizer, messages)
@@ -258,8 +270,8 @@ class CompactionService:
 
         async def count() -> Count:
             if local is not None and basis.tokenizer == "tiktoken":
-                return Count(local, self.tokenizer.name)
-            return await self.count_with(messages, basis.tokenizer)
+                return self.as_judged(Count(local, self.tokenizer.name), basis)
+            return self.as_judged(await self.count_with(messages, basis.tokenizer), basis)
 
         return count
 
@@ -306,8 +318,16 @@ class CompactionService:
         """Raises `InvalidConversationError` when the input breaks a provider rule in a part that
         would come back as sent: the head always, the whole list when nothing is compacted.
         A break in the summarized part is summarized away. Options sent under a former name
-        worked as their new name; the answer's first warnings say which, so callers migrate."""
-        result = await self._compact(request)
+        worked as their new name; the answer's first warnings say which, so callers migrate.
+        A provider request's top-level `system` is the head: the error names it `system` and
+        counts `messages[i]` as sent."""
+        try:
+            result = await self._compact(request)
+        except InvalidConversationError as exc:
+            head = request.provider.head if request.provider is not None else 0
+            if not head:
+                raise
+            raise exc.sent_with(head) from None
         renamed = former_name_warnings(request.options)
         if not renamed:
             return result
@@ -364,7 +384,6 @@ class CompactionService:
         messages = request.messages
         options = request.options
         fmt = request.format
-        strategy = options.strategy
         broken = violations(messages, fmt, pending_tail_ok=True, forms=request.forms)
         counts = await self.count_each(messages)
         token_count = sum(counts)
@@ -375,39 +394,8 @@ class CompactionService:
         )
         counter = self._counter(messages, request.basis, token_count)
         judged = await self.judge(len(messages), thresholds, request.basis, counter)
-        decision = judged.decision
-        if not (request.force or decision.should_compact):
-            refuse(broken)
-            reason = _decision_reason(decision)
-            return unchanged(messages, token_count, reason, fmt=fmt, strategy=strategy)
-        partition = partition_messages(messages)
-        if not partition.rest:
-            refuse(broken)
-            return unchanged(
-                messages, token_count, "nothing_to_compact", fmt=fmt, strategy=strategy
-            )
-        refuse([v for v in broken if v.canonical < len(partition.head)])
-        if any(tool_uses(messages[-1])):
-            # Summarizing an unanswered tool call would orphan the results the agent is
-            # about to append: compact after they are in.
-            return unchanged(
-                messages,
-                token_count,
-                "pending_tool_calls",
-                ["the last assistant message has tool calls that are not answered yet"],
-                fmt=fmt,
-                strategy=strategy,
-            )
-        return Prepared(
-            request,
-            tuple(counts),
-            token_count,
-            partition,
-            thresholds,
-            tuple(broken),
-            self.defaults.server_options_for(options),
-            decision.token_count,
-        )
+        server = self.defaults.server_options_for(options)
+        return prepared_for(request, counts, thresholds, broken, judged.decision, server)
 
     async def list_records(self, session_id: str) -> list[CompactionRecord]:
         if self.records is None:
@@ -416,23 +404,3 @@ class CompactionService:
 
     async def load_archive(self, archive_id: str) -> Archive | None:
         return await to_thread.run_sync(self.archive.load, archive_id)
-
-
-# Reasons a step declines that the next strategy may do better on. A failed archive or
-# summary is a dependency's failure: the next strategy would meet it again.
-FALLS_THROUGH: frozenset[NotCompactedReason] = frozenset(
-    {"too_few_rounds", "nothing_to_prune", "nothing_to_compact", "selective_failed", "no_gain"}
-)
-
-
-def fallback_info(result: CompactResult, refused_at: int | None) -> FallbackInfo:
-    return FallbackInfo(
-        strategy=result.strategy,
-        reason=result.reason or "no_gain",
-        tokens_after=refused_at,
-        detail=result.warnings[-1] if result.warnings else None,
-    )
-
-
-def _decision_reason(decision: Decision) -> NotCompactedReason:
-    return "below_min_messages" if decision.reason == "below_min_messages" else "below_threshold"

@@ -8,11 +8,12 @@ A subclass keeps `CompactionService.compact` free of bookkeeping, and keeps ever
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from app.core.compaction import CompactResult
 from app.core.errors import InvalidConversationError, SummarizerError
+from app.core.models import MODELS, ModelSpec
 from app.core.ports import (
     ArchiveStore,
     ProviderCounter,
@@ -50,6 +51,8 @@ class MeteredCompactionService(CompactionService):
         new_id: Callable[[], str] = time_sortable_id,
         records: RecordStore | None = None,
         slots: SummarySlots | None = None,
+        o200k: Tokenizer | None = None,
+        models: Mapping[str, ModelSpec] = MODELS,
     ) -> None:
         super().__init__(
             tokenizer=tokenizer,
@@ -64,6 +67,8 @@ class MeteredCompactionService(CompactionService):
             new_id=new_id,
             records=records,
             slots=slots,
+            o200k=o200k,
+            models=models,
         )
         self.metrics = metrics
 

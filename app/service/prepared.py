@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.core.compaction import CompactOptions, CompactResult, NotCompactedReason
-from app.core.decide import Basis, Thresholds
+from app.core.decide import Basis, Decision, Thresholds
 from app.core.dialects import OpenAIForms
 from app.core.errors import InvalidConversationError
-from app.core.messages import Message
+from app.core.messages import Message, tool_uses
 from app.core.params import P, resolve_params
-from app.core.partition import Partition
+from app.core.partition import Partition, partition_messages
+from app.core.provider_request import ProviderRequest
 from app.core.records import RecordReason
 from app.core.validate import Violation
 from app.core.vocabulary import Format, StrategyName
@@ -37,6 +38,8 @@ class CompactRequest:
     # Each message's OpenAI JSON, once: seeded when an OpenAI request is read, so the
     # input check, the archive and the answer reuse the items sent.
     forms: OpenAIForms = field(default_factory=OpenAIForms, compare=False, repr=False)
+    # The provider request around the messages, when the agent sent one: handed back.
+    provider: ProviderRequest | None = None
 
     @property
     def record_reason(self) -> RecordReason:
@@ -118,4 +121,45 @@ def unchanged(
         token_count=token_count,
         strategy=strategy,
         warnings=list(warnings),
+    )
+
+
+def prepared_for(
+    request: CompactRequest,
+    counts: Sequence[int],
+    thresholds: Thresholds,
+    broken: Sequence[Violation],
+    decision: Decision,
+    server: CompactOptions,
+) -> Prepared | CompactResult:
+    """The request, counted and decided, partitioned for a strategy; or the answer that
+    leaves it unchanged: below the threshold (unless forced), nothing after the head, or
+    tool calls at the end still unanswered (their results would be orphaned)."""
+    messages, fmt, strategy = request.messages, request.format, request.options.strategy
+    token_count = sum(counts)
+    if not (request.force or decision.should_compact):
+        refuse(broken)
+        reason: NotCompactedReason = (
+            "below_min_messages" if decision.reason == "below_min_messages" else "below_threshold"
+        )
+        return unchanged(messages, token_count, reason, fmt=fmt, strategy=strategy)
+    partition = partition_messages(messages)
+    if not partition.rest:
+        refuse(broken)
+        return unchanged(messages, token_count, "nothing_to_compact", fmt=fmt, strategy=strategy)
+    refuse([v for v in broken if v.canonical < len(partition.head)])
+    if any(tool_uses(messages[-1])):
+        pending = ["the last assistant message has tool calls that are not answered yet"]
+        return unchanged(
+            messages, token_count, "pending_tool_calls", pending, fmt=fmt, strategy=strategy
+        )
+    return Prepared(
+        request,
+        tuple(counts),
+        token_count,
+        partition,
+        thresholds,
+        tuple(broken),
+        server,
+        decision.token_count,
     )

@@ -19,12 +19,15 @@ async def test_count_matches_the_core_count(
 ) -> None:
     response = await client.post("/count", json={"messages": CONVERSATION})
     assert response.status_code == 200
+    total = count_total(tokenizer, parse(CONVERSATION))
+    head = count_total(tokenizer, parse(CONVERSATION[:1]))
     assert response.json() == {
-        "token_count": count_total(tokenizer, parse(CONVERSATION)),
+        "token_count": total,
         "message_count": 5,
         "tokenizer": "tiktoken",
         "exact": True,
         "format": "anthropic",
+        "parts": {"system": head, "tools": 0, "messages": total - head},
         "warnings": [],
     }
 
@@ -137,6 +140,7 @@ async def test_should_compact_counts_when_no_usage_is_given(
     client: httpx.AsyncClient, tokenizer: TiktokenTokenizer
 ) -> None:
     tokens = count_total(tokenizer, parse(CONVERSATION))
+    head = count_total(tokenizer, parse(CONVERSATION[:1]))
     response = await client.post(
         "/should-compact", json={"messages": CONVERSATION, "context_window": tokens}
     )
@@ -152,6 +156,7 @@ async def test_should_compact_counts_when_no_usage_is_given(
         "message_count": 5,
         "format": "anthropic",
         "exact": True,
+        "parts": {"system": head, "tools": 0, "messages": tokens - head},
         "warnings": [],
         "detail": None,
         "retry_at_tokens": None,

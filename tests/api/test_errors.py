@@ -120,3 +120,9 @@ async def test_an_error_the_service_answers_itself_is_internal_if_it_reaches_a_r
     assert response.status_code == 500
     assert response.json()["error"] == "internal_error"
     assert "503 from the model" not in response.text
+
+
+def test_a_provider_requests_system_shifts_the_indexes_it_names() -> None:
+    sent = InvalidConversationError(BROKEN).sent_with(1)  # a top-level system at the head
+    assert sent.details() == [("messages[0]", str(BROKEN[0]))]
+    assert InvalidConversationError(BROKEN).sent_with(2).details() == [("system", str(BROKEN[0]))]

@@ -156,7 +156,8 @@ def expected(strategy: str, produced: list[dict[str, Any]]) -> list[dict[str, An
         return [*SENT[:2], *produced, SENT[12]]
     if strategy == "prune":  # the two older bash results cleared
         return [*SENT[:6], produced[0], SENT[7], produced[1], *SENT[9:]]
-    return [*SENT[:3], *SENT[9:]]  # selective: the older tool blocks dropped
+    # selective: the older tool blocks dropped, the ledger of what they held after the system
+    return [*SENT[:2], *produced, SENT[2], *SENT[9:]]
 
 
 ARCHIVED = {
@@ -183,7 +184,7 @@ async def test_a_compaction_converts_only_what_it_builds_and_each_of_those_once(
     assert len(ids) == len(set(ids))
     assert not set(ids) & {id(m) for m in seen.read}
     produced = seen.produced()
-    assert len(produced) == {"full": 4, "tail": 2, "prune": 2, "selective": 0}[strategy]
+    assert len(produced) == {"full": 4, "tail": 2, "prune": 2, "selective": 1}[strategy]
     assert data["messages"] == expected(strategy, produced)
     archive = (await client.get(f"/archives/{data['archive']['id']}")).json()
     assert archive["messages"] == ARCHIVED[strategy]
@@ -194,6 +195,9 @@ async def test_a_compaction_converts_only_what_it_builds_and_each_of_those_once(
         }
     if strategy == "tail":
         assert produced[1] == SENT[11]
+    if strategy == "selective":
+        assert produced[0]["role"] == "system"
+        assert produced[0]["content"].startswith("## Ledger\n")
     if strategy == "prune":
         assert produced == [
             {
@@ -218,7 +222,7 @@ async def test_the_answer_and_archive_are_those_of_converting_every_message(
         archive = MemoryArchive()
         workdir = DictWorkdir({"src/a.py": SOURCE})
         service = build_service(tokenizer, ExtractiveSummarizer(), workdir=workdir, archive=archive)
-        request = compact_request(body, OpenAIForms())
+        request = await compact_request(body, OpenAIForms(), service)
         result = await service.compact(request)
         assert result.compacted, result.reason
         archived = archive.saved["arch-1"].messages

@@ -82,12 +82,15 @@ async def test_a_recount_after_one_more_message_reads_only_that_message(
     again = await client.post("/count", json={"messages": [*HISTORY, NEXT]})
     assert parsed == [5, 1]
     assert first.json()["token_count"] == count_total(tokenizer, parse(HISTORY))
+    total = count_total(tokenizer, parse([*HISTORY, NEXT]))
+    head = count_total(tokenizer, [m for m in parse(HISTORY) if m.role == "system"])
     assert again.json() == {
-        "token_count": count_total(tokenizer, parse([*HISTORY, NEXT])),
+        "token_count": total,
         "message_count": 6,
         "tokenizer": "tiktoken",
         "exact": True,
         "format": "anthropic",
+        "parts": {"system": head, "tools": 0, "messages": total - head},
         "warnings": [],
     }
 

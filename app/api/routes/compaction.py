@@ -44,5 +44,6 @@ async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
     # Only `forms` outlives the call: the request's messages may be freed before the answer
     # is serialized.
     forms = OpenAIForms()
-    result = await service.compact(compact_request(body, forms))
-    return JsonResponse(result_json(result, forms))
+    request = await compact_request(body, forms, service)
+    result = await service.compact(request)
+    return JsonResponse(result_json(result, forms, request.provider))

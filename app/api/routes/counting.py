@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -15,13 +16,20 @@ from app.api.count_schemas import (
     ShouldCompactResponse,
 )
 from app.api.deps import SentCountsDep, ServiceDep
-from app.api.dialect import format_of, read_as
+from app.api.dialect import read_as
+from app.api.provider import (
+    Counting,
+    count_parts,
+    counting_for,
+    format_for,
+    parts_of,
+    system_messages,
+)
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute, parsed_by_orjson
-from app.api.schemas import ErrorResponse
+from app.api.schemas import ErrorResponse, basis_of
 from app.api.sent_counts import SentCounts, sent_key
 from app.core.decide import Thresholds
-from app.core.messages import Message
-from app.core.vocabulary import Format, TokenizerName
+from app.core.vocabulary import Format
 from app.service.compaction import CompactionService, Count
 
 router = APIRouter(
@@ -35,42 +43,69 @@ router = APIRouter(
 )
 
 
-@router.post("/count", summary="Count the tokens of a message list")
+@router.post("/count", summary="Count the tokens of a message list or a provider request")
 async def count(
     body: CountRequest, request: Request, service: ServiceDep, sent: SentCountsDep
 ) -> CountResponse:
-    """Exact cl100k_base counts (offline), or Anthropic's own with `tokenizer: anthropic`.
+    """Counts what the provider counts: the system prompt, the tool definitions and the
+    messages, each part in `parts`. With a `model`, by its tokenizer (docs/models.md), else
+    exact cl100k_base counts (offline), or Anthropic's own with `tokenizer: anthropic`.
     Each message counts its role and its blocks' text; an empty list counts 0; the same
     conversation counts the same in either format."""
-    fmt = format_of(body.messages, body.format)
-    memo = _memo(sent, fmt, body.tokenizer, request)
-    if memo is not None:
-        counted = await _count_unseen(body.messages, service, memo)
-    else:
-        counted = await service.count_with(read_as(body.messages, fmt), body.tokenizer)
-    return CountResponse.of(counted, len(body.messages), fmt)
+    fmt = format_for(body, body.messages, body.format)
+    counting = counting_for(
+        body.model, body.tokenizer, service.models, window_given=False, needs_window=False
+    )
+    tool_tokens = await service.count_tools(body.tools or [], counting.tokenizer)
+    basis = basis_of(None, None, counting, tool_tokens)
+    counted, system_tokens = await _counted(body, fmt, counting, service, _memo(sent, request))
+    judged = service.as_judged(counted, basis)
+    return CountResponse.of(
+        replace(judged, warnings=(*counting.warnings, *judged.warnings)),
+        len(body.messages),
+        fmt,
+        parts_of(judged, system_tokens, basis),
+    )
 
 
-def _memo(
-    sent: SentCounts | None, fmt: Format, tokenizer: TokenizerName, request: Request
-) -> SentCounts | None:
-    """The memo of messages as sent when it may count this request (app/api/sent_counts.py)."""
-    remembered = fmt == "anthropic" and tokenizer == "tiktoken" and parsed_by_orjson(request)
-    return sent if remembered else None
+def _memo(sent: SentCounts | None, request: Request) -> SentCounts | None:
+    """The memo of messages as sent, when the body was parsed by orjson
+    (app/api/sent_counts.py); `_counted` uses it for Anthropic messages counted by cl100k."""
+    return sent if parsed_by_orjson(request) else None
+
+
+async def _counted(
+    body: CountRequest | ShouldCompactRequest,
+    fmt: Format,
+    counting: Counting,
+    service: CompactionService,
+    memo: SentCounts | None,
+) -> tuple[Count, int | None]:
+    """The count of the system prompt and the messages, and of the system prompt alone
+    (None when the provider counted both in one call). Anthropic messages counted by cl100k
+    read only those not counted before (the memo)."""
+    raw = body.messages
+    system = system_messages(body)
+    if memo is None or fmt != "anthropic" or counting.tokenizer != "tiktoken":
+        return await count_parts(service, [*system, *read_as(raw, fmt)], counting.tokenizer)
+    head = await service.count_each(system) if system else []
+    each = await _count_unseen(raw, service, memo)
+    own = sum(n for n, m in zip(each, raw, strict=True) if m.get("role") == "system")
+    return Count(sum(head) + sum(each), service.tokenizer.name), sum(head) + own
 
 
 async def _count_unseen(
     raw: Sequence[dict[str, Any]], service: CompactionService, sent: SentCounts
-) -> Count:
-    """The local count of Anthropic-shape messages, reading only those not counted before
-    (app/api/sent_counts.py)."""
+) -> list[int]:
+    """The local count of each Anthropic-shape message, reading only those not counted
+    before (app/api/sent_counts.py)."""
     keys = [sent_key(message) for message in raw]
     counts = sent.known(keys)
     unseen = [i for i, n in enumerate(counts) if n is None]
     fresh = await service.count_each(read_as([raw[i] for i in unseen], "anthropic", unseen))
     sent.remember([keys[i] for i in unseen], fresh)
-    total = sum(n for n in counts if n is not None) + sum(fresh)
-    return Count(total, service.tokenizer.name)
+    fresh_iter = iter(fresh)
+    return [n if n is not None else next(fresh_iter) for n in counts]
 
 
 @router.post("/should-compact", summary="Decide whether the context needs compacting")
@@ -78,24 +113,33 @@ async def should_compact(
     body: ShouldCompactRequest, request: Request, service: ServiceDep, sent: SentCountsDep
 ) -> ShouldCompactResponse:
     """`should_compact` when tokens >= threshold x window and there are at least
-    `min_messages` messages; `overflow` at the overflow threshold."""
-    fmt = format_of(body.messages, body.format)
-    basis = body.basis()
-    memo = _memo(sent, fmt, body.tokenizer, request) if basis.usage is None else None
-    messages: list[Message] | None = None
-    count: Callable[[], Awaitable[Count]]
-    if memo is not None:  # counted without reading every message: only a hold needs them
-        count = partial(_ready, await _count_unseen(body.messages, service, memo))
-    else:
-        messages = read_as(body.messages, fmt)
-        count = partial(service.count_with, messages, body.tokenizer)
-    thresholds = _thresholds(body, service)
+    `min_messages` messages; `overflow` at the overflow threshold. The tokens are the
+    provider's `last_usage` when given, else the count of `/count` (system, tools and
+    messages); the window is `context_window`, else the `model`'s, else the server's."""
+    fmt = format_for(body, body.messages, body.format)
+    counting = counting_for(
+        body.model,
+        body.tokenizer,
+        service.models,
+        window_given=body.context_window is not None,
+        needs_window=True,
+    )
+    basis = body.basis(counting, await service.count_tools(body.tools or [], counting.tokenizer))
+    system_tokens: int | None = None
+    if basis.usage is None:  # counted first: invalid messages are named before thresholds
+        first, system_tokens = await _counted(body, fmt, counting, service, _memo(sent, request))
+        count = partial(_ready, service.as_judged(first, basis))
+    else:  # validated all the same, as the provider would
+        messages = [*system_messages(body), *read_as(body.messages, fmt)]
+        count = partial(_ready, Count(0, service.tokenizer.name))
+    thresholds = _thresholds(body, service, counting.context_window)
     judged = await service.judge(len(body.messages), thresholds, basis, count)
     decision, counted = judged.decision, judged.counted
-    warnings = list(counted.warnings) if counted else []
+    warnings = [*counting.warnings, *(counted.warnings if counted else ())]
     held = None
     if body.session_id is not None and decision.should_compact:  # the hold reads the messages
-        messages = messages if messages is not None else read_as(body.messages, fmt)
+        if basis.usage is None:
+            messages = [*system_messages(body), *read_as(body.messages, fmt)]
         check = await service.session_hold(body.session_id, messages, decision, thresholds)
         held, warnings = check.held, [*warnings, *check.warnings]
     return ShouldCompactResponse(
@@ -113,6 +157,7 @@ async def should_compact(
         message_count=decision.message_count,
         format=fmt,
         exact=counted.exact if counted else True,
+        parts=parts_of(counted, system_tokens, basis) if counted else None,
         warnings=warnings,
     )
 
@@ -121,9 +166,11 @@ async def _ready(counted: Count) -> Count:
     return counted
 
 
-def _thresholds(body: ShouldCompactRequest, service: CompactionService) -> Thresholds:
+def _thresholds(
+    body: ShouldCompactRequest, service: CompactionService, model_window: int | None
+) -> Thresholds:
     return service.thresholds(
-        context_window=body.context_window,
+        context_window=body.context_window or model_window,
         threshold=body.threshold,
         overflow_threshold=body.overflow_threshold,
         min_messages=body.min_messages,

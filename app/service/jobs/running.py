@@ -75,7 +75,8 @@ class Runner:
             message = f"{type(exc).__name__}: {exc}"
             await self.finish(job_id, "failed", reason="error", message=message)
         else:
-            await self.finish(job_id, "done", result=result_json(result, request.forms))
+            done = result_json(result, request.forms, request.provider)
+            await self.finish(job_id, "done", result=done)
 
     async def discard_archive(self, job_id: str) -> None:
         """Removes the archive of a run of this job that did not finish (a missing one is

@@ -3,11 +3,14 @@ again from the start."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import TypeAdapter, ValidationError
 
 from app.core.compaction import CompactOptions
 from app.core.decide import Basis
 from app.core.messages import Message, dump_messages
+from app.core.provider_request import ProviderRequest
 from app.core.vocabulary import TokenizerName
 from app.service.jobs.errors import JsonDict
 from app.service.prepared import CompactRequest
@@ -25,10 +28,18 @@ def request_to_json(request: CompactRequest) -> JsonDict:
         "instructions": request.instructions,
         "format": request.format,
         "reason": request.reason,
+        "provider": (
+            {"fields": dict(request.provider.fields), "head": request.provider.head}
+            if request.provider is not None
+            else None
+        ),
         "basis": {
             "usage": dict(request.basis.usage) if request.basis.usage is not None else None,
             "pending_input": request.basis.pending_input,
             "tokenizer": request.basis.tokenizer,
+            "exact": request.basis.exact,
+            "margin": request.basis.margin,
+            "fixed_tokens": request.basis.fixed_tokens,
         },
     }
 
@@ -36,12 +47,22 @@ def request_to_json(request: CompactRequest) -> JsonDict:
 def _basis_from_json(data: JsonDict) -> Basis:
     """The stored threshold basis; a request stored before it existed counts as it did."""
     usage = data.get("usage")
-    tokenizer: TokenizerName = "anthropic" if data.get("tokenizer") == "anthropic" else "tiktoken"
+    stored = data.get("tokenizer")
+    tokenizer: TokenizerName = stored if stored in ("anthropic", "o200k") else "tiktoken"
     return Basis(
         usage=dict(usage) if isinstance(usage, dict) else None,
         pending_input=data.get("pending_input"),
         tokenizer=tokenizer,
+        exact=data.get("exact") is not False,
+        margin=float(data.get("margin") or 0.0),
+        fixed_tokens=int(data.get("fixed_tokens") or 0),
     )
+
+
+def _provider_from_json(data: Any) -> ProviderRequest | None:
+    if not isinstance(data, dict):
+        return None
+    return ProviderRequest(fields=dict(data.get("fields") or {}), head=int(data.get("head") or 0))
 
 
 def request_from_json(data: JsonDict) -> CompactRequest:
@@ -56,6 +77,7 @@ def request_from_json(data: JsonDict) -> CompactRequest:
             format=data.get("format") or "anthropic",
             reason=data.get("reason"),
             basis=_basis_from_json(data.get("basis") or {}),
+            provider=_provider_from_json(data.get("provider")),
         )
     except (KeyError, TypeError, ValidationError) as exc:
         raise ValueError(f"stored request is unreadable: {exc}") from exc

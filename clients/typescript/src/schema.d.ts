@@ -14,8 +14,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Count the tokens of a message list
-         * @description Exact cl100k_base counts (offline), or Anthropic's own with `tokenizer: anthropic`.
+         * Count the tokens of a message list or a provider request
+         * @description Counts what the provider counts: the system prompt, the tool definitions and the
+         *     messages, each part in `parts`. With a `model`, by its tokenizer (docs/models.md), else
+         *     exact cl100k_base counts (offline), or Anthropic's own with `tokenizer: anthropic`.
          *     Each message counts its role and its blocks' text; an empty list counts 0; the same
          *     conversation counts the same in either format.
          */
@@ -38,7 +40,9 @@ export interface paths {
         /**
          * Decide whether the context needs compacting
          * @description `should_compact` when tokens >= threshold x window and there are at least
-         *     `min_messages` messages; `overflow` at the overflow threshold.
+         *     `min_messages` messages; `overflow` at the overflow threshold. The tokens are the
+         *     provider's `last_usage` when given, else the count of `/count` (system, tools and
+         *     messages); the window is `context_window`, else the `model`'s, else the server's.
          */
         post: operations["shouldCompact"];
         delete?: never;
@@ -878,7 +882,8 @@ export interface components {
         };
         /**
          * CompactRequestBody
-         * @description A message list to compact, with optional focus and per-request overrides.
+         * @description A message list to compact, alone or in the provider request the agent sends, with
+         *     optional focus and per-request overrides.
          * @example {
          *       "messages": [
          *         {
@@ -986,6 +991,60 @@ export interface components {
          *       "force": true
          *     }
          * @example {
+         *       "model": "claude-sonnet-4-5",
+         *       "max_tokens": 4096,
+         *       "system": "You are a coding agent.",
+         *       "tools": [
+         *         {
+         *           "name": "read_file",
+         *           "description": "Read a file of the repository.",
+         *           "input_schema": {
+         *             "type": "object",
+         *             "properties": {
+         *               "path": {
+         *                 "type": "string"
+         *               }
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "messages": [
+         *         {
+         *           "role": "user",
+         *           "content": "Fix the failing test in tests/test_app.py."
+         *         },
+         *         {
+         *           "role": "assistant",
+         *           "content": [
+         *             {
+         *               "type": "text",
+         *               "text": "Let me read the test first."
+         *             },
+         *             {
+         *               "type": "tool_use",
+         *               "id": "toolu_01",
+         *               "name": "read_file",
+         *               "input": {
+         *                 "path": "tests/test_app.py"
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "role": "user",
+         *           "content": [
+         *             {
+         *               "type": "tool_result",
+         *               "tool_use_id": "toolu_01",
+         *               "content": "def test_app(): ..."
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "force": true,
+         *       "session_id": "session-42"
+         *     }
+         * @example {
          *       "messages": [
          *         {
          *           "role": "system",
@@ -1081,6 +1140,25 @@ export interface components {
          */
         CompactRequestBody: {
             /**
+             * Model
+             * @description The provider's model: gives the context window and the tokenizer from the model table (docs/models.md). Unknown models need `context_window`.
+             * @example claude-sonnet-4-5
+             * @example gpt-4o
+             */
+            model?: string | null;
+            /**
+             * System
+             * @description Anthropic's top-level system prompt (a string or text blocks): counted, kept, and handed back in `request.system` as sent.
+             */
+            system?: string | components["schemas"]["TextBlock"][];
+            /**
+             * Tools
+             * @description Tool definitions in either provider's shape: counted (their compact JSON, an approximation of what the provider bills) and handed back untouched.
+             */
+            tools?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
              * Messages
              * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
@@ -1114,10 +1192,8 @@ export interface components {
             /**
              * Tokenizer
              * @description As for `/should-compact`: what the threshold decision counts with (unused when `last_usage` is given); the result is always measured by cl100k.
-             * @default tiktoken
-             * @enum {string}
              */
-            tokenizer?: "tiktoken" | "anthropic";
+            tokenizer?: ("tiktoken" | "o200k" | "anthropic") | null;
             /**
              * Instructions
              * @description Focus for the summary (like `/compact <focus>`).
@@ -1130,6 +1206,8 @@ export interface components {
              * @description Why the agent compacts, for the session's record: before an LLM call, after a tool execution, or on the user's request. Default: `manual` with `force`, else `llm_call`.
              */
             reason?: ("llm_call" | "tool_execution" | "manual") | null;
+        } & {
+            [key: string]: unknown;
         };
         /**
          * CompactResponse
@@ -1231,7 +1309,7 @@ export interface components {
             reason?: ("below_threshold" | "below_min_messages" | "nothing_to_compact" | "pending_tool_calls" | "archive_failed" | "summarization_failed" | "too_few_rounds" | "nothing_to_prune" | "max_iterations" | "selective_failed" | "no_gain" | "thrashing") | null;
             /**
              * Messages
-             * @description The compacted messages (or the input as sent when not compacted), in the request's format: Anthropic Messages or OpenAI Chat Completions.
+             * @description The compacted messages (or the input as sent when not compacted), in the request's format: Anthropic Messages or OpenAI Chat Completions. With a top-level `system`, without it (it is in `request.system`).
              */
             messages: components["schemas"]["AnyMessage"][];
             /** Summary */
@@ -1311,6 +1389,13 @@ export interface components {
             summary_chunks?: number;
             /** Warnings */
             warnings?: string[];
+            /**
+             * Request
+             * @description When the body was a provider request (it had `model`, `system`, `tools` or another provider field): that request ready to send, every field as sent, `system` where it was, `messages` the compacted list. Absent otherwise.
+             */
+            request?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * CompactStats
@@ -1551,13 +1636,65 @@ export interface components {
         };
         /**
          * CountRequest
-         * @description A message list to count.
+         * @description A message list to count, alone or in the provider request the agent sends.
          * @example {
          *       "messages": [
          *         {
          *           "role": "system",
          *           "content": "You are a coding agent."
          *         },
+         *         {
+         *           "role": "user",
+         *           "content": "Fix the failing test in tests/test_app.py."
+         *         },
+         *         {
+         *           "role": "assistant",
+         *           "content": [
+         *             {
+         *               "type": "text",
+         *               "text": "Let me read the test first."
+         *             },
+         *             {
+         *               "type": "tool_use",
+         *               "id": "toolu_01",
+         *               "name": "read_file",
+         *               "input": {
+         *                 "path": "tests/test_app.py"
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "role": "user",
+         *           "content": [
+         *             {
+         *               "type": "tool_result",
+         *               "tool_use_id": "toolu_01",
+         *               "content": "def test_app(): ..."
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "model": "claude-sonnet-4-5",
+         *       "max_tokens": 4096,
+         *       "system": "You are a coding agent.",
+         *       "tools": [
+         *         {
+         *           "name": "read_file",
+         *           "description": "Read a file of the repository.",
+         *           "input_schema": {
+         *             "type": "object",
+         *             "properties": {
+         *               "path": {
+         *                 "type": "string"
+         *               }
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "messages": [
          *         {
          *           "role": "user",
          *           "content": "Fix the failing test in tests/test_app.py."
@@ -1621,10 +1758,61 @@ export interface components {
          *           "content": "def test_app(): ..."
          *         }
          *       ],
+         *       "model": "gpt-4o"
+         *     }
+         * @example {
+         *       "messages": [
+         *         {
+         *           "role": "system",
+         *           "content": "You are a coding agent."
+         *         },
+         *         {
+         *           "role": "user",
+         *           "content": "Fix the failing test in tests/test_app.py."
+         *         },
+         *         {
+         *           "role": "assistant",
+         *           "content": "Let me read the test first.",
+         *           "tool_calls": [
+         *             {
+         *               "id": "call_01",
+         *               "type": "function",
+         *               "function": {
+         *                 "name": "read_file",
+         *                 "arguments": "{\"path\": \"tests/test_app.py\"}"
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "role": "tool",
+         *           "tool_call_id": "call_01",
+         *           "content": "def test_app(): ..."
+         *         }
+         *       ],
          *       "tokenizer": "anthropic"
          *     }
          */
         CountRequest: {
+            /**
+             * Model
+             * @description The provider's model: gives the context window and the tokenizer from the model table (docs/models.md). Unknown models need `context_window`.
+             * @example claude-sonnet-4-5
+             * @example gpt-4o
+             */
+            model?: string | null;
+            /**
+             * System
+             * @description Anthropic's top-level system prompt (a string or text blocks): counted, kept, and handed back in `request.system` as sent.
+             */
+            system?: string | components["schemas"]["TextBlock"][];
+            /**
+             * Tools
+             * @description Tool definitions in either provider's shape: counted (their compact JSON, an approximation of what the provider bills) and handed back untouched.
+             */
+            tools?: {
+                [key: string]: unknown;
+            }[] | null;
             /**
              * Messages
              * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
@@ -1639,11 +1827,11 @@ export interface components {
             format?: "auto" | "anthropic" | "openai";
             /**
              * Tokenizer
-             * @description `tiktoken`: exact cl100k_base counts, offline. `anthropic`: the provider's count_tokens endpoint (needs an API key); on any failure the local count with `exact: false` and a warning.
-             * @default tiktoken
-             * @enum {string}
+             * @description Default: the `model`'s (docs/models.md), else `tiktoken`. `tiktoken`: cl100k_base, offline. `o200k`: o200k_base, offline. `anthropic`: the provider's count_tokens endpoint (needs an API key); on any failure the local count with `exact: false` and a warning.
              */
-            tokenizer?: "tiktoken" | "anthropic";
+            tokenizer?: ("tiktoken" | "o200k" | "anthropic") | null;
+        } & {
+            [key: string]: unknown;
         };
         /**
          * CountResponse
@@ -1684,6 +1872,8 @@ export interface components {
              * @enum {string}
              */
             format: "anthropic" | "openai";
+            /** @description `token_count` split into its parts (they add up to it); null when the provider's count API counted in one call. */
+            parts?: components["schemas"]["TokenParts"] | null;
             /** Warnings */
             warnings?: string[];
         };
@@ -2419,6 +2609,25 @@ export interface components {
          */
         ShouldCompactRequest: {
             /**
+             * Model
+             * @description The provider's model: gives the context window and the tokenizer from the model table (docs/models.md). Unknown models need `context_window`.
+             * @example claude-sonnet-4-5
+             * @example gpt-4o
+             */
+            model?: string | null;
+            /**
+             * System
+             * @description Anthropic's top-level system prompt (a string or text blocks): counted, kept, and handed back in `request.system` as sent.
+             */
+            system?: string | components["schemas"]["TextBlock"][];
+            /**
+             * Tools
+             * @description Tool definitions in either provider's shape: counted (their compact JSON, an approximation of what the provider bills) and handed back untouched.
+             */
+            tools?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
              * Messages
              * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
@@ -2433,10 +2642,8 @@ export interface components {
             /**
              * Tokenizer
              * @description As for `/count`; unused when `last_usage` is given.
-             * @default tiktoken
-             * @enum {string}
              */
-            tokenizer?: "tiktoken" | "anthropic";
+            tokenizer?: ("tiktoken" | "o200k" | "anthropic") | null;
             /** @description The provider's usage block of the last response. When given, it replaces counting: its tokens plus an estimate of `pending_input` (a third of its characters). */
             last_usage?: components["schemas"]["Usage"] | null;
             /**
@@ -2470,6 +2677,8 @@ export interface components {
              * @example session-42
              */
             session_id?: string | null;
+        } & {
+            [key: string]: unknown;
         };
         /**
          * ShouldCompactResponse
@@ -2545,6 +2754,8 @@ export interface components {
              * @default true
              */
             exact?: boolean;
+            /** @description `token_count` split into its parts (they add up to it); null when the provider's count API counted in one call. Null too when `last_usage` decided. */
+            parts?: components["schemas"]["TokenParts"] | null;
             /** Warnings */
             warnings?: string[];
         };
@@ -2589,6 +2800,19 @@ export interface components {
             signature?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * TokenParts
+         * @description The count split as the provider bills a request: the system prompt (top-level or
+         *     system/developer messages), the tool definitions and the other messages.
+         */
+        TokenParts: {
+            /** System */
+            system: number;
+            /** Tools */
+            tools: number;
+            /** Messages */
+            messages: number;
         };
         /**
          * ToolResultBlock
