@@ -20,7 +20,9 @@ either shape (Anthropic Messages or OpenAI Chat Completions):
   non-empty line. Whitespace collapsed, cut to 200 characters.
 - first_request and request: each user text that is not a tool result, with the blocks an
   agent's harness injects removed (`<environment_details>`, `<system-reminder>` and the
-  like, see `HARNESS_TAGS`); its first non-empty line, whitespace collapsed, cut to 200
+  like, see `HARNESS_TAGS`, and the notices it writes from their opening line to the
+  block's end: `[Request interrupted by user]`, Cline's `[TASK RESUMPTION]`, see
+  `HARNESS_NOTICES`); its first non-empty line, whitespace collapsed, cut to 200
   characters. The first one is `first_request`, every later distinct one a `request`.
 
 A fact is kept when its text occurs in the final context's text (every string of every
@@ -61,6 +63,17 @@ HARNESS_TAGS = (
 )
 _HARNESS = re.compile(
     r"<(" + "|".join(map(re.escape, HARNESS_TAGS)) + r")\b[^>]*>.*?(</\1>|\Z)", re.DOTALL
+)
+# Lines that open text the harness wrote into a user message (not the user's words).
+HARNESS_NOTICES = (
+    "[Request interrupted by user",
+    "[TASK RESUMPTION]",
+    "[ERROR] You did not use a tool",
+    "# TODO LIST UPDATE REQUIRED",
+    "Caveat: The messages below were generated",
+)
+_NOTICE = re.compile(
+    r"^\s*(?:" + "|".join(map(re.escape, HARNESS_NOTICES)) + r").*\Z", re.DOTALL | re.MULTILINE
 )
 _TRACEBACK = "Traceback (most recent call last)"
 _GROUP_LINE = re.compile(r"^- \[commands\] (.+?): (.+)$", re.MULTILINE)
@@ -181,7 +194,7 @@ def error_line(text: str, flagged: bool) -> str | None:
 
 def request_line(text: str) -> str | None:
     """The first line of what the user said, harness-injected blocks removed."""
-    stripped = _HARNESS.sub("", text)
+    stripped = _NOTICE.sub("", _HARNESS.sub("", text))
     for line in stripped.splitlines():
         if line.strip():
             return _cut(line)

@@ -154,6 +154,7 @@ async def test_async_count_and_should_compact_answer_the_api_json(
         "exact": True,
         "format": "anthropic",
         "warnings": [],
+        "parts": {"system": 8, "tools": 0, "messages": counted["token_count"] - 8},
     }
     decision = await aclient.should_compact(
         CONVERSATION, last_usage={"input_tokens": 8500}, context_window=10_000
@@ -164,6 +165,44 @@ async def test_async_count_and_should_compact_answer_the_api_json(
         8500,
     )
     assert decision["token_source"] == "last_usage"
+
+
+@pytest.mark.anyio
+async def test_a_provider_request_s_own_fields_are_counted_and_handed_back(
+    aclient: AsyncContextCompactClient,
+) -> None:
+    """`model`, Anthropic's top-level `system` and `tools` go as the SDK sends them: the
+    model gives the window, the tools are counted, the request comes back ready to send."""
+    tools = [{"name": "read_file", "description": "Read a file.", "input_schema": {}}]
+    messages = CONVERSATION[1:]
+    counted = await aclient.count(
+        messages, model="claude-sonnet-4-5", system="You are a coding agent.", tools=tools
+    )
+    parts = counted.get("parts")
+    assert parts is not None
+    assert parts["tools"] > 0
+    assert parts["system"] > 0
+    assert counted["exact"] is False  # Claude: cl100k plus a margin
+    decision = await aclient.should_compact(
+        messages, model="claude-sonnet-4-5", system="You are a coding agent.", tools=tools
+    )
+    assert decision["context_window"] == 200_000
+    done = await aclient.compact(
+        messages,
+        model="claude-sonnet-4-5",
+        system="You are a coding agent.",
+        tools=tools,
+        force=True,
+        options={"max_restore_files": 0},
+    )
+    request = done.get("request")
+    assert request is not None
+    assert (request["model"], request["system"], request["tools"]) == (
+        "claude-sonnet-4-5",
+        "You are a coding agent.",
+        tools,
+    )
+    assert request["messages"] == done["messages"]
 
 
 @pytest.mark.anyio

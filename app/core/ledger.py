@@ -160,17 +160,20 @@ def extract_ledger(
     messages: Sequence[Message],
     vocabulary: Vocabulary = DEFAULT_VOCABULARY,
     found: ExtractedFacts | None = None,
+    *,
+    goal_known: bool = False,
 ) -> list[Fact]:
     """Every fact of these messages, in the order they happened (de-duplicated). `found`:
-    their `extract_facts` when the caller has them already (the summary read them)."""
+    their `extract_facts` when the caller has them already (the summary read them).
+    `goal_known`: an earlier ledger holds the goal, so these messages' first request is a
+    later request, kept in the user's own words like the others."""
     facts: list[Fact] = []
     found = extract_facts(messages, vocabulary) if found is None else found
-    goal = _cut(found.first_request) if found.first_request else None
+    goal = _cut(found.first_request) if found.first_request and not goal_known else None
     if goal:
         facts.append(Fact("goal", goal))
-    same_as_goal = (
-        request_fact(found.first_request, MAX_FACT_CHARS) if found.first_request else None
-    )
+    first = found.first_request
+    same_as_goal = request_fact(first, MAX_FACT_CHARS) if goal and first else None
     operations = iter(found.call_operations)
     for message, words in zip(messages, found.spoken, strict=True):
         facts.extend(
@@ -425,7 +428,11 @@ def _guard(
     vocabulary: Vocabulary,
     extracted: ExtractedFacts | None,
 ) -> LedgerReport:
-    found = _one_goal(merge(previous_ledgers(rest), extract_ledger(rest, vocabulary, extracted)))
+    previous = previous_ledgers(rest)
+    goal_known = any(f.kind == "goal" for f in previous)
+    found = _one_goal(
+        merge(previous, extract_ledger(rest, vocabulary, extracted, goal_known=goal_known))
+    )
     # Commands this summary lists whole are carried by it (`previous_ledgers` reads them
     # back): listing them again would spend the ledger's budget twice on the same facts.
     listed = set(listed_commands(body))

@@ -3,8 +3,13 @@
 Order of value (`PRIORITY`), recent before old within a kind, with two guards so that one
 kind cannot take the whole budget (a long session's commands, a read-heavy one's paths):
 
-- each of errors, paths, commands and the user's requests first takes up to
-  `FLOOR_SHARE` of the budget for its own facts, before any kind takes the rest;
+- the user's requests are the task: they take their part first, up to `REQUEST_SHARE` of
+  the budget (what the other floors leave), and when they need more than that the later
+  requests are shortened (`request_fact`: own words first, then cut) rather than dropped;
+  only when even the shortest cut cannot hold them all do the oldest later ones go (the
+  first request never does, before any other fact);
+- then each of errors, paths and commands takes up to `FLOOR_SHARE` of the budget for its
+  own facts, before any kind takes the rest;
 - commands that differ only in their numbers (`sleep 5` / `sleep 10`, `kill 4127`,
   `tail -n 50 log.1` / `tail -n 80 log.2`) are near duplicates: only the latest is kept.
 
@@ -29,15 +34,22 @@ from app.core.ledger_lines import (
     program_of,
     render_ledger,
 )
+from app.core.own_words import request_fact
 
 FLOOR_SHARE = 0.15
-# The kinds that each get a floor: errors, paths, commands, what the user asked.
+REQUESTS = frozenset({"goal", "request", "latest_request"})
+# The kinds that each get a floor, what the user asked first: then errors, paths, commands.
 FLOORS = (
+    REQUESTS,
     frozenset({"error"}),
     frozenset({"file_changed", "file_read"}),
     frozenset({"command"}),
-    frozenset({"goal", "request", "latest_request"}),
 )
+# The requests' part: what the floors of the other kinds leave of the budget.
+REQUEST_SHARE = 1 - FLOOR_SHARE * (len(FLOORS) - 1)
+# The lengths (characters) a later request is shortened to, longest first, until the
+# requests fit their part.
+REQUEST_CUTS = (200, 140, 100, 70, 50)
 REFILL_TRIES = 8
 _DIGITS = re.compile(r"\d+")
 
@@ -78,6 +90,7 @@ def fit(
     program's group, only its arguments). The floors are filled first, then the rest by
     value. Token counts of joined lines are not exactly additive, so the rendered ledger is
     counted at the end and the facts picked last are given back while it is over."""
+    facts = shortened_requests(facts, int(budget * REQUEST_SHARE), count)
     rank = {kind: i for i, kind in enumerate(PRIORITY)}
     order = sorted(range(len(facts)), key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), -i))
     costs = _Costs(facts, count)
@@ -85,7 +98,7 @@ def fit(
     used = count(LEDGER_HEADING) + count(dropped_line(sum(everything.values()), everything))
     picked: list[int] = []
     for kinds in FLOORS:
-        floor = int(budget * FLOOR_SHARE)
+        floor = int(budget * (REQUEST_SHARE if kinds is REQUESTS else FLOOR_SHARE))
         spent = 0
         for i in (i for i in order if facts[i].kind in kinds):
             cost = costs.of(i)
@@ -131,6 +144,33 @@ def fit(
             picked.append(i)
             kept, tokens = more, more_tokens
     return (kept, tokens) if kept else ([], 0)
+
+
+def shortened_requests(
+    facts: Sequence[Fact], share: int, count: Callable[[str], int]
+) -> Sequence[Fact]:
+    """`facts` with the later requests cut to the longest of `REQUEST_CUTS` at which all
+    the requests' lines fit `share` tokens (the shortest when none does); unchanged when
+    they fit whole. The first request (`goal`) is never cut here."""
+    asked = [f for f in facts if f.kind in REQUESTS]
+
+    def cost(of: Sequence[Fact]) -> int:
+        tags = sum(count(f"[{kind}] ") for kind in {f.kind for f in of})
+        return sum(count(f"- {f.text}") + 1 for f in of) + tags
+
+    if cost(asked) <= share:
+        return facts
+    for limit in REQUEST_CUTS:
+        cut = [_cut_request(f, limit) for f in facts]
+        if cost([f for f in cut if f.kind in REQUESTS]) <= share:
+            break
+    return cut
+
+
+def _cut_request(fact: Fact, limit: int) -> Fact:
+    if fact.kind not in ("request", "latest_request") or len(fact.text) <= limit:
+        return fact
+    return Fact(fact.kind, request_fact(fact.text, limit))
 
 
 def left_out_kinds(

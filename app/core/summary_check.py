@@ -22,13 +22,15 @@ Order of the checks (the first that fails names the reason):
    reports a failing provider (`app.core.refusals`), unless the conversation holds those
    words (the summary quotes its history), or that opens an answer without any heading.
 6. `echo`: most of the answer's word runs come from the prompt's instructions (or from
-   instructions and transcript together: the whole prompt); `copy`: from the transcript
-   alone (`app.core.overlap`).
+   instructions and transcript together: the whole prompt), or, reworded or misspelt,
+   many of its words are the instructions' alone; `copy`: its runs come from the
+   transcript alone (`app.core.overlap`).
 7. `repetitive`: a few words repeated (distinct words, or the text's zlib ratio).
 8. `no_sections` (none of the template's headings), `missing_sections` (some of them),
    `empty_sections` (a heading without content, or fewer than
    `MIN_SUBSTANTIVE_SECTIONS` sections saying more than "none").
 9. `filler`: the sections' words are not the conversation's (lorem ipsum, placeholder text).
+10. `repetitive` again: one same text under `SAME_SECTIONS` headings or more.
 The cleaned text is what is used as the summary.
 """
 
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -53,6 +56,7 @@ from app.core.summary_sections import (
     missing_sections,
     split_sections,
     title_of,
+    without_title,
 )
 
 # Reasons of content checks (this module) and of the adapters' transport failures.
@@ -154,6 +158,15 @@ def source_of(request: SummaryRequest) -> SummarySource:
 # `ECHO_RUNS` of them, in the instructions and transcript together); copy: in the transcript.
 ECHO_SHARE = 0.5
 ECHO_RUNS = 8
+# The whole prompt back with edits (a word changed here and there breaks runs): half the
+# runs are the prompt's and some are the instructions' (no calibration summary holds
+# `ECHO_RUNS` runs of the instructions; an LLM's summary shares a third of its runs at most).
+PROMPT_SHARE = 0.5
+# The instructions reworded or misspelt keep their vocabulary: an echo when this share of
+# the answer's words (of at least `ECHO_MIN_WORDS`) are the instructions' and not the
+# transcript's (a summary's words are the conversation's; the calibration's share 6% at most).
+ECHO_WORDS = 0.4
+ECHO_MIN_WORDS = 20
 COPY_SHARE = 0.9
 COPY_MIN_RUNS = 12
 # Repetition: distinct words per word, and compressed bytes per byte, of a long enough text.
@@ -161,6 +174,8 @@ REPEAT_MIN_WORDS = 20
 REPEAT_DISTINCT = 0.15
 REPEAT_MIN_CHARS = 400
 REPEAT_ZLIB = 0.08
+# The same text under this many headings (of five) is repetitive.
+SAME_SECTIONS = 3
 # Filler: the share of the sections' content words that occur in the conversation.
 GROUNDED_SHARE = 0.2
 # Words of a refusal, apology or error looked up in the conversation to tell a quote from
@@ -232,6 +247,7 @@ def accept_summary(
         or _repetition_failure(_prose(summary, template))
         or _structure_failure(summary, template)
         or _filler_failure(summary, template, source)
+        or _same_sections_failure(summary, template)
     )
     return summary if failure is None else failure
 
@@ -276,26 +292,38 @@ def _quoted(speech: Speech, source: SummarySource | None) -> bool:
 
 
 def _prose(text: str, template: SummaryTemplate) -> str:
-    """`text` without the template's heading lines."""
-    return "\n".join(line for line in text.splitlines() if heading_of(line, template) is None)
+    """`text` without the template's heading titles (a `Title: text` line keeps its text)."""
+    kept = (without_title(line, template) for line in text.splitlines())
+    return "\n".join(line for line in kept if line is not None)
 
 
 def _echo_failure(
     text: str, template: SummaryTemplate, source: SummarySource | None
 ) -> SummarizerError | None:
-    runs = shingles(words(_prose(text, template)))
+    tokens = words(_prose(text, template))
+    runs = shingles(tokens)
     if source is None or len(runs) < SHINGLE:
         return None
     from_instructions = runs & source.instructions.runs
     from_prompt = from_instructions | (runs & source.transcript.runs)
-    if len(from_instructions) >= ECHO_SHARE * len(runs) or (
-        len(from_prompt) >= COPY_SHARE * len(runs) and len(from_instructions) >= ECHO_RUNS
+    if (
+        len(from_instructions) >= ECHO_SHARE * len(runs)
+        or (len(from_prompt) >= PROMPT_SHARE * len(runs) and len(from_instructions) >= ECHO_RUNS)
+        or _instruction_words(tokens, source) >= ECHO_WORDS
     ):
         return _failure("echo")
     own = runs - source.requests.runs
     if len(own) >= COPY_MIN_RUNS and source.transcript.containment(own) >= COPY_SHARE:
         return _failure("copy")
     return None
+
+
+def _instruction_words(tokens: list[str], source: SummarySource) -> float:
+    """The share of `tokens` that are the instructions' words and not the transcript's."""
+    if len(tokens) < ECHO_MIN_WORDS:
+        return 0.0
+    instructions, transcript = source.instructions.vocabulary, source.transcript.vocabulary
+    return sum(1 for t in tokens if t in instructions and t not in transcript) / len(tokens)
 
 
 def _repetition_failure(text: str) -> SummarizerError | None:
@@ -343,6 +371,15 @@ def _filler_failure(
     share = source.transcript.grounding(bodies)
     if share is not None and share < GROUNDED_SHARE:
         return _failure("filler")
+    return None
+
+
+def _same_sections_failure(text: str, template: SummaryTemplate) -> SummarizerError | None:
+    """Sections say things of their own: one text under most headings is filler that
+    happens to use the conversation's words (a fact stated twice is not)."""
+    said = Counter(tuple(s.words) for s in split_sections(text, template) if s.is_substantive())
+    if said and max(said.values()) >= SAME_SECTIONS:
+        return _failure("repetitive", "the same text under several headings")
     return None
 
 

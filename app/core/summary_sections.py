@@ -86,6 +86,15 @@ def heading_of(line: str, template: SummaryTemplate) -> str | None:
     return None
 
 
+def without_title(line: str, template: SummaryTemplate) -> str | None:
+    """What `line` says besides a heading's title: the line itself when it is no heading,
+    the text after the title of a `Title: text` heading, None for a bare heading."""
+    if heading_of(line, template) is None:
+        return line
+    inline = _INLINE_BODY.match(line.strip()) if ":" in line else None
+    return inline.group(1) if inline and inline.group(1).strip() else None
+
+
 def split_sections(text: str, template: SummaryTemplate) -> list[Section]:
     """The template's sections found in `text`, in order, each with its body (a heading
     written twice has both bodies)."""

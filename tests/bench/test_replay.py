@@ -161,6 +161,26 @@ def test_harness_blocks_are_not_the_users_words() -> None:
     assert request_line("<environment_details>\nonly this\n</environment_details>") is None
 
 
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("[Request interrupted by user for tool use]", None),
+        ("[Request interrupted by user]", None),
+        ("keep the old name\n[Request interrupted by user]\nnoise", "keep the old name"),
+        ("[TASK RESUMPTION] This task was interrupted 3 minutes ago.\nGo on.", None),
+        ("  # TODO LIST UPDATE REQUIRED\n- [ ] step", None),
+        (
+            "Use [Request interrupted] as the marker text",
+            "Use [Request interrupted] as the marker text",
+        ),
+    ],
+)
+def test_harness_notices_are_not_the_users_words(text: str, line: str | None) -> None:
+    """A notice the harness writes into a user message is not a request (the service's
+    ledger leaves it out on purpose): from its line to the block's end it goes."""
+    assert request_line(text) == line
+
+
 def test_a_fact_is_kept_when_found_with_whitespace_collapsed() -> None:
     facts = extract(session())
     final = [

@@ -4,7 +4,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.ledger_fit import FLOOR_SHARE, fit, near_key, without_near_duplicates
+from app.core.ledger_fit import (
+    FLOOR_SHARE,
+    REQUEST_SHARE,
+    fit,
+    near_key,
+    without_near_duplicates,
+)
 from app.core.ledger_lines import Fact, render_ledger
 
 
@@ -177,3 +183,45 @@ def test_a_long_sessions_commands_keep_their_floor_within_a_five_percent_ledger(
     assert [f.text for f in kept if f.kind == "command"] == CLOUD_MIGRATION
     assert "command" not in _left(facts, kept)
     assert _left(facts, kept)["file_read"] > 0  # the paths alone would overflow the budget
+
+
+def crowded(requests: int, words_each: int) -> list[Fact]:
+    """A first request, `requests` later ones of `words_each` words, and many more errors,
+    paths, commands and identifiers than any budget below holds."""
+    facts = [Fact("goal", "port the importer to the new schema")]
+    for n in range(requests):
+        asked = " ".join([f"ask{n}"] + [f"w{n}x{k}" for k in range(words_each - 1)])
+        facts += [
+            Fact("request", asked),
+            Fact("error", f"test_{n} failed: KeyError kind_{n}"),
+            Fact("file_changed", f"src/mod_{n}.py (edited)"),
+            Fact("file_read", f"docs/page_{n}.md"),
+            Fact("command", f"make target_{n}"),
+            Fact("identifier", f"id_{n}_abcdef"),
+        ]
+    return facts
+
+
+def test_no_request_is_dropped_while_other_kinds_fill_the_budget() -> None:
+    facts = crowded(12, 6)
+    budget = 200
+    kept, tokens = fit(facts, budget, words)
+    asked = [f for f in facts if f.kind in ("goal", "request")]
+    assert [f for f in kept if f.kind in ("goal", "request")] == asked  # whole, in order
+    assert tokens <= budget
+    for kind in ("error", "file_changed", "command"):
+        assert any(f.kind == kind for f in kept), kind
+    assert not any(f.kind == "identifier" for f in kept)
+
+
+def test_requests_beyond_their_share_are_shortened_not_dropped() -> None:
+    facts = crowded(20, 60)  # 1,200 words of requests for a 500-word budget
+    budget = 500
+    kept, tokens = fit(facts, budget, words)
+    later = [f for f in kept if f.kind == "request"]
+    assert [f.text.split()[0] for f in later] == [f"ask{n}" for n in range(20)]
+    assert all(f.text.endswith(" …") for f in later)
+    assert kept[[f.kind for f in kept].index("goal")].text == facts[0].text
+    assert sum(words(f"- {f.text}") for f in later) <= budget * REQUEST_SHARE
+    assert tokens <= budget
+    assert any(f.kind == "error" for f in kept)

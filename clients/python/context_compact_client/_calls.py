@@ -39,7 +39,9 @@ from context_compact_client.types import (
 
 Messages = Sequence[Mapping[str, Any]]
 Format = Literal["auto", "anthropic", "openai"]
-TokenizerName = Literal["tiktoken", "anthropic"]
+TokenizerName = Literal["tiktoken", "o200k", "anthropic"]
+System = str | Sequence[Mapping[str, Any]]
+Tools = Sequence[Mapping[str, Any]]
 Reason = Literal["llm_call", "tool_execution", "manual"]
 Strategy = Literal["full", "tail", "selective", "prune"]
 
@@ -105,10 +107,24 @@ def _id(value: str) -> str:
     return quote(value, safe="")
 
 
+def provider(model: str | None, system: System | None, tools: Tools | None) -> dict[str, Any]:
+    """The provider request's own fields the service reads: the model (its window and
+    tokenizer), Anthropic's top-level system prompt, the tool definitions (counted)."""
+    return body(
+        model=model,
+        system=system if isinstance(system, str) or system is None else [dict(b) for b in system],
+        tools=[dict(t) for t in tools] if tools is not None else None,
+    )
+
+
 def count(
-    messages: Messages, format: Format | None, tokenizer: TokenizerName | None
+    messages: Messages,
+    format: Format | None,
+    tokenizer: TokenizerName | None,
+    given: Mapping[str, Any] | None = None,
 ) -> Call[CountResponse]:
-    return Call("POST", "/count", body(messages=list(messages), format=format, tokenizer=tokenizer))
+    fields = body(messages=list(messages), format=format, tokenizer=tokenizer)
+    return Call("POST", "/count", {**(given or {}), **fields})
 
 
 def should_compact(
@@ -123,11 +139,13 @@ def should_compact(
     overflow_threshold: float | None,
     min_messages: int | None,
     session_id: str | None,
+    given: Mapping[str, Any] | None = None,
 ) -> Call[ShouldCompactResponse]:
     return Call(
         "POST",
         "/should-compact",
-        body(
+        {**(given or {})}
+        | body(
             messages=list(messages),
             format=format,
             tokenizer=tokenizer,
@@ -154,10 +172,11 @@ def compact_body(
     last_usage: Usage | Mapping[str, Any] | None = None,
     pending_input: str | None = None,
     tokenizer: TokenizerName | None = None,
+    given: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The body `/compact` and `/compactions` share; `last_usage` and `pending_input` as
     sent to `/should-compact` (with `tokenizer`), so both decide from the same count."""
-    return body(
+    return {**(given or {})} | body(
         messages=list(messages),
         format=format,
         session_id=session_id,

@@ -144,16 +144,24 @@ class ContextCompactClient(_Configured):
         self,
         messages: Messages,
         *,
+        model: str | None = None,
+        system: calls.System | None = None,
+        tools: calls.Tools | None = None,
         format: Format | None = None,
         tokenizer: TokenizerName | None = None,
     ) -> CountResponse:
         """`POST /count`: the token count of `messages`."""
-        return self._send(calls.count(messages, format, tokenizer))
+        return self._send(
+            calls.count(messages, format, tokenizer, calls.provider(model, system, tools))
+        )
 
     def should_compact(
         self,
         messages: Messages,
         *,
+        model: str | None = None,
+        system: calls.System | None = None,
+        tools: calls.Tools | None = None,
         format: Format | None = None,
         tokenizer: TokenizerName | None = None,
         last_usage: Usage | Mapping[str, Any] | None = None,
@@ -177,6 +185,7 @@ class ContextCompactClient(_Configured):
                 overflow_threshold=overflow_threshold,
                 min_messages=min_messages,
                 session_id=session_id,
+                given=calls.provider(model, system, tools),
             )
         )
 
@@ -184,6 +193,9 @@ class ContextCompactClient(_Configured):
         self,
         messages: Messages,
         *,
+        model: str | None = None,
+        system: calls.System | None = None,
+        tools: calls.Tools | None = None,
         format: Format | None = None,
         session_id: str | None = None,
         force: bool | None = None,
@@ -208,6 +220,7 @@ class ContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
+                    given=calls.provider(model, system, tools),
                 )
             )
         )
@@ -216,6 +229,9 @@ class ContextCompactClient(_Configured):
         self,
         messages: Messages,
         *,
+        model: str | None = None,
+        system: calls.System | None = None,
+        tools: calls.Tools | None = None,
         format: Format | None = None,
         session_id: str | None = None,
         force: bool | None = None,
@@ -240,6 +256,7 @@ class ContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
+                    given=calls.provider(model, system, tools),
                 )
             )
         )
@@ -398,16 +415,24 @@ class AsyncContextCompactClient(_Configured):
         self,
         messages: Messages,
         *,
+        model: str | None = None,
+        system: calls.System | None = None,
+        tools: calls.Tools | None = None,
         format: Format | None = None,
         tokenizer: TokenizerName | None = None,
     ) -> CountResponse:
         """`POST /count`: the token count of `messages`."""
-        return await self._send(calls.count(messages, format, tokenizer))
+        return await self._send(
+            calls.count(messages, format, tokenizer, calls.provider(model, system, tools))
+        )
 
     async def should_compact(
         self,
         messages: Messages,
         *,
+        model: str | None = None,
+        system: calls.System | None = None,
+        tools: calls.Tools | None = None,
         format: Format | None = None,
         tokenizer: TokenizerName | None = None,
         last_usage: Usage | Mapping[str, Any] | None = None,
@@ -431,6 +456,7 @@ class AsyncContextCompactClient(_Configured):
                 overflow_threshold=overflow_threshold,
                 min_messages=min_messages,
                 session_id=session_id,
+                given=calls.provider(model, system, tools),
             )
         )
 
@@ -438,6 +464,9 @@ class AsyncContextCompactClient(_Configured):
         self,
         messages: Messages,
         *,
+        model: str | None = None,
+        system: calls.System | None = None,
+        tools: calls.Tools | None = None,
         format: Format | None = None,
         session_id: str | None = None,
         force: bool | None = None,
@@ -462,6 +491,7 @@ class AsyncContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
+                    given=calls.provider(model, system, tools),
                 )
             )
         )
@@ -470,6 +500,9 @@ class AsyncContextCompactClient(_Configured):
         self,
         messages: Messages,
         *,
+        model: str | None = None,
+        system: calls.System | None = None,
+        tools: calls.Tools | None = None,
         format: Format | None = None,
         session_id: str | None = None,
         force: bool | None = None,
@@ -494,6 +527,7 @@ class AsyncContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
+                    given=calls.provider(model, system, tools),
                 )
             )
         )

@@ -8,6 +8,14 @@ from typing import Any, Literal, NotRequired, TypedDict
 Message = dict[str, Any]
 
 
+class TokenParts(TypedDict):
+    """The count split as the provider bills a request: system prompt, tools, messages."""
+
+    system: int
+    tools: int
+    messages: int
+
+
 class CountResponse(TypedDict):
     """The token count of a message list."""
 
@@ -17,6 +25,7 @@ class CountResponse(TypedDict):
     exact: bool
     format: Literal["anthropic", "openai"]
     warnings: NotRequired[list[str]]
+    parts: NotRequired[TokenParts | None]
 
 
 class RefillingMessage(TypedDict):
@@ -53,6 +62,7 @@ class ShouldCompactResponse(TypedDict):
     detail: NotRequired[str | None]
     retry_at_tokens: NotRequired[int | None]
     refilling: NotRequired[list[RefillingMessage]]
+    parts: NotRequired[TokenParts | None]
 
 
 class FallbackInfo(TypedDict):
@@ -153,6 +163,9 @@ class CompactResponse(TypedDict):
     fallbacks: NotRequired[list[FallbackInfo]]
     retry_at_tokens: NotRequired[int | None]
     refilling: NotRequired[list[RefillingMessage]]
+    # The provider request ready to send, when the body was one (it had `model`, `system`,
+    # `tools` or another provider field): every field as sent, `messages` compacted.
+    request: NotRequired[dict[str, Any] | None]
 
 
 class JobResponse(TypedDict):
