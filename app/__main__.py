@@ -20,6 +20,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.core.vocabulary import STRATEGY_NAMES
+
 FORMATS = ("auto", "anthropic", "openai")
 STARTUP_FAILURE = 3
 
@@ -119,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FRACTION",
         help="compact at this share of the window, in (0, 1] (default: COMPACT_THRESHOLD)",
     )
-    compact.add_argument("--strategy", help="options.strategy: full, tail, selective, prune")
+    compact.add_argument("--strategy", help=f"options.strategy: {', '.join(STRATEGY_NAMES)}")
     compact.add_argument("--session-id", dest="session_id", help="groups the archives")
     compact.add_argument("--instructions", help="focus for the summary")
     return parser

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from app.api.count_schemas import CountRequest, CountResponse
 from app.api.fields import validation_details
 from app.api.provider import (
     PROVIDER_FIELDS,
@@ -35,7 +36,7 @@ from app.api.provider import (
     parts_of,
     system_messages,
 )
-from app.api.schemas import CompactRequestBody, CountRequest, CountResponse, basis_of
+from app.api.schemas import CompactRequestBody, basis_of
 from app.api.service_request import service_request
 from app.api.text import NOT_TEXT, unencodable_at
 from app.core.compaction import result_json

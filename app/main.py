@@ -42,7 +42,7 @@ from app.api.sent_counts import SentCounts
 from app.api.spec import finish_openapi
 from app.core.local_speed import deadline_warning
 from app.service.compaction import CompactionService
-from app.service.jobs import JobManager
+from app.service.jobs import JobManager, JobPolicy
 from app.service.metered import MeteredCompactionService
 from app.service.recall import Recaller
 from app.settings import Settings
@@ -117,16 +117,14 @@ def create_app(
     shared_o200k()  # o200k loads at start-up too (the command line loads it when it counts)
     recorder = service.metrics if isinstance(service, MeteredCompactionService) else None
     recorder = recorder or PrometheusMetrics()
-    job_manager = JobManager(
-        service,
-        stores.jobs,
-        queue=stores.queue,
+    policy = JobPolicy(
         workers=settings.job_workers,
         queue_limit=settings.job_queue_limit,
         ttl=timedelta(seconds=settings.job_ttl_seconds),
         lease=timedelta(seconds=settings.job_lease_seconds),
         deadline=settings.request_timeout,
     )
+    job_manager = JobManager(service, stores.jobs, policy, queue=stores.queue)
 
     data_dir = DataDirectory(settings.data_dir, min_free_bytes=settings.min_free_bytes)
     probe = build_probe(settings)

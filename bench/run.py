@@ -32,9 +32,9 @@ from app.adapters.token_cache import CachingTokenizer
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.compaction import CompactOptions
 from app.core.messages import Message
+from app.core.params import RestoreParams, resolve_params
 from app.core.tokens import count_text
 from app.main import build_service
-from app.service.options import resolve
 from app.settings import Settings
 from bench.corpus import (
     Msg,
@@ -278,16 +278,17 @@ def measure_restore(workdir: Path, data_dir: Path, messages: list[Msg], run: Run
     )
     service = build_service(settings)
     parsed = [Message.model_validate(m) for m in messages]
+    options, server = CompactOptions(), service.defaults.options
     times = []
     for _ in range(5):
         seconds, selection = _timed(
             lambda: asyncio.run(
-                service.steps.restore(parsed, resolve(CompactOptions(), service.defaults))
+                service.steps.restore(parsed, resolve_params(RestoreParams, options, server))
             )
         )
         times.append(seconds)
     run.values["restore_5_files"] = median_time(times)
-    run.facts["restored_files"] = len(selection.restored)
+    run.facts["restored_files"] = len(selection.selection.restored)
 
 
 def measure_cache_memory(entries: int, run: Run) -> None:

@@ -3,14 +3,17 @@
 A request option either declares its `COMPACT_*` setting beside it (`Setting` in
 `CompactOptions`) or is listed in `REQUEST_ONLY` with the reason it has none. A declared
 setting is a field of `Settings` with the declared default and description, it reaches the
-service's defaults from the environment, and a request's value overrides it in `resolve`.
+service's defaults from the environment, and a request's value overrides it in the one
+resolver of every parameters record (`resolve_params`).
 A renamed option's former request name (`former_name`) and former setting names
 (`formerly`) are declared beside it too, and behave as the option under its new name.
 """
 
 from __future__ import annotations
 
+from dataclasses import make_dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -18,13 +21,26 @@ from pydantic import ValidationError
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.compaction import FORMER_NAMES, REQUEST_ONLY, CompactOptions, former_name_warnings
 from app.core.option_setting import FormerName, Setting, settings_of
+from app.core.params import DecideParams, RunParams, options_read, resolve_params
 from app.main import build_service
 from app.service.defaults import Defaults, declared_defaults, server_options
-from app.service.options import Resolved, merged, resolve
+from app.service.registry import STRATEGIES
 from app.settings import ENV_PREFIX, Settings
 
 DECLARED = settings_of(CompactOptions)
 BY_FIELD = {field: (name, spec) for name, (field, spec) in DECLARED.items()}
+OPTIONS = [name for name in CompactOptions.model_fields if name not in FORMER_NAMES]
+# A parameters record of every option, as a strategy's would read them.
+Every = make_dataclass("Every", [(name, Any, None) for name in OPTIONS], frozen=True)
+
+
+def resolved(sent: CompactOptions, defaults: Defaults) -> dict[str, object]:
+    return dict(vars(resolve_params(Every, sent, defaults.options)))
+
+
+def as_resolved(value: object) -> object:
+    return tuple(value) if isinstance(value, list) else value
+
 
 # A value unlike the default for each declared setting: (environment text, parsed value).
 OTHER = {
@@ -88,10 +104,16 @@ def test_a_request_value_overrides_every_declared_setting_and_none_falls_back() 
     for field, (name, spec) in BY_FIELD.items():
         _, value = other_value(name, spec)
         sent = CompactOptions.model_validate({field: value})
-        assert getattr(merged(sent, defaults), field) == value, field
-        assert getattr(merged(CompactOptions(), defaults), field) == getattr(
-            defaults.options, field
+        assert resolved(sent, defaults)[field] == as_resolved(value), field
+        assert resolved(CompactOptions(), defaults)[field] == as_resolved(
+            getattr(defaults.options, field)
         )
+
+
+def test_every_option_is_read_by_a_strategys_parameters_or_the_services() -> None:
+    read = {option for s in STRATEGIES.values() for option in options_read(s.params)}
+    read |= options_read(RunParams) | options_read(DecideParams)
+    assert read == set(OPTIONS) - {"strategy"}
 
 
 # The options renamed to say their strategy, and their former request names.
@@ -141,11 +163,6 @@ def test_a_former_name_is_its_option_deprecated_with_the_same_type_default_and_b
         assert order.index(option) < order.index(former)  # validated first: the conflict check
 
 
-def knobs(resolved: Resolved) -> dict[str, object]:
-    """The resolved values that compare (the vocabulary is an object built from `file_tools`)."""
-    return {k: v for k, v in vars(resolved).items() if k != "vocabulary"}
-
-
 def test_a_value_under_a_former_name_is_the_options_value_and_the_only_one_kept() -> None:
     defaults = Defaults()
     for former, option in FORMER_NAMES.items():
@@ -158,9 +175,9 @@ def test_a_value_under_a_former_name_is_the_options_value_and_the_only_one_kept(
         assert former_name_warnings(sent) == [
             f"option `{former}` is deprecated: it is now `{option}`"
         ]
-        assert getattr(merged(sent, defaults), option) == value, former
+        assert resolved(sent, defaults)[option] == value, former
         new = CompactOptions.model_validate({option: value})
-        assert knobs(resolve(sent, defaults)) == knobs(resolve(new, defaults)), former
+        assert resolved(sent, defaults) == resolved(new, defaults), former
         assert new.former_names_used == ()
         assert former_name_warnings(new) == []
 

@@ -10,6 +10,8 @@ which of those went stale.
 
 from __future__ import annotations
 
+import argparse
+import ast
 import re
 import typing
 from pathlib import Path
@@ -17,6 +19,7 @@ from typing import Any, get_args
 
 import pytest
 
+from app.__main__ import _parser
 from app.core.compaction import FORMER_NAMES, CompactOptions
 from app.core.vocabulary import STRATEGY_NAMES
 from app.service.registry import FALLBACKS, STRATEGIES
@@ -34,6 +37,12 @@ def _client_types() -> Any:
     from context_compact_client import _calls, types
 
     return _calls, types
+
+
+def _compact_help() -> str:
+    """`context-compact compact --help`, without a process."""
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return str(sub.choices["compact"].format_help())
 
 
 def _literal_values(annotation: object) -> set[str]:
@@ -90,10 +99,9 @@ def test_each_strategy_is_documented_and_in_the_command_line_help(strategy: str)
     assert f"| `{strategy}`" in strategies_md, "docs/strategies.md: a row of the table"
     api_md = (ROOT / "docs/api.md").read_text(encoding="utf-8")
     assert f"`{strategy}`" in api_md, "docs/api.md: the strategies of POST /compact"
-    main = (ROOT / "app/__main__.py").read_text(encoding="utf-8")
-    help_text = re.search(r'"options\.strategy: ([^"]+)"', main)
+    help_text = re.search(r"options\.strategy: ([a-z_, ]+)", " ".join(_compact_help().split()))
     assert help_text is not None, "app/__main__.py: the --strategy help"
-    assert strategy in help_text.group(1), "app/__main__.py: the --strategy help"
+    assert strategy in help_text.group(1).strip().split(", "), "app/__main__.py: --strategy help"
 
 
 def test_the_spec_s_options_are_the_request_model_s() -> None:
@@ -120,3 +128,25 @@ def test_each_option_is_documented(option: str) -> None:
     )
     named = re.search(rf"`(?:options\.)?{option}(?:[:=][^`]*)?`", docs)
     assert named, f"{option}: not named in docs/api.md, strategies.md, summaries.md or sessions.md"
+
+
+def _spelled_lists(tree: ast.AST) -> list[int]:
+    """Lines of the tuples, lists and sets of string constants naming every strategy."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            names = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+            if names >= set(STRATEGY_NAMES):
+                found.append(node.lineno)
+    return found
+
+
+def test_the_source_spells_every_strategy_only_in_the_vocabulary() -> None:
+    """A new strategy is its module and its name in `StrategyName`: no other list in
+    `app/` (a registry, a help text built by hand, a `Literal`) needs its name."""
+    spelled = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted((ROOT / "app").rglob("*.py"))
+        if (lines := _spelled_lists(ast.parse(path.read_text(encoding="utf-8"))))
+    }
+    assert list(spelled) == ["app/core/vocabulary.py"]

@@ -1,5 +1,9 @@
 """Errors as part of the API: every failure answers `ErrorResponse` JSON, never a bare 500.
 
+Every error the pipeline raises on purpose (`CompactError`, `app.core.errors` draws the
+tree) carries its HTTP status, code, field and details; `_on_compact_error` is the one
+place they become a response, so a route catches none of them.
+
 Validation errors name the offending field the way a caller writes it
 (`messages[3].content[0].text`), not pydantic's internal location with union branch labels
 (`body.messages.3.content.list[tagged-union[...]].0.text.text`). A body that is not JSON at
@@ -10,7 +14,6 @@ there is no field to name.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -21,14 +24,15 @@ from app.api.fields import validation_details
 from app.api.provider import RequestFieldError
 from app.api.responses import JsonResponse
 from app.api.schemas import ErrorDetail, ErrorResponse
-from app.core.errors import InvalidConversationError
+from app.core.errors import CompactError
 from app.core.request_context import REQUEST_ID
 
 log = logging.getLogger("context_compact.api")
 
 
-class ApiError(Exception):
-    """An error that carries its own HTTP status and stable code."""
+class ApiError(CompactError):
+    """A refusal of the API's own (a bad id, a body too large, an unknown resource), with
+    its HTTP status and stable code given where it is raised."""
 
     def __init__(
         self,
@@ -36,27 +40,11 @@ class ApiError(Exception):
         code: str,
         message: str,
         field: str | None = None,
-        details: Sequence[ErrorDetail] = (),
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
-        self.message = message
         self.field = field
-        self.details = list(details)
-
-
-def invalid_conversation(exc: InvalidConversationError, head: int = 0) -> ApiError:
-    """422 `invalid_conversation`: one detail per broken rule, at `messages[i]` of the
-    request (`head`: canonical messages read from a top-level `system`, named `system`)."""
-    details = [
-        ErrorDetail(
-            field=f"messages[{v.index - head}]" if v.index >= head else "system", message=str(v)
-        )
-        for v in exc.violations
-    ]
-    summary = "; ".join(f"{d.field}: {d.message}" for d in details[:5])
-    return ApiError(422, "invalid_conversation", summary, details=details)
 
 
 def error_response(status: int, body: ErrorResponse, headers: dict[str, str] | None = None) -> Any:
@@ -83,14 +71,17 @@ async def _on_field_error(request: Request, exc: Exception) -> Any:
     return await _on_validation_error(request, RequestValidationError(exc.errors))
 
 
-async def _on_api_error(request: Request, exc: Exception) -> Any:
-    if not isinstance(exc, ApiError):
+async def _on_compact_error(request: Request, exc: Exception) -> Any:
+    if not isinstance(exc, CompactError):
         raise exc
-    details = exc.details or (
-        [ErrorDetail(field=exc.field, message=exc.message)] if exc.field else []
-    )
+    if exc.status is None:  # the service answers it: one reaching a route is a bug
+        return await _on_unexpected(request, exc)
+    details = [ErrorDetail(field=field, message=message) for field, message in exc.details()]
+    retry = exc.retry_after_seconds
     return error_response(
-        exc.status, ErrorResponse(error=exc.code, message=exc.message, details=details)
+        exc.status,
+        ErrorResponse(error=exc.code, message=exc.message, details=details),
+        headers={"Retry-After": str(retry)} if retry is not None else None,
     )
 
 
@@ -141,7 +132,7 @@ async def _on_unexpected(request: Request, exc: Exception) -> Any:
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _on_validation_error)
-    app.add_exception_handler(ApiError, _on_api_error)
+    app.add_exception_handler(CompactError, _on_compact_error)
     app.add_exception_handler(RequestFieldError, _on_field_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(Exception, _on_unexpected)

@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.examples import EXAMPLE_MESSAGES
 from app.api.schemas import (
     ANY_MESSAGE_ITEMS,
-    EXAMPLE_MESSAGES,
     CompactResponse,
     Messages,
     MessagesField,

@@ -10,98 +10,21 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 from pydantic.config import JsonDict
 
-from app.api.provider import Counting, ProviderFields, TokenParts
-from app.core.compaction import CompactOptions, CompactResult, RefillingMessage
+from app.api.examples import (
+    EXAMPLE_ANTHROPIC_REQUEST,
+    EXAMPLE_LONG_MESSAGES,
+    EXAMPLE_MESSAGES,
+    EXAMPLE_OPENAI_MESSAGES,
+)
+from app.api.provider import Counting, ProviderFields
+from app.core.compaction import CompactOptions, CompactResult
 from app.core.decide import Basis
 from app.core.dialects import OpenAIForms, OpenAIMessage
 from app.core.messages import Message
 from app.core.models import with_margin
 from app.core.records import CompactionRecord, RecordReason
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
-from app.service.compaction import CompactRequest, Count
-
-EXAMPLE_MESSAGES: list[JsonValue] = [
-    {"role": "system", "content": "You are a coding agent."},
-    {"role": "user", "content": "Fix the failing test in tests/test_app.py."},
-    {
-        "role": "assistant",
-        "content": [
-            {"type": "text", "text": "Let me read the test first."},
-            {
-                "type": "tool_use",
-                "id": "toolu_01",
-                "name": "read_file",
-                "input": {"path": "tests/test_app.py"},
-            },
-        ],
-    },
-    {
-        "role": "user",
-        "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_01", "content": "def test_app(): ..."}
-        ],
-    },
-]
-
-# A test run long enough that compacting the session pays: `/compact`'s examples compact
-# (with the four messages above alone, the summary would be longer than what it replaces).
-_TEST_RUN = "\n".join(
-    [
-        "============================= test session starts ==============================",
-        *(f"tests/test_app.py::test_case_{i:02d} PASSED" for i in range(1, 41)),
-        "tests/test_app.py::test_app FAILED",
-        "E       assert app() == 1",
-        "E        +  where 0 = app()",
-        "========================= 1 failed, 40 passed in 0.52s =========================",
-    ]
-)
-EXAMPLE_LONG_MESSAGES: list[JsonValue] = [
-    *EXAMPLE_MESSAGES,
-    {
-        "role": "assistant",
-        "content": [
-            {"type": "text", "text": "The test expects 1; app() returns 0. Running the suite."},
-            {"type": "tool_use", "id": "toolu_02", "name": "bash", "input": {"command": "pytest"}},
-        ],
-    },
-    {
-        "role": "user",
-        "content": [{"type": "tool_result", "tool_use_id": "toolu_02", "content": _TEST_RUN}],
-    },
-    {"role": "assistant", "content": "One failure left: app() must return 1. Fixing src/app.py."},
-]
-
-EXAMPLE_OPENAI_MESSAGES: list[JsonValue] = [
-    {"role": "system", "content": "You are a coding agent."},
-    {"role": "user", "content": "Fix the failing test in tests/test_app.py."},
-    {
-        "role": "assistant",
-        "content": "Let me read the test first.",
-        "tool_calls": [
-            {
-                "id": "call_01",
-                "type": "function",
-                "function": {"name": "read_file", "arguments": '{"path": "tests/test_app.py"}'},
-            }
-        ],
-    },
-    {"role": "tool", "tool_call_id": "call_01", "content": "def test_app(): ..."},
-]
-
-# An Anthropic SDK's `messages.create` body, sent whole (docs/api.md).
-EXAMPLE_ANTHROPIC_REQUEST: dict[str, JsonValue] = {
-    "model": "claude-sonnet-4-5",
-    "max_tokens": 4096,
-    "system": "You are a coding agent.",
-    "tools": [
-        {
-            "name": "read_file",
-            "description": "Read a file of the repository.",
-            "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
-        }
-    ],
-    "messages": EXAMPLE_MESSAGES[1:],
-}
+from app.service.compaction import CompactRequest
 
 _REQUEST = ConfigDict(extra="forbid")
 # `COMPACT_MAX_MESSAGES`'s default (a test keeps them equal), shown as the schema's
@@ -151,75 +74,6 @@ SessionIdField = Field(
 )
 
 
-class CountRequest(ProviderFields):
-    """A message list to count, alone or in the provider request the agent sends."""
-
-    model_config = ConfigDict(
-        extra="allow",
-        json_schema_extra={
-            "examples": [
-                {"messages": EXAMPLE_MESSAGES},
-                EXAMPLE_ANTHROPIC_REQUEST,
-                {"messages": EXAMPLE_OPENAI_MESSAGES, "model": "gpt-4o"},
-                {"messages": EXAMPLE_OPENAI_MESSAGES, "tokenizer": "anthropic"},
-            ]
-        },
-    )
-    messages: Messages = MessagesField
-    format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: TokenizerName | None = Field(
-        None,
-        description=TOKENIZER_DESCRIPTION,
-    )
-
-
-PARTS_DESCRIPTION = (
-    "`token_count` split into its parts (they add up to it); null when the provider's "
-    "count API counted in one call."
-)
-
-
-class CountResponse(BaseModel):
-    """The token count of a message list."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "token_count": 87,
-                    "message_count": 4,
-                    "tokenizer": "tiktoken",
-                    "exact": True,
-                    "format": "anthropic",
-                    "warnings": [],
-                }
-            ]
-        }
-    )
-    token_count: int = Field(description="Sum of the messages' token counts (0 for none).")
-    message_count: int = Field(description="Messages as sent (OpenAI tool messages each).")
-    tokenizer: str = Field(description="Which tokenizer counted.")
-    exact: bool = Field(description="False when the count is an estimate.")
-    format: Format = Field(description="The format of the request.")
-    parts: TokenParts | None = Field(None, description=PARTS_DESCRIPTION)
-    warnings: list[str] = Field(default_factory=list)
-
-    @classmethod
-    def of(
-        cls, counted: Count, message_count: int, fmt: Format, parts: TokenParts | None = None
-    ) -> CountResponse:
-        """The answer for a count of `message_count` messages as sent, in `fmt`."""
-        return cls(
-            token_count=counted.token_count,
-            message_count=message_count,
-            tokenizer=counted.tokenizer,
-            exact=counted.exact,
-            format=fmt,
-            parts=parts,
-            warnings=list(counted.warnings),
-        )
-
-
 class Usage(BaseModel):
     """A provider's `usage` block from the last response: Anthropic's or OpenAI's keys."""
 
@@ -237,57 +91,6 @@ class Usage(BaseModel):
     completion_tokens: int | None = Field(None, ge=0)
 
 
-class ShouldCompactRequest(ProviderFields):
-    """A context to judge: counted from `messages`, or taken from the last `usage`."""
-
-    model_config = ConfigDict(
-        extra="allow",
-        json_schema_extra={
-            "examples": [
-                {"messages": EXAMPLE_MESSAGES},
-                {
-                    "messages": EXAMPLE_MESSAGES,
-                    "last_usage": {"input_tokens": 158000, "output_tokens": 1200},
-                    "pending_input": "Now run the whole test suite.",
-                },
-            ]
-        },
-    )
-    messages: Messages = MessagesField
-    format: RequestFormat = Field("auto", description=FORMAT_DESCRIPTION)
-    tokenizer: TokenizerName | None = Field(
-        None, description="As for `/count`; unused when `last_usage` is given."
-    )
-    last_usage: Usage | None = Field(
-        None,
-        description=(
-            "The provider's usage block of the last response. When given, it replaces "
-            "counting: its tokens plus an estimate of `pending_input` (a third of its characters)."
-        ),
-    )
-    pending_input: str | None = Field(
-        None, description="Input about to be sent, estimated at len(text) // 3 tokens."
-    )
-    context_window: int | None = Field(None, gt=0, description="Defaults to the server's.")
-    threshold: float | None = Field(None, gt=0, le=1, description="Defaults to the server's.")
-    overflow_threshold: float | None = Field(
-        None, gt=0, le=1, description="Defaults to the server's."
-    )
-    min_messages: int | None = Field(None, ge=0, description="Defaults to the server's.")
-    session_id: str | None = Field(
-        None,
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$",
-        description=(
-            "The agent's session, as sent to `/compact`: over the threshold, the answer is no "
-            "while the session's records hold this context (`no_gain`, `thrashing`)."
-        ),
-        examples=["session-42"],
-    )
-
-    def basis(self, counting: Counting, tool_tokens: int) -> Basis:
-        return basis_of(self.last_usage, self.pending_input, counting, tool_tokens)
-
-
 def basis_of(
     usage: Usage | None, pending_input: str | None, counting: Counting, tool_tokens: int
 ) -> Basis:
@@ -302,67 +105,6 @@ def basis_of(
         margin=counting.margin,
         fixed_tokens=with_margin(tool_tokens, counting.margin),
     )
-
-
-class ShouldCompactResponse(BaseModel):
-    """The threshold decision and the figures behind it."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "should_compact": True,
-                    "overflow": False,
-                    "reason": "above_threshold",
-                    "token_count": 165000,
-                    "token_source": "last_usage",
-                    "threshold_tokens": 160000,
-                    "overflow_tokens": 180000,
-                    "context_window": 200000,
-                    "message_count": 120,
-                    "format": "anthropic",
-                    "exact": True,
-                    "warnings": [],
-                }
-            ]
-        }
-    )
-    should_compact: bool
-    overflow: bool = Field(description="True at or above the overflow threshold.")
-    reason: Literal[
-        "below_min_messages",
-        "below_threshold",
-        "above_threshold",
-        "overflow",
-        "no_gain",
-        "thrashing",
-    ] = Field(
-        description=(
-            "`no_gain` / `thrashing` (with a `session_id`): over the threshold, but the "
-            "session's last attempt on this context was refused, or it keeps refilling "
-            "right after each compaction; `detail` says why and when it will say yes again."
-        )
-    )
-    detail: str | None = Field(None, description="Why the answer is no despite the tokens.")
-    retry_at_tokens: int | None = Field(
-        None, description="`no_gain`: the token count from which the answer is yes again."
-    )
-    refilling: list[RefillingMessage] = Field(
-        default_factory=list,
-        description="`thrashing`: the largest messages since the last compaction.",
-    )
-    token_count: int
-    token_source: Literal["counted", "last_usage"]
-    threshold_tokens: int
-    overflow_tokens: int
-    context_window: int
-    message_count: int
-    format: Format = Field(description="The format of the request.")
-    exact: bool = Field(True, description="False when the count is an estimate.")
-    parts: TokenParts | None = Field(
-        None, description=PARTS_DESCRIPTION + " Null too when `last_usage` decided."
-    )
-    warnings: list[str] = Field(default_factory=list)
 
 
 class CompactRequestBody(ProviderFields):

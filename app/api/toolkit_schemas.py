@@ -8,10 +8,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from app.api.examples import EXAMPLE_MESSAGES
 from app.api.schemas import (
     ANY_MESSAGE_ITEMS,
     DEFAULT_MAX_MESSAGES,
-    EXAMPLE_MESSAGES,
     FORMAT_DESCRIPTION,
     Messages,
     SessionIdField,

@@ -1,12 +1,13 @@
-"""The shapes of a compaction: its options and its result.
+"""The options of a compaction (`CompactOptions`), each declared once with its setting.
 
-They are pydantic models because the API serves them as they are; they live in the core
-because the pipeline produces them. Option fields left unset take the server's defaults.
+A pydantic model because the API serves it as it is; in the core because the pipeline
+reads it. Option fields left unset take the server's defaults. The result's models live in
+`app.core.result` and are re-exported here.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
 from pydantic import (
     BaseModel,
@@ -19,30 +20,25 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from app.core.dialects import OpenAIForms, dump_as
 from app.core.file_ops import Vocabulary
-from app.core.messages import Message
 from app.core.option_setting import former_name, former_names, setting
-from app.core.provider_request import ProviderRequest, hand_back
 from app.core.restore import read_tools_from
-from app.core.vocabulary import Format, StrategyName
+from app.core.result import (
+    ArchiveInfo,
+    CompactResult,
+    CompactStats,
+    FallbackInfo,
+    LedgerFactInfo,
+    NotCompactedReason,
+    PhaseInfo,
+    RefillingMessage,
+    RestoredFileInfo,
+    SkippedFileInfo,
+    result_json,
+)
+from app.core.vocabulary import StrategyName
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
-
-NotCompactedReason = Literal[
-    "below_threshold",
-    "below_min_messages",
-    "nothing_to_compact",
-    "pending_tool_calls",
-    "archive_failed",
-    "summarization_failed",
-    "too_few_rounds",
-    "nothing_to_prune",
-    "max_iterations",
-    "selective_failed",
-    "no_gain",
-    "thrashing",
-]
 
 
 class CompactOptions(BaseModel):
@@ -369,196 +365,20 @@ def former_name_warnings(options: CompactOptions) -> list[str]:
     ]
 
 
-class RestoredFileInfo(BaseModel):
-    model_config = _FROZEN
-    path: str = Field(description="The path as the agent wrote it.")
-    token_count: int
-
-
-class SkippedFileInfo(BaseModel):
-    model_config = _FROZEN
-    path: str
-    reason: str = Field(
-        description=(
-            "invalid_path | outside_workdir | not_found | not_regular_file | unreadable | "
-            "not_utf8 | too_large | too_many_tokens | total_limit_reached"
-        )
-    )
-
-
-class LedgerFactInfo(BaseModel):
-    """One fact of the ledger, and whether the summarizer's own text already stated it."""
-
-    model_config = _FROZEN
-    kind: str = Field(
-        description=(
-            "error | file_changed | file_read | goal | request | latest_request (earlier "
-            "ledgers) | instruction | command | todo | failed_approach | identifier"
-        )
-    )
-    text: str
-    in_summary: bool
-
-
-class PhaseInfo(BaseModel):
-    """One step of a compaction with the tokens of the whole list before and after it."""
-
-    model_config = _FROZEN
-    phase: str = Field(
-        description=(
-            "selective_start | tool_blocks | skill_prompt | assistant_message | "
-            "skill_metadata | user_message | selective_done | ledger | summary_start | "
-            "summary_done"
-        )
-    )
-    tokens_before: int
-    tokens_after: int
-    detail: str | None = Field(None, description="What the step removed or cut.")
-
-
-class FallbackInfo(BaseModel):
-    """A strategy tried before the one that produced the answer, and why it did not."""
-
-    model_config = _FROZEN
-    strategy: StrategyName
-    reason: NotCompactedReason = Field(
-        description="Why it was not kept (`no_gain`: its result was not smaller than the "
-        "input and under the threshold)."
-    )
-    tokens_after: int | None = Field(
-        None, description="The tokens its result would have taken (`no_gain` only)."
-    )
-    detail: str | None = None
-
-
-class RefillingMessage(BaseModel):
-    """One of the largest messages since the last compaction (`thrashing`)."""
-
-    model_config = _FROZEN
-    index: int = Field(description="Its index in the canonical list of the request.")
-    role: str
-    tool_name: str | None = Field(
-        None, description="The tool that produced it (a result) or that it calls."
-    )
-    token_count: int
-
-
-class CompactStats(BaseModel):
-    """The token and message counts of one compaction, before and after."""
-
-    model_config = _FROZEN
-    original_token_count: int
-    compacted_token_count: int
-    compaction_ratio: float = Field(description="compacted_token_count / original_token_count")
-    compacted_message_count: int = Field(
-        description="Input messages summarized, cleared, cut or dropped: `compacted_indexes`."
-    )
-    retained_message_count: int = Field(
-        description=(
-            "Input messages carried over as sent: every message not in `compacted_indexes` "
-            "(the head for `full`; for `tail` the kept rounds, less a first kept message "
-            "whose tool results went into the summary)."
-        )
-    )
-    restored_file_count: int
-    restored_token_count: int
-    ledger_budget: int = Field(0, description="Token budget the fact ledger had (0: no ledger).")
-    ledger_token_count: int = Field(0, description="Tokens the fact ledger took.")
-
-
-class ArchiveInfo(BaseModel):
-    model_config = _FROZEN
-    id: str
-    session_id: str | None
-    message_count: int
-    sha256: str = Field(description="sha256 of the archived messages' canonical JSON.")
-
-
-class CompactResult(BaseModel):
-    """What a compaction did. When `compacted` is false, `messages` are the input as sent."""
-
-    model_config = _FROZEN
-    compacted: bool
-    format: Format = Field(
-        "anthropic", description="The format of `messages`: the format of the request."
-    )
-    reason: NotCompactedReason | None = None
-    messages: list[Message]
-    summary: str | None = None
-    token_count: int = Field(description="Tokens of the input messages.")
-    restored_files: list[RestoredFileInfo] = Field(default_factory=list)
-    skipped_files: list[SkippedFileInfo] = Field(default_factory=list)
-    stats: CompactStats | None = Field(None, description="Null when nothing was compacted.")
-    archive: ArchiveInfo | None = None
-    summarizer: str | None = Field(None, description="Which summarizer produced the summary.")
-    ledger: list[LedgerFactInfo] = Field(
-        default_factory=list,
-        description="The facts of the ledger appended to the summary.",
-    )
-    ledger_dropped: int = Field(
-        0,
-        description=(
-            "Facts left out of the ledger: by its budget, or as near-duplicate commands "
-            "(recall has them)."
-        ),
-    )
-    ledger_dropped_kinds: dict[str, int] = Field(
-        default_factory=dict,
-        description="Of `ledger_dropped`, how many of each kind (facts of this compaction).",
-    )
-    strategy: StrategyName = Field(
-        "full",
-        description=(
-            "The strategy that produced the answer (a fallback's, or `prune` during a "
-            "cooldown); when nothing was compacted, the last one tried."
-        ),
-    )
-    compacted_indexes: list[int] = Field(
-        default_factory=list,
-        description=(
-            "Indexes, in the canonical list of the input (an OpenAI tool run with the user "
-            "message after it is one), of the messages summarized, cleared, truncated or dropped."
-        ),
-    )
-    phases: list[PhaseInfo] = Field(
-        default_factory=list, description="`selective`: each phase with its tokens."
-    )
-    fallbacks: list[FallbackInfo] = Field(
-        default_factory=list,
-        description=(
-            "The strategies tried before `strategy`, in order, each with why it was not "
-            "kept; empty when the strategy asked for produced the answer."
-        ),
-    )
-    retry_at_tokens: int | None = Field(
-        None,
-        description=(
-            "`no_gain` with a `session_id`: the token count at which this context is worth "
-            "another attempt (until then `/should-compact` says no)."
-        ),
-    )
-    refilling: list[RefillingMessage] = Field(
-        default_factory=list,
-        description="`thrashing`: the largest messages since the last compaction.",
-    )
-    summary_chunks: int = Field(
-        0,
-        description=(
-            "Summarizer calls made: more than 1 when the history exceeded "
-            "`summary_input_budget` and was summarized in chunks."
-        ),
-    )
-    warnings: list[str] = Field(default_factory=list)
-
-
-def result_json(
-    result: CompactResult,
-    forms: OpenAIForms | None = None,
-    provider: ProviderRequest | None = None,
-) -> dict[str, Any]:
-    """The result as JSON; messages with exactly the fields they were sent with (OpenAI
-    messages from the request's `forms` when given); with the provider request around
-    them in `request` when the agent sent one."""
-    data = result.model_dump(mode="json", exclude={"messages"})
-    data["messages"] = dump_as(result.messages, result.format, forms)
-    return data if provider is None else hand_back(data, provider)
+__all__ = [
+    "FORMER_NAMES",
+    "REQUEST_ONLY",
+    "ArchiveInfo",
+    "CompactOptions",
+    "CompactResult",
+    "CompactStats",
+    "FallbackInfo",
+    "LedgerFactInfo",
+    "NotCompactedReason",
+    "PhaseInfo",
+    "RefillingMessage",
+    "RestoredFileInfo",
+    "SkippedFileInfo",
+    "former_name_warnings",
+    "result_json",
+]

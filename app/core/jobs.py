@@ -36,7 +36,10 @@ SEAM_USER_MESSAGE: JsonDict = {"role": "user", "content": "Continue."}
 
 
 class JobStoreError(CompactError):
-    """A job record could not be written, read or deleted."""
+    """A job record could not be written, read or deleted (503)."""
+
+    status = 503
+    code = "job_store_failed"
 
 
 class JobTakenOverError(JobStoreError):

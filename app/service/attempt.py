@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from anyio import CancelScope, get_cancelled_exc_class
 
-from app.core.compaction import CompactResult
+from app.core.compaction import CompactResult, FallbackInfo, NotCompactedReason
 from app.core.errors import ArchiveError
 from app.service.prepared import Prepared
 from app.service.steps import Steps
@@ -26,7 +27,7 @@ log = logging.getLogger("context_compact.compaction")
 
 async def attempt(
     prepared: Prepared,
-    strategy: Strategy,
+    strategy: Strategy[Any],
     steps: Steps,
     warnings: Sequence[str],
     slot: AbstractAsyncContextManager[None],
@@ -37,7 +38,9 @@ async def attempt(
     run = steps.attempt()
     try:
         async with slot:
-            result = await strategy.run(prepared, run, list(warnings))
+            result = await strategy.run(prepared, prepared.params(strategy.params), run)
+        if warnings:  # the session's, from before the run, come first
+            result = result.model_copy(update={"warnings": [*warnings, *result.warnings]})
     except ArchiveError as exc:
         log.error("archive failed; not compacting", extra={"error": str(exc)})
         failed = [*warnings, f"archive failed: {exc}"]
@@ -46,11 +49,10 @@ async def attempt(
         cancelled = isinstance(exc, get_cancelled_exc_class())
         if not (cancelled and prepared.request.archive_id is not None):
             with CancelScope(shield=True):
-                await _discard(steps, run.written, [])
+                await _discard(steps, run.written)
         raise
     kept = result.archive.id if result.compacted and result.archive else None
-    notes: list[str] = []
-    await _discard(steps, [i for i in run.written if i != kept], notes)
+    notes = await _discard(steps, [i for i in run.written if i != kept])
     if notes:
         result = result.model_copy(update={"warnings": [*result.warnings, *notes]})
     return result
@@ -72,16 +74,34 @@ async def kept_or_refused(
         f"{result.strategy} would leave {after} tokens: not smaller than the "
         f"{prepared.token_count} sent and under the threshold of {limit}"
     )
-    warnings = list(result.warnings)
-    await _discard(steps, [result.archive.id], warnings)
-    warnings.append(note)
+    stays = await _discard(steps, [result.archive.id])
+    warnings = [*result.warnings, *stays, note]
     return prepared.unchanged("no_gain", warnings, strategy=result.strategy), after
 
 
-async def _discard(steps: Steps, archive_ids: Sequence[str], warnings: list[str]) -> None:
+async def _discard(steps: Steps, archive_ids: Sequence[str]) -> list[str]:
+    """Removes these archives; a warning for each that stays."""
+    stays: list[str] = []
     for archive_id in archive_ids:
         try:
             await steps.discard(archive_id)
         except ArchiveError as exc:
             log.error("archive of a result not kept stays", extra={"error": str(exc)})
-            warnings.append(f"the archive {archive_id} of a result not kept stays: {exc}")
+            stays.append(f"the archive {archive_id} of a result not kept stays: {exc}")
+    return stays
+
+
+# Reasons a step declines that the next strategy may do better on. A failed archive or
+# summary is a dependency's failure: the next strategy would meet it again.
+FALLS_THROUGH: frozenset[NotCompactedReason] = frozenset(
+    {"too_few_rounds", "nothing_to_prune", "nothing_to_compact", "selective_failed", "no_gain"}
+)
+
+
+def fallback_info(result: CompactResult, refused_at: int | None) -> FallbackInfo:
+    return FallbackInfo(
+        strategy=result.strategy,
+        reason=result.reason or "no_gain",
+        tokens_after=refused_at,
+        detail=result.warnings[-1] if result.warnings else None,
+    )

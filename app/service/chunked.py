@@ -2,16 +2,16 @@
 
 One chunk when the rest fits (the request is exactly the unchunked one); otherwise one
 summarizer call per chunk, each carrying the summary so far. Counting and cutting run in a
-worker thread. After the first failed chunk no further chunk is sent: the fallback (when
-there is one) summarizes the whole rest in one pass, so the final summary always covers the
-whole history, never just the chunks after the failure; without a fallback the summary
-fails (the caller then returns the input unchanged, as for any failed summary).
+worker thread. After a chunk whose summary fails no chunk is sent again: the fallback
+summarizer, when there is one, summarizes the whole rest in one pass (the final summary
+always covers the whole history); without one the whole summary fails (the caller then
+returns the input unchanged, as for any failed summary).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from anyio import to_thread
 
@@ -33,8 +33,6 @@ from app.core.tokens import count_messages
 
 BuildRequest = Callable[[Sequence[Message]], SummaryRequest]
 _PLAN_ATTEMPTS = 16
-Summarize = Callable[[SummaryRequest, list[str]], Awaitable[tuple[str, str] | None]]
-FallBack = Callable[[list[str]], Awaitable[tuple[str, str] | None]]
 
 
 @dataclass(frozen=True)
@@ -42,6 +40,19 @@ class ChunkedSummary:
     text: str
     summarizer: str
     chunks: int
+
+
+@dataclass(frozen=True)
+class SummaryOutcome:
+    """A summary step's answer: the summary (None when it failed) and the warnings met
+    on the way, returned with it rather than appended to a list the caller passed."""
+
+    summary: ChunkedSummary | None
+    warnings: tuple[str, ...] = ()
+
+
+Summarize = Callable[[SummaryRequest], Awaitable[SummaryOutcome]]
+FallBack = Callable[[], Awaitable[SummaryOutcome]]
 
 
 @dataclass(frozen=True)
@@ -61,44 +72,52 @@ async def summarize_in_chunks(
     tokenizer: Tokenizer,
     build_request: BuildRequest,
     summarize: Summarize,
-    warnings: list[str],
     counts: Sequence[int] | None = None,
     fall_back: FallBack | None = None,
-) -> ChunkedSummary | None:
-    """The summary of `rest`; None when a chunk's summary failed with no fallback, or the
+) -> SummaryOutcome:
+    """The summary of `rest`; none when a chunk's summary failed with no fallback, or the
     budget cannot hold even the prompt (both with a warning). `counts`: the token counts of
     `rest`'s messages when the caller has them (they are not made again). `fall_back`: the
     summary of the whole rest by the fallback summarizer, called once after a failed chunk."""
     planner = _Planner(rest, budget, max_words, instructions, tokenizer, counts)
     await to_thread.run_sync(planner.prepare)
     if planner.room <= 0:
-        warnings.append(
-            f"summary_input_budget {budget} is smaller than the summary prompt itself "
-            f"({planner.overhead} tokens)"
+        return SummaryOutcome(
+            None,
+            (
+                f"summary_input_budget {budget} is smaller than the summary prompt itself "
+                f"({planner.overhead} tokens)",
+            ),
         )
-        return None
-    summary: str | None = None
-    name = ""
+    warnings: list[str] = []
+    summary: ChunkedSummary | None = None
     chunks, start = 0, 0
     while start < len(planner.units):
-        plan = await to_thread.run_sync(planner.plan, start, summary)
+        carried = summary.text if summary else None
+        plan = await to_thread.run_sync(planner.plan, start, carried)
         if plan is None:
             warnings.append(f"summary_input_budget {budget} cannot hold chunk {chunks + 1}")
-            return None
+            return SummaryOutcome(None, tuple(warnings))
         request = await to_thread.run_sync(build_request, plan.messages)
-        result = await summarize(request, warnings)
-        if result is None:
+        outcome = await summarize(request)
+        warnings.extend(outcome.warnings)
+        if outcome.summary is None:
             calls = chunks + 1
             if chunks:
                 made = f"{calls} summarizer call{'s' if calls > 1 else ''} made"
                 warnings.append(f"summary failed at chunk {calls} ({made})")
-            whole = None if fall_back is None else await fall_back(warnings)
-            return None if whole is None else ChunkedSummary(*whole, chunks=calls)
-        summary, name = result
+            if fall_back is None:
+                return SummaryOutcome(None, tuple(warnings))
+            whole = await fall_back()
+            warnings.extend(whole.warnings)
+            if whole.summary is None:
+                return SummaryOutcome(None, tuple(warnings))
+            return SummaryOutcome(replace(whole.summary, chunks=calls), tuple(warnings))
+        summary = outcome.summary
         chunks, start = chunks + 1, plan.next_unit
     if summary is None:
-        return None
-    return ChunkedSummary(summary, name, chunks)
+        return SummaryOutcome(None, tuple(warnings))
+    return SummaryOutcome(ChunkedSummary(summary.text, summary.summarizer, chunks), tuple(warnings))
 
 
 class _Planner:

@@ -25,17 +25,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from anyio import to_thread
 
 from app.core.compaction import (
     CompactResult,
     FallbackInfo,
-    NotCompactedReason,
-    RefillingMessage,
     former_name_warnings,
 )
 from app.core.decide import (
@@ -45,11 +43,16 @@ from app.core.decide import (
     decide,
     estimate_pending_input,
 )
-from app.core.errors import CountError, RecordStoreError
-from app.core.holds import Hold, refilling
-from app.core.messages import Message, tool_uses
+from app.core.errors import (
+    CountError,
+    InvalidConversationError,
+    InvalidRequestError,
+    RecordStoreError,
+)
+from app.core.holds import refilling
+from app.core.messages import Message
 from app.core.models import MODELS, ModelSpec
-from app.core.partition import partition_messages
+from app.core.params import RunParams
 from app.core.ports import (
     Archive,
     ArchiveStore,
@@ -62,13 +65,13 @@ from app.core.records import CompactionRecord, RecordStore
 from app.core.tokens import count_messages, tool_texts
 from app.core.validate import violations
 from app.core.vocabulary import LocalTokenizer, TokenizerName
-from app.service.attempt import attempt, kept_or_refused
+from app.service.answers import Count, Held, HoldCheck, Judged
+from app.service.attempt import FALLS_THROUGH, attempt, fallback_info, kept_or_refused
 from app.service.clock import time_sortable_id, utc_now
 from app.service.defaults import Defaults
 from app.service.freshness import Freshness
-from app.service.options import resolve
 from app.service.overrides import pick
-from app.service.prepared import CompactRequest, Prepared, refuse, unchanged
+from app.service.prepared import CompactRequest, Prepared, prepared_for, refuse
 from app.service.registry import FALLBACKS, STRATEGIES
 from app.service.sessions import (
     Admitted,
@@ -87,33 +90,6 @@ from app.service.summaries import Summaries
 __all__ = ["CompactRequest", "CompactionService", "Count", "Defaults"]
 
 log = logging.getLogger("context_compact.compaction")
-
-
-@dataclass(frozen=True)
-class Held:
-    """A hold on a context and, when thrashing, the messages that refill it."""
-
-    hold: Hold
-    refilling: tuple[RefillingMessage, ...]
-
-
-@dataclass(frozen=True)
-class Count:
-    """A token count, who made it, and whether it is exact."""
-
-    token_count: int
-    tokenizer: str
-    exact: bool = True
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Judged:
-    """A threshold decision, where its count came from, and the count when one was made."""
-
-    decision: Decision
-    source: Literal["counted", "last_usage"]
-    counted: Count | None
 
 
 class CompactionService:
@@ -260,7 +236,9 @@ class CompactionService:
         base = self.defaults.thresholds
         share = pick(threshold, base.threshold)
         if overflow_threshold is not None and overflow_threshold < share:
-            raise ValueError("overflow_threshold must be >= threshold")
+            raise InvalidRequestError(
+                "overflow_threshold", "overflow_threshold must be >= threshold"
+            )
         return Thresholds(
             context_window=pick(context_window, base.context_window),
             threshold=share,
@@ -316,33 +294,40 @@ class CompactionService:
         messages: Sequence[Message],
         decision: Decision,
         thresholds: Thresholds,
-        warnings: list[str],
-    ) -> Held | None:
+    ) -> HoldCheck:
         """The session's hold on a context that is over the threshold (as `/compact`
-        applies it): None without a session, below the threshold, or with no hold."""
+        applies it): none without a session, below the threshold, or with no hold."""
         if session_id is None or self.records is None or not decision.should_compact:
-            return None
+            return HoldCheck()
         try:
             past = await to_thread.run_sync(self.records.list, session_id)
         except RecordStoreError as exc:
-            warnings.append(f"session records unreadable, holds not applied: {exc}")
-            return None
-        hold = context_hold(past, messages, decision.token_count, thresholds, warnings)
+            return HoldCheck(warnings=(f"session records unreadable, holds not applied: {exc}",))
+        hold, notes = context_hold(past, messages, decision.token_count, thresholds)
         if hold is None:
-            return None
+            return HoldCheck(warnings=notes)
         if hold.reason != "thrashing":
-            return Held(hold, ())
+            return HoldCheck(Held(hold, ()), notes)
         since = last_output_end(past)
         recent = list(messages[since:])
         counts = [0] * since + await self.count_each(recent)
-        return Held(hold, tuple(refill_info(r) for r in refilling(messages, counts, since)))
+        refill = tuple(refill_info(r) for r in refilling(messages, counts, since))
+        return HoldCheck(Held(hold, refill), notes)
 
     async def compact(self, request: CompactRequest) -> CompactResult:
         """Raises `InvalidConversationError` when the input breaks a provider rule in a part that
         would come back as sent: the head always, the whole list when nothing is compacted.
         A break in the summarized part is summarized away. Options sent under a former name
-        worked as their new name; the answer's first warnings say which, so callers migrate."""
-        result = await self._compact(request)
+        worked as their new name; the answer's first warnings say which, so callers migrate.
+        A provider request's top-level `system` is the head: the error names it `system` and
+        counts `messages[i]` as sent."""
+        try:
+            result = await self._compact(request)
+        except InvalidConversationError as exc:
+            head = request.provider.head if request.provider is not None else 0
+            if not head:
+                raise
+            raise exc.sent_with(head) from None
         renamed = former_name_warnings(request.options)
         if not renamed:
             return result
@@ -364,7 +349,7 @@ class CompactionService:
         """The strategy, then its fallbacks while each declines or misses the goal. During
         a cooldown, no summarizing fallback: the cooldown is there to spare the LLM."""
         chain = [admitted.strategy]
-        if prepared.resolved.fallback:
+        if prepared.params(RunParams).fallback:
             chain += [
                 name
                 for name in FALLBACKS[admitted.strategy]
@@ -385,7 +370,7 @@ class CompactionService:
         raise RuntimeError("a strategy chain is never empty")  # pragma: no cover
 
     def _summary_slot(
-        self, request: CompactRequest, strategy: Strategy
+        self, request: CompactRequest, strategy: Strategy[Any]
     ) -> AbstractAsyncContextManager[None]:
         """One of the bounded summary slots for a strategy that calls a summarizer, held
         from its archive write to its result; raises `BusyError` before anything is written."""
@@ -399,7 +384,6 @@ class CompactionService:
         messages = request.messages
         options = request.options
         fmt = request.format
-        strategy = options.strategy
         broken = violations(messages, fmt, pending_tail_ok=True, forms=request.forms)
         counts = await self.count_each(messages)
         token_count = sum(counts)
@@ -410,39 +394,8 @@ class CompactionService:
         )
         counter = self._counter(messages, request.basis, token_count)
         judged = await self.judge(len(messages), thresholds, request.basis, counter)
-        decision = judged.decision
-        if not (request.force or decision.should_compact):
-            refuse(broken)
-            reason = _decision_reason(decision)
-            return unchanged(messages, token_count, reason, fmt=fmt, strategy=strategy)
-        partition = partition_messages(messages)
-        if not partition.rest:
-            refuse(broken)
-            return unchanged(
-                messages, token_count, "nothing_to_compact", fmt=fmt, strategy=strategy
-            )
-        refuse([v for v in broken if v.canonical < len(partition.head)])
-        if any(tool_uses(messages[-1])):
-            # Summarizing an unanswered tool call would orphan the results the agent is
-            # about to append: compact after they are in.
-            return unchanged(
-                messages,
-                token_count,
-                "pending_tool_calls",
-                ["the last assistant message has tool calls that are not answered yet"],
-                fmt=fmt,
-                strategy=strategy,
-            )
-        return Prepared(
-            request,
-            tuple(counts),
-            token_count,
-            partition,
-            thresholds,
-            tuple(broken),
-            resolve(options, self.defaults),
-            decision.token_count,
-        )
+        server = self.defaults.server_options_for(options)
+        return prepared_for(request, counts, thresholds, broken, judged.decision, server)
 
     async def list_records(self, session_id: str) -> list[CompactionRecord]:
         if self.records is None:
@@ -451,23 +404,3 @@ class CompactionService:
 
     async def load_archive(self, archive_id: str) -> Archive | None:
         return await to_thread.run_sync(self.archive.load, archive_id)
-
-
-# Reasons a step declines that the next strategy may do better on. A failed archive or
-# summary is a dependency's failure: the next strategy would meet it again.
-FALLS_THROUGH: frozenset[NotCompactedReason] = frozenset(
-    {"too_few_rounds", "nothing_to_prune", "nothing_to_compact", "selective_failed", "no_gain"}
-)
-
-
-def fallback_info(result: CompactResult, refused_at: int | None) -> FallbackInfo:
-    return FallbackInfo(
-        strategy=result.strategy,
-        reason=result.reason or "no_gain",
-        tokens_after=refused_at,
-        detail=result.warnings[-1] if result.warnings else None,
-    )
-
-
-def _decision_reason(decision: Decision) -> NotCompactedReason:
-    return "below_min_messages" if decision.reason == "below_min_messages" else "below_threshold"

@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from app.core.compaction import CompactOptions
 from app.core.decide import Thresholds
-from app.core.ledger import LedgerBudget
+from app.core.ledger import LedgerBudget, summary_words_for
 from app.core.option_setting import settings_of
-from app.service.overrides import need
+from app.core.params import DecideParams, resolve_params
 
 
 def server_options(settings: Mapping[str, Any]) -> CompactOptions:
@@ -50,10 +50,31 @@ class Defaults:
 
     @property
     def thresholds(self) -> Thresholds:
-        o = self.options
-        return Thresholds(
-            context_window=need(o.context_window, "context_window"),
-            threshold=need(o.threshold, "threshold"),
-            overflow_threshold=self.overflow_threshold,
-            min_messages=need(o.min_messages, "min_messages"),
+        decide = resolve_params(DecideParams, NO_OPTIONS, self.options)
+        return decide.thresholds(self.overflow_threshold)
+
+    def server_options_for(self, request: CompactOptions) -> CompactOptions:
+        """The server's options for one request: the summary's word limit and an unset
+        ledger budget follow the window the request names (a share of it, within a floor
+        and a cap), so a request that sets neither gets the ones that fit its model."""
+        window = resolve_params(DecideParams, request, self.options).context_window
+        configured = resolve_params(_WindowScaled, NO_OPTIONS, self.options)
+        share = self.ledger.share
+        budget = LedgerBudget(share, self.ledger.floor, self.ledger.cap, configured.ledger_budget)
+        scaled = _WindowScaled(
+            max_summary_words=summary_words_for(window, share, configured.max_summary_words),
+            ledger_budget=budget.tokens(window),
         )
+        return self.options.model_copy(update=vars(scaled))
+
+
+@dataclass(frozen=True)
+class _WindowScaled:
+    """The options whose server value `server_options_for` scales to a request's window
+    (a record like a strategy's: `resolve_params` holds its fields to option names)."""
+
+    max_summary_words: int
+    ledger_budget: int | None = None
+
+
+NO_OPTIONS = CompactOptions()

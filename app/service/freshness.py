@@ -55,37 +55,40 @@ class Freshness:
         return None
 
     def note_reads(
-        self, session_id: str, reads: Sequence[FileText | FileSkip], warnings: list[str] | None
-    ) -> list[FileText | FileSkip]:
+        self, session_id: str, reads: Sequence[FileText | FileSkip]
+    ) -> tuple[list[FileText | FileSkip], list[str]]:
         """Files about to be restored, each with the note after its content when it changed
         since the session last read it (the `[Restored after compact] {path}:` prefix stays
-        exact)."""
+        exact), and the warnings of the checks that failed."""
         noted: list[FileText | FileSkip] = []
+        warnings: list[str] = []
         for read in reads:
             if isinstance(read, FileText) and read.mtime_ns is not None and read.location:
                 check = self.compare(session_id, read.path, read.location, read.mtime_ns)
                 _warn(warnings, check.warning)
                 read = replace(read, text=with_note(read.text, check.note))
             noted.append(read)
-        return noted
+        return noted, warnings
 
     def record_reads(
         self,
         session_id: str,
         reads: Sequence[FileText],
         restored: Sequence[RestoredFile],
-        warnings: list[str] | None,
-    ) -> None:
-        """Only what the model gets back counts as seen: files skipped by a limit do not."""
+    ) -> list[str]:
+        """Only what the model gets back counts as seen: files skipped by a limit do not.
+        The warnings of the records that failed."""
         paths = {file.path for file in restored}
+        warnings: list[str] = []
         for read in reads:
             if read.path in paths and read.location and read.mtime_ns is not None:
                 _warn(warnings, self.record(session_id, read.path, read.location, read.mtime_ns))
+        return warnings
 
 
-def _warn(warnings: list[str] | None, warning: str | None) -> None:
-    if warnings is not None and warning is not None and warning not in warnings:
-        warnings.append(warning)
+def _warn(found: list[str], warning: str | None) -> None:
+    if warning is not None and warning not in found:
+        found.append(warning)
 
 
 def _failed(file: str, exc: SeenStoreError) -> str:

@@ -13,11 +13,3 @@ _T = TypeVar("_T")
 
 def pick(value: _T | None, default: _T) -> _T:
     return default if value is None else value
-
-
-def need(value: _T | None, name: str) -> _T:
-    """A server default that is always set (`Defaults.options` has every declared setting's
-    value); a missing one is a wiring bug, reported by name."""
-    if value is None:
-        raise ValueError(f"the server has no default for {name}")
-    return value

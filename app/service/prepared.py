@@ -7,16 +7,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.core.compaction import CompactOptions, CompactResult, NotCompactedReason
-from app.core.decide import Basis, Thresholds
+from app.core.decide import Basis, Decision, Thresholds
 from app.core.dialects import OpenAIForms
 from app.core.errors import InvalidConversationError
-from app.core.messages import Message
-from app.core.partition import Partition
+from app.core.messages import Message, tool_uses
+from app.core.params import P, resolve_params
+from app.core.partition import Partition, partition_messages
 from app.core.provider_request import ProviderRequest
 from app.core.records import RecordReason
 from app.core.validate import Violation
 from app.core.vocabulary import Format, StrategyName
-from app.service.options import Resolved
 
 
 @dataclass(frozen=True)
@@ -51,9 +51,10 @@ class CompactRequest:
 class Prepared:
     """What every strategy starts from: the request, counted, decided and partitioned.
     `broken` are the input's violations; each strategy refuses those in what it keeps.
-    `resolved`: the request's options over the server's defaults. `decided_tokens`: the count
-    the threshold decision was made on (the provider's, from `last_usage`, when sent), which
-    the session's holds read as `/should-compact` does; `token_count` is always ours."""
+    `server`: the server's options for this request, under the request's own (`params`).
+    `decided_tokens`: the count the threshold decision was made on (the provider's, from
+    `last_usage`, when sent), which the session's holds read as `/should-compact` does;
+    `token_count` is always ours."""
 
     request: CompactRequest
     counts: tuple[int, ...]
@@ -61,8 +62,12 @@ class Prepared:
     partition: Partition
     thresholds: Thresholds
     broken: tuple[Violation, ...]
-    resolved: Resolved
+    server: CompactOptions
     decided_tokens: int
+
+    def params(self, kind: type[P]) -> P:
+        """The parameters record `kind`, from the request's options over the server's."""
+        return resolve_params(kind, self.request.options, self.server)
 
     @property
     def messages(self) -> Sequence[Message]:
@@ -116,4 +121,45 @@ def unchanged(
         token_count=token_count,
         strategy=strategy,
         warnings=list(warnings),
+    )
+
+
+def prepared_for(
+    request: CompactRequest,
+    counts: Sequence[int],
+    thresholds: Thresholds,
+    broken: Sequence[Violation],
+    decision: Decision,
+    server: CompactOptions,
+) -> Prepared | CompactResult:
+    """The request, counted and decided, partitioned for a strategy; or the answer that
+    leaves it unchanged: below the threshold (unless forced), nothing after the head, or
+    tool calls at the end still unanswered (their results would be orphaned)."""
+    messages, fmt, strategy = request.messages, request.format, request.options.strategy
+    token_count = sum(counts)
+    if not (request.force or decision.should_compact):
+        refuse(broken)
+        reason: NotCompactedReason = (
+            "below_min_messages" if decision.reason == "below_min_messages" else "below_threshold"
+        )
+        return unchanged(messages, token_count, reason, fmt=fmt, strategy=strategy)
+    partition = partition_messages(messages)
+    if not partition.rest:
+        refuse(broken)
+        return unchanged(messages, token_count, "nothing_to_compact", fmt=fmt, strategy=strategy)
+    refuse([v for v in broken if v.canonical < len(partition.head)])
+    if any(tool_uses(messages[-1])):
+        pending = ["the last assistant message has tool calls that are not answered yet"]
+        return unchanged(
+            messages, token_count, "pending_tool_calls", pending, fmt=fmt, strategy=strategy
+        )
+    return Prepared(
+        request,
+        tuple(counts),
+        token_count,
+        partition,
+        thresholds,
+        tuple(broken),
+        server,
+        decision.token_count,
     )

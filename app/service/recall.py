@@ -24,6 +24,12 @@ from app.core.recall_terms import parse_query
 
 
 class RecallBusyError(CompactError):
+    """Every recall slot stayed taken: 503 with a retry hint."""
+
+    status = 503
+    code = "busy"
+    retry_after_seconds = 1
+
     def __init__(self, limit: int, waited: float) -> None:
         super().__init__(f"all {limit} recall slots are busy (waited {waited:g} s); retry shortly")
 

@@ -19,6 +19,7 @@ from app.core.decide import Thresholds
 from app.core.errors import RecordStoreError
 from app.core.holds import Hold, IdAt, Refill, overflow_warning, refilling, session_hold
 from app.core.messages import Message, message_text
+from app.core.params import RunParams
 from app.core.records import (
     RECORDED_FAILURES,
     CompactionRecord,
@@ -61,7 +62,7 @@ async def session_gate(
     `prune` instead of a summarizing strategy during the cooldown after a failed summary."""
     request = prepared.request
     admitted = Admitted(request.options.strategy)
-    limit = prepared.resolved.max_iterations
+    limit = prepared.params(RunParams).max_iterations
     cooldown = defaults.summary_cooldown_seconds
     summarizing = STRATEGIES[admitted.strategy].summarizes
     if request.session_id is None or records is None:
@@ -83,9 +84,10 @@ async def session_gate(
             )
         )
     if not request.force:
-        hold = context_hold(
-            past, prepared.messages, prepared.decided_tokens, prepared.thresholds, admitted.warnings
+        hold, notes = context_hold(
+            past, prepared.messages, prepared.decided_tokens, prepared.thresholds
         )
+        admitted.warnings.extend(notes)
         if hold is not None:
             return Declined(held(prepared, hold, past), record=hold.fresh)
     end = cooldown_end(past, cooldown, now) if summarizing else None
@@ -104,10 +106,10 @@ def context_hold(
     messages: Sequence[Message],
     token_count: int,
     thresholds: Thresholds,
-    warnings: list[str],
-) -> Hold | None:
+) -> tuple[Hold | None, tuple[str, ...]]:
     """The hold the session's records put on this context, for `/compact` and
-    `/should-compact` alike; a thrash at the overflow threshold is a warning, not a hold."""
+    `/should-compact` alike, and its warnings: a thrash at the overflow threshold is a
+    warning, not a hold."""
     hold = session_hold(
         past,
         len(messages),
@@ -117,9 +119,8 @@ def context_hold(
         thresholds.overflow_tokens,
     )
     if hold is not None and hold.overflowing:
-        warnings.append(overflow_warning(hold))
-        return None
-    return hold
+        return None, (overflow_warning(hold),)
+    return hold, ()
 
 
 def message_id_at(messages: Sequence[Message]) -> IdAt:

@@ -21,6 +21,12 @@ from app.core.errors import CompactError
 
 
 class BusyError(CompactError):
+    """Every summary slot stayed busy: 503 with a retry hint, nothing written."""
+
+    status = 503
+    code = "busy"
+    retry_after_seconds = 2
+
     def __init__(self, limit: int, waited: float) -> None:
         super().__init__(f"all {limit} summary slots are busy (waited {waited:g} s); retry shortly")
         self.limit = limit

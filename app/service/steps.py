@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from copy import copy
+from dataclasses import dataclass
 from datetime import datetime
 
 from anyio import to_thread
@@ -30,6 +31,7 @@ from app.core.facts import ExtractedFacts, extract_facts
 from app.core.ids import archive_sha256
 from app.core.ledger import LedgerReport, guard_summary
 from app.core.messages import Message
+from app.core.params import RestoreParams, SummaryParams
 from app.core.ports import (
     Archive,
     ArchiveRef,
@@ -48,15 +50,40 @@ from app.core.restore import (
 from app.core.tokens import count_messages
 from app.core.validate import violations
 from app.core.vocabulary import StrategyName
-from app.service.chunked import ChunkedSummary
+from app.service.chunked import ChunkedSummary, SummaryOutcome
 from app.service.defaults import Defaults
 from app.service.freshness import Freshness
-from app.service.options import Resolved
 from app.service.prepared import CompactRequest, Prepared
 from app.service.summaries import Summaries
 
 log = logging.getLogger("context_compact.compaction")
 NO_FILES = RestoreSelection((), ())
+
+
+@dataclass(frozen=True)
+class Restored:
+    """The files to re-inject, and the warnings of their freshness checks."""
+
+    selection: RestoreSelection = NO_FILES
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a strategy built, for `Steps.result`: the messages, the archive of what they
+    replace, which input messages that is, and what the steps on the way returned (the
+    summary and its ledger, the restored files, the phases, the warnings). `token_count`
+    when the strategy has counted the messages."""
+
+    messages: list[Message]
+    archive: Archive
+    compacted_indexes: Sequence[int]
+    warnings: Sequence[str] = ()
+    summary: ChunkedSummary | None = None
+    ledger: LedgerReport | None = None
+    restored: RestoreSelection = NO_FILES
+    phases: Sequence[PhaseInfo] = ()
+    token_count: int | None = None
 
 
 class Steps:
@@ -119,31 +146,29 @@ class Steps:
         """Removes the archive of a result that was not kept. Raises `ArchiveError`."""
         await to_thread.run_sync(self.archives.delete, archive_id)
 
-    async def facts(self, rest: Sequence[Message], resolved: Resolved) -> ExtractedFacts:
+    async def facts(self, rest: Sequence[Message], params: SummaryParams) -> ExtractedFacts:
         """What `rest` shows, read once for both the summary and the ledger of it."""
-        return await to_thread.run_sync(extract_facts, rest, resolved.vocabulary)
+        return await to_thread.run_sync(extract_facts, rest, params.vocabulary)
 
     async def summarize(
         self,
         rest: Sequence[Message],
-        resolved: Resolved,
+        params: SummaryParams,
         instructions: str | None,
-        warnings: list[str],
         template: SummaryTemplate = "sections",
         counts: Sequence[int] | None = None,
         facts: ExtractedFacts | None = None,
-    ) -> ChunkedSummary | None:
-        """The summary of `rest` (chunked when long); None when it failed (with a warning).
-        `facts`: `rest`'s, from `facts`, for a summarizer that reads them."""
-        return await self.summaries.summarize(
-            rest, resolved, instructions, warnings, template, counts, facts
-        )
+    ) -> SummaryOutcome:
+        """The summary of `rest` (chunked when long), none when it failed, with the
+        warnings met on the way. `facts`: `rest`'s, from `facts`, for a summarizer that
+        reads them."""
+        return await self.summaries.summarize(rest, params, instructions, template, counts, facts)
 
     async def ledger(
         self,
         summary: str,
         covered: Sequence[Message],
-        resolved: Resolved,
+        params: SummaryParams,
         session_id: str | None,
         facts: ExtractedFacts | None = None,
     ) -> LedgerReport:
@@ -154,9 +179,9 @@ class Steps:
             guard_summary,
             summary,
             covered,
-            resolved.ledger_budget,
+            params.ledger_budget,
             self.tokenizer.count,
-            resolved.vocabulary,
+            params.vocabulary,
             recall_note(session_id) if session_id else "",
             facts,
         )
@@ -164,66 +189,57 @@ class Steps:
     async def restore(
         self,
         messages: Sequence[Message],
-        resolved: Resolved,
+        params: RestoreParams,
         session_id: str | None = None,
-        warnings: list[str] | None = None,
-    ) -> RestoreSelection:
+    ) -> Restored:
         """The recently read files to re-inject, within the request's limits; with
         a session, their reads are noted for the freshness check."""
-        limits = resolved.restore
-        paths = plan_restore(messages, resolved.read_tools, limits.max_files)
+        limits = params.limits
+        paths = plan_restore(messages, params.tools, limits.max_files)
         if not paths:
-            return NO_FILES
+            return Restored()
 
-        def read_and_count() -> RestoreSelection:
+        def read_and_count() -> Restored:
             reads = [self.workdir.read_text(p, limits.max_bytes_per_file) for p in paths]
             fresh = self.freshness if session_id is not None else None
+            warnings: list[str] = []
             if fresh is not None and session_id is not None:
-                reads = fresh.note_reads(session_id, reads, warnings)
+                reads, warnings = fresh.note_reads(session_id, reads)
             texts = [r for r in reads if isinstance(r, FileText)]
             counts = self.tokenizer.count_batch([t.text for t in texts])
             selection = select_restored(
                 reads, {t.path: n for t, n in zip(texts, counts, strict=True)}, limits
             )
             if fresh is not None and session_id is not None:
-                fresh.record_reads(session_id, texts, selection.restored, warnings)
-            return selection
+                recorded = fresh.record_reads(session_id, texts, selection.restored)
+                warnings += [w for w in recorded if w not in warnings]
+            return Restored(selection, tuple(warnings))
 
         return await to_thread.run_sync(read_and_count)
 
     async def result(
-        self,
-        prepared: Prepared,
-        output: list[Message],
-        *,
-        archive: Archive,
-        compacted_indexes: Sequence[int],
-        retained: int,
-        strategy: StrategyName,
-        warnings: Sequence[str],
-        summarizer: str | None = None,
-        ledger: LedgerReport | None = None,
-        selection: RestoreSelection = NO_FILES,
-        summary_chunks: int = 0,
-        phases: Sequence[PhaseInfo] = (),
-        compacted_tokens: int | None = None,
+        self, prepared: Prepared, strategy: StrategyName, built: Output
     ) -> CompactResult:
         """The result of a compaction that happened, for every strategy. The output must
         pass the validator of the request's format: every strategy builds it valid, so a
-        violation is a bug (`InvalidOutputError`). `compacted_tokens` when the strategy
-        has counted the output."""
+        violation is a bug (`InvalidOutputError`). Every input message not in
+        `compacted_indexes` is carried over as sent."""
+        output = built.messages
         invalid = violations(output, prepared.format, forms=prepared.request.forms)
         if invalid:
             raise InvalidOutputError(invalid)
         token_count = prepared.token_count
+        compacted_tokens = built.token_count
         if compacted_tokens is None:
             compacted_tokens = await self._count_output(prepared, output)
+        compacted_indexes, ledger, selection = built.compacted_indexes, built.ledger, built.restored
+        archive, summarizer = built.archive, built.summary.summarizer if built.summary else None
         stats = CompactStats(
             original_token_count=token_count,
             compacted_token_count=compacted_tokens,
             compaction_ratio=round(compacted_tokens / token_count, 4) if token_count else 0.0,
             compacted_message_count=len(compacted_indexes),
-            retained_message_count=retained,
+            retained_message_count=len(prepared.messages) - len(compacted_indexes),
             restored_file_count=len(selection.restored),
             restored_token_count=selection.token_count,
             ledger_budget=ledger.budget if ledger else 0,
@@ -267,9 +283,9 @@ class Steps:
             ledger_dropped_kinds=dict(ledger.dropped_kinds) if ledger else {},
             strategy=strategy,
             compacted_indexes=list(compacted_indexes),
-            phases=list(phases),
-            summary_chunks=summary_chunks,
-            warnings=list(warnings),
+            phases=list(built.phases),
+            summary_chunks=built.summary.chunks if built.summary else 0,
+            warnings=list(built.warnings),
         )
 
     async def _count_output(self, prepared: Prepared, output: Sequence[Message]) -> int:

@@ -1,24 +1,34 @@
-"""What a strategy is: a name, the options it reads, and a run over the prepared request
+"""What a strategy is: a name, its parameters record, and a run over the prepared request
 with the shared steps. `app.service.registry` lists them; the service calls any of them
 the same way, so a fallback chain is a list of names."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from app.core.compaction import CompactResult
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared
 from app.service.steps import Steps
 
+P = TypeVar("P")
 
-class Strategy(Protocol):
+
+class Strategy(Protocol[P]):
     @property
     def name(self) -> StrategyName: ...
 
     @property
-    def options(self) -> frozenset[str]:
-        """The `CompactOptions` fields it reads (besides the shared thresholds)."""
+    def params(self) -> type[P]:
+        """Its parameters record: a frozen dataclass of the `CompactOptions` it reads (by
+        field name, or nested records of them), filled by `app.core.params.resolve_params`
+        and handed to `run`."""
+        ...
+
+    @property
+    def fallbacks(self) -> tuple[StrategyName, ...]:
+        """Tried in order after it declines or leaves the context not smaller and under
+        the threshold (`options.fallback`, default on)."""
         ...
 
     @property
@@ -27,9 +37,10 @@ class Strategy(Protocol):
         and a failed summary's cooldown replaces it with `prune`."""
         ...
 
-    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
+    async def run(self, prepared: Prepared, params: P, steps: Steps) -> CompactResult:
         """The compaction: a result that compacted (archive written, built by
-        `Steps.result`), or the input unchanged with a reason. Raises
+        `Steps.result` from the `Output` the steps' answers make up), or the input
+        unchanged with a reason; either with the warnings its steps returned. Raises
         `InvalidConversationError` for a break in what it would return as sent, and lets
         `Steps.archive`'s `ArchiveError` through (the service answers `archive_failed`
         and removes the archive of any run whose result is not kept)."""

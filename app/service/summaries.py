@@ -1,7 +1,8 @@
 """Summarizing a rest: the prompt, the chunks, the fallback summarizer.
 
-One entry for every strategy (`Summaries.summarize`). A failed summary is None with a
-warning, never an exception: the strategy then answers with the input unchanged.
+One entry for every strategy (`Summaries.summarize`). A failed summary is an outcome
+without a summary, with its warnings, never an exception: the strategy then answers with
+the input unchanged.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from app.core.digest import service_sections
 from app.core.errors import SummarizerError
 from app.core.facts import ExtractedFacts
 from app.core.messages import Message
+from app.core.params import SummaryParams
 from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer, WindowSource
 from app.core.prompt import (
     SUMMARY_SYSTEM,
@@ -24,10 +26,9 @@ from app.core.prompt import (
     serialize_for_summary,
 )
 from app.core.window_fit import fit_warning, fitted_budget
-from app.service.chunked import ChunkedSummary, summarize_in_chunks
+from app.service.chunked import ChunkedSummary, SummaryOutcome, summarize_in_chunks
 from app.service.defaults import Defaults
 from app.service.digested import digest_request
-from app.service.options import Resolved
 
 log = logging.getLogger("context_compact.compaction")
 
@@ -53,13 +54,12 @@ class Summaries:
     async def summarize(
         self,
         rest: Sequence[Message],
-        resolved: Resolved,
+        params: SummaryParams,
         instructions: str | None,
-        warnings: list[str],
         template: SummaryTemplate = "sections",
         counts: Sequence[int] | None = None,
         facts: ExtractedFacts | None = None,
-    ) -> ChunkedSummary | None:
+    ) -> SummaryOutcome:
         """The summary of `rest`: from its digest in one call on the digest path
         (`app.core.digest`), else in chunks when its prompt would exceed the input budget.
         `counts`: the token counts of `rest`'s messages when the caller has them; `facts`:
@@ -68,81 +68,78 @@ class Summaries:
         A summarizer that reads the messages rather than the prompt (`reads_prompt` false:
         the extractive one) has no window, so it always gets the whole rest at once: chunks
         would only make it summarize its own summaries."""
-        resolved = await self._fitted(resolved, warnings)
+        params, fitted = await self._fitted(params)
         if self._digests(template):
             request = await to_thread.run_sync(
-                digest_request, rest, resolved, instructions, self.tokenizer, counts, facts
+                digest_request, rest, params, instructions, self.tokenizer, counts, facts
             )
-            summarized = await self._summarize(request, warnings)
-            if summarized is None:
-                return None
-            text, name = summarized
-            if name == self.summarizer.name and request.facts is not None:
-                text = f"{text}\n\n{service_sections(rest, request.facts)}"
-            return ChunkedSummary(text, name, chunks=1)
+            outcome = await self._summarize(request)
+            written = outcome.summary
+            own = written is not None and written.summarizer == self.summarizer.name
+            if written is not None and own and request.facts is not None:
+                text = f"{written.text}\n\n{service_sections(rest, request.facts)}"
+                written = replace(written, text=text)
+            return SummaryOutcome(written, fitted + outcome.warnings)
         if not self.summarizer.reads_prompt:
             request = await to_thread.run_sync(
                 self.request,
                 rest,
-                resolved.max_summary_words,
+                params.max_summary_words,
                 instructions,
                 template,
-                resolved.file_tools,
+                params.file_tools,
                 facts,
             )
-            summarized = await self._summarize(request, warnings)
-            return None if summarized is None else ChunkedSummary(*summarized, chunks=1)
-        return await summarize_in_chunks(
+            outcome = await self._summarize(request)
+            return SummaryOutcome(outcome.summary, fitted + outcome.warnings)
+        outcome = await summarize_in_chunks(
             rest,
-            budget=resolved.summary_input_budget,
-            max_words=resolved.max_summary_words,
+            budget=params.summary_input_budget,
+            max_words=params.max_summary_words,
             instructions=instructions,
             tokenizer=self.tokenizer,
             build_request=lambda chunk: self.request(
-                chunk, resolved.max_summary_words, instructions, template, resolved.file_tools
+                chunk, params.max_summary_words, instructions, template, params.file_tools
             ),
-            summarize=self._primary,
-            warnings=warnings,
+            summarize=self._primary if self.fallback is not None else self._summarize,
             counts=counts,
             fall_back=None
             if self.fallback is None
-            else lambda failed: self._whole_by_fallback(
-                rest, resolved, instructions, template, facts, failed
-            ),
+            else lambda: self._whole_by_fallback(rest, params, instructions, template, facts),
         )
+        return SummaryOutcome(outcome.summary, fitted + outcome.warnings)
 
     async def _whole_by_fallback(
         self,
         rest: Sequence[Message],
-        resolved: Resolved,
+        params: SummaryParams,
         instructions: str | None,
         template: SummaryTemplate,
         facts: ExtractedFacts | None,
-        warnings: list[str],
-    ) -> tuple[str, str] | None:
+    ) -> SummaryOutcome:
         """The fallback's summary of the whole rest, after the summarizer failed a chunk."""
         request = await to_thread.run_sync(
             self.request,
             rest,
-            resolved.max_summary_words,
+            params.max_summary_words,
             instructions,
             template,
-            resolved.file_tools,
+            params.file_tools,
             facts,
         )
-        return await self._fall_back(request, warnings)
+        return await self._fall_back(request)
 
-    async def _fitted(self, resolved: Resolved, warnings: list[str]) -> Resolved:
-        """`resolved` with its input budget lowered to the server's window, if it says one."""
+    async def _fitted(self, params: SummaryParams) -> tuple[SummaryParams, tuple[str, ...]]:
+        """`params` with its input budget lowered to the server's window, if it says one,
+        and the warning that says so."""
         if self.window is None or not self.summarizer.reads_prompt:
-            return resolved
+            return params, ()
         window = await self.window.window()
-        budget = resolved.summary_input_budget
+        budget = params.summary_input_budget
         fitted = fitted_budget(budget, window, self.answer_tokens)
         if window is None or fitted == budget:
-            return resolved
-        warnings.append(fit_warning(budget, fitted, window))
-        return replace(resolved, summary_input_budget=fitted)
+            return params, ()
+        return replace(params, summary_input_budget=fitted), (fit_warning(budget, fitted, window),)
 
     def _digests(self, template: SummaryTemplate) -> bool:
         """The digest path: configured, for an LLM, and for the five-section summary (the
@@ -184,36 +181,35 @@ class Summaries:
     def _prompt_is_read(self) -> bool:
         return any(s.reads_prompt for s in (self.summarizer, self.fallback) if s)
 
-    async def _summarize(
-        self, request: SummaryRequest, warnings: list[str]
-    ) -> tuple[str, str] | None:
-        """The summary and who wrote it; None when every summarizer failed."""
-        written = await self._primary(request, warnings)
-        return written if written is not None else await self._fall_back(request, warnings)
+    async def _summarize(self, request: SummaryRequest) -> SummaryOutcome:
+        """One call's summary and who wrote it; none when every summarizer failed."""
+        primary = await self._primary(request)
+        if primary.summary is not None or self.fallback is None:
+            return primary
+        fallen = await self._fall_back(request)
+        return SummaryOutcome(fallen.summary, primary.warnings + fallen.warnings)
 
-    async def _primary(
-        self, request: SummaryRequest, warnings: list[str]
-    ) -> tuple[str, str] | None:
-        """The configured summarizer's summary; None (with a warning) when it failed."""
+    async def _primary(self, request: SummaryRequest) -> SummaryOutcome:
+        """The configured summarizer's summary; none (with a warning) when it failed."""
+        name = self.summarizer.name
         try:
-            return await _summary_text(self.summarizer, request), self.summarizer.name
+            return SummaryOutcome(
+                ChunkedSummary(await _summary_text(self.summarizer, request), name, 1)
+            )
         except SummarizerError as exc:
-            log.warning("summarizer failed", extra={"summarizer": self.summarizer.name})
-            warnings.append(f"summarizer {self.summarizer.name} failed: {exc}")
-            return None
+            log.warning("summarizer failed", extra={"summarizer": name})
+            return SummaryOutcome(None, (f"summarizer {name} failed: {exc}",))
 
-    async def _fall_back(
-        self, request: SummaryRequest, warnings: list[str]
-    ) -> tuple[str, str] | None:
+    async def _fall_back(self, request: SummaryRequest) -> SummaryOutcome:
         if self.fallback is None:
-            return None
+            return SummaryOutcome(None)
+        fallback = self.fallback.name
         try:
             summary = await _summary_text(self.fallback, request)
         except SummarizerError as exc:
-            warnings.append(f"fallback summarizer {self.fallback.name} failed: {exc}")
-            return None
-        warnings.append(f"summary written by the fallback summarizer {self.fallback.name}")
-        return summary, self.fallback.name
+            return SummaryOutcome(None, (f"fallback summarizer {fallback} failed: {exc}",))
+        written = f"summary written by the fallback summarizer {fallback}"
+        return SummaryOutcome(ChunkedSummary(summary, fallback, 1), (written,))
 
 
 async def _summary_text(summarizer: Summarizer, request: SummaryRequest) -> str:

@@ -11,9 +11,9 @@ import pytest
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.routing import APIRoute
 
+from app.api.count_schemas import CountRequest
 from app.api.errors import install_error_handlers
 from app.api.routing import FastJsonRequest, FastJsonRoute
-from app.api.schemas import CountRequest
 
 pytestmark = pytest.mark.anyio
 

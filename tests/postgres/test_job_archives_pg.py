@@ -21,7 +21,7 @@ from app.adapters.pg_stores import PgArchiveStore
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.ports import Archive, ArchiveStore
 from app.service.clock import time_sortable_id
-from app.service.jobs import JobManager
+from app.service.jobs import JobManager, JobPolicy
 from tests.builders import FakeSummarizer, build_service
 from tests.postgres.test_jobs_pg import LEASE, DyingStore, stored
 from tests.service.test_jobs import CONVERSATION, Clock, Gate, submit, wait_for
@@ -104,9 +104,8 @@ async def replica(
         manager = JobManager(
             service,
             store,
+            JobPolicy(lease=LEASE, ttl=timedelta(minutes=5)),
             queue=store,
-            lease=LEASE,
-            ttl=timedelta(minutes=5),
             clock=clock,
             new_id=time_sortable_id,
             instance_id=f"{name}-{secrets.token_hex(3)}",

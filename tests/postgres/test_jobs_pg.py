@@ -15,7 +15,13 @@ from app.adapters.pg_database import Database
 from app.adapters.pg_stores import PgJobStore
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.jobs import JobStoreError
-from app.service.jobs import JobManager, SessionBusyError, request_from_json, request_to_json
+from app.service.jobs import (
+    JobManager,
+    JobPolicy,
+    SessionBusyError,
+    request_from_json,
+    request_to_json,
+)
 from tests.builders import FakeSummarizer
 from tests.service.test_compaction import make_service
 from tests.service.test_jobs import Clock, Gate, request, submit, wait_for
@@ -69,9 +75,8 @@ async def replica(
         manager = JobManager(
             make_service(tokenizer, summarizer=FakeSummarizer(summarizer)),
             store,
+            JobPolicy(lease=LEASE, ttl=timedelta(minutes=5)),
             queue=store,
-            lease=LEASE,
-            ttl=timedelta(minutes=5),
             clock=clock,
             new_id=lambda: f"job-{secrets.token_hex(8)}",
             instance_id=f"{name}-{secrets.token_hex(3)}",

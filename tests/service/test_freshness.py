@@ -80,8 +80,7 @@ def test_restored_reads_get_the_note_and_only_restored_files_count_as_seen() -> 
         FileSkip("c.py", SkipReason.NOT_FOUND),
         FileText("d.py", "z"),  # a reader that cannot tell the time
     ]
-    warnings: list[str] = []
-    noted = fresh.note_reads("s", reads, warnings)
+    noted, warnings = fresh.note_reads("s", reads)
     assert noted == [
         FileText("a.py", f"x\n\n{NOTE}"),
         FileText("b.py", "y\n\nNote: b.py was modified externally."),
@@ -90,9 +89,9 @@ def test_restored_reads_get_the_note_and_only_restored_files_count_as_seen() -> 
     ]
     assert store.times == {("s", "a.py"): 1, ("s", "b.py"): 1}  # comparing records nothing
     texts = [r for r in noted if isinstance(r, FileText)]
-    fresh.record_reads("s", texts, [RestoredFile("a.py", "x", 1)], warnings)
+    recorded = fresh.record_reads("s", texts, [RestoredFile("a.py", "x", 1)])
     assert store.times == {("s", "a.py"): 2, ("s", "b.py"): 1}
-    assert warnings == []
+    assert (warnings, recorded) == ([], [])
 
 
 class TimedWorkdir:

@@ -13,7 +13,7 @@ import pytest
 from app.adapters.job_store import FileJobStore
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.jobs import JobTakenOverError
-from app.service.jobs import JobManager
+from app.service.jobs import JobManager, JobPolicy
 from tests.builders import FakeSummarizer, MemoryArchive, build_service
 from tests.service.test_jobs import CONVERSATION, Clock, Gate, submit, wait_for
 
@@ -45,7 +45,8 @@ async def manager_for(
         archive = MemoryArchive()
         service = build_service(tokenizer, FakeSummarizer(summarizer), archive=archive)
         store = TakenOverStore(str(tmp_path))
-        manager = JobManager(service, store, new_id=lambda: next(ids), clock=Clock(), **options)
+        policy = JobPolicy(**options)
+        manager = JobManager(service, store, policy, new_id=lambda: next(ids), clock=Clock())
         await manager.start()
         managers.append(manager)
         return manager, archive, store

@@ -22,6 +22,7 @@ from app.service.compaction import CompactRequest
 from app.service.jobs import (
     JobManager,
     JobNotDoneError,
+    JobPolicy,
     PrefixMismatchError,
     QueueFullError,
     SessionBusyError,
@@ -85,9 +86,10 @@ async def manager_for(
 
     async def make(summarizer: Any = None, **options: Any) -> JobManager:
         service = make_service(tokenizer, summarizer=FakeSummarizer(summarizer or Gate()))
-        options.setdefault("clock", Clock())
+        clock = options.pop("clock", Clock())
+        store = FileJobStore(str(tmp_path))
         manager = JobManager(
-            service, FileJobStore(str(tmp_path)), new_id=lambda: next(ids), **options
+            service, store, JobPolicy(**options), clock=clock, new_id=lambda: next(ids)
         )
         await manager.start()
         managers.append(manager)
@@ -289,7 +291,7 @@ async def test_an_expired_job_whose_last_write_is_still_running_stays_deleted(
     clock = Clock()
     store = HeldDoneStore(str(tmp_path))
     service = make_service(tokenizer, summarizer=FakeSummarizer(lambda r: "SUMMARY"))
-    manager = JobManager(service, store, clock=clock, ttl=timedelta(minutes=5))
+    manager = JobManager(service, store, JobPolicy(ttl=timedelta(minutes=5)), clock=clock)
     await manager.start()
     try:
         job = await submit(manager)

@@ -13,7 +13,7 @@ import pytest
 
 from app.adapters.job_store import FileJobStore
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.service.jobs import INTERRUPTED_MESSAGE, JobManager, SessionBusyError
+from app.service.jobs import INTERRUPTED_MESSAGE, JobManager, JobPolicy, SessionBusyError
 from tests.builders import FakeSummarizer, user
 from tests.service.test_compaction import make_service
 from tests.service.test_jobs import CONVERSATION, Clock, Gate, submit, wait_for
@@ -55,8 +55,7 @@ async def replica(
         manager = JobManager(
             service,
             store or FileJobStore(str(tmp_path)),
-            lease=LEASE,
-            ttl=timedelta(minutes=5),
+            JobPolicy(lease=LEASE, ttl=timedelta(minutes=5)),
             clock=clock,
             new_id=lambda: next(ids),
             instance_id=name,
@@ -253,7 +252,7 @@ async def test_cancel_of_a_finished_job_on_another_replica_forgets_it_everywhere
     # the record a moment before that (both replicas share one event loop here). Wait for
     # the hand-over, as any later request to `a` would come after it.
     for _ in range(200):
-        if job.id not in a._jobs:
+        if job.id not in a._table.jobs:
             break
         await asyncio.sleep(0.005)
     forgotten = await b.cancel(job.id)

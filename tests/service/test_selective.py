@@ -10,18 +10,20 @@ from app.core.assemble import SUMMARY_ACK
 from app.core.compaction import CompactOptions, CompactResult
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import dump_messages
-from app.core.ports import SummaryRequest
+from app.core.ports import FileSkip, FileText, SummaryRequest
 from app.core.selective import GAP_TEXT, SelectivePlan, plan_selective
 from app.core.tokens import count_total
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.prepared import Prepared
 from app.service.strategies.selective import Selective
 from tests.builders import (
+    DictWorkdir,
     FakeSummarizer,
     MemoryArchive,
     assistant,
     build_service,
     parse,
+    read_round,
     system,
     tool_result,
     tool_use,
@@ -164,13 +166,39 @@ async def test_a_failed_summary_rolls_back_to_the_input() -> None:
     assert result.warnings == ["summarizer fake failed: 503"]
 
 
+class ExplodingWorkdir(DictWorkdir):
+    """A work directory whose reads fail with an error no step expects."""
+
+    def read_text(self, path: str, max_bytes: int) -> FileText | FileSkip:
+        raise RuntimeError("disk on fire")
+
+
+async def test_a_failure_after_the_summary_rolls_back_with_its_reason_alone() -> None:
+    def fail(request: SummaryRequest) -> str:
+        raise SummarizerError("503", retryable=True)
+
+    service = build_service(
+        WORDS,
+        FakeSummarizer(fail),
+        fallback=FakeSummarizer(name="backup"),
+        workdir=ExplodingWorkdir(),
+    )
+    messages = parse([*RAW[:4], *read_round("a.py", "x " * 30), *RAW[4:]])
+    request = CompactRequest(messages=messages, options=options(30, fallback=False))
+    result = await service.compact(request)
+    assert (result.compacted, result.reason) == (False, "selective_failed")
+    assert result.messages == messages
+    assert result.warnings == ["summary fallback failed: disk on fire"]
+
+
 async def _compact_with_plan(plan: Any) -> CompactResult:
     """The selective step alone, as `compact` dispatches it, with another plan."""
     service = make_service()
     request = CompactRequest(messages=parse(RAW), options=options(30), force=True)
     prepared = await service._prepare(request)
     assert isinstance(prepared, Prepared)
-    return await Selective(plan=plan).run(prepared, service.steps, [])
+    strategy = Selective(plan=plan)
+    return await strategy.run(prepared, prepared.params(strategy.params), service.steps)
 
 
 async def test_an_exception_in_the_rules_rolls_back_to_the_input() -> None:

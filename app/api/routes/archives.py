@@ -11,7 +11,6 @@ from app.api.errors import ApiError
 from app.api.ids import require_id
 from app.api.responses import JsonResponse
 from app.api.schemas import ArchiveResponse, ErrorResponse
-from app.core.errors import ArchiveError
 
 router = APIRouter(
     tags=["archives"], responses={404: {"model": ErrorResponse}, 422: {"model": ErrorResponse}}
@@ -27,10 +26,7 @@ async def get_archive(archive_id: str, service: ServiceDep) -> Any:
     """The messages exactly as they were sent, numbers included (written by the one JSON
     writer that keeps their literals, not re-encoded by the response model)."""
     require_id(archive_id, "archive_id")
-    try:
-        archive = await service.load_archive(archive_id)
-    except ArchiveError as exc:
-        raise ApiError(503, "archive_unreadable", str(exc)) from exc
+    archive = await service.load_archive(archive_id)
     if archive is None:
         raise ApiError(404, "not_found", f"no archive {archive_id}", field="archive_id")
     answer = ArchiveResponse(

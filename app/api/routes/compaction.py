@@ -8,17 +8,11 @@ from fastapi import APIRouter
 
 from app.api.deps import ServiceDep
 from app.api.dialect import compact_request
-from app.api.errors import error_response, invalid_conversation
-from app.api.provider import system_messages
 from app.api.responses import JsonResponse
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import CompactRequestBody, CompactResponse, ErrorResponse
 from app.core.compaction import result_json
 from app.core.dialects import OpenAIForms
-from app.core.errors import InvalidConversationError
-from app.service.slots import BusyError
-
-BUSY_RETRY_AFTER_SECONDS = 2
 
 router = APIRouter(
     route_class=FastJsonRoute,
@@ -50,15 +44,6 @@ async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
     # Only `forms` outlives the call: the request's messages may be freed before the answer
     # is serialized.
     forms = OpenAIForms()
-    try:
-        request = await compact_request(body, forms, service)
-        result = await service.compact(request)
-    except InvalidConversationError as exc:
-        raise invalid_conversation(exc, len(system_messages(body))) from None
-    except BusyError as exc:
-        return error_response(
-            503,
-            ErrorResponse(error="busy", message=str(exc)),
-            headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
-        )
+    request = await compact_request(body, forms, service)
+    result = await service.compact(request)
     return JsonResponse(result_json(result, forms, request.provider))

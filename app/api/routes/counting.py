@@ -9,9 +9,14 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from app.api.count_schemas import (
+    CountRequest,
+    CountResponse,
+    ShouldCompactRequest,
+    ShouldCompactResponse,
+)
 from app.api.deps import SentCountsDep, ServiceDep
 from app.api.dialect import read_as
-from app.api.errors import ApiError
 from app.api.provider import (
     Counting,
     count_parts,
@@ -21,14 +26,7 @@ from app.api.provider import (
     system_messages,
 )
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute, parsed_by_orjson
-from app.api.schemas import (
-    CountRequest,
-    CountResponse,
-    ErrorResponse,
-    ShouldCompactRequest,
-    ShouldCompactResponse,
-    basis_of,
-)
+from app.api.schemas import ErrorResponse, basis_of
 from app.api.sent_counts import SentCounts, sent_key
 from app.core.decide import Thresholds
 from app.core.vocabulary import Format
@@ -142,7 +140,8 @@ async def should_compact(
     if body.session_id is not None and decision.should_compact:  # the hold reads the messages
         if basis.usage is None:
             messages = [*system_messages(body), *read_as(body.messages, fmt)]
-        held = await service.session_hold(body.session_id, messages, decision, thresholds, warnings)
+        check = await service.session_hold(body.session_id, messages, decision, thresholds)
+        held, warnings = check.held, [*warnings, *check.warnings]
     return ShouldCompactResponse(
         should_compact=decision.should_compact and held is None,
         overflow=decision.overflow,
@@ -170,12 +169,9 @@ async def _ready(counted: Count) -> Count:
 def _thresholds(
     body: ShouldCompactRequest, service: CompactionService, model_window: int | None
 ) -> Thresholds:
-    try:
-        return service.thresholds(
-            context_window=body.context_window or model_window,
-            threshold=body.threshold,
-            overflow_threshold=body.overflow_threshold,
-            min_messages=body.min_messages,
-        )
-    except ValueError as exc:
-        raise ApiError(422, "invalid_request", str(exc), field="overflow_threshold") from exc
+    return service.thresholds(
+        context_window=body.context_window or model_window,
+        threshold=body.threshold,
+        overflow_threshold=body.overflow_threshold,
+        min_messages=body.min_messages,
+    )

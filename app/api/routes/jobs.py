@@ -9,24 +9,15 @@ from fastapi import APIRouter
 
 from app.api.deps import JobsDep, ServiceDep
 from app.api.dialect import compact_request, read_messages
-from app.api.errors import ApiError, error_response
+from app.api.errors import ApiError
 from app.api.ids import require_id
 from app.api.job_schemas import ApplyRequest, ApplyResponse, JobResponse, job_json
 from app.api.responses import JsonResponse
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
-from app.api.schemas import CompactRequestBody, ErrorDetail, ErrorResponse
+from app.api.schemas import CompactRequestBody, ErrorResponse
 from app.core.dialects import OpenAIForms, dump_as
-from app.core.jobs import Job, JobStoreError
-from app.service.jobs import (
-    JobManager,
-    JobNotDoneError,
-    PrefixMismatchError,
-    QueueFullError,
-    SeamError,
-    SessionBusyError,
-)
-
-RETRY_AFTER_SECONDS = 5
+from app.core.jobs import Job
+from app.service.jobs import JobManager
 
 router = APIRouter(
     route_class=FastJsonRoute,
@@ -37,10 +28,6 @@ router = APIRouter(
 
 def _not_found(job_id: str) -> ApiError:
     return ApiError(404, "not_found", f"no job {job_id} (unknown or expired)", field="job_id")
-
-
-def _store_failed(exc: JobStoreError) -> ApiError:
-    return ApiError(503, "job_store_failed", str(exc))
 
 
 @router.post(
@@ -63,20 +50,7 @@ async def start_compaction(body: CompactRequestBody, jobs: JobsDep, service: Ser
     request = await compact_request(body, OpenAIForms(), service)
     head = request.provider.head if request.provider is not None else 0  # a top-level system
     sent = dump_as(request.messages[head:], request.format, request.forms)
-    try:
-        job = await jobs.submit(request, sent)
-    except SessionBusyError as exc:
-        raise ApiError(409, "session_busy", str(exc), field="session_id") from None
-    except QueueFullError as exc:
-        return error_response(
-            503,
-            ErrorResponse(error="queue_full", message=str(exc)),
-            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-        )
-    except JobStoreError as exc:
-        raise _store_failed(exc) from None
-    except ValueError as exc:
-        raise ApiError(422, "invalid_request", str(exc), field="messages") from None
+    job = await jobs.submit(request, sent)
     return JsonResponse(
         job_json(job), status_code=202, headers={"Location": f"/compactions/{job.id}"}
     )
@@ -84,10 +58,7 @@ async def start_compaction(body: CompactRequestBody, jobs: JobsDep, service: Ser
 
 async def _job(jobs: JobManager, job_id: str) -> Job:
     require_id(job_id, "job_id")
-    try:
-        job = await jobs.get(job_id)
-    except JobStoreError as exc:
-        raise _store_failed(exc) from None
+    job = await jobs.get(job_id)
     if job is None:
         raise _not_found(job_id)
     return job
@@ -121,10 +92,7 @@ async def cancel_compaction(job_id: str, jobs: JobsDep) -> Any:
     is answered `202` with `cancel_requested: true`: its owner cancels it within a third
     of the lease, unless it finishes first."""
     require_id(job_id, "job_id")
-    try:
-        job = await jobs.cancel(job_id)
-    except JobStoreError as exc:
-        raise _store_failed(exc) from None
+    job = await jobs.cancel(job_id)
     if job is None:
         raise _not_found(job_id)
     return JsonResponse(job_json(job), status_code=202 if job.cancel_requested else 200)
@@ -152,20 +120,7 @@ async def apply_compaction(job_id: str, body: ApplyRequest, jobs: JobsDep) -> An
     job = await _job(jobs, job_id)
     forms = OpenAIForms()
     messages, fmt = read_messages(body.messages, job.format, forms)
-    try:
-        applied = await jobs.apply(job_id, dump_as(messages, fmt, forms))
-    except JobStoreError as exc:
-        raise _store_failed(exc) from None
-    except JobNotDoneError as exc:
-        raise ApiError(409, "job_not_done", str(exc), field="job_id") from None
-    except PrefixMismatchError as exc:
-        detail = ErrorDetail(field=f"messages[{exc.index}]", message=str(exc))
-        raise ApiError(409, "prefix_mismatch", str(exc), details=[detail]) from None
-    except SeamError as exc:
-        details = [
-            ErrorDetail(field=f"messages[{v.index}]", message=str(v)) for v in exc.violations
-        ]
-        raise ApiError(409, "invalid_seam", str(exc), details=details) from None
+    applied = await jobs.apply(job_id, dump_as(messages, fmt, forms))
     if applied is None:
         raise _not_found(job_id)
     return JsonResponse(

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
 
 from app.api.deadline import DEADLINE_STATE
 from app.api.deps import RecallerDep, ServiceDep
-from app.api.errors import ApiError, error_response
 from app.api.ids import require_id
 from app.api.recall_schemas import RecallHitInfo, RecallRequest, RecallResponse
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import ErrorResponse, SessionCompactionsResponse
-from app.core.errors import ArchiveError, RecallDeadlineError, RecordStoreError
-from app.service.recall import RecallBusyError
-
-BUSY_RETRY_AFTER_SECONDS = 1
 
 router = APIRouter(
     route_class=FastJsonRoute, tags=["sessions"], responses={422: {"model": ErrorResponse}}
@@ -31,10 +25,7 @@ async def list_compactions(session_id: str, service: ServiceDep) -> SessionCompa
     """Every compaction the session attempted, oldest first: compacted, or failed on the way
     (archive_failed, summarization_failed). A session with none has an empty list."""
     require_id(session_id, "session_id")
-    try:
-        records = await service.list_records(session_id)
-    except RecordStoreError as exc:
-        raise ApiError(503, "records_unreadable", str(exc)) from exc
+    records = await service.list_records(session_id)
     return SessionCompactionsResponse(session_id=session_id, records=records)
 
 
@@ -50,7 +41,7 @@ async def list_compactions(session_id: str, service: ServiceDep) -> SessionCompa
 )
 async def recall_session(
     session_id: str, body: RecallRequest, recaller: RecallerDep, request: Request
-) -> RecallResponse | Response:
+) -> RecallResponse:
     """Snippets of the session's archived messages that match the query, best first, with
     the archive id and message index to fetch the whole message (`GET /archives/{id}`).
     Only this session's archives are searched; a session with none gives no hits. The
@@ -59,20 +50,8 @@ async def recall_session(
     read, 503 `busy` (with `Retry-After`) when every recall slot stays taken; 504
     `deadline_exceeded` when the search passes the request's deadline (it stops there)."""
     require_id(session_id, "session_id")
-    try:
-        due = getattr(request.state, DEADLINE_STATE, None)
-        answer = await recaller.recall(session_id, body.query, body.limit, due)
-    except ArchiveError as exc:
-        raise ApiError(503, "archive_unreadable", str(exc)) from exc
-    except RecallBusyError as exc:
-        busy: Response = error_response(
-            503,
-            ErrorResponse(error="busy", message=str(exc)),
-            headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
-        )
-        return busy
-    except RecallDeadlineError as exc:
-        raise ApiError(504, "deadline_exceeded", str(exc)) from exc
+    due = getattr(request.state, DEADLINE_STATE, None)
+    answer = await recaller.recall(session_id, body.query, body.limit, due)
     return RecallResponse(
         session_id=session_id,
         query=body.query,

@@ -9,7 +9,6 @@ from fastapi import APIRouter
 
 from app.api.deps import ToolkitDep
 from app.api.dialect import read_messages
-from app.api.errors import invalid_conversation
 from app.api.responses import JsonResponse
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import ErrorResponse
@@ -24,7 +23,6 @@ from app.api.toolkit_schemas import (
     ProjectRulesResponse,
 )
 from app.core.dialects import OpenAIForms, dump_as
-from app.core.errors import InvalidConversationError
 from app.service.toolkit import AssembleInput, Preprocessed
 
 router = APIRouter(
@@ -128,10 +126,7 @@ async def assemble(body: AssembleRequest, toolkit: ToolkitDep) -> Any:
         preprocess=body.preprocess,
         forms=forms,
     )
-    try:
-        done = await toolkit.assemble(request)
-    except InvalidConversationError as exc:
-        raise invalid_conversation(exc) from None
+    done = await toolkit.assemble(request)
     each = [dump_as([m], fmt, forms) for m in done.messages]
     layers = [label for sent, label in zip(each, done.layers, strict=True) for _ in sent]
     answer = AssembleResponse(

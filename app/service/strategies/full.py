@@ -6,57 +6,56 @@ from dataclasses import dataclass
 
 from app.core.assemble import assemble_messages
 from app.core.compaction import CompactResult
+from app.core.params import RestoreParams, SummaryParams
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared
-from app.service.steps import Steps
+from app.service.steps import Output, Steps
 
-SUMMARY_OPTIONS = frozenset(
-    {"max_summary_words", "summary_input_budget", "ledger_budget", "file_tools"}
-)
-RESTORE_OPTIONS = frozenset(
-    {"max_restore_files", "max_restore_tokens_per_file", "max_restore_tokens_total", "read_tools"}
-)
+
+@dataclass(frozen=True)
+class FullParams:
+    summary: SummaryParams
+    restore: RestoreParams
 
 
 @dataclass(frozen=True)
 class Full:
     name: StrategyName = "full"
-    options: frozenset[str] = SUMMARY_OPTIONS | RESTORE_OPTIONS
+    params: type[FullParams] = FullParams
     summarizes: bool = True
+    # It summarizes everything after the system prompt: nothing smaller is left to try.
+    fallbacks: tuple[StrategyName, ...] = ()
 
-    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
+    async def run(self, prepared: Prepared, params: FullParams, steps: Steps) -> CompactResult:
         request = prepared.request
         messages = prepared.messages
-        resolved = prepared.resolved
         partition = prepared.partition
         archive = await steps.archive(prepared, partition.rest)
-        facts = await steps.facts(partition.rest, resolved)
+        facts = await steps.facts(partition.rest, params.summary)
         summarized = await steps.summarize(
             partition.rest,
-            resolved,
+            params.summary,
             request.instructions,
-            warnings,
             counts=prepared.counts[len(partition.head) :],
             facts=facts,
         )
-        if summarized is None:
-            return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
+        if summarized.summary is None:
+            return prepared.unchanged("summarization_failed", summarized.warnings, self.name)
         ledger = await steps.ledger(
-            summarized.text, partition.rest, resolved, prepared.request.session_id, facts
+            summarized.summary.text, partition.rest, params.summary, request.session_id, facts
         )
-        selection = await steps.restore(messages, resolved, request.session_id, warnings)
-        assembled = assemble_messages(partition.head, ledger.text, selection.restored)
-        head = len(partition.head)
-        return await steps.result(
-            prepared,
+        restored = await steps.restore(messages, params.restore, request.session_id)
+        assembled = assemble_messages(partition.head, ledger.text, restored.selection.restored)
+        output = Output(
             assembled,
-            archive=archive,
-            compacted_indexes=range(head, len(messages)),
-            retained=head,
-            strategy=self.name,
-            warnings=warnings,
-            summarizer=summarized.summarizer,
+            archive,
+            compacted_indexes=range(len(partition.head), len(messages)),
+            warnings=(*summarized.warnings, *restored.warnings),
+            summary=summarized.summary,
             ledger=ledger,
-            selection=selection,
-            summary_chunks=summarized.chunks,
+            restored=restored.selection,
         )
+        return await steps.result(prepared, self.name, output)
+
+
+STRATEGY = Full()

@@ -8,24 +8,39 @@ from dataclasses import dataclass
 from anyio import to_thread
 
 from app.core.compaction import CompactResult
-from app.core.prune import plan_prune
+from app.core.prune import PruneRules, plan_prune
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared, refuse_from
-from app.service.steps import Steps
+from app.service.steps import Output, Steps
+
+
+@dataclass(frozen=True)
+class PruneParams:
+    prune_keep_recent: int
+    prune_exclude_tools: tuple[str, ...]
+    prune_clear_inputs: bool
+    prune_min_tokens: int
+
+    @property
+    def rules(self) -> PruneRules:
+        return PruneRules(
+            keep_recent=self.prune_keep_recent,
+            exclude_tools=frozenset(self.prune_exclude_tools),
+            clear_inputs=self.prune_clear_inputs,
+        )
 
 
 @dataclass(frozen=True)
 class Prune:
     name: StrategyName = "prune"
-    options: frozenset[str] = frozenset(
-        {"prune_keep_recent", "prune_exclude_tools", "prune_min_tokens", "prune_clear_inputs"}
-    )
+    params: type[PruneParams] = PruneParams
+    fallbacks: tuple[StrategyName, ...] = ("tail", "full")
     summarizes: bool = False
 
-    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
+    async def run(self, prepared: Prepared, params: PruneParams, steps: Steps) -> CompactResult:
         refuse_from(prepared, 0)  # every message comes back, cleared or as sent
-        rules = prepared.resolved.prune
-        minimum = prepared.resolved.prune_min_tokens
+        rules = params.rules
+        minimum = params.prune_min_tokens
         at = steps.now().isoformat()
         messages = prepared.messages
         plan = await to_thread.run_sync(
@@ -36,15 +51,11 @@ class Prune:
                 f"clearing old tool results would save {plan.tokens_saved} tokens "
                 f"(prune_min_tokens {minimum}, {rules.keep_recent} recent tool uses kept)"
             )
-            return prepared.unchanged("nothing_to_prune", [*warnings, note], strategy=self.name)
+            return prepared.unchanged("nothing_to_prune", [note], self.name)
         originals = [messages[i] for i in plan.compacted_indexes]
         archive = await steps.archive(prepared, originals)
-        return await steps.result(
-            prepared,
-            list(plan.messages),
-            archive=archive,
-            compacted_indexes=plan.compacted_indexes,
-            retained=len(messages) - len(plan.compacted_indexes),
-            strategy=self.name,
-            warnings=warnings,
-        )
+        built = Output(list(plan.messages), archive, plan.compacted_indexes)
+        return await steps.result(prepared, self.name, built)
+
+
+STRATEGY = Prune()

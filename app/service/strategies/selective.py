@@ -27,17 +27,17 @@ from app.core.compaction import CompactResult, PhaseInfo
 from app.core.dialects import OpenAIForms
 from app.core.ledger import LedgerReport
 from app.core.messages import Message
+from app.core.params import RestoreParams, SummaryParams
 from app.core.ports import Archive
 from app.core.restore import RestoreSelection
-from app.core.selective import SelectivePlan, gap_filled, plan_selective
+from app.core.selective import SelectiveLimits, SelectivePlan, gap_filled, plan_selective
 from app.core.standing_ledger import carried_ledger, is_ledger_message, ledger_message
 from app.core.tokens import count_messages
 from app.core.validate import violations
 from app.core.vocabulary import Format, StrategyName
 from app.service.chunked import ChunkedSummary
 from app.service.prepared import Prepared, refuse
-from app.service.steps import Steps
-from app.service.strategies.full import RESTORE_OPTIONS, SUMMARY_OPTIONS
+from app.service.steps import Output, Steps
 
 log = logging.getLogger("context_compact.selective")
 
@@ -45,63 +45,71 @@ Plan = Callable[..., SelectivePlan]
 
 
 @dataclass(frozen=True)
+class SelectiveParams:
+    selective_keep_recent: int
+    selective_tool_call_threshold: int
+    selective_tool_result_threshold: int
+    selective_preview_tokens: int
+    selective_fallback_to_summary: bool
+    summary: SummaryParams
+    restore: RestoreParams
+
+    @property
+    def limits(self) -> SelectiveLimits:
+        return SelectiveLimits(
+            keep_recent=self.selective_keep_recent,
+            tool_call_threshold=self.selective_tool_call_threshold,
+            tool_result_threshold=self.selective_tool_result_threshold,
+            preview_tokens=self.selective_preview_tokens,
+            fallback_to_summary=self.selective_fallback_to_summary,
+        )
+
+
+@dataclass(frozen=True)
 class Selective:
     """`plan`: the rules (a test passes another to exercise the rollback)."""
 
     name: StrategyName = "selective"
-    options: frozenset[str] = (
-        SUMMARY_OPTIONS
-        | RESTORE_OPTIONS
-        | {
-            "selective_keep_recent",
-            "selective_tool_call_threshold",
-            "selective_tool_result_threshold",
-            "selective_preview_tokens",
-            "selective_fallback_to_summary",
-        }
-    )
+    params: type[SelectiveParams] = SelectiveParams
     summarizes: bool = True
+    fallbacks: tuple[StrategyName, ...] = ("full",)
     plan: Plan = plan_selective
 
-    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
-        return await _run(steps, prepared, warnings, self.plan)
+    async def run(self, prepared: Prepared, params: SelectiveParams, steps: Steps) -> CompactResult:
+        return await _run(steps, prepared, params, self.plan)
 
 
 async def _run(
-    steps: Steps, prepared: Prepared, warnings: Sequence[str], plan: Plan
+    steps: Steps, prepared: Prepared, params: SelectiveParams, plan: Plan
 ) -> CompactResult:
     refuse(prepared.broken)  # most of the input comes back as sent: a break anywhere is a 422
     # A ledger an earlier compaction left standing in the head is merged and replaced: the
     # archive holds it with the rest.
     standing = [m for m in prepared.partition.head if is_ledger_message(m)]
     archive = await steps.archive(prepared, [*standing, *prepared.partition.rest])
-    limits = prepared.resolved.selective
+    limits = params.limits
     target = prepared.thresholds.threshold_tokens
     try:
-        planned = await _rules(steps, prepared, plan, target)
+        planned = await _rules(steps, prepared, limits, plan, target)
     except Exception as exc:  # any failure of the rules rolls back
         log.exception("selective rules failed; not compacting")
-        return prepared.unchanged(
-            "selective_failed", [*warnings, f"rules failed: {exc}"], strategy="selective"
-        )
-    done = _Outcome(steps, prepared, archive, planned, warnings)
+        return prepared.unchanged("selective_failed", [f"rules failed: {exc}"], "selective")
+    done = _Outcome(steps, prepared, params, archive, planned)
     if planned.token_count < target or not limits.fallback_to_summary:
         if not planned.compacted_indexes:
-            return prepared.unchanged("nothing_to_compact", warnings, strategy="selective")
+            return prepared.unchanged("nothing_to_compact", (), "selective")
         out, tokens = await done.with_ledger()
         if tokens >= target and limits.fallback_to_summary:
             # The ledger took the list over: the rules run again, short of it by its size.
             try:
                 planned = await _rules(
-                    steps, prepared, plan, target - (tokens - planned.token_count)
+                    steps, prepared, limits, plan, target - (tokens - planned.token_count)
                 )
             except Exception as exc:
                 log.exception("selective rules failed; not compacting")
                 reason = f"rules failed: {exc}"
-                return prepared.unchanged(
-                    "selective_failed", [*warnings, reason], strategy="selective"
-                )
-            done = _Outcome(steps, prepared, archive, planned, warnings)
+                return prepared.unchanged("selective_failed", [reason], "selective")
+            done = _Outcome(steps, prepared, params, archive, planned)
             out, tokens = await done.with_ledger()
         if tokens < target or not limits.fallback_to_summary:
             if tokens >= target:
@@ -110,16 +118,18 @@ async def _run(
                     f"of {target} (selective_fallback_to_summary is off)"
                 )
             return await done.result(out, tokens)
-        done = _Outcome(steps, prepared, archive, planned, warnings)
+        done = _Outcome(steps, prepared, params, archive, planned)
     try:
         return await done.with_summary(target)
     except Exception as exc:
         log.exception("selective summary failed; not compacting")
         reason = f"summary fallback failed: {exc}"
-        return prepared.unchanged("selective_failed", [*warnings, reason], strategy="selective")
+        return prepared.unchanged("selective_failed", [reason], "selective")
 
 
-async def _rules(steps: Steps, prepared: Prepared, plan: Plan, target: int) -> SelectivePlan:
+async def _rules(
+    steps: Steps, prepared: Prepared, limits: SelectiveLimits, plan: Plan, target: int
+) -> SelectivePlan:
     """The rules' plan toward `target` tokens, checked against the provider's rules."""
     request = prepared.request
     planned: SelectivePlan = await to_thread.run_sync(
@@ -127,7 +137,7 @@ async def _rules(steps: Steps, prepared: Prepared, plan: Plan, target: int) -> S
             plan,
             prepared.messages,
             len(prepared.partition.head),
-            prepared.resolved.selective,
+            limits,
             max(target, 0),
             steps.tokenizer.count,
             partial(count_messages, steps.tokenizer),
@@ -139,22 +149,25 @@ async def _rules(steps: Steps, prepared: Prepared, plan: Plan, target: int) -> S
 
 
 class _Outcome:
-    """Builds the answer of one selective compaction, with or without the summary."""
+    """Builds the answer of one selective compaction, with or without the summary: what
+    each step returns (the summary, its ledger, the restored files, their warnings) is
+    kept here until `result` hands it to `Steps.result` as one `Output`."""
 
     def __init__(
         self,
         steps: Steps,
         prepared: Prepared,
+        params: SelectiveParams,
         archive: Archive,
         planned: SelectivePlan,
-        warnings: Sequence[str] = (),
     ) -> None:
         self.steps = steps
         self.prepared = prepared
+        self.params = params
         self.archive = archive
         self.planned = planned
         self.phases = list(planned.phases)
-        self.warnings: list[str] = list(warnings)
+        self.warnings: list[str] = []
         self.summarized: ChunkedSummary | None = None
         self.ledger: LedgerReport | None = None
         self.selection = RestoreSelection((), ())
@@ -170,7 +183,7 @@ class _Outcome:
         system message after the head (an earlier one there merged into it and replaced):
         a failure, a path or a command the rules removed stays in the context."""
         steps, planned = self.steps, self.planned
-        request, resolved = self.prepared.request, self.prepared.resolved
+        request = self.prepared.request
         messages = request.messages
         head = list(planned.messages[: planned.head_length])
         earlier = [m for m in head if is_ledger_message(m)]
@@ -178,7 +191,7 @@ class _Outcome:
             *(carried_ledger(m) for m in earlier),
             *(messages[i] for i in planned.compacted_indexes),
         ]
-        report = await steps.ledger("", covered, resolved, request.session_id)
+        report = await steps.ledger("", covered, self.params.summary, request.session_id)
         before = planned.token_count
         if not report.facts:
             return list(planned.messages), before
@@ -197,7 +210,7 @@ class _Outcome:
     async def with_summary(self, target: int) -> CompactResult:
         steps, planned = self.steps, self.planned
         request = self.prepared.request
-        messages, resolved = request.messages, self.prepared.resolved
+        messages, params = request.messages, self.params
         head = messages[: planned.head_length]
         # A ledger an earlier selective compaction left standing goes into this one.
         earlier = [carried_ledger(m) for m in head if is_ledger_message(m)]
@@ -215,21 +228,21 @@ class _Outcome:
         # The facts of the original rest (what the rules dropped included), read once for
         # the summary and the ledger: a summarizer that reads them lists those too.
         covered = [*earlier, *messages[planned.head_length :]]
-        facts = await steps.facts(covered, resolved)
-        summarized = await steps.summarize(
-            rest, resolved, request.instructions, self.warnings, facts=facts
-        )
+        facts = await steps.facts(covered, params.summary)
+        outcome = await steps.summarize(rest, params.summary, request.instructions, facts=facts)
+        self.warnings += outcome.warnings
+        summarized = outcome.summary
         if summarized is None:
-            return self.prepared.unchanged(
-                "summarization_failed", self.warnings, strategy="selective"
-            )
+            return self.prepared.unchanged("summarization_failed", self.warnings, "selective")
         self.summarized = summarized
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
         self.ledger = await steps.ledger(
-            summarized.text, covered, resolved, request.session_id, facts
+            summarized.text, covered, params.summary, request.session_id, facts
         )
-        self.selection = await steps.restore(messages, resolved, request.session_id, self.warnings)
+        restored = await steps.restore(messages, params.restore, request.session_id)
+        self.warnings += [w for w in restored.warnings if w not in self.warnings]
+        self.selection = restored.selection
         out = [
             *head,
             *gap_filled(
@@ -251,22 +264,21 @@ class _Outcome:
         return await self.result(out, tokens)
 
     async def result(self, out: Sequence[Message], tokens: int) -> CompactResult:
-        summarized = self.summarized
-        return await self.steps.result(
-            self.prepared,
+        built = Output(
             list(out),
-            archive=self.archive,
-            compacted_indexes=self.compacted,
-            retained=len(self.prepared.messages) - len(self.compacted),
-            strategy="selective",
-            warnings=self.warnings,
-            summarizer=summarized.summarizer if summarized else None,
+            self.archive,
+            self.compacted,
+            self.warnings,
+            summary=self.summarized,
             ledger=self.ledger,
-            selection=self.selection,
-            summary_chunks=summarized.chunks if summarized else 0,
+            restored=self.selection,
             phases=self.phases,
-            compacted_tokens=tokens,
+            token_count=tokens,
         )
+        return await self.steps.result(self.prepared, "selective", built)
+
+
+STRATEGY = Selective()
 
 
 def _check(messages: Sequence[Message], fmt: Format, forms: OpenAIForms) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from app.core.compaction import CompactResult
 from app.core.messages import Message
+from app.core.params import SummaryParams
 from app.core.prompt import ARCHIVED_TITLE
 from app.core.standing_ledger import carried_ledger
 from app.core.tail import (
@@ -25,8 +26,7 @@ from app.core.tail import (
 )
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared, refuse
-from app.service.steps import Steps
-from app.service.strategies.full import SUMMARY_OPTIONS
+from app.service.steps import Output, Steps
 
 # Earlier archived summaries are summarized again, with their ledgers merged, once together
 # they take more than this share of the threshold tokens: kept one after another they
@@ -47,22 +47,28 @@ def _folded(head: Sequence[Message], counts: Sequence[int], threshold: int) -> l
 
 
 @dataclass(frozen=True)
+class TailParams:
+    tail_keep_recent_rounds: int
+    summary: SummaryParams
+
+
+@dataclass(frozen=True)
 class Tail:
     name: StrategyName = "tail"
-    options: frozenset[str] = SUMMARY_OPTIONS | {"tail_keep_recent_rounds"}
+    params: type[TailParams] = TailParams
     summarizes: bool = True
+    fallbacks: tuple[StrategyName, ...] = ("full",)
 
-    async def run(self, prepared: Prepared, steps: Steps, warnings: list[str]) -> CompactResult:
+    async def run(self, prepared: Prepared, params: TailParams, steps: Steps) -> CompactResult:
         request = prepared.request
-        resolved = prepared.resolved
         messages = prepared.messages
         head = prepared.partition.head
-        keep = resolved.tail_keep_recent_rounds
+        keep = params.tail_keep_recent_rounds
         thresholds = prepared.thresholds
         target = int(thresholds.context_window * thresholds.threshold * KEPT_SHARE)
         plan = plan_tail(messages, len(head), prepared.counts, keep, target)
         if isinstance(plan, TailDeclined):
-            return prepared.unchanged("too_few_rounds", [*warnings, plan.note], strategy=self.name)
+            return prepared.unchanged("too_few_rounds", [plan.note], self.name)
         refuse(
             [
                 v
@@ -70,10 +76,10 @@ class Tail:
                 if v.canonical >= plan.verbatim_from or v.canonical == plan.request_kept
             ]
         )
-        warnings = [*warnings, *plan.warnings]
+        notes = list(plan.warnings)
         folded = _folded(head, prepared.counts, thresholds.threshold_tokens)
         if folded:
-            warnings.append(
+            notes.append(
                 f"{len(folded)} earlier archived summaries take "
                 f"{sum(prepared.counts[i] for i in folded)} tokens, over "
                 f"{FOLD_SHARE:.0%} of the threshold: summarized again into the new one"
@@ -82,25 +88,25 @@ class Tail:
         older = [*(carried_ledger(head[i]) for i in folded), *plan.older]
         kept_head = [m for i, m in enumerate(head) if i not in folded]
         archive = await steps.archive(prepared, [messages[i] for i in indexes])
-        facts = await steps.facts(older, resolved)
+        facts = await steps.facts(older, params.summary)
         summarized = await steps.summarize(
-            older, resolved, request.instructions, warnings, template="archived", facts=facts
+            older, params.summary, request.instructions, template="archived", facts=facts
         )
-        if summarized is None:
-            return prepared.unchanged("summarization_failed", warnings, strategy=self.name)
+        warnings = (*notes, *summarized.warnings)
+        if summarized.summary is None:
+            return prepared.unchanged("summarization_failed", warnings, self.name)
         start, cutoff = archive_span(messages, indexes, steps.now().isoformat())
-        text = archived_text(archived_header(start, cutoff), summarized.text)
-        ledger = await steps.ledger(text, older, resolved, request.session_id, facts)
-        output = assemble_tail(kept_head, ledger.text, plan.kept)
-        return await steps.result(
-            prepared,
-            output,
-            archive=archive,
-            compacted_indexes=indexes,
-            retained=len(messages) - len(indexes),
-            strategy=self.name,
-            warnings=warnings,
-            summarizer=summarized.summarizer,
+        text = archived_text(archived_header(start, cutoff), summarized.summary.text)
+        ledger = await steps.ledger(text, older, params.summary, request.session_id, facts)
+        output = Output(
+            assemble_tail(kept_head, ledger.text, plan.kept),
+            archive,
+            indexes,
+            warnings,
+            summary=summarized.summary,
             ledger=ledger,
-            summary_chunks=summarized.chunks,
         )
+        return await steps.result(prepared, self.name, output)
+
+
+STRATEGY = Tail()
