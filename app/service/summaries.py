@@ -81,15 +81,7 @@ class Summaries:
                 written = replace(written, text=text)
             return SummaryOutcome(written, fitted + outcome.warnings)
         if not self.summarizer.reads_prompt:
-            request = await to_thread.run_sync(
-                self.request,
-                rest,
-                params.max_summary_words,
-                instructions,
-                template,
-                params.file_tools,
-                facts,
-            )
+            request = await self._whole(rest, params, instructions, template, facts)
             outcome = await self._summarize(request)
             return SummaryOutcome(outcome.summary, fitted + outcome.warnings)
         outcome = await summarize_in_chunks(
@@ -118,7 +110,18 @@ class Summaries:
         facts: ExtractedFacts | None,
     ) -> SummaryOutcome:
         """The fallback's summary of the whole rest, after the summarizer failed a chunk."""
-        request = await to_thread.run_sync(
+        return await self._fall_back(await self._whole(rest, params, instructions, template, facts))
+
+    async def _whole(
+        self,
+        rest: Sequence[Message],
+        params: SummaryParams,
+        instructions: str | None,
+        template: SummaryTemplate,
+        facts: ExtractedFacts | None,
+    ) -> SummaryRequest:
+        """The one request for the whole rest, built in a worker thread."""
+        return await to_thread.run_sync(
             self.request,
             rest,
             params.max_summary_words,
@@ -127,7 +130,6 @@ class Summaries:
             params.file_tools,
             facts,
         )
-        return await self._fall_back(request)
 
     async def _fitted(self, params: SummaryParams) -> tuple[SummaryParams, tuple[str, ...]]:
         """`params` with its input budget lowered to the server's window, if it says one,
