@@ -15,8 +15,14 @@ def test_a_two_second_run_gets_431s_closes_dripping_and_idle_connections() -> No
     assert found["failed"] == 0
     assert found["latencies"]
     assert None not in found["refusals"]
-    assert {status for status, _ in found["answers"]} == {
-        "HTTP/1.1 431 Request Header Fields Too Large"
+    # Every blaster is refused: 431 once its head passes the limit; on a loaded machine a
+    # blaster whose head has not reached the limit within the 0.5 s header timeout gets the
+    # 408 of a head too slow instead (both are the defined refusals, never an answer).
+    statuses = {status for status, _ in found["answers"]}
+    assert "HTTP/1.1 431 Request Header Fields Too Large" in statuses
+    assert statuses <= {
+        "HTTP/1.1 431 Request Header Fields Too Large",
+        "HTTP/1.1 408 Request Timeout",
     }
     assert found["drip_lives"]
     assert found["idle_lives"]
