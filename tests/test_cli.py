@@ -402,6 +402,7 @@ def _sdk_body() -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_an_sdk_request_file_is_counted_and_compacted_as_the_api_does(
     env: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

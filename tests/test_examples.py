@@ -96,6 +96,7 @@ def test_the_agent_loop_script_compacts_twice_and_recalls_with_the_servers_token
     assert recalled.startswith("recalled ['Step 1'")
 
 
+@pytest.mark.slow
 def test_the_agent_loop_script_without_the_token_fails_naming_the_401(
     token_service_url: str,
 ) -> None:

@@ -62,6 +62,7 @@ def citations(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_prose_cites_a_document_the_repository_does_not_have() -> None:
     found = [hit for path in prose_files() for hit in citations(path)]
     assert found == [], "say the rule itself instead of citing its source:\n" + "\n".join(found)

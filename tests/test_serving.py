@@ -282,6 +282,7 @@ def test_served_headers_over_the_limit_get_431_json_and_the_connection_closes(
     assert json.loads(body)["error"] == "headers_too_large"
 
 
+@pytest.mark.slow
 def test_served_head_not_finished_in_time_gets_408_and_is_closed(
     served: tuple[str, int],
 ) -> None:
@@ -292,6 +293,7 @@ def test_served_head_not_finished_in_time_gets_408_and_is_closed(
     assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"] == "request_timeout"
 
 
+@pytest.mark.slow
 def test_served_connection_that_sends_nothing_is_closed(served: tuple[str, int]) -> None:
     with socket.create_connection(served) as connection:
         assert read_until_closed(connection) == b""

@@ -81,6 +81,7 @@ def test_a_failed_llm_summary_falls_back_to_the_extractive_one_by_default(
     assert fallback.name == "extractive"
 
 
+@pytest.mark.slow
 async def test_readyz_and_the_start_up_line_state_the_summarizer_and_a_key_left_unused(
     tmp_path: Path,
     tokenizer: TiktokenTokenizer,

@@ -47,6 +47,7 @@ def test_the_bundled_o200k_file_is_the_official_one() -> None:
     assert len(load_ranks(bundled_o200k_path())) == 199998
 
 
+@pytest.mark.slow
 def test_o200k_counts_equal_an_independent_implementation_on_the_corpus(
     o200k: O200kTokenizer,
 ) -> None:
@@ -68,6 +69,7 @@ def test_o200k_counts_a_literal_special_token_as_text(o200k: O200kTokenizer) -> 
     )
 
 
+@pytest.mark.slow
 def test_a_tampered_o200k_file_fails_start_up(tmp_path: Path) -> None:
     original = gzip.decompress(Path(bundled_o200k_path()).read_bytes())
     tampered = tmp_path / "o200k_base.tiktoken.gz"

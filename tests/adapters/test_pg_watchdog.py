@@ -57,6 +57,7 @@ def read_until_cut(watchdog: Watchdog, conn: FakeConn, sock: socket.socket, seco
             raise psycopg.OperationalError("server closed the connection unexpectedly")
 
 
+@pytest.mark.slow
 def test_a_read_blocked_past_its_deadline_wakes_and_its_connection_is_closed(
     watchdog: Watchdog, pair: tuple[socket.socket, socket.socket]
 ) -> None:
@@ -69,6 +70,7 @@ def test_a_read_blocked_past_its_deadline_wakes_and_its_connection_is_closed(
     assert conn.closed
 
 
+@pytest.mark.slow
 def test_a_short_deadline_fires_on_time_while_the_thread_sleeps_towards_a_long_one(
     watchdog: Watchdog, pair: tuple[socket.socket, socket.socket]
 ) -> None:
@@ -96,6 +98,7 @@ def test_a_short_deadline_fires_on_time_while_the_thread_sleeps_towards_a_long_o
     assert pair[1].recv(1) == b"x"
 
 
+@pytest.mark.slow
 def test_a_block_that_ends_in_time_leaves_the_connection_alone(
     watchdog: Watchdog, pair: tuple[socket.socket, socket.socket]
 ) -> None:

@@ -24,6 +24,7 @@ CONVERSATION = [
 ]
 
 
+@pytest.mark.slow
 async def test_llm_summary_is_used_and_the_key_leaks_nowhere(
     client_for: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -59,6 +60,7 @@ async def test_llm_summary_is_used_and_the_key_leaks_nowhere(
             assert SECRET.encode() not in archived.read_bytes()
 
 
+@pytest.mark.slow
 async def test_all_attempts_failing_returns_the_original_messages(client_for: Any) -> None:
     with start_fake_llm([reply(503, {"type": "error"})]) as fake:
         client = await client_for(

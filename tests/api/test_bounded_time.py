@@ -34,6 +34,7 @@ def bounded(adapter: Adapter, url: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", ADAPTERS)
 async def test_a_dripping_llm_is_cut_off_at_the_summary_deadline(
     client_for: Any, adapter: Adapter
@@ -56,6 +57,7 @@ async def test_a_dripping_llm_is_cut_off_at_the_summary_deadline(
     assert took < 3.0  # the whole body would take ~8 s
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", ADAPTERS)
 async def test_each_attempt_is_bounded_as_a_whole(client_for: Any, adapter: Adapter) -> None:
     with start_fake_llm([dripping(adapter)]) as fake:
@@ -67,6 +69,7 @@ async def test_each_attempt_is_bounded_as_a_whole(client_for: Any, adapter: Adap
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", ADAPTERS)
 async def test_a_background_job_is_bounded_by_the_summary_deadline(
     client_for: Any, adapter: Adapter
@@ -84,6 +87,7 @@ async def test_a_background_job_is_bounded_by_the_summary_deadline(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", ADAPTERS)
 async def test_a_job_past_the_request_deadline_fails_with_deadline_exceeded(
     client_for: Any, adapter: Adapter

@@ -301,6 +301,7 @@ async def test_any_replica_answers_for_a_job_of_another_on_the_same_data_directo
     assert applied.json()["messages"] == done["result"]["messages"]
 
 
+@pytest.mark.slow
 async def test_delete_on_another_replica_answers_202_and_the_owner_cancels(
     app_for: Callable[..., Any],
 ) -> None:

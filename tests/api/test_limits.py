@@ -341,6 +341,7 @@ _JSON = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_JSON, st.integers(min_value=0, max_value=8))
 def test_depth_check_agrees_with_the_definition(document: Any, max_depth: int) -> None:

@@ -217,6 +217,7 @@ async def test_a_fault_with_the_extractive_fallback_still_compacts(
     assert attempts == fault.attempts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", ADAPTERS)
 async def test_a_refused_connection_is_retried_then_fails(
     client_for: Any, adapter: Adapter

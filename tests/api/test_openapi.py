@@ -11,6 +11,7 @@ pytestmark = pytest.mark.anyio
 OPENAPI_YAML = Path(__file__).resolve().parents[2] / "openapi.yaml"
 
 
+@pytest.mark.slow
 async def test_openapi_yaml_equals_the_served_schema(client: httpx.AsyncClient) -> None:
     served = (await client.get("/openapi.json")).json()
     assert yaml.safe_load(OPENAPI_YAML.read_text(encoding="utf-8")) == served

@@ -182,6 +182,7 @@ async def client_over(
         await manager.__aexit__(None, None, None)
 
 
+@pytest.mark.slow
 async def test_a_recall_past_its_deadline_answers_504_and_stops_its_work(
     client_over: Any,
 ) -> None:

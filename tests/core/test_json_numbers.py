@@ -44,6 +44,7 @@ def test_every_number_is_written_back_exactly_as_it_was_read(literals: list[str]
     assert dumps(document) == text.replace(b"[ ", b"[").replace(b" ,", b",")
 
 
+@pytest.mark.slow
 @given(NUMBER)
 def test_a_kept_number_has_the_value_json_reads(literal: str) -> None:
     document, _ = loads(document_with([literal]))

@@ -5,6 +5,7 @@ under three headings or more."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ REFUSALS = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     refusal=REFUSALS,
@@ -109,6 +111,7 @@ def test_reasoning_in_any_spelling_is_removed_or_fails(
         assert (None if isinstance(verdict, str) else verdict.reason) == "reasoning_only"
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     changes=st.lists(

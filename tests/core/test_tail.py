@@ -59,6 +59,7 @@ def test_tail_keeps_fewer_rounds_when_they_exceed_the_target_and_says_so() -> No
     )
 
 
+@pytest.mark.slow
 def test_a_current_round_over_the_target_is_cut_between_its_exchanges() -> None:
     plan = plan_tail(CONVERSATION, 1, COUNTS, keep_rounds=2, target=5)
     assert plan is not None

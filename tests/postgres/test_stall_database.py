@@ -122,6 +122,7 @@ def test_an_idle_connection_that_froze_fails_its_check_within_the_call_timeout(
         assert time.monotonic() - started <= 1.0 + MARGIN
 
 
+@pytest.mark.slow
 def test_a_request_deadline_shortens_the_call_and_nothing_is_tried_after_it(
     database_url: str, frozen_proxy: FreezingProxy
 ) -> None:

@@ -90,6 +90,7 @@ def flat(messages: list[Message]) -> str:
     return " ".join(text.replace("\\n", " ").split())
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 @pytest.mark.parametrize("strategy", ["full", "tail", "selective", "prune"])
 @settings(
