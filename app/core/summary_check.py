@@ -145,28 +145,19 @@ def source_of(request: SummaryRequest) -> SummarySource:
     """The source of `request`'s answer, rebuilt from its parts as the prompt was. On the
     digest path the prompt is the notes and the fill-in: the notes are what the answer is
     about (a copy of them is a copy), the rest of the prompt its instructions."""
-    if request.template == "digest":
-        notes, _, fill_in = request.prompt.partition(DIGEST_NOTES_END)
-        requests = "\n\n".join(
-            message_text(m)
-            for m in request.messages
-            if m.role == "user" and not is_tool_result_message(m)
-        )
-        return SummarySource.of(
-            f"{request.system}\n{fill_in}",
-            f"{serialize_for_summary(request.messages)}\n{notes}",
-            requests,
-        )
-    build = build_archived_prompt if request.template == "archived" else build_summary_prompt
-    instructions = build("", request.max_words, request.instructions)
     requests = "\n\n".join(
         message_text(m)
         for m in request.messages
         if m.role == "user" and not is_tool_result_message(m)
     )
-    return SummarySource.of(
-        f"{request.system}\n{instructions}", serialize_for_summary(request.messages), requests
-    )
+    transcript = serialize_for_summary(request.messages)
+    if request.template == "digest":
+        notes, _, instructions = request.prompt.partition(DIGEST_NOTES_END)
+        transcript = f"{transcript}\n{notes}"
+    else:
+        build = build_archived_prompt if request.template == "archived" else build_summary_prompt
+        instructions = build("", request.max_words, request.instructions)
+    return SummarySource.of(f"{request.system}\n{instructions}", transcript, requests)
 
 
 # Echo: the share of the answer's word runs found in the instructions (or, with at least

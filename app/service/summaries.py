@@ -93,7 +93,7 @@ class Summaries:
             build_request=lambda chunk: self.request(
                 chunk, params.max_summary_words, instructions, template, params.file_tools
             ),
-            summarize=self._primary if self.fallback is not None else self._summarize,
+            summarize=self._primary,  # a failed chunk goes to `fall_back`, not per chunk
             counts=counts,
             fall_back=None
             if self.fallback is None
