@@ -12,11 +12,11 @@ cl100k) of each long session in `--corpus` (`../shared/corpus-long`) — is comp
 fallback, on each path of `--modes` (digest, transcript), and once with the extractive
 summarizer for comparison. Per run: accepted (the LLM's own text) or the rejection's
 reason, wall time, LLM tokens in and out (the server's `usage`), whether the answer is a
-copy of the prompt, and the facts its prose states: the LLM's own answer (without the
-sections the service adds on the digest path and without the ledger), or the extractive
-summary without its ledger. The table goes to
-its own section of `bench/RESULTS.md`. Never part of the test suite's timed path: a smoke
-test runs it against a fake server.
+copy of the prompt, and the facts stated in the summary's prose (the summary without its
+ledger: on the digest path the model's sections with the lines the service writes into
+them) and in the LLM's own answer alone, against the extractive summary's prose. The
+table goes to its own section of `bench/RESULTS.md`. Never part of the test suite's timed
+path: a smoke test runs it against a fake server.
 """
 
 from __future__ import annotations
@@ -116,6 +116,7 @@ class Row:
     facts: dict[str, tuple[int, int]]
     first_line: str
     answer: str = ""
+    own_facts: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def inputs(
@@ -178,6 +179,7 @@ async def run_one(
     await summarizer.aclose()
     answer = calls.answers[-1] if calls.answers else ""
     prompt = calls.prompts[-1] if calls.prompts else ""
+    facts = facts_of(rest)
     outcome = "accepted" if result.compacted else _reason(result.warnings)
     return Row(
         input=name,
@@ -188,18 +190,11 @@ async def run_one(
         tokens_in=calls.prompt_tokens,
         tokens_out=calls.completion_tokens,
         copy=bool(answer) and copy_share(answer, prompt) >= COPY_SHARE,
-        facts=stated(facts_of(rest), _prose(mode, result.summary, answer, result.compacted)),
+        facts=stated(facts, prose_of(result.summary) if result.compacted else ""),
         first_line=next((ln.strip() for ln in answer.splitlines() if ln.strip()), "")[:60],
         answer=answer,
+        own_facts=stated(facts, answer if result.compacted and mode != "extractive" else ""),
     )
-
-
-def _prose(mode: str, summary: str | None, answer: str, compacted: bool) -> str:
-    """What the summarizer itself wrote: the LLM's answer (not the sections the service
-    adds on the digest path, nor the ledger); the extractive summary without its ledger."""
-    if not compacted:
-        return ""
-    return prose_of(summary) if mode == "extractive" else answer
 
 
 def _tokens(messages: Sequence[Message]) -> int:
@@ -220,16 +215,17 @@ def render(rows: Sequence[Row], model: str, command: str) -> str:
         f"Model: {model}. Command: `{command}`. Machine: {os.cpu_count()} CPUs, shared.",
         "",
         "| input | path | history tokens | outcome | wall s | LLM tokens in/out | copy "
-        "| paths | commands | errors | requests | answer's first line |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| paths | commands | errors | requests | the LLM's own: p/c/e/r | answer's first line |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         facts = " | ".join(f"{r.facts[k][0]}/{r.facts[k][1]}" for k in KINDS)
+        own = " ".join(f"{r.own_facts[k][0]}" for k in KINDS) if r.mode != "extractive" else ""
         first = r.first_line.replace("|", "\\|")
         lines.append(
             f"| {r.input} | {r.mode} | {r.history_tokens} | {r.outcome} | {r.seconds:.1f} "
             f"| {r.tokens_in}/{r.tokens_out} | {'yes' if r.copy else 'no'} | {facts} "
-            f"| {first} |"
+            f"| {own} | {first} |"
         )
     lines += ["", *_totals(rows), ""]
     return "\n".join(lines)
@@ -252,15 +248,20 @@ def _totals(rows: Sequence[Row]) -> list[str]:
         if shares:
             parts.append(f"LLM input / history tokens, median {statistics.median(shares):.2f}")
         facts = ", ".join(f"{k} {_ratio(own, extractive, k)}" for k in KINDS)
-        parts.append(f"facts in the prose vs the extractive prose (accepted runs): {facts}")
+        parts.append(f"facts in the summary prose vs the extractive prose (accepted runs): {facts}")
+        alone = ", ".join(f"{k} {_ratio(own, extractive, k, mine=True)}" for k in KINDS)
+        parts.append(f"in the LLM's own answer alone: {alone}")
         out.append(f"- {mode}: " + "; ".join(parts))
     return out
 
 
-def _ratio(own: Sequence[Row], extractive: dict[str, Row], kind: str) -> str:
-    mine = sum(r.facts[kind][0] for r in own if r.input in extractive)
+def _ratio(own: Sequence[Row], extractive: dict[str, Row], kind: str, mine: bool = False) -> str:
+    """Facts of `kind` stated in the accepted runs' summary prose (or, `mine`, the LLM's own
+    answer) against those stated in the extractive prose of the same inputs."""
+    stated_in = [r.own_facts if mine else r.facts for r in own if r.input in extractive]
+    mine_n = sum(f[kind][0] for f in stated_in)
     base = sum(extractive[r.input].facts[kind][0] for r in own if r.input in extractive)
-    return f"{mine}/{base}" + (f" ({mine / base:.0%})" if base else "")
+    return f"{mine_n}/{base}" + (f" ({mine_n / base:.0%})" if base else "")
 
 
 def start_llama(python: str, model: Path, n_ctx: int, port: int) -> subprocess.Popen[bytes]:

@@ -239,9 +239,9 @@ def _exchanges(messages: Sequence[Message], level: Level) -> str:
     return "Latest exchanges, oldest first:\n" + "\n".join(reversed(said))
 
 
-def service_sections(messages: Sequence[Message], facts: ExtractedFacts) -> str:
-    """The sections the service writes after the model's: the commands and tool calls, and
-    the errors, from the notes (the same text at every level: `LEVELS[0]`)."""
+def service_sections(messages: Sequence[Message], facts: ExtractedFacts) -> dict[str, str]:
+    """The sections the service writes beside the model's, by title: the commands and tool
+    calls, and the errors, from the notes (the same text at every level: `LEVELS[0]`)."""
     level = LEVELS[0]
     commands = [_without_cd(c) for c in facts.commands][-level.commands :]
     counts: dict[str, int] = {}
@@ -256,9 +256,7 @@ def service_sections(messages: Sequence[Message], facts: ExtractedFacts) -> str:
         f"({'resolved' if note.resolved else 'open'})"
         for note in facts.errors[-8:]
     ] or ["- None observed."]
-    return (
-        f"## {SERVICE_SECTIONS[0]}\n"
-        + "\n".join(tools)
-        + f"\n\n## {SERVICE_SECTIONS[1]}\n"
-        + "\n".join(errors)
-    )
+    return {
+        title: f"## {title}\n" + "\n".join(lines)
+        for title, lines in zip(SERVICE_SECTIONS, (tools, errors), strict=True)
+    }

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from anyio import to_thread
 
-from app.core.digest import service_sections
+from app.core.digest_summary import digest_summary
 from app.core.errors import SummarizerError
 from app.core.facts import ExtractedFacts
 from app.core.messages import Message
@@ -77,7 +77,7 @@ class Summaries:
             written = outcome.summary
             own = written is not None and written.summarizer == self.summarizer.name
             if written is not None and own and request.facts is not None:
-                text = f"{written.text}\n\n{service_sections(rest, request.facts)}"
+                text = digest_summary(written.text, rest, request.facts)
                 written = replace(written, text=text)
             return SummaryOutcome(written, fitted + outcome.warnings)
         if not self.summarizer.reads_prompt:

@@ -59,6 +59,10 @@ async def test_auto_takes_the_digest_path_for_a_server_on_loopback(client_for: A
     assert received.body["messages"][0] == {"role": "system", "content": DIGEST_SYSTEM}
     assert received.body["messages"][1]["content"].startswith("<notes>\nUser requests")
     assert data["summary"].startswith(
-        f"{DIGEST_ANSWER}\n\n## Tool Calls\n- Calls: list_tests 1.\n\n"
+        '## Goals & Decisions\n- First request: "fix a.py"\n- Latest request: "go on"\n'
+        "- The user asked to fix a.py; the agent ran list_tests first.\n\n"
+        "## File Operations\n- None yet: a.py is the file to fix.\n\n"
+        "## Tool Calls\n- Calls: list_tests 1.\n\n"
+        "## Task Status\n- The tests were listed; next the agent fixes a.py and goes on.\n\n"
         "## Errors & Resolutions\n- None observed.\n\n## Ledger\n"
     )

@@ -93,6 +93,9 @@ def test_against_a_fake_server_it_writes_its_table(tmp_path: Path) -> None:
     assert "| 1234/56 |" in by_run[("example", "digest")]
     assert "| rejected: no_sections |" in by_run[("fake-session", "digest")]
     assert "- digest: accepted with the LLM's own text 1/2; copies accepted 0" in section
+    # the summary's prose (with the service's lines) and the LLM's answer alone, both said
+    assert "facts in the summary prose vs the extractive prose (accepted runs): paths" in section
+    assert "; in the LLM's own answer alone: paths" in section
 
 
 def test_an_answer_whose_lines_are_in_the_prompt_is_a_copy_and_headings_do_not_count() -> None:

@@ -114,12 +114,12 @@ def test_the_prompt_asks_for_the_five_headings_after_the_notes_with_the_limit_an
 
 def test_the_service_writes_the_tool_calls_and_errors_sections() -> None:
     messages = parse(session())
-    assert service_sections(messages, extract_facts(messages)) == (
-        "## Tool Calls\n- Calls: read_file 1, bash 1, write_file 1.\n"
-        "- `pytest tests/test_login.py -x`\n\n"
-        "## Errors & Resolutions\n"
-        "- bash `pytest tests/test_login.py -x`: E   KeyError: 'session_token' (open)"
-    )
+    assert service_sections(messages, extract_facts(messages)) == {
+        "Tool Calls": "## Tool Calls\n- Calls: read_file 1, bash 1, write_file 1.\n"
+        "- `pytest tests/test_login.py -x`",
+        "Errors & Resolutions": "## Errors & Resolutions\n"
+        "- bash `pytest tests/test_login.py -x`: E   KeyError: 'session_token' (open)",
+    }
     # with the model's three sections, the summary has the five of the prompt's template
     titles = {title for title, _ in DIMENSIONS}
     assert set(MODEL_SECTIONS) | set(SERVICE_SECTIONS) == titles

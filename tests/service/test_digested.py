@@ -69,9 +69,17 @@ async def test_the_digest_path_makes_one_call_over_notes_within_the_share_of_the
     # the fallback, and the ledger, still read the whole rest
     assert dump_messages(request.messages) == raw[1:]
     assert (result.compacted, result.summarizer, result.summary_chunks) == (True, "fake", 1)
-    # the model's sections, then the service's from the facts
-    assert result.summary.startswith(ANSWER + "\n\n## Tool Calls\n- Calls: bash 30.\n")
-    assert "- `pytest -k case29`\n\n## Errors & Resolutions\n- None observed." in result.summary
+    # the model's sections in the template's order, with the service's lines from the facts
+    assert result.summary.startswith(
+        "## Goals & Decisions\n"
+        '- First request: "Request 0: make the parser accept input 0."\n'
+        '- Latest request: "Request 29: make the parser accept input 29."\n'
+        "- Fix the parser.\n\n"
+        "## File Operations\n- None.\n\n"
+        "## Tool Calls\n- Calls: bash 30.\n"
+    )
+    assert "- `pytest -k case29`\n\n## Task Status\n- Tests next.\n\n" in result.summary
+    assert "## Errors & Resolutions\n- None observed." in result.summary
 
 
 async def test_the_transcript_path_is_unchanged() -> None:
