@@ -177,8 +177,8 @@ async def run_one(
     result = await service.compact(CompactRequest(messages=messages, force=True))
     seconds = time.perf_counter() - started
     await summarizer.aclose()
-    answer = calls.answers[-1] if calls.answers else ""
-    prompt = calls.prompts[-1] if calls.prompts else ""
+    answer = "\n\n".join(calls.answers)  # the digest path asks one question per section
+    prompt = "\n\n".join(calls.prompts)
     facts = facts_of(rest)
     outcome = "accepted" if result.compacted else _reason(result.warnings)
     return Row(

@@ -3,10 +3,10 @@
 A small local model given a whole transcript re-types it, or answers with the prompt's own
 section descriptions: the task is beyond it. Given instead a digest of what the history
 shows — the user's requests, the files touched, the commands, the errors, an outline of
-the tool calls and the latest exchanges — and a short fill-in prompt, it only has to
-write the narrative; the facts stay the service's (and the ledger keeps them whatever the
-model writes). The digest stays within a token budget (a share of the history's tokens),
-so the call is short on a slow CPU server too.
+the tool calls and the latest exchanges — and one short question per narrative section,
+it only has to write the narrative; the facts stay the service's (and the ledger keeps
+them whatever the model writes). The digest stays within a token budget (a share of the
+history's tokens), so the calls are short on a slow CPU server too.
 
 Levels: the digest is rendered at the most generous level first, then at tighter ones
 (fewer exchanges, shorter quotes, fewer commands and calls) until it fits.
@@ -26,7 +26,6 @@ from app.core.messages import (
     ToolUseBlock,
     is_tool_result_message,
 )
-from app.core.prompt import DIMENSIONS
 
 Count = Callable[[str], int]
 
@@ -41,20 +40,28 @@ _LEADING_CD = re.compile(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*")
 # The digest's budget: this share of the history's tokens, at least MIN_DIGEST_TOKENS.
 DIGEST_SHARE = 0.3
 MIN_DIGEST_TOKENS = 400
-# The system and fill-in prompt around the notes, at most (cl100k).
+# The system prompt and a question around the notes, at most (cl100k).
 DIGEST_PROMPT_TOKENS = 300
 
 DIGEST_SYSTEM = (
     "You write the summary of a coding session from notes about it, so that an AI agent "
     "can continue the work. Keep file paths, commands and error messages exactly as written."
 )
-# The model writes the narrative sections; the service writes the two that are lists of
-# facts (commands and calls, errors) from the notes, so the model's answer is shorter.
-MODEL_SECTIONS = ("Goals & Decisions", "File Operations", "Task Status")
+# The model answers one short question per narrative section, each call with the same
+# notes first (a local server reuses their evaluation from one call to the next); the
+# service writes the sections that are lists of facts (files, commands and calls, errors).
+# Asked for three headings at once, a small model wrote one section and stopped, or
+# copied the notes; asked one question, it answers it.
+SECTION_QUESTIONS = {
+    "Goals & Decisions": "What does the user want, and what was decided?",
+    "Task Status": "What was being done last, and what is the next step?",
+}
+MODEL_SECTIONS = tuple(SECTION_QUESTIONS)
 # Where the notes end in the prompt (the summary check reads what is before as the source).
 DIGEST_NOTES_END = "</notes>"
-SERVICE_SECTIONS = ("Tool Calls", "Errors & Resolutions")
-_HEADINGS = "\n".join(f"## {title}" for title in MODEL_SECTIONS)
+SERVICE_SECTIONS = ("File Operations", "Tool Calls", "Errors & Resolutions")
+# Paths of each kind listed under File Operations, the latest kept.
+FILES_PER_KIND = 12
 
 
 @dataclass(frozen=True)
@@ -76,9 +83,9 @@ LEVELS = (
     Level(request_words=15, requests=3, commands=4, calls=3, exchanges=2, exchange_words=12),
     Level(request_words=10, requests=2, commands=2, calls=0, exchanges=1, exchange_words=8),
 )
-# The narrative asked for, at most: a small model writes a few tokens a second, and the
+# Each answer asked for, at most: a small model writes a few tokens a second, and the
 # facts are the notes' and the ledger's, not the narrative's.
-DIGEST_MAX_WORDS = 150
+ANSWER_SENTENCES = "1 or 2 short sentences"
 
 
 def digest_budget(history_tokens: int, input_budget: int, overhead: int) -> int:
@@ -104,22 +111,18 @@ def build_digest(
     return " ".join(words)
 
 
-def build_digest_prompt(digest: str, max_words: int, instructions: str | None) -> str:
-    """The short fill-in prompt: the notes, then what to write under which headings."""
+def build_section_prompt(digest: str, section: str, instructions: str | None) -> str:
+    """The notes, then the one question of `section` (the notes first and alike in every
+    call of one summary, so the server evaluates them once)."""
     focus = (
-        f"\nThe user asks this summary to focus on: {instructions.strip()}"
+        f" The user asks this summary to focus on: {instructions.strip()}"
         if instructions and instructions.strip()
         else ""
     )
     return (
         f"<notes>\n{digest}\n{DIGEST_NOTES_END}\n\n"
-        "Write the summary of this session from the notes above. Use exactly these three "
-        "headings, in this order, each followed by 1 or 2 bullet points of one short "
-        f"sentence each, in your own words:\n{_HEADINGS}\n"
-        "Name the file paths and the user's requests exactly as the notes write them. Under "
-        "Task Status say what was being done last and what the next step is. Write "
-        f"under {min(max_words, DIGEST_MAX_WORDS)} words. Start with the line "
-        f"## {DIMENSIONS[0][0]}.{focus}"
+        f"{SECTION_QUESTIONS[section]} Answer from the notes above in {ANSWER_SENTENCES}, "
+        f"in your own words.{focus}"
     )
 
 
@@ -240,8 +243,9 @@ def _exchanges(messages: Sequence[Message], level: Level) -> str:
 
 
 def service_sections(messages: Sequence[Message], facts: ExtractedFacts) -> dict[str, str]:
-    """The sections the service writes beside the model's, by title: the commands and tool
-    calls, and the errors, from the notes (the same text at every level: `LEVELS[0]`)."""
+    """The sections the service writes beside the model's, by title: the files, the
+    commands and tool calls, and the errors, from the notes (the same text at every level:
+    `LEVELS[0]`)."""
     level = LEVELS[0]
     commands = [_without_cd(c) for c in facts.commands][-level.commands :]
     counts: dict[str, int] = {}
@@ -256,7 +260,23 @@ def service_sections(messages: Sequence[Message], facts: ExtractedFacts) -> dict
         f"({'resolved' if note.resolved else 'open'})"
         for note in facts.errors[-8:]
     ] or ["- None observed."]
+    bodies = (_file_lines(facts) or ["- None."], tools, errors)
     return {
         title: f"## {title}\n" + "\n".join(lines)
-        for title, lines in zip(SERVICE_SECTIONS, (tools, errors), strict=True)
+        for title, lines in zip(SERVICE_SECTIONS, bodies, strict=True)
     }
+
+
+def _file_lines(facts: ExtractedFacts) -> list[str]:
+    """The files the history touched, by kind, the latest `FILES_PER_KIND` of each."""
+    kinds = (
+        ("Read", facts.files_read),
+        ("Created", facts.files_created),
+        ("Edited", facts.files_edited),
+        ("Deleted", facts.files_deleted),
+    )
+    return [
+        f"- {kind}: " + ", ".join(f"`{p}`" for p in paths[-FILES_PER_KIND:])
+        for kind, paths in kinds
+        if paths
+    ]

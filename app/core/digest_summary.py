@@ -1,51 +1,45 @@
-"""The digest path's summary: the model's narrative inside the five sections, with the
-facts the service knows for certain written in by the service.
+"""The digest path's summary: the model's answers in the five sections of the template,
+with the facts the service knows for certain written in by the service.
 
 A small model paraphrases the user's requests ("Identify where the data is stored") and
 names only some of the files, so a summary of its prose alone loses what the next turn
 most needs: what the user asked, in the user's words, and which files were touched. The
-service writes those lines itself from the history's facts — the first and the latest
-request (quoted and cut as the extractive summary does) at the head of Goals & Decisions,
-the files at the head of File Operations — and the whole Tool Calls and Errors sections
-(`app.core.digest.service_sections`). The model's bullets follow the service's lines in
-each section, in the template's order; anything it wrote before its first heading stays
-first. The answer was already accepted by the summary check, on the model's text alone.
+service writes the first and the latest request (quoted, cut as the extractive summary
+cuts them) at the head of Goals & Decisions, and the whole File Operations, Tool Calls and
+Errors sections (`app.core.digest.service_sections`); the model's answers fill Goals &
+Decisions and Task Status. Each answer was accepted by the summary check on its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
 from app.core.digest import service_sections
 from app.core.facts import ExtractedFacts
 from app.core.messages import Message
 from app.core.prompt import DIMENSIONS
-from app.core.summary_sections import heading_of, split_sections
 
+_LIST_MARK = re.compile(r"^(?:[-*+]|\d{1,2}[.)])\s")
 # Words of a request quoted in the summary (the first words say what was asked).
 REQUEST_WORDS = 60
-# Paths of each kind listed under File Operations, the latest kept.
-FILES_PER_KIND = 12
 
 
-def digest_summary(answer: str, messages: Sequence[Message], facts: ExtractedFacts) -> str:
-    """The summary of the digest path: `answer`'s sections with the service's lines, in the
-    five sections of the template (`DIMENSIONS`), then nothing else."""
-    bodies = {s.key: s.body.strip() for s in split_sections(answer, "digest")}
+def digest_summary(
+    answers: Mapping[str, str], messages: Sequence[Message], facts: ExtractedFacts
+) -> str:
+    """The summary of the digest path from the model's `answers` (by section title): the
+    five sections of the template (`DIMENSIONS`), in its order."""
     service = service_sections(messages, facts)
-    heads = {
-        "Goals & Decisions": request_lines(facts),
-        "File Operations": file_lines(facts),
-    }
-    parts = [_before_first_heading(answer)]
+    parts = []
     for title, _ in DIMENSIONS:
         if title in service:
             parts.append(service[title])
             continue
-        lines = [*heads.get(title, []), bodies.get(_key(title), "")]
-        body = "\n".join(line for line in lines if line) or "- None."
+        heads = request_lines(facts) if title == DIMENSIONS[0][0] else []
+        body = "\n".join([*heads, _item(answers.get(title, ""))]).strip() or "- None."
         parts.append(f"## {title}\n{body}")
-    return "\n\n".join(part for part in parts if part)
+    return "\n\n".join(parts)
 
 
 def request_lines(facts: ExtractedFacts) -> list[str]:
@@ -54,34 +48,12 @@ def request_lines(facts: ExtractedFacts) -> list[str]:
     return [f'- {label}: "{_cut(text)}"' for label, text in said if text and text.strip()]
 
 
-def file_lines(facts: ExtractedFacts) -> list[str]:
-    """The files the history touched, by kind."""
-    kinds = (
-        ("Read", facts.files_read),
-        ("Created", facts.files_created),
-        ("Edited", facts.files_edited),
-        ("Deleted", facts.files_deleted),
-    )
-    return [
-        f"- {kind}: " + ", ".join(f"`{p}`" for p in paths[-FILES_PER_KIND:])
-        for kind, paths in kinds
-        if paths
-    ]
+def _item(answer: str) -> str:
+    """An answer as a list item, unless the model wrote a list."""
+    text = answer.strip()
+    return text if not text or _LIST_MARK.match(text) else f"- {text}"
 
 
 def _cut(text: str) -> str:
     words = text.split()
     return " ".join(words[:REQUEST_WORDS]) + (" …" if len(words) > REQUEST_WORDS else "")
-
-
-def _key(title: str) -> str:
-    return heading_of(f"## {title}", "digest") or ""
-
-
-def _before_first_heading(answer: str) -> str:
-    lines: list[str] = []
-    for line in answer.splitlines():
-        if heading_of(line, "digest") is not None:
-            break
-        lines.append(line)
-    return "\n".join(lines).strip()

@@ -46,6 +46,9 @@ class SummaryRequest:
     # `messages`' facts (`extract_facts` with `file_tools`) when the service read them
     # already: the extractive summarizer renders them instead of reading them again.
     facts: ExtractedFacts | None = None
+    # The digest path asks one question per section: the answer is the body of the section
+    # of this title (judged under its heading; the other headings are the service's).
+    section: str | None = None
 
 
 class Summarizer(Protocol):

@@ -143,7 +143,7 @@ class SummarySource:
 
 def source_of(request: SummaryRequest) -> SummarySource:
     """The source of `request`'s answer, rebuilt from its parts as the prompt was. On the
-    digest path the prompt is the notes and the fill-in: the notes are what the answer is
+    digest path the prompt is the notes and a question: the notes are what the answer is
     about (a copy of them is a copy), the rest of the prompt its instructions."""
     requests = "\n\n".join(
         message_text(m)
@@ -188,6 +188,10 @@ GROUNDED_SHARE = 0.2
 # an answer; the share of an error sentence's words the conversation must hold to be a report.
 QUOTE_WORDS = 9
 ERROR_GROUNDED = 0.5
+# The role headers and call lines of `serialize_for_summary`'s transcript.
+_TRANSCRIPT_LINE = re.compile(
+    r"^\s*(?:\[(?:user|assistant|system|tool)\]\s*$|\[tool (?:call \S+ id=|result id=))"
+)
 _INVISIBLE = re.compile(r"[\s\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]+")
 
 _MESSAGES = {
@@ -230,11 +234,12 @@ def accept_summary(
     cap_tokens: int,
     count: Callable[[str], int],
     source: SummarySource | None = None,
+    sections: Sequence[str] | None = None,
 ) -> str | SummarizerError:
     """The text to use as the summary (`text` cleaned), or the failure (never raised here).
     Without a `source` the rules that compare with the prompt and the conversation are
     skipped. `count` is the tokenizer's; it is called only on a text that could be under
-    the cap."""
+    the cap. `sections`: the titles of `template` required (all of them by default)."""
     if not _INVISIBLE.sub("", text):
         return _failure("empty")
     if len(text.strip()) > cap_tokens * MAX_CHARS_PER_TOKEN:
@@ -250,8 +255,9 @@ def accept_summary(
     failure = (
         _speech_failure(summary, template, source)
         or _echo_failure(summary, template, source)
+        or _transcript_form_failure(summary)
         or _repetition_failure(_prose(summary, template))
-        or _structure_failure(summary, template)
+        or _structure_failure(summary, template, sections)
         or _filler_failure(summary, template, source)
         or _same_sections_failure(summary, template)
     )
@@ -324,6 +330,14 @@ def _echo_failure(
     return None
 
 
+def _transcript_form_failure(text: str) -> SummarizerError | None:
+    """A line in the transcript's own form (`[user]`, `[tool call …`): the model re-types
+    the conversation, however little of it (a short answer escapes the overlap measure)."""
+    if any(_TRANSCRIPT_LINE.match(line) for line in text.splitlines()):
+        return _failure("copy")
+    return None
+
+
 def _instruction_words(tokens: list[str], source: SummarySource) -> float:
     """The share of `tokens` that are the instructions' words and not the transcript's."""
     if len(tokens) < ECHO_MIN_WORDS:
@@ -342,11 +356,13 @@ def _repetition_failure(text: str) -> SummarizerError | None:
     return None
 
 
-def _structure_failure(text: str, template: SummaryTemplate) -> SummarizerError | None:
+def _structure_failure(
+    text: str, template: SummaryTemplate, required: Sequence[str] | None = None
+) -> SummarizerError | None:
     sections = split_sections(text, template)
     if not sections:
         return _failure("no_sections")
-    missing = missing_sections(sections, template)
+    missing = missing_sections(sections, template, required)
     if missing:
         return _failure("missing_sections", f"the answer lacks the sections: {', '.join(missing)}")
     empty = [title_of(s.key, template) for s in sections if not s.has_content()]

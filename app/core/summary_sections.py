@@ -12,6 +12,7 @@ not for all of them.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.digest import MODEL_SECTIONS
@@ -123,7 +124,10 @@ def title_of(key: str, template: SummaryTemplate) -> str:
     return dict(zip(HEADING_KEYS[template], _TITLES[template], strict=True))[key]
 
 
-def missing_sections(sections: list[Section], template: SummaryTemplate) -> list[str]:
-    """The titles of the template's headings not among `sections`."""
+def missing_sections(
+    sections: list[Section], template: SummaryTemplate, required: Sequence[str] | None = None
+) -> list[str]:
+    """The titles of the template's headings (or of those `required`) not among `sections`."""
     present = {s.key for s in sections}
-    return [title_of(key, template) for key in HEADING_KEYS[template] if key not in present]
+    titles = [title_of(key, template) for key in HEADING_KEYS[template] if key not in present]
+    return titles if required is None else [t for t in titles if t in required]

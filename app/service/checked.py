@@ -67,13 +67,21 @@ class CheckedSummarizer:
         return verdict
 
     def _judge(self, text: str, request: SummaryRequest) -> str | SummarizerError:
-        return accept_summary(
-            text,
+        """The answer cleaned, or why not. The answer to one section's question (the digest
+        path) is judged under that section's heading, the only one required; the body is
+        what is kept."""
+        heading = f"## {request.section}\n" if request.section else ""
+        verdict = accept_summary(
+            heading + text,
             template=request.template,
             cap_tokens=self._cap_tokens,
             count=self._count,
             source=source_of(request),
+            sections=(request.section,) if request.section else None,
         )
+        if isinstance(verdict, str) and heading:
+            return verdict.removeprefix(heading.rstrip("\n")).strip()
+        return verdict
 
     async def aclose(self) -> None:
         await self._inner.aclose()

@@ -15,7 +15,7 @@ from anyio import to_thread
 
 from app.core.digest_summary import digest_summary
 from app.core.errors import SummarizerError
-from app.core.facts import ExtractedFacts
+from app.core.facts import ExtractedFacts, extract_facts
 from app.core.messages import Message
 from app.core.params import SummaryParams
 from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer, WindowSource
@@ -28,7 +28,7 @@ from app.core.prompt import (
 from app.core.window_fit import fit_warning, fitted_budget
 from app.service.chunked import ChunkedSummary, SummaryOutcome, summarize_in_chunks
 from app.service.defaults import Defaults
-from app.service.digested import digest_request
+from app.service.digested import digest_requests
 
 log = logging.getLogger("context_compact.compaction")
 
@@ -70,16 +70,11 @@ class Summaries:
         would only make it summarize its own summaries."""
         params, fitted = await self._fitted(params)
         if self._digests(template):
-            request = await to_thread.run_sync(
-                digest_request, rest, params, instructions, self.tokenizer, counts, facts
+            requests = await to_thread.run_sync(
+                digest_requests, rest, params, instructions, self.tokenizer, counts, facts
             )
-            outcome = await self._summarize(request)
-            written = outcome.summary
-            own = written is not None and written.summarizer == self.summarizer.name
-            if written is not None and own and request.facts is not None:
-                text = digest_summary(written.text, rest, request.facts)
-                written = replace(written, text=text)
-            return SummaryOutcome(written, fitted + outcome.warnings)
+            outcome = await self._answers(requests)
+            return SummaryOutcome(outcome.summary, fitted + outcome.warnings)
         if not self.summarizer.reads_prompt:
             request = await self._whole(rest, params, instructions, template, facts)
             outcome = await self._summarize(request)
@@ -100,6 +95,22 @@ class Summaries:
             else lambda: self._whole_by_fallback(rest, params, instructions, template, facts),
         )
         return SummaryOutcome(outcome.summary, fitted + outcome.warnings)
+
+    async def _answers(self, requests: Sequence[SummaryRequest]) -> SummaryOutcome:
+        """The digest path: the model's answer to each section's question, laid out with the
+        service's sections (`digest_summary`); once one call fails, the fallback summarizes
+        the whole rest and no further call is made."""
+        answers: dict[str, str] = {}
+        for request in requests:
+            written = await self._primary(request)
+            if written.summary is None:
+                fallen = await self._fall_back(request)
+                return SummaryOutcome(fallen.summary, written.warnings + fallen.warnings)
+            answers[request.section or ""] = written.summary.text
+        first = requests[0]
+        facts = first.facts if first.facts is not None else extract_facts(first.messages)
+        text = await to_thread.run_sync(digest_summary, answers, first.messages, facts)
+        return SummaryOutcome(ChunkedSummary(text, self.summarizer.name, len(requests)))
 
     async def _whole_by_fallback(
         self,

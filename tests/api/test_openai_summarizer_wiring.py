@@ -41,27 +41,32 @@ def test_openai_settings_read_the_common_variable_names() -> None:
     assert Settings(_env_file=None, summarizer="openai").summarizer_kind == "openai"  # type: ignore[call-arg]
 
 
-DIGEST_ANSWER = (
-    "## Goals & Decisions\n- The user asked to fix a.py; the agent ran list_tests first.\n\n"
-    "## File Operations\n- None yet: a.py is the file to fix.\n\n"
-    "## Task Status\n- The tests were listed; next the agent fixes a.py and goes on."
-)
+GOALS = "The user asked to fix a.py; the agent ran list_tests first."
+STATUS = "The tests were listed; next the agent fixes a.py and goes on."
 
 
 async def test_auto_takes_the_digest_path_for_a_server_on_loopback(client_for: Any) -> None:
-    """The model writes the three sections the fill-in asks for (checked as a summary of
-    those three), the service adds the two lists of facts."""
-    with start_fake_llm([reply(200, openai_completion(DIGEST_ANSWER))]) as fake:
+    """The model answers one question per narrative section (each checked under its
+    heading), the service writes the lists of facts around them."""
+    script = [reply(200, openai_completion(GOALS)), reply(200, openai_completion(STATUS))]
+    with start_fake_llm(script) as fake:
         client = await client_for(summarizer="openai", openai_base_url=fake.url + "/v1")
         messages = [system("s"), user("fix a.py"), *bulk_round(), user("go on")]
         data = (await client.post("/compact", json={"messages": messages, "force": True})).json()
-        [received] = fake.requests
-    assert received.body["messages"][0] == {"role": "system", "content": DIGEST_SYSTEM}
-    assert received.body["messages"][1]["content"].startswith("<notes>\nUser requests")
+        goals, status = fake.requests
+    for received in (goals, status):
+        assert received.body["messages"][0] == {"role": "system", "content": DIGEST_SYSTEM}
+        assert received.body["messages"][1]["content"].startswith("<notes>\nUser requests")
+    assert goals.body["messages"][1]["content"].endswith(
+        "What does the user want, and what was decided? Answer from the notes above in 1 or 2 "
+        "short sentences, in your own words."
+    )
+    assert "What was being done last" in status.body["messages"][1]["content"]
+    assert data["summary_chunks"] == 2
     assert data["summary"].startswith(
         '## Goals & Decisions\n- First request: "fix a.py"\n- Latest request: "go on"\n'
         "- The user asked to fix a.py; the agent ran list_tests first.\n\n"
-        "## File Operations\n- None yet: a.py is the file to fix.\n\n"
+        "## File Operations\n- None.\n\n"
         "## Tool Calls\n- Calls: list_tests 1.\n\n"
         "## Task Status\n- The tests were listed; next the agent fixes a.py and goes on.\n\n"
         "## Errors & Resolutions\n- None observed.\n\n## Ledger\n"

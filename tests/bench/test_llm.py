@@ -67,7 +67,10 @@ def test_without_a_model_it_says_how_to_get_one_and_exits_0(
 def test_against_a_fake_server_it_writes_its_table(tmp_path: Path) -> None:
     results = tmp_path / "RESULTS.md"
     results.write_text("# Benchmark results\n\n## Other\n\nkept\n")
-    script = [reply(200, with_usage(SUMMARY)), reply(200, with_usage("[user]\nPlease add"))]
+    goals = with_usage("The user wants the hasdata engines added to hasdata.py.")
+    status = with_usage("Engines are added one by one; the next is engine 29.")
+    copy = with_usage("[user]\nPlease add")
+    script = [reply(200, goals), reply(200, status), reply(200, goals), reply(200, copy)]
     with start_fake_llm(script) as fake:
         code = main(
             [
@@ -90,8 +93,8 @@ def test_against_a_fake_server_it_writes_its_table(tmp_path: Path) -> None:
     }
     # the first call is accepted; the second answer, a copy, is rejected with its reason
     assert "| accepted |" in by_run[("example", "digest")]
-    assert "| 1234/56 |" in by_run[("example", "digest")]
-    assert "| rejected: no_sections |" in by_run[("fake-session", "digest")]
+    assert "| 2468/112 |" in by_run[("example", "digest")]  # two questions, two calls
+    assert "| rejected: copy |" in by_run[("fake-session", "digest")]
     assert "- digest: accepted with the LLM's own text 1/2; copies accepted 0" in section
     # the summary's prose (with the service's lines) and the LLM's answer alone, both said
     assert "facts in the summary prose vs the extractive prose (accepted runs): paths" in section

@@ -11,9 +11,10 @@ from app.core.digest import (
     LEVELS,
     MIN_DIGEST_TOKENS,
     MODEL_SECTIONS,
+    SECTION_QUESTIONS,
     SERVICE_SECTIONS,
     build_digest,
-    build_digest_prompt,
+    build_section_prompt,
     digest_budget,
     render_digest,
     service_sections,
@@ -100,27 +101,35 @@ def test_a_budget_no_level_fits_cuts_the_tightest_notes() -> None:
     assert notes.startswith("User requests, in order")
 
 
-def test_the_prompt_asks_for_the_five_headings_after_the_notes_with_the_limit_and_focus() -> None:
-    prompt = build_digest_prompt("NOTES", 100, "  the parser  ")
-    assert prompt.startswith("<notes>\nNOTES\n</notes>\n\n")
-    asked = "## Goals & Decisions\n## File Operations\n## Task Status\n"
-    assert asked in prompt
-    assert "## Tool Calls" not in prompt  # the service writes it
-    assert "under 100 words" in prompt
-    assert "under 150 words" in build_digest_prompt("NOTES", 1200, None)  # DIGEST_MAX_WORDS
-    assert prompt.endswith("The user asks this summary to focus on: the parser")
-    assert not build_digest_prompt("NOTES", 300, None).endswith("parser")
+def test_each_sections_prompt_is_the_same_notes_then_its_one_question_and_the_focus() -> None:
+    goals = build_section_prompt("NOTES", "Goals & Decisions", "  the parser  ")
+    status = build_section_prompt("NOTES", "Task Status", None)
+    notes = "<notes>\nNOTES\n</notes>\n\n"
+    assert goals.startswith(notes)  # the same notes first: the server reuses them
+    assert status.startswith(notes)
+    assert goals == (
+        notes + "What does the user want, and what was decided? Answer from the notes above "
+        "in 1 or 2 short sentences, in your own words. The user asks this summary to focus "
+        "on: the parser"
+    )
+    assert status == (
+        notes + "What was being done last, and what is the next step? Answer from the notes "
+        "above in 1 or 2 short sentences, in your own words."
+    )
+    assert MODEL_SECTIONS == tuple(SECTION_QUESTIONS) == ("Goals & Decisions", "Task Status")
 
 
-def test_the_service_writes_the_tool_calls_and_errors_sections() -> None:
+def test_the_service_writes_the_files_tool_calls_and_errors_sections() -> None:
     messages = parse(session())
     assert service_sections(messages, extract_facts(messages)) == {
+        "File Operations": "## File Operations\n- Read: `src/auth/login.py`\n"
+        "- Created: `src/auth/session.py`",
         "Tool Calls": "## Tool Calls\n- Calls: read_file 1, bash 1, write_file 1.\n"
         "- `pytest tests/test_login.py -x`",
         "Errors & Resolutions": "## Errors & Resolutions\n"
         "- bash `pytest tests/test_login.py -x`: E   KeyError: 'session_token' (open)",
     }
-    # with the model's three sections, the summary has the five of the prompt's template
+    # with the model's two sections, the summary has the five of the prompt's template
     titles = {title for title, _ in DIMENSIONS}
     assert set(MODEL_SECTIONS) | set(SERVICE_SECTIONS) == titles
 
@@ -146,41 +155,43 @@ def _digest_source(messages: list[dict[str, Any]]) -> tuple[SummaryRequest, Summ
     request = SummaryRequest(
         messages=tuple(rest),
         system=DIGEST_SYSTEM,
-        prompt=build_digest_prompt(notes, 150, None),
+        prompt=build_section_prompt(notes, "Task Status", None),
         max_words=150,
         template="digest",
         facts=facts,
+        section="Task Status",
     )
     return request, source_of(request)
 
 
-DIGEST_ANSWER = (
-    "## Goals & Decisions\n- The user wants the failing login test in tests/test_login.py "
-    "fixed and the old token name kept working.\n\n"
-    "## File Operations\n- Read src/auth/login.py; wrote src/auth/session.py.\n\n"
-    "## Task Status\n- Both token names are accepted; next the whole suite runs."
-)
+STATUS = "## Task Status\n- Both token names are accepted; next the whole suite runs."
 
 
-def test_a_digest_answer_is_judged_as_the_three_sections_it_was_asked_for() -> None:
-    """The model writes three of the five sections; the check asks for those three, and the
-    notes are what it must not copy back."""
+def _judge(text: str, source: SummarySource, cap: int = 1000) -> str | SummarizerError:
+    return accept_summary(
+        text,
+        template="digest",
+        cap_tokens=cap,
+        count=WORDS.count,
+        source=source,
+        sections=("Task Status",),
+    )
+
+
+def test_a_sections_answer_is_judged_under_its_one_heading() -> None:
+    """The model answers one section; the check asks for that heading only, and the notes
+    are what the answer must not copy back."""
     request, source = _digest_source(session())
-    judged = accept_summary(
-        DIGEST_ANSWER, template="digest", cap_tokens=1000, count=WORDS.count, source=source
-    )
-    assert judged == DIGEST_ANSWER
-    without_status = DIGEST_ANSWER.split("\n\n## Task Status")[0]
-    missing = accept_summary(
-        without_status, template="digest", cap_tokens=1000, count=WORDS.count, source=source
-    )
-    assert isinstance(missing, SummarizerError)
-    assert missing.reason == "missing_sections"
+    assert _judge(STATUS, source) == STATUS
+    # the whole template is still what a judgement without `sections` asks for
+    whole = accept_summary(STATUS, template="digest", cap_tokens=1000, count=WORDS.count)
+    assert isinstance(whole, SummarizerError)
+    assert whole.reason == "missing_sections"
     notes = request.prompt.split(DIGEST_NOTES_END)[0].removeprefix("<notes>\n")
-    copied = "## Goals & Decisions\n" + notes + "\n## File Operations\n" + notes
-    copied += "\n## Task Status\n" + notes
-    copy = accept_summary(
-        copied, template="digest", cap_tokens=10_000, count=WORDS.count, source=source
-    )
+    copy = _judge("## Task Status\n" + notes, source, cap=10_000)
     assert isinstance(copy, SummarizerError)
     assert copy.reason in {"copy", "repetitive"}
+    question = request.prompt.split(DIGEST_NOTES_END)[1].strip()
+    echo = _judge(f"## Task Status\n{question} {question}", source)
+    assert isinstance(echo, SummarizerError)
+    assert echo.reason == "echo"

@@ -11,6 +11,7 @@ import pytest
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
 from app.service.checked import CheckedSummarizer
+from tests.core.test_digest import _digest_source, session
 from tests.summary_answers import SUMMARY, request
 
 pytestmark = pytest.mark.anyio
@@ -102,7 +103,7 @@ async def test_a_rejected_answers_first_line_is_logged_only_when_configured(
         assert records == []
         return
     (record,) = records
-    assert record.__dict__["reason"] == "no_sections"
+    assert record.__dict__["reason"] == "copy"  # the transcript's `[assistant]` line
     assert record.__dict__["first_line"] == ("[user]** please fix " + "x" * 300)[:120]
 
 
@@ -110,3 +111,19 @@ async def test_an_accepted_answer_is_not_logged(caplog: pytest.LogCaptureFixture
     checked = CheckedSummarizer(Answering(SUMMARY), cap_tokens=1000, count=words, log_rejected=True)
     assert await checked.summarize(request()) == SUMMARY.strip()
     assert not [r for r in caplog.records if r.getMessage() == "summary rejected"]
+
+
+async def test_an_answer_to_one_sections_question_is_judged_under_its_heading() -> None:
+    """The digest path: the answer is a section's body; the check supplies the heading and
+    asks for that section only, and what comes back is the body, cleaned."""
+    asked, _ = _digest_source(session())
+    body = "<think>short</think>The token names both work; next the whole suite runs."
+    checked = CheckedSummarizer(Answering(body), cap_tokens=1000, count=words)
+    assert await checked.summarize(asked) == (
+        "The token names both work; next the whole suite runs."
+    )
+    notes = asked.prompt.split("</notes>")[0].removeprefix("<notes>\n")
+    copying = CheckedSummarizer(Answering(notes), cap_tokens=10_000, count=words)
+    with pytest.raises(SummarizerError) as copied:
+        await copying.summarize(asked)
+    assert copied.value.reason in {"copy", "repetitive"}

@@ -1,4 +1,4 @@
-"""The digest path through the real service: one short call over notes, never the transcript."""
+"""The digest path through the real service: short calls over notes, never the transcript."""
 
 from __future__ import annotations
 
@@ -29,7 +29,11 @@ from tests.fakes.tokenizer import WordTokenizer
 pytestmark = pytest.mark.anyio
 
 WORDS = WordTokenizer()
-ANSWER = "## Goals & Decisions\n- Fix the parser.\n## Task Status\n- Tests next."
+ANSWERS = {"Goals & Decisions": "Fix the parser.", "Task Status": "- Tests next."}
+
+
+def answer(request: SummaryRequest) -> str:
+    return ANSWERS[request.section or ""]
 
 
 def history(rounds: int) -> list[dict[str, Any]]:
@@ -55,20 +59,24 @@ async def compact(
     return await svc.compact(CompactRequest(messages=parse(raw), force=True, options=options))
 
 
-async def test_the_digest_path_makes_one_call_over_notes_within_the_share_of_the_history() -> None:
-    summarizer = FakeSummarizer(lambda r: ANSWER)
+async def test_the_digest_path_asks_one_question_per_section_over_the_same_notes() -> None:
+    summarizer = FakeSummarizer(answer)
     raw = history(30)
     result = await compact(service(summarizer, summary_input_budget=5000), raw)
-    (request,) = summarizer.requests
-    assert request.system == DIGEST_SYSTEM
-    assert request.prompt.startswith("<notes>\nUser requests, in order")
-    assert "[tool result id=" not in request.prompt  # no transcript
-    assert "pytest -k case29" in request.prompt
-    history_tokens = sum(WORDS.count(str(m["content"])) for m in raw[1:])
-    assert WORDS.count(request.prompt) <= DIGEST_SHARE * history_tokens
-    # the fallback, and the ledger, still read the whole rest
-    assert dump_messages(request.messages) == raw[1:]
-    assert (result.compacted, result.summarizer, result.summary_chunks) == (True, "fake", 1)
+    goals, status = summarizer.requests
+    assert (goals.section, status.section) == ("Goals & Decisions", "Task Status")
+    notes = goals.prompt.split("</notes>")[0]
+    assert status.prompt.split("</notes>")[0] == notes
+    for request in (goals, status):
+        assert request.system == DIGEST_SYSTEM
+        assert request.prompt.startswith("<notes>\nUser requests, in order")
+        assert "[tool result id=" not in request.prompt  # no transcript
+        assert "pytest -k case29" in request.prompt
+        history_tokens = sum(WORDS.count(str(m["content"])) for m in raw[1:])
+        assert WORDS.count(request.prompt) <= DIGEST_SHARE * history_tokens
+        # the fallback, and the ledger, still read the whole rest
+        assert dump_messages(request.messages) == raw[1:]
+    assert (result.compacted, result.summarizer, result.summary_chunks) == (True, "fake", 2)
     # the model's sections in the template's order, with the service's lines from the facts
     assert result.summary.startswith(
         "## Goals & Decisions\n"
@@ -83,7 +91,7 @@ async def test_the_digest_path_makes_one_call_over_notes_within_the_share_of_the
 
 
 async def test_the_transcript_path_is_unchanged() -> None:
-    summarizer = FakeSummarizer(lambda r: ANSWER)
+    summarizer = FakeSummarizer(lambda r: "## Goals & Decisions\n- Fix the parser.")
     await compact(service(summarizer, mode="transcript"), history(3))
     (request,) = summarizer.requests
     assert request.system == SUMMARY_SYSTEM
@@ -109,3 +117,19 @@ async def test_a_failed_digest_call_falls_back_to_the_extractive_summary_of_the_
     assert result.summarizer == "extractive"
     assert "Request 0: make the parser accept input 0." in result.summary
     assert "Request 3: make the parser accept input 3." in result.summary
+
+
+async def test_a_failed_second_question_falls_back_whole_and_asks_nothing_more() -> None:
+    def second_fails(request: SummaryRequest) -> str:
+        if request.section == "Task Status":
+            raise SummarizerError("copy of the notes", retryable=False, reason="copy")
+        return "Fix the parser."
+
+    summarizer = FakeSummarizer(second_fails)
+    raw = history(4)
+    result = await compact(service(summarizer, fallback=ExtractiveSummarizer()), raw)
+    assert [r.section for r in summarizer.requests] == ["Goals & Decisions", "Task Status"]
+    assert result.summarizer == "extractive"
+    assert "Fix the parser." not in result.summary  # no half of the model's summary
+    assert "Request 0: make the parser accept input 0." in result.summary
+    assert any("copy of the notes" in w for w in result.warnings)
