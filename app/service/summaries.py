@@ -79,11 +79,11 @@ class Summaries:
             if written is not None and own and request.facts is not None:
                 text = digest_summary(written.text, rest, request.facts)
                 written = replace(written, text=text)
-            return SummaryOutcome(written, fitted + outcome.warnings)
+            return SummaryOutcome(written, fitted + outcome.warnings, outcome.calls)
         if not self.summarizer.reads_prompt:
             request = await self._whole(rest, params, instructions, template, facts)
             outcome = await self._summarize(request)
-            return SummaryOutcome(outcome.summary, fitted + outcome.warnings)
+            return SummaryOutcome(outcome.summary, fitted + outcome.warnings, outcome.calls)
         outcome = await summarize_in_chunks(
             rest,
             budget=params.summary_input_budget,
@@ -99,7 +99,7 @@ class Summaries:
             if self.fallback is None
             else lambda: self._whole_by_fallback(rest, params, instructions, template, facts),
         )
-        return SummaryOutcome(outcome.summary, fitted + outcome.warnings)
+        return SummaryOutcome(outcome.summary, fitted + outcome.warnings, outcome.calls)
 
     async def _whole_by_fallback(
         self,
@@ -137,8 +137,9 @@ class Summaries:
         if self.window is None or not self.summarizer.reads_prompt:
             return params, ()
         window = await self.window.window()
+        ratio = await self.window.ratio() if window is not None else None
         budget = params.summary_input_budget
-        fitted = fitted_budget(budget, window, self.answer_tokens)
+        fitted = fitted_budget(budget, window, self.answer_tokens, ratio)
         if window is None or fitted == budget:
             return params, ()
         return replace(params, summary_input_budget=fitted), (fit_warning(budget, fitted, window),)
@@ -189,18 +190,18 @@ class Summaries:
         if primary.summary is not None or self.fallback is None:
             return primary
         fallen = await self._fall_back(request)
-        return SummaryOutcome(fallen.summary, primary.warnings + fallen.warnings)
+        return SummaryOutcome(fallen.summary, primary.warnings + fallen.warnings, primary.calls)
 
     async def _primary(self, request: SummaryRequest) -> SummaryOutcome:
         """The configured summarizer's summary; none (with a warning) when it failed."""
         name = self.summarizer.name
         try:
             return SummaryOutcome(
-                ChunkedSummary(await _summary_text(self.summarizer, request), name, 1)
+                ChunkedSummary(await _summary_text(self.summarizer, request), name, 1), calls=1
             )
         except SummarizerError as exc:
             log.warning("summarizer failed", extra={"summarizer": name})
-            return SummaryOutcome(None, (f"summarizer {name} failed: {exc}",))
+            return SummaryOutcome(None, (f"summarizer {name} failed: {exc}",), calls=1)
 
     async def _fall_back(self, request: SummaryRequest) -> SummaryOutcome:
         if self.fallback is None:
