@@ -148,12 +148,12 @@ class ModelsProbe:
         ):
             return self._ratio[1]
         sample = ratio_sample()
-        server = await self._server_tokens(sample)
+        server = await self.server_tokens(sample)
         found = None if server is None else measured_ratio(server, self._count(sample))
         self._ratio = (now, found)
         return found
 
-    async def _server_tokens(self, text: str) -> int | None:
+    async def server_tokens(self, text: str) -> int | None:
         """The server's count of `text`; None when it has no such endpoint."""
         model = {"model": self._model} if self._model is not None else {}
         payload = await self._json(

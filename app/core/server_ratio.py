@@ -3,11 +3,11 @@
 Budgets are counted in cl100k, the server's window in its own tokens. A server that counts
 text for us (llama.cpp and vLLM `POST /tokenize`, llama-cpp-python
 `POST /extras/tokenize/count`) is asked once for its count of `ratio_sample()`: a short
-agent session, serialized as a summary's transcript is (code, a traceback, commands,
-prose). The ratio, raised by `RATIO_MARGIN` for transcripts that tokenize worse than the
-sample, then replaces the fixed `SERVER_TOKEN_RATIO` (`app.core.window_fit`). A ratio
-outside [`MIN_RATIO`, `MAX_RATIO`] is a misreading (a count of characters or words), not a
-tokenizer: the fixed ratio stays.
+agent session, serialized as a summary's transcript is (a line-numbered file view, a
+failing test run, tool calls, prose). The ratio, raised by `RATIO_MARGIN` for transcripts
+that tokenize worse than the sample, then replaces the fixed `SERVER_TOKEN_RATIO`
+(`app.core.window_fit`). A ratio outside [`MIN_RATIO`, `MAX_RATIO`] is a misreading (a
+count of characters or words), not a tokenizer: the fixed ratio stays.
 """
 
 from __future__ import annotations
@@ -17,23 +17,34 @@ from functools import cache
 from app.core.messages import Message
 from app.core.prompt import serialize_for_summary
 
-# A measured ratio is raised by this much: the sample is one transcript, and the ratio
-# moves a few percent between transcripts of the same model (Gemma: 1.22-1.25).
-RATIO_MARGIN = 1.05
+# A measured ratio is raised by this much: the sample is one short transcript, and the
+# ratio moves between transcripts of one model (Qwen2.5-Coder: 1.10 on the sample, up to
+# 1.15 on the test corpus's transcripts, whose line-numbered file views it counts digit by
+# digit; bench.server_ratio measures it).
+RATIO_MARGIN = 1.08
 MIN_RATIO = 0.5
 MAX_RATIO = 4.0
 
-_SOURCE = '''def apply_discount(total: float, code: str | None) -> float:
-    """The total after the discount `code` grants; unknown codes grant nothing."""
-    rates = {"SPRING10": 0.10, "VIP25": 0.25}
-    if code is None:
-        return total
-    rate = rates.get(code, 0.0)
-    return total * (1 - rate)
-
-
-def cart_total(items: list[dict[str, float]]) -> float:
-    return sum(item["price"] * item["quantity"] for item in items)
+_SOURCE = '''[File: /repo/shop/cart.py (214 lines total)]
+(40 more lines above)
+41:def apply_discount(total: float, code: str | None) -> float:
+42:    """The total after the discount `code` grants; unknown codes grant nothing."""
+43:    rates = {"SPRING10": 0.10, "VIP25": 0.25}
+44:    if code is None:
+45:        return total
+46:    rate = rates.get(code, 0.0)
+47:    return total * (1 - rate)
+48:
+49:
+50:def cart_total(items: list[dict[str, float]]) -> float:
+51:    return sum(item["price"] * item["quantity"] for item in items)
+52:
+53:
+54:def shipping(total: float, country: str = "DE") -> float:
+55:    if total >= 50.0:
+56:        return 0.0
+57:    return {"DE": 4.90, "AT": 6.90, "CH": 12.50}.get(country, 14.99)
+(157 more lines below)
 '''
 
 _TRACEBACK = """============================= test session starts ==============================

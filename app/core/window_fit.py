@@ -4,8 +4,9 @@ A budget larger than the window is refused by the server (llama.cpp: HTTP 400 "e
 available context size"), silently cut from its start (Ollama) or, with a window just above
 the chunk, surfaces as a timeout. The budget is counted in cl100k while the server counts in
 its own tokens: the window's room is divided by the ratio measured on the server when it
-can count (`app.core.server_ratio`), else by a conservative fixed one (Qwen ~1.02x, Gemma
-1.22-1.25x cl100k on agent transcripts), and the answer's `max_tokens` is kept free.
+can count (`app.core.server_ratio`), else by a conservative fixed one (Qwen2.5-Coder
+1.03-1.15x, Gemma 1.22-1.25x cl100k on agent transcripts), and the answer's `max_tokens`
+is kept free.
 """
 
 from __future__ import annotations

@@ -115,8 +115,8 @@ async def test_a_reported_window_wins_over_the_configured_one(server: respx.Mock
 async def test_llama_cpp_counts_the_sample_with_tokenize(server: respx.MockRouter) -> None:
     tokenize = server.post(f"{ROOT}/tokenize").respond(200, json={"tokens": list(range(1200))})
     probe = probe_of(server, model="local", count=cl100k_1000)
-    assert await probe.ratio() == pytest.approx(1.2 * 1.05)
-    assert await probe.ratio() == pytest.approx(1.26)
+    assert await probe.ratio() == pytest.approx(1.2 * 1.08)
+    assert await probe.ratio() == pytest.approx(1.296)
     assert tokenize.call_count == 1  # a measured ratio is kept
     sent = json.loads(tokenize.calls[0].request.content)
     assert sent == {"content": ratio_sample(), "prompt": ratio_sample(), "model": "local"}
@@ -128,7 +128,7 @@ async def test_vllm_answers_tokenize_with_a_count(server: respx.MockRouter) -> N
         200, json={"count": 1020, "tokens": [1] * 1020, "max_model_len": 32768}
     )
     probe = probe_of(server, model="m", count=cl100k_1000)
-    assert await probe.ratio() == pytest.approx(1.02 * 1.05)
+    assert await probe.ratio() == pytest.approx(1.02 * 1.08)
     await probe.aclose()
 
 
@@ -137,7 +137,7 @@ async def test_llama_cpp_python_counts_the_sample_with_extras_tokenize_count(
 ) -> None:
     extras = server.post(f"{ROOT}/extras/tokenize/count").respond(200, json={"count": 1100})
     probe = probe_of(server, model="local", count=cl100k_1000)
-    assert await probe.ratio() == pytest.approx(1.1 * 1.05)
+    assert await probe.ratio() == pytest.approx(1.1 * 1.08)
     assert json.loads(extras.calls[0].request.content) == {
         "input": ratio_sample(),
         "model": "local",
@@ -155,7 +155,7 @@ async def test_a_server_that_cannot_count_has_no_ratio_asked_again_after_the_ttl
     assert server.calls.call_count == 2  # /tokenize and /extras/tokenize/count, once
     now[0] = 11.0
     extras.respond(200, json={"count": 1300})
-    assert await probe.ratio() == pytest.approx(1.3 * 1.05)
+    assert await probe.ratio() == pytest.approx(1.3 * 1.08)
     await probe.aclose()
 
 

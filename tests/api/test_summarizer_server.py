@@ -26,9 +26,9 @@ ROOT = "http://llm.test"
 MESSAGES = [system("s"), user("fix a.py"), *bulk_round(), user("go on")]
 # Valid as sent: a failed summary answers it unchanged.
 CLOSED = [system("s"), user("fix a.py"), *bulk_round(), assistant("The tests are listed.")]
-SAMPLE_TOKENS = 486  # cl100k tokens of the ratio sample (pinned below)
-# A server counting 1.02x cl100k (Qwen-like): 496 of its tokens for the sample.
-QWEN_SAMPLE_TOKENS = 496
+SAMPLE_TOKENS = 608  # cl100k tokens of the ratio sample (pinned below)
+# Qwen2.5-Coder's count of the sample (llama-cpp-python's `/extras/tokenize/count`).
+QWEN_SAMPLE_TOKENS = 669
 
 
 @pytest.fixture
@@ -82,10 +82,10 @@ async def test_llama_cpps_count_sets_the_ratio_the_budget_is_fitted_with(
     client = await openai_client(client_for)
     data = (await client.post("/compact", json={"messages": MESSAGES, "force": True})).json()
     assert json.loads(tokenize.calls[0].request.content)["content"] == ratio_sample()
-    # (4096 - 1000) / (496 / 486 * 1.05) = 2889.1
+    # (4096 - 1000) / (669 / 608 * 1.08) = 2605.3
     assert data["compacted"] is True
     assert data["warnings"][0] == (
-        "summary_input_budget 100000 lowered to 2889: the summarizer's server has a context "
+        "summary_input_budget 100000 lowered to 2605: the summarizer's server has a context "
         "window of 4096 tokens (set COMPACT_SUMMARY_INPUT_BUDGET to match it)"
     )
 
@@ -98,8 +98,8 @@ async def test_llama_cpp_pythons_count_and_the_configured_window(
     serve(llm, [summary_of(MESSAGES)])
     client = await openai_client(client_for, summary_server_window=8192)
     data = (await client.post("/compact", json={"messages": MESSAGES, "force": True})).json()
-    # (8192 - 1000) / (2 * 1.05) = 3424.8
-    assert data["warnings"][0].startswith("summary_input_budget 100000 lowered to 3424: ")
+    # (8192 - 1000) / (2 * 1.08) = 3329.6
+    assert data["warnings"][0].startswith("summary_input_budget 100000 lowered to 3329: ")
     assert "window of 8192 tokens" in data["warnings"][0]
 
 
