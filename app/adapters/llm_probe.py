@@ -15,7 +15,7 @@ one is asked again after `ttl`.
 
 The ratio of the server's tokens to cl100k (`app.core.server_ratio`): its count of the
 sample, from `POST /tokenize` (llama.cpp `{"content"}` → `tokens`, vLLM `{"prompt"}` →
-`count`, one request serves both) or llama-cpp-python's `POST /extras/tokenize/count`
+`count`; one request carries both fields) or llama-cpp-python's `POST /extras/tokenize/count`
 (`{"input"}` → `count`); kept once measured, asked again after `ttl` when unknown.
 
 Without the reachability check `/readyz` is ready while the LLM server is down and every
@@ -129,7 +129,7 @@ class ModelsProbe:
     async def _ollama_window(self) -> int | None:
         if self._model is None:
             return None
-        body = {"model": self._model, "name": self._model}  # `name`: before Ollama 0.5
+        body = {"model": self._model, "name": self._model}  # `name`: older Ollama versions
         payload = await self._json(f"{self._root}/api/show", body)
         if payload is None:
             return None
