@@ -127,7 +127,7 @@ def create_app(
     job_manager = JobManager(service, stores.jobs, policy, queue=stores.queue)
 
     data_dir = DataDirectory(settings.data_dir, min_free_bytes=settings.min_free_bytes)
-    probe = build_probe(settings)
+    probe = build_probe(settings, count=service.summaries.tokenizer.count)
     if probe is not None:  # chunks fit the server's window when it reports one
         service.summaries.window = probe
         service.summaries.answer_tokens = settings.summary_max_tokens

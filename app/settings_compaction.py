@@ -167,6 +167,15 @@ class CompactionSettings(BaseSettings):
         3, ge=1, le=10, description="attempts in all (retries on timeouts, 429, 5xx)"
     )
     summary_deadline: float = Field(120.0, gt=0, description="seconds for all attempts together")
+    summary_server_window: int | None = Field(
+        None,
+        gt=0,
+        description=(
+            "`openai`: the context window of the summarizer's server in its own tokens, for "
+            "a server that reports none (llama-cpp-python: its `--n_ctx`; Ollama without "
+            "`num_ctx` in the Modelfile: its default context length); a reported window wins"
+        ),
+    )
     place(
         vars(),
         "summary_input_budget",

@@ -167,14 +167,23 @@ def build_summarizer(
     )
 
 
-def build_probe(settings: Settings) -> ModelsProbe | None:
-    """`/readyz`'s look at the `openai` summarizer's server; None for any other summarizer."""
+def build_probe(
+    settings: Settings, count: Callable[[str], int] | None = None
+) -> ModelsProbe | None:
+    """`/readyz`'s look at the `openai` summarizer's server, and its window and ratio of
+    tokens (with `count`, cl100k's); None for any other summarizer."""
     if settings.summarizer_kind != "openai":
         return None
     from app.adapters.llm_probe import ModelsProbe
 
     key = settings.openai_api_key
-    return ModelsProbe(settings.openai_base_url, api_key=key.get_secret_value() if key else None)
+    return ModelsProbe(
+        settings.openai_base_url,
+        api_key=key.get_secret_value() if key else None,
+        model=settings.summary_model,
+        count=count,
+        configured_window=settings.summary_server_window,
+    )
 
 
 def build_provider_counter(settings: Settings) -> ProviderCounter | None:

@@ -1,23 +1,47 @@
-"""Does the LLM server answer, and how large is its window? For `/readyz` and for fitting
-chunks to the server (`app.core.window_fit`), cached.
+"""Does the LLM server answer, how large is its window, and how does it count? For `/readyz`
+and for fitting chunks to the server (`app.core.window_fit`), cached.
 
-The window: llama.cpp's server `GET /props` (`default_generation_settings.n_ctx`, at the
-server's root, above `/v1`), else vLLM's `GET /v1/models` (`max_model_len`); a window once
-read is kept, an unknown one is asked again after `ttl`.
+The window, first found of: llama.cpp's server `GET /props`
+(`default_generation_settings.n_ctx`, at the server's root, above `/v1`); vLLM's
+`GET /v1/models` (`max_model_len`); Ollama's `POST /api/show` for the configured model: the
+`num_ctx` of its parameters (the window Ollama serves it with), at most the model's trained
+`<arch>.context_length`; else the configured window (`COMPACT_SUMMARY_SERVER_WINDOW`). Ollama
+without `num_ctx` serves the model with its server default (2048 or 4096 by version, or
+`OLLAMA_CONTEXT_LENGTH`), which its API does not state: the trained length, often 32k or
+more, would overstate the window, and Ollama cuts a prompt too long from its start without
+an error, so that window is unknown (a warning is logged once) rather than guessed.
+llama-cpp-python's server reports no window at all. A window once read is kept, an unknown
+one is asked again after `ttl`.
 
-Without it `/readyz` is ready while the LLM server is down and every compaction fails
-(or falls back). The answer is kept `ttl` seconds, so probes every second from an
-orchestrator cost one request to the LLM server per `ttl`; one call waits at most
+The ratio of the server's tokens to cl100k (`app.core.server_ratio`): its count of the
+sample, from `POST /tokenize` (llama.cpp `{"content"}` → `tokens`, vLLM `{"prompt"}` →
+`count`; one request carries both fields) or llama-cpp-python's `POST /extras/tokenize/count`
+(`{"input"}` → `count`); kept once measured, asked again after `ttl` when unknown.
+
+Without the reachability check `/readyz` is ready while the LLM server is down and every
+compaction fails (or falls back). The answer is kept `ttl` seconds, so probes every second
+from an orchestrator cost one request to the LLM server per `ttl`; one call waits at most
 `timeout`. Reasons carry the status or the exception class, never a body or the key.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
+
+from app.core.server_ratio import measured_ratio, ratio_sample
+
+log = logging.getLogger("context_compact.summarizer")
+
+UNSTATED_OLLAMA_WINDOW = (
+    "Ollama serves the model {model} with its default context length (no num_ctx in its "
+    "parameters, and its API does not state the default): prompts longer are cut from their "
+    "start. Set COMPACT_SUMMARY_SERVER_WINDOW to that length (or num_ctx in the Modelfile)"
+)
 
 
 class ModelsProbe:
@@ -28,11 +52,17 @@ class ModelsProbe:
         base_url: str,
         *,
         api_key: str | None = None,
+        model: str | None = None,
+        count: Callable[[str], int] | None = None,
+        configured_window: int | None = None,
         timeout: float = 2.0,
         ttl: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        """`model`: the summarizer's, named to Ollama and the tokenize endpoints; `count`:
+        cl100k's count, without which no ratio is measured; `configured_window`: the window
+        of a server that reports none."""
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),
@@ -45,6 +75,11 @@ class ModelsProbe:
         self._kept: tuple[float, str | None] | None = None
         self._root = base_url.rstrip("/").removesuffix("/v1")
         self._window: tuple[float, int | None] | None = None
+        self._model = model
+        self._count = count
+        self._configured_window = configured_window
+        self._ratio: tuple[float, float | None] | None = None
+        self._warned = False
 
     async def unreachable_reason(self) -> str | None:
         now = self._clock()
@@ -69,7 +104,12 @@ class ModelsProbe:
             self._window[1] is not None or now - self._window[0] < self._ttl
         ):
             return self._window[1]
-        found = await self._props_window() or await self._models_window()
+        found = (
+            await self._props_window()
+            or await self._models_window()
+            or await self._ollama_window()
+            or self._configured_window
+        )
         self._window = (now, found)
         return found
 
@@ -86,9 +126,57 @@ class ModelsProbe:
         length = first.get("max_model_len") if isinstance(first, dict) else None
         return length if isinstance(length, int) and length > 0 else None
 
-    async def _json(self, url: str) -> dict[str, Any] | None:
+    async def _ollama_window(self) -> int | None:
+        if self._model is None:
+            return None
+        body = {"model": self._model, "name": self._model}  # `name`: older Ollama versions
+        payload = await self._json(f"{self._root}/api/show", body)
+        if payload is None:
+            return None
+        found = ollama_window(payload)
+        if found is None and self._configured_window is None and not self._warned:
+            self._warned = True
+            log.warning(UNSTATED_OLLAMA_WINDOW.format(model=self._model))
+        return found
+
+    async def ratio(self) -> float | None:
+        if self._count is None:
+            return None
+        now = self._clock()
+        if self._ratio is not None and (
+            self._ratio[1] is not None or now - self._ratio[0] < self._ttl
+        ):
+            return self._ratio[1]
+        sample = ratio_sample()
+        server = await self.server_tokens(sample)
+        found = None if server is None else measured_ratio(server, self._count(sample))
+        self._ratio = (now, found)
+        return found
+
+    async def server_tokens(self, text: str) -> int | None:
+        """The server's count of `text`; None when it has no such endpoint."""
+        model = {"model": self._model} if self._model is not None else {}
+        payload = await self._json(
+            f"{self._root}/tokenize", {"content": text, "prompt": text, **model}
+        )
+        if payload is None:
+            payload = await self._json(
+                f"{self._root}/extras/tokenize/count", {"input": text, **model}
+            )
+        if payload is None:
+            return None
+        count, tokens = payload.get("count"), payload.get("tokens")
+        if isinstance(count, int) and not isinstance(count, bool):
+            return count
+        return len(tokens) if isinstance(tokens, list) else None
+
+    async def _json(self, url: str, body: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The JSON object a 200 answers to a GET (or a POST of `body`); None otherwise."""
         try:
-            response = await self._client.get(url)
+            if body is None:
+                response = await self._client.get(url)
+            else:
+                response = await self._client.post(url, json=body)
             payload = response.json() if response.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             return None
@@ -96,3 +184,24 @@ class ModelsProbe:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+def ollama_window(show: dict[str, Any]) -> int | None:
+    """The window Ollama serves a model with, from its `/api/show` answer: `num_ctx` in
+    `parameters` (a text of `name value` lines), at most the trained `<arch>.context_length`
+    of `model_info`; None without `num_ctx` (the module's docstring says why)."""
+    parameters = show.get("parameters")
+    num_ctx = None
+    for line in parameters.splitlines() if isinstance(parameters, str) else ():
+        words = line.split()
+        if len(words) == 2 and words[0] == "num_ctx" and words[1].isdigit():
+            num_ctx = int(words[1])
+    if not num_ctx:
+        return None
+    info = show.get("model_info")
+    trained = [
+        v
+        for k, v in (info.items() if isinstance(info, dict) else ())
+        if k.endswith(".context_length") and isinstance(v, int) and v > 0
+    ]
+    return min(num_ctx, *trained) if trained else num_ctx

@@ -212,9 +212,13 @@ class SummarizerProbe(Protocol):
 
 class WindowSource(Protocol):
     """The LLM server's context window when it reports one (llama.cpp `/props`, vLLM
-    `max_model_len`), else None; asked once a summary, answered from a cache."""
+    `max_model_len`, Ollama's `num_ctx`) or one is configured, else None; and its tokens
+    per cl100k token when it can count them (`app.core.server_ratio`), else None. Asked once
+    a summary, answered from a cache."""
 
     async def window(self) -> int | None: ...
+
+    async def ratio(self) -> float | None: ...
 
 
 class ProviderCounter(Protocol):

@@ -208,8 +208,11 @@ class CompactResult(BaseModel):
     summary_chunks: int = Field(
         0,
         description=(
-            "Summarizer calls made: more than 1 when the history exceeded "
-            "`summary_input_budget` and was summarized in chunks."
+            "Calls made to the configured summarizer, one per chunk: more than 1 when the "
+            "history exceeded `summary_input_budget` and was summarized in chunks. Counted "
+            "whether the summary was written or not (a failed call included, with every "
+            "strategy tried); retries of one call are one call, and the fallback "
+            "summarizer's call is not counted."
         ),
     )
     warnings: list[str] = Field(default_factory=list)

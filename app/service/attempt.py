@@ -76,7 +76,10 @@ async def kept_or_refused(
     )
     stays = await _discard(steps, [result.archive.id])
     warnings = [*result.warnings, *stays, note]
-    return prepared.unchanged("no_gain", warnings, strategy=result.strategy), after
+    refused = prepared.unchanged(
+        "no_gain", warnings, strategy=result.strategy, summary_chunks=result.summary_chunks
+    )
+    return refused, after
 
 
 async def _discard(steps: Steps, archive_ids: Sequence[str]) -> list[str]:

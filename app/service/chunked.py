@@ -44,11 +44,15 @@ class ChunkedSummary:
 
 @dataclass(frozen=True)
 class SummaryOutcome:
-    """A summary step's answer: the summary (None when it failed) and the warnings met
-    on the way, returned with it rather than appended to a list the caller passed."""
+    """A summary step's answer: the summary (None when it failed), the warnings met on the
+    way (returned with it rather than appended to a list the caller passed), and the calls
+    made to the configured summarizer, the failed one included (the fallback's are not
+    counted; retries of one call are one call): what `summary_chunks` reports, whether
+    the summary was written or not."""
 
     summary: ChunkedSummary | None
     warnings: tuple[str, ...] = ()
+    calls: int = 0
 
 
 Summarize = Callable[[SummaryRequest], Awaitable[SummaryOutcome]]
@@ -101,23 +105,25 @@ async def summarize_in_chunks(
         request = await to_thread.run_sync(build_request, plan.messages)
         outcome = await summarize(request)
         warnings.extend(outcome.warnings)
+        calls = chunks + 1
         if outcome.summary is None:
-            calls = chunks + 1
             if chunks:
                 made = f"{calls} summarizer call{'s' if calls > 1 else ''} made"
-                warnings.append(f"summary failed at chunk {calls} ({made})")
+                warnings.append(f"summary failed at chunk {chunks + 1} ({made})")
             if fall_back is None:
-                return SummaryOutcome(None, tuple(warnings))
+                return SummaryOutcome(None, tuple(warnings), calls)
             whole = await fall_back()
             warnings.extend(whole.warnings)
             if whole.summary is None:
-                return SummaryOutcome(None, tuple(warnings))
-            return SummaryOutcome(replace(whole.summary, chunks=calls), tuple(warnings))
+                return SummaryOutcome(None, tuple(warnings), calls)
+            return SummaryOutcome(replace(whole.summary, chunks=calls), tuple(warnings), calls)
         summary = outcome.summary
-        chunks, start = chunks + 1, plan.next_unit
+        chunks, start = calls, plan.next_unit
     if summary is None:
-        return SummaryOutcome(None, tuple(warnings))
-    return SummaryOutcome(ChunkedSummary(summary.text, summary.summarizer, chunks), tuple(warnings))
+        return SummaryOutcome(None, tuple(warnings), chunks)
+    return SummaryOutcome(
+        ChunkedSummary(summary.text, summary.summarizer, chunks), tuple(warnings), chunks
+    )
 
 
 class _Planner:

@@ -356,16 +356,18 @@ class CompactionService:
                 if not (admitted.cooling_down and STRATEGIES[name].summarizes)
             ]
         tried: list[FallbackInfo] = []
+        calls = 0  # summarizer calls of every strategy tried, reported in the answer
         for position, name in enumerate(chain):
             strategy = STRATEGIES[name]
             slot = self._summary_slot(prepared.request, strategy)
             result = await attempt(prepared, strategy, self.steps, admitted.warnings, slot)
             result, refused_at = await kept_or_refused(prepared, result, self.steps)
+            calls += result.summary_chunks
             last = position == len(chain) - 1
             if result.compacted or result.reason not in FALLS_THROUGH or last:
                 if not result.compacted:
                     refuse(prepared.broken)  # all of it comes back as sent, forced or not
-                return result.model_copy(update={"fallbacks": tried})
+                return result.model_copy(update={"fallbacks": tried, "summary_chunks": calls})
             tried.append(fallback_info(result, refused_at))
         raise RuntimeError("a strategy chain is never empty")  # pragma: no cover
 

@@ -82,7 +82,10 @@ class Prepared:
         reason: NotCompactedReason,
         warnings: Sequence[str] = (),
         strategy: StrategyName | None = None,
+        summary_chunks: int = 0,
     ) -> CompactResult:
+        """The input back as sent; `summary_chunks`: the summarizer calls made before the
+        run gave up, reported as for a compaction."""
         return unchanged(
             self.messages,
             self.token_count,
@@ -90,6 +93,7 @@ class Prepared:
             warnings,
             fmt=self.format,
             strategy=strategy or self.request.options.strategy,
+            summary_chunks=summary_chunks,
         )
 
 
@@ -112,6 +116,7 @@ def unchanged(
     *,
     fmt: Format = "anthropic",
     strategy: StrategyName = "full",
+    summary_chunks: int = 0,
 ) -> CompactResult:
     return CompactResult(
         compacted=False,
@@ -120,6 +125,7 @@ def unchanged(
         messages=list(messages),
         token_count=token_count,
         strategy=strategy,
+        summary_chunks=summary_chunks,
         warnings=list(warnings),
     )
 

@@ -74,11 +74,11 @@ class Summaries:
                 digest_requests, rest, params, instructions, self.tokenizer, counts, facts
             )
             outcome = await self._answers(requests)
-            return SummaryOutcome(outcome.summary, fitted + outcome.warnings)
+            return SummaryOutcome(outcome.summary, fitted + outcome.warnings, outcome.calls)
         if not self.summarizer.reads_prompt:
             request = await self._whole(rest, params, instructions, template, facts)
             outcome = await self._summarize(request)
-            return SummaryOutcome(outcome.summary, fitted + outcome.warnings)
+            return SummaryOutcome(outcome.summary, fitted + outcome.warnings, outcome.calls)
         outcome = await summarize_in_chunks(
             rest,
             budget=params.summary_input_budget,
@@ -94,23 +94,25 @@ class Summaries:
             if self.fallback is None
             else lambda: self._whole_by_fallback(rest, params, instructions, template, facts),
         )
-        return SummaryOutcome(outcome.summary, fitted + outcome.warnings)
+        return SummaryOutcome(outcome.summary, fitted + outcome.warnings, outcome.calls)
 
     async def _answers(self, requests: Sequence[SummaryRequest]) -> SummaryOutcome:
         """The digest path: the model's answer to each section's question, laid out with the
         service's sections (`digest_summary`); once one call fails, the fallback summarizes
         the whole rest and no further call is made."""
         answers: dict[str, str] = {}
-        for request in requests:
+        for calls, request in enumerate(requests, 1):
             written = await self._primary(request)
             if written.summary is None:
                 fallen = await self._fall_back(request)
-                return SummaryOutcome(fallen.summary, written.warnings + fallen.warnings)
+                summary = fallen.summary and replace(fallen.summary, chunks=calls)
+                return SummaryOutcome(summary, written.warnings + fallen.warnings, calls)
             answers[request.section or ""] = written.summary.text
         first = requests[0]
         facts = first.facts if first.facts is not None else extract_facts(first.messages)
         text = await to_thread.run_sync(digest_summary, answers, first.messages, facts)
-        return SummaryOutcome(ChunkedSummary(text, self.summarizer.name, len(requests)))
+        calls = len(requests)
+        return SummaryOutcome(ChunkedSummary(text, self.summarizer.name, calls), (), calls)
 
     async def _whole_by_fallback(
         self,
@@ -148,8 +150,9 @@ class Summaries:
         if self.window is None or not self.summarizer.reads_prompt:
             return params, ()
         window = await self.window.window()
+        ratio = await self.window.ratio() if window is not None else None
         budget = params.summary_input_budget
-        fitted = fitted_budget(budget, window, self.answer_tokens)
+        fitted = fitted_budget(budget, window, self.answer_tokens, ratio)
         if window is None or fitted == budget:
             return params, ()
         return replace(params, summary_input_budget=fitted), (fit_warning(budget, fitted, window),)
@@ -200,18 +203,18 @@ class Summaries:
         if primary.summary is not None or self.fallback is None:
             return primary
         fallen = await self._fall_back(request)
-        return SummaryOutcome(fallen.summary, primary.warnings + fallen.warnings)
+        return SummaryOutcome(fallen.summary, primary.warnings + fallen.warnings, primary.calls)
 
     async def _primary(self, request: SummaryRequest) -> SummaryOutcome:
         """The configured summarizer's summary; none (with a warning) when it failed."""
         name = self.summarizer.name
         try:
             return SummaryOutcome(
-                ChunkedSummary(await _summary_text(self.summarizer, request), name, 1)
+                ChunkedSummary(await _summary_text(self.summarizer, request), name, 1), calls=1
             )
         except SummarizerError as exc:
             log.warning("summarizer failed", extra={"summarizer": name})
-            return SummaryOutcome(None, (f"summarizer {name} failed: {exc}",))
+            return SummaryOutcome(None, (f"summarizer {name} failed: {exc}",), calls=1)
 
     async def _fall_back(self, request: SummaryRequest) -> SummaryOutcome:
         if self.fallback is None:

@@ -70,6 +70,7 @@ async def test_a_forced_compaction_that_would_grow_the_context_is_refused(
     assert (data["compacted"], data["reason"], data["strategy"]) == (False, "no_gain", "full")
     assert data["messages"] == messages
     assert (data["stats"], data["archive"], data["fallbacks"]) == (None, None, [])
+    assert data["summary_chunks"] == 1  # the summary was written, then refused
     assert data["warnings"][-1].startswith("full would leave ")
     assert archives(tmp_path / "data") == []
     (record,) = (await client.get("/sessions/s-grow/compactions")).json()["records"]

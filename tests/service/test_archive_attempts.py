@@ -51,6 +51,7 @@ async def test_a_failed_summary_leaves_no_archive(strategy: StrategyName) -> Non
     service = build_service(WORDS, FakeSummarizer(fail), archive=archive)
     result = await service.compact(request(strategy))
     assert (result.compacted, result.reason) == (False, "summarization_failed")
+    assert result.summary_chunks == 1  # the call made, though it failed
     assert dump_messages(result.messages) == CONVERSATION
     assert archive.saved == {}
 

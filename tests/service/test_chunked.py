@@ -158,7 +158,11 @@ async def test_a_failed_chunk_fails_the_whole_summary() -> None:
     for k in (1, 2, 3):
         raw += [*round_of(k), assistant(f"Done {k}.")]
     result = await compact(make_service(summarizer), raw)
-    assert (result.compacted, result.reason) == (False, "summarization_failed")
+    assert (result.compacted, result.reason, result.summary_chunks) == (
+        False,
+        "summarization_failed",
+        2,
+    )
     assert result.warnings == [
         "summarizer fake failed: boom",
         "summary failed at chunk 2 (2 summarizer calls made)",
@@ -299,11 +303,15 @@ async def test_a_failed_summary_of_a_list_broken_in_its_middle_is_refused_not_re
 
 
 class Window:
-    def __init__(self, tokens: int | None) -> None:
+    def __init__(self, tokens: int | None, ratio: float | None = None) -> None:
         self.tokens = tokens
+        self.measured = ratio
 
     async def window(self) -> int | None:
         return self.tokens
+
+    async def ratio(self) -> float | None:
+        return self.measured
 
 
 async def test_chunks_fit_the_window_the_server_reports() -> None:
@@ -322,3 +330,17 @@ async def test_chunks_fit_the_window_the_server_reports() -> None:
         "summary_input_budget 100000 lowered to 1000: the summarizer's server has a context "
         "window of 1500 tokens (set COMPACT_SUMMARY_INPUT_BUDGET to match it)"
     )
+
+
+async def test_chunks_fit_the_window_in_the_ratio_the_server_measured() -> None:
+    summarizer = numbered()
+    service = build_service(WORDS, summarizer, read_tools=(), summary_input_budget=100_000)
+    service.summaries.window = Window(1500, ratio=1.1)
+    service.summaries.answer_tokens = 250
+    raw = [system("s")]
+    for k in range(1, 11):
+        raw += round_of(k)
+    result = await compact(service, raw)
+    assert all(input_tokens(r) <= 1136 for r in summarizer.requests)  # (1500 - 250) / 1.1
+    assert max(input_tokens(r) for r in summarizer.requests) > 1000  # the fixed 1.25's
+    assert result.warnings[0].startswith("summary_input_budget 100000 lowered to 1136:")

@@ -234,3 +234,19 @@ async def test_during_a_cooldown_prune_falls_back_to_no_summarizing_strategy(
         "prune",
     )
     assert (cooled.fallbacks, summarizer.requests) == ([], [])
+
+
+async def test_summary_chunks_adds_up_the_calls_of_every_strategy_tried(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """`tail` summarizes, its result is refused (`no_gain`), `full` summarizes again and is
+    refused too: two calls made, both reported although nothing was compacted."""
+    summarizer = FakeSummarizer(lambda r: "## Goals\n" + "word " * 400)
+    raw = [system("s"), user("Rename x."), assistant("Done."), user("More."), assistant("Ok.")]
+    options = CompactOptions(strategy="tail", tail_keep_recent_rounds=1)
+    result = await make_service(tokenizer, summarizer).compact(
+        CompactRequest(messages=parse(raw), options=options, force=True)
+    )
+    assert (result.compacted, result.reason, result.strategy) == (False, "no_gain", "full")
+    assert [(f.strategy, f.reason) for f in result.fallbacks] == [("tail", "no_gain")]
+    assert result.summary_chunks == len(summarizer.requests) == 2

@@ -41,7 +41,7 @@ async def test_a_summary_comes_back_with_who_wrote_it_and_no_warning(
     tokenizer: TiktokenTokenizer,
 ) -> None:
     got = await summaries(tokenizer, FakeSummarizer()).summarize(REST, PARAMS, None)
-    assert got == SummaryOutcome(ChunkedSummary("SUMMARY", "fake", 1), ())
+    assert got == SummaryOutcome(ChunkedSummary("SUMMARY", "fake", 1), (), calls=1)
 
 
 async def test_a_fallbacks_summary_comes_back_with_both_warnings(
@@ -57,6 +57,7 @@ async def test_a_fallbacks_summary_comes_back_with_both_warnings(
             "summarizer llm failed: HTTP 500",
             "summary written by the fallback summarizer extractive",
         ),
+        calls=1,  # the failed call; the fallback's is not counted
     )
 
 
@@ -70,6 +71,7 @@ async def test_a_failed_summary_is_none_with_every_failure_named(
     assert got == SummaryOutcome(
         None,
         ("summarizer llm failed: HTTP 500", "fallback summarizer backup failed: HTTP 500"),
+        calls=1,
     )
 
 

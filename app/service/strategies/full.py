@@ -40,7 +40,9 @@ class Full:
             facts=facts,
         )
         if summarized.summary is None:
-            return prepared.unchanged("summarization_failed", summarized.warnings, self.name)
+            return prepared.unchanged(
+                "summarization_failed", summarized.warnings, self.name, summarized.calls
+            )
         ledger = await steps.ledger(
             summarized.summary.text, partition.rest, params.summary, request.session_id, facts
         )

@@ -233,7 +233,9 @@ class _Outcome:
         self.warnings += outcome.warnings
         summarized = outcome.summary
         if summarized is None:
-            return self.prepared.unchanged("summarization_failed", self.warnings, "selective")
+            return self.prepared.unchanged(
+                "summarization_failed", self.warnings, "selective", outcome.calls
+            )
         self.summarized = summarized
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.

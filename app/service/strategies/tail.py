@@ -94,7 +94,7 @@ class Tail:
         )
         warnings = (*notes, *summarized.warnings)
         if summarized.summary is None:
-            return prepared.unchanged("summarization_failed", warnings, self.name)
+            return prepared.unchanged("summarization_failed", warnings, self.name, summarized.calls)
         start, cutoff = archive_span(messages, indexes, steps.now().isoformat())
         text = archived_text(archived_header(start, cutoff), summarized.summary.text)
         ledger = await steps.ledger(text, older, params.summary, request.session_id, facts)

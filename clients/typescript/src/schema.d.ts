@@ -1383,7 +1383,7 @@ export interface components {
             refilling?: components["schemas"]["RefillingMessage"][];
             /**
              * Summary Chunks
-             * @description Summarizer calls made: more than 1 when the history exceeded `summary_input_budget` and was summarized in chunks.
+             * @description Calls made to the configured summarizer, one per chunk: more than 1 when the history exceeded `summary_input_budget` and was summarized in chunks. Counted whether the summary was written or not (a failed call included, with every strategy tried); retries of one call are one call, and the fallback summarizer's call is not counted.
              * @default 0
              */
             summary_chunks?: number;
