@@ -327,19 +327,28 @@ def test_help_shows_examples(
     assert expected in capsys.readouterr().out
 
 
-def test_the_cli_calls_the_service_not_routes_or_web_framework_exceptions() -> None:
-    tree = ast.parse((ROOT / "app" / "cli.py").read_text(encoding="utf-8"))
-    imported = {
-        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-    } | {
+def _imported_by(module: str) -> set[str]:
+    tree = ast.parse((ROOT / "app" / f"{module}.py").read_text(encoding="utf-8"))
+    return {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)} | {
         alias.name
         for node in ast.walk(tree)
         if isinstance(node, ast.Import)
         for alias in node.names
     }
+
+
+def test_the_cli_calls_the_service_not_routes_or_web_framework_exceptions() -> None:
+    imported = {name: _imported_by(name) for name in ("cli", "cli_count", "cli_compact")}
     forbidden = ("fastapi", "starlette", "app.api.routes", "app.api.errors", "app.api.dialect")
-    assert [m for m in imported if m.startswith(forbidden)] == []
-    assert "app.service.compaction" in imported
+    assert {
+        name: [m for m in found if m.startswith(forbidden)] for name, found in imported.items()
+    } == {
+        "cli": [],
+        "cli_count": [],
+        "cli_compact": [],
+    }
+    assert "app.service.counting" in imported["cli_count"]
+    assert "app.service.compaction" in imported["cli_compact"]
 
 
 def test_a_format_in_the_file_that_its_messages_contradict_is_refused_too(
