@@ -48,19 +48,20 @@ from app.service.metered import MeteredCompactionService
 from app.service.recall import Recaller
 from app.settings import Settings
 
-# The service's construction lives in `app.wiring` and `app.wiring_counting` (the command
-# line builds it without the web framework); these names stay importable from here.
+# The service's construction lives in `app.wiring`, `app.wiring_counting` and
+# `app.wiring_toolkit` (the command line builds what it needs without the web framework);
+# these names stay importable from here.
 from app.wiring import (
     SUMMARY_CAP_FACTOR,
     Stores,
     build_probe,
     build_service,
     build_summarizer,
-    build_toolkit,
     close_ports,
     setup_logging,
 )
 from app.wiring_counting import build_provider_counter, build_tokenizer, shared_o200k
+from app.wiring_toolkit import build_toolkit
 
 __all__ = [
     "SUMMARY_CAP_FACTOR",

@@ -26,14 +26,12 @@ from app.core.jobs import JobQueue, JobStore
 from app.core.ledger import LedgerBudget
 from app.core.ports import ArchiveStore, SeenStore, Summarizer, Tokenizer
 from app.core.records import RecordStore
-from app.core.tool_results import ToolResultLimits
 from app.service.compaction import CompactionService, Defaults
 from app.service.defaults import server_options
 from app.service.freshness import Freshness
 from app.service.metered import MeteredCompactionService, TimedSummarizer
 from app.service.metrics import Metrics
 from app.service.slots import SummarySlots
-from app.service.toolkit import ToolkitDefaults, ToolkitService
 from app.settings import Settings
 from app.wiring_counting import (
     build_o200k,
@@ -225,27 +223,6 @@ def build_service(
         slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
         o200k=build_o200k(settings, o200k),
         models=model_table(settings),
-    )
-
-
-def build_toolkit(settings: Settings, seen: SeenStore | None = None) -> ToolkitService:
-    """The context-engineering toolkit: the same sandbox and data directory as the compaction."""
-    workdir = SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases)
-    prefix = "tool_result_"
-    limits = {
-        name.removeprefix(prefix): value
-        for name, value in settings.model_dump().items()
-        if name.startswith(prefix)
-    }
-    return ToolkitService(
-        reader=workdir,
-        inspector=workdir,
-        freshness=Freshness(seen or FileSeenStore(settings.data_dir)),
-        defaults=ToolkitDefaults(
-            limits=ToolResultLimits(**limits),
-            mention_limit=settings.mention_limit,
-            rules_max_bytes=settings.project_rules_max_bytes,
-        ),
     )
 
 

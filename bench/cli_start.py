@@ -10,6 +10,9 @@ of `--runs` rounds, after one warm-up round that also leaves the bytecode caches
 With `--before PATH` (a checkout of another revision, e.g. `git archive main | tar -x -C
 PATH`) the same commands run from there too, in the same rounds. `--write` replaces the
 `## Command-line start` section of `bench/RESULTS.md`.
+
+Beside them, in this process: what a second tokenizer lane (the server's) would cost a
+command, its copy of the encoding, against counting a 200k-token session in one lane.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.adapters.tokenizer import TiktokenTokenizer, _copy, bundled_encoding_path, load_encoding
+from app.core.messages import Message
+from app.core.tokens import count_messages
+from bench.corpus import build_transcript
 from bench.results import write_section
 from bench.run import machine
 
@@ -101,7 +108,29 @@ def measure(checkouts: Sequence[Path], runs: int) -> dict[tuple[str, Path], list
     return times
 
 
-def report(times: dict[tuple[str, Path], list[float]], before: Path | None, runs: int) -> str:
+def lane_cost(rounds: int = 7) -> tuple[float, float, int]:
+    """Median seconds of copying the encoding (a second lane) and of counting a 200k-token
+    session in one lane, and that session's tokens."""
+    encoding = load_encoding(bundled_encoding_path())
+    tokenizer = TiktokenTokenizer(lanes=1)
+    session = [Message.model_validate(m) for m in build_transcript(tokenizer, 200_000)]
+    copies, counts = [], []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        _copy(encoding)
+        copies.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        tokens = sum(count_messages(tokenizer, session))
+        counts.append(time.perf_counter() - started)
+    return statistics.median(copies), statistics.median(counts), tokens
+
+
+def report(
+    times: dict[tuple[str, Path], list[float]],
+    before: Path | None,
+    runs: int,
+    lanes: tuple[float, float, int] | None = None,
+) -> str:
     after = ROOT
     interpreter = statistics.median(times[(COMMANDS[0].label, after)])
     columns = ["before", "after"] if before is not None else ["this revision"]
@@ -129,6 +158,15 @@ def report(times: dict[tuple[str, Path], list[float]], before: Path | None, runs
             cells.append(f"{statistics.median(found):.3f} s ({min(found):.3f})" if found else "—")
         ratio = statistics.median(times[(command.label, after)]) / interpreter
         lines.append(f"| {command.label} | " + " | ".join(cells) + f" | {ratio:.1f}× |")
+    if lanes is not None:
+        copy, count, tokens = lanes
+        lines += [
+            "",
+            f"A second tokenizer lane (the server has two) would cost a command "
+            f"{copy * 1000:.0f} ms to copy the encoding; counting a {tokens:,}-token session "
+            f"in one lane takes {count * 1000:.0f} ms (medians of 7, in-process): the "
+            "commands build one.",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -140,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     before = args.before.resolve() if args.before is not None else None
     checkouts = [before, ROOT] if before is not None else [ROOT]
-    section = report(measure(checkouts, args.runs), before, args.runs)
+    section = report(measure(checkouts, args.runs), before, args.runs, lane_cost())
     print(section)
     if args.write:
         write_section(SECTION, section)

@@ -435,7 +435,8 @@ def test_an_sdk_request_file_is_counted_and_compacted_as_the_api_does(
 
 # What a command must not load unless its settings need it: the web framework and server,
 # the LLM SDKs, the database driver, the metrics client; for `count`, the pipeline too, and
-# for `compact` with the default (extractive) summarizer, the LLM summary check.
+# for `compact` with the default (extractive) summarizer, the LLM summary check and the
+# server's toolkit.
 NEVER_LOADED = ("fastapi", "starlette", "uvicorn", "anthropic", "openai", "psycopg")
 LOADED_BY = """
 import json, sys
@@ -454,7 +455,7 @@ def test_count_and_compact_load_no_framework_sdk_or_driver(tmp_path: Path) -> No
     """In one fresh interpreter, as the console script runs them; the SDK's key in the
     environment (as an agent has it) does not load the SDK either."""
     watched = [*NEVER_LOADED, "prometheus_client", "app.wiring", "app.service.compaction"]
-    watched.append("app.core.summary_check")
+    watched += ["app.core.summary_check", "app.service.toolkit"]
     commands = [
         ["count", str(REQUEST_FILE), "-o", str(tmp_path / "count.json")],
         ["compact", str(REQUEST_FILE), "-o", str(tmp_path / "compact.json")],
