@@ -2,7 +2,7 @@
 
 Times whole processes, as an agent's harness runs them: `context-compact count` and
 `context-compact compact` of `examples/compact-request.json` (each a fresh interpreter
-importing `app.__main__` and calling `main()`, as the console script does), the same
+calling the checkout's entry point, as the console script does), the same
 `count` with the Anthropic SDK's key in the environment, and `python -c pass` beside them
 for the interpreter's own start. The runs are interleaved (each round runs every command
 once) so that a busy neighbour slows all of them alike; the figure is the median wall time
@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,8 @@ SECTION = "## Command-line start"
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = "examples/compact-request.json"
 TARGET_SECONDS = 0.5
-CONSOLE_SCRIPT = "import sys; from app.__main__ import main; sys.exit(main())"
+# What the console script runs: the checkout's own entry point (see `console_script`).
+CONSOLE = "CONSOLE_SCRIPT"
 # Set in an agent's environment for its own SDK; not a key of ours, and not a real one.
 SDK_KEY = {"ANTHROPIC_API_KEY": "sk-ant-bench-unused"}
 
@@ -55,11 +57,11 @@ class Command:
 
 COMMANDS = (
     Command("`python -c pass`", ("-c", "pass"), from_checkout=False),
-    Command("`context-compact count`", ("-c", CONSOLE_SCRIPT, "count", EXAMPLE)),
-    Command("`context-compact compact`", ("-c", CONSOLE_SCRIPT, "compact", EXAMPLE)),
+    Command("`context-compact count`", ("-c", CONSOLE, "count", EXAMPLE)),
+    Command("`context-compact compact`", ("-c", CONSOLE, "compact", EXAMPLE)),
     Command(
         "`context-compact count`, ANTHROPIC_API_KEY set",
-        ("-c", CONSOLE_SCRIPT, "count", EXAMPLE),
+        ("-c", CONSOLE, "count", EXAMPLE),
         tuple(SDK_KEY.items()),
     ),
 )
@@ -74,11 +76,20 @@ def base_env(data_dir: Path) -> dict[str, str]:
     return env | {"COMPACT_DATA_DIR": str(data_dir), "COMPACT_LOG_LEVEL": "error"}
 
 
+def console_script(checkout: Path) -> str:
+    """The code the `context-compact` script of `checkout` runs: its entry point in
+    pyproject.toml, called as pip's generated script calls it."""
+    scripts = tomllib.loads((checkout / "pyproject.toml").read_text())["project"]["scripts"]
+    module, function = scripts["context-compact"].split(":")
+    return f"import sys; from {module} import {function}; sys.exit({function}())"
+
+
 def run_once(command: Command, checkout: Path, env: dict[str, str]) -> float:
     """Wall seconds of one run; a failing command stops the benchmark."""
+    argv = [console_script(checkout) if arg == CONSOLE else arg for arg in command.argv]
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, *command.argv],
+        [sys.executable, *argv],
         cwd=checkout,
         env=env | dict(command.env),
         stdout=subprocess.DEVNULL,
