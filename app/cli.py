@@ -1,4 +1,6 @@
-"""`context-compact count` and `context-compact compact`: the service's own pipeline, no server.
+"""The input of `context-compact count` and `context-compact compact`, read as the API reads
+a body; each command runs in its own module (`app.cli_count`, `app.cli_compact`) and
+imports only what it needs, so that `count` loads a tokenizer and nothing of the pipeline.
 
 The input is a message list as a JSON list, a JSON object with `messages` (a `/compact`
 or `/count` body, or a corpus file), or JSONL with one message a line; from a file or
@@ -12,64 +14,34 @@ keys or parts under `anthropic`, Anthropic-only blocks (`tool_use`, `tool_result
 `thinking`, ...) under `openai`, whether the format came from the flag or the file.
 
 Bad input raises `InputError` with a message naming the problem the way the API's 422
-does (`messages[3].role: ...`); `__main__` prints it and exits 2. This module calls the
+does (`messages[3].role: ...`); `__main__` prints it and exits 2. The commands call the
 service layer directly: no route function, no web framework exception.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from app.api.count_schemas import CountRequest, CountResponse
 from app.api.fields import validation_details
-from app.api.provider import (
-    PROVIDER_FIELDS,
-    RequestFieldError,
-    count_parts,
-    counting_for,
-    parts_of,
-    system_messages,
-)
-from app.api.schemas import CompactRequestBody, basis_of
-from app.api.service_request import service_request
+from app.api.provider import PROVIDER_FIELDS
 from app.api.text import NOT_TEXT, unencodable_at
-from app.core.compaction import result_json
-from app.core.decide import Thresholds
 from app.core.dialects import OpenAIForms, detect_format, parse_messages
-from app.core.errors import InvalidConversationError
 from app.core.json_numbers import MAX_NUMBER_CHARS, NumberTooLongError, loads_keeping_literals
 from app.core.messages import KNOWN_BLOCK_TYPES, Message
 from app.core.vocabulary import Format
-from app.service.compaction import CompactionService
-from app.settings import Settings
-from app.wiring import build_service, close_ports
 
 # The provider request's own fields: an SDK's whole request body is read as the API reads it.
 REQUEST_FIELDS = ("model", "system", "tools", *sorted(PROVIDER_FIELDS))
-COMPACT_FIELDS = (
-    "format",
-    "session_id",
-    "force",
-    "instructions",
-    "options",
-    "reason",
-    "tokenizer",
-    *REQUEST_FIELDS,
-)
-# Flags that set a field of `options` (`--strategy`, `--context-window`, `--threshold`).
-OPTION_FLAGS = ("strategy", "context_window", "threshold")
 # Block types only the Anthropic shape has (`text` is in both).
 ANTHROPIC_ONLY_BLOCKS = KNOWN_BLOCK_TYPES - {"text"}
-COUNT_FIELDS = ("format", "tokenizer", *REQUEST_FIELDS)
 SHAPES = "a JSON list of messages, a JSON object with `messages`, or JSONL (a message a line)"
 
-_T = TypeVar("_T")
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class InputError(Exception):
@@ -145,90 +117,7 @@ def request_fields(
     return chosen
 
 
-def count(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Settings) -> Answer:
-    """What `POST /count` would answer."""
-    body = _validated(CountRequest, request_fields(data, COUNT_FIELDS, overrides))
-    messages, fmt = read_messages(body.messages, body.format, _asked(overrides))
-
-    async def run(service: CompactionService) -> Answer:
-        try:
-            counting = counting_for(
-                body.model, body.tokenizer, service.models, window_given=False, needs_window=False
-            )
-            canonical = [*system_messages(body), *messages]
-        except RequestFieldError as exc:
-            raise _input_error(exc.errors) from None
-        tools = await service.count_tools(body.tools or [], counting.tokenizer)
-        basis = basis_of(None, None, counting, tools)
-        counted, system_tokens = await count_parts(service, canonical, counting.tokenizer)
-        judged = service.as_judged(counted, basis)
-        judged = replace(judged, warnings=(*counting.warnings, *judged.warnings))
-        parts = parts_of(judged, system_tokens, basis)
-        answer = CountResponse.of(judged, len(body.messages), fmt, parts)
-        return Answer(answer.model_dump(mode="json"))
-
-    return _with_service(settings, run)
-
-
-def compact(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Settings) -> Answer:
-    """What `POST /compact` would answer. The flags in `OPTION_FLAGS` set `options` fields."""
-    chosen = {k: v for k, v in overrides.items() if k in OPTION_FLAGS and v is not None}
-    fields = request_fields(data, COMPACT_FIELDS, {**overrides, **dict.fromkeys(OPTION_FLAGS)})
-    if chosen:
-        options = fields.get("options")
-        fields["options"] = {**(options if isinstance(options, dict) else {}), **chosen}
-    body = _validated(CompactRequestBody, fields)
-    forms = OpenAIForms()
-    messages, fmt = read_messages(body.messages, body.format, _asked(overrides), forms)
-
-    async def run(service: CompactionService) -> Answer:
-        try:
-            request = await service_request(body, fmt, messages, forms, service)
-        except RequestFieldError as exc:
-            raise _input_error(exc.errors) from None
-        head = request.provider.head if request.provider is not None else 0
-        try:
-            result = await service.compact(request)
-        except InvalidConversationError as exc:
-            raise InputError(
-                "; ".join(
-                    f"{f'messages[{v.index - head}]' if v.index >= head else 'system'}: {v}"
-                    for v in exc.violations[:5]
-                )
-            ) from None
-        options = body.options
-        thresholds = service.thresholds(
-            context_window=options.context_window,
-            threshold=options.threshold,
-            min_messages=options.min_messages,
-        )
-        answer = result_json(result, forms, request.provider)
-        return Answer(answer, _not_compacted_note(answer, thresholds))
-
-    return _with_service(settings, run)
-
-
-def _not_compacted_note(answer: Mapping[str, Any], thresholds: Thresholds) -> str | None:
-    """Why a list came back unchanged, with the numbers and the flags that change it."""
-    reason = answer.get("reason")
-    if answer.get("compacted") or reason is None:
-        return None
-    if reason == "below_threshold":
-        return (
-            f"not compacted (below_threshold): {answer['token_count']} tokens, under "
-            f"{thresholds.threshold_tokens} ({thresholds.threshold} x a "
-            f"{thresholds.context_window}-token window); give --context-window and "
-            "--threshold for your model, or --force"
-        )
-    if reason == "below_min_messages":
-        return (
-            f"not compacted (below_min_messages): fewer than {thresholds.min_messages} "
-            "messages; --force compacts anyway"
-        )
-    return f"not compacted ({reason})"
-
-
-def _asked(overrides: Mapping[str, Any]) -> str:
+def asked(overrides: Mapping[str, Any]) -> str:
     """Where the format came from, for a refusal."""
     return "--format" if overrides.get("format") is not None else "the file's `format`"
 
@@ -263,7 +152,7 @@ def read_messages(
         return parse_messages(raw, fmt, forms), fmt
     except ValidationError as exc:
         located = [{**e, "loc": ("messages", *e["loc"])} for e in exc.errors()]
-        raise _input_error(located) from None
+        raise input_error(located) from None
 
 
 def _anthropic_only_block(raw: Sequence[Any]) -> str | None:
@@ -279,27 +168,15 @@ def _anthropic_only_block(raw: Sequence[Any]) -> str | None:
     return None
 
 
-_M = TypeVar("_M", CountRequest, CompactRequestBody)
-
-
-def _validated(model: type[_M], fields: Mapping[str, Any]) -> _M:
+def validated(model: type[_M], fields: Mapping[str, Any]) -> _M:
+    """The request body `model` of `fields`; a field it refuses is an `InputError`."""
     try:
         return model.model_validate(fields)
     except ValidationError as exc:
-        raise _input_error(exc.errors()) from None
+        raise input_error(exc.errors()) from None
 
 
-def _input_error(errors: Sequence[Any]) -> InputError:
+def input_error(errors: Sequence[Any]) -> InputError:
+    """pydantic's errors (or the API's, alike) as one `InputError`, the first five named."""
     details = validation_details(errors)
     return InputError("; ".join(f"{d.field}: {d.message}" for d in details[:5]))
-
-
-def _with_service(settings: Settings, run: Callable[[CompactionService], Awaitable[_T]]) -> _T:
-    async def main() -> _T:
-        service = build_service(settings)
-        try:
-            return await run(service)
-        finally:
-            await close_ports(service)
-
-    return asyncio.run(main())

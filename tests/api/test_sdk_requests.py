@@ -27,7 +27,7 @@ from app.core.dialects import parse_messages
 from app.core.messages import Message
 from app.core.models import CLAUDE_MARGIN, with_margin
 from app.core.tokens import count_total
-from app.wiring import shared_o200k
+from app.wiring_counting import shared_o200k
 from tests.builders import assistant, bulk_round, rounds, user
 
 pytestmark = pytest.mark.anyio
