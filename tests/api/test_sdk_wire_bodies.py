@@ -99,3 +99,21 @@ async def test_an_sdk_s_wire_body_is_taken_by_every_route(
         k: v for k, v in body.items() if k != "messages"
     }
     assert len(request["messages"]) < len(body["messages"])
+
+
+@pytest.mark.parametrize("build", [anthropic_wire_body, openai_wire_body])
+async def test_the_request_handed_back_keeps_the_sdk_s_field_order(
+    client: httpx.AsyncClient, build: Any
+) -> None:
+    """The SDKs put `messages` among the other fields (Anthropic's second, after
+    `max_tokens`): the request comes back with every field where it was sent, compacted
+    or not, so a diff against the sent body shows only the messages."""
+    body = build()
+    assert list(body)[-1] != "messages"
+    compacted = (await client.post("/compact", json={**body, "force": True})).json()
+    unchanged = (await client.post("/compact", json=body)).json()
+    assert compacted["compacted"] is True
+    assert unchanged["compacted"] is False
+    assert list(compacted["request"]) == list(body)
+    assert list(unchanged["request"]) == list(body)
+    assert unchanged["request"] == body
