@@ -111,8 +111,9 @@ def _jsonl_messages(lines: Sequence[tuple[int, str]]) -> list[Any]:
 def request_fields(
     data: Mapping[str, Any], fields: Sequence[str], overrides: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """`messages`, the input's own values of `fields`, then the flags that were given."""
-    chosen = {"messages": data["messages"], **{k: data[k] for k in fields if k in data}}
+    """`messages` and the input's own values of `fields`, in the input's order (a provider
+    request comes back in it), then the flags that were given."""
+    chosen = {k: v for k, v in data.items() if k == "messages" or k in fields}
     chosen.update({k: v for k, v in overrides.items() if v is not None})
     return chosen
 

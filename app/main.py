@@ -101,6 +101,10 @@ IGNORED_SDK_KEY = (
     "ANTHROPIC_API_KEY is set but not used: COMPACT_SUMMARIZER=auto summarizes with Anthropic "
     "only for COMPACT_ANTHROPIC_API_KEY; set COMPACT_SUMMARIZER=anthropic to use it"
 )
+IGNORED_OPENAI_KEY = (
+    "OPENAI_API_KEY (or COMPACT_OPENAI_API_KEY) is set but not used: COMPACT_SUMMARIZER=auto "
+    "never summarizes with an OpenAI-compatible server; set COMPACT_SUMMARIZER=openai to use it"
+)
 
 
 def create_app(
@@ -163,6 +167,8 @@ def create_app(
         )
         if settings.summarizer == "auto" and settings.anthropic_key != settings.anthropic_api_key:
             log.info(IGNORED_SDK_KEY)
+        if settings.summarizer == "auto" and settings.openai_api_key is not None:
+            log.info(IGNORED_OPENAI_KEY)
         yield
         gc.unfreeze()
         if sweeper is not None:

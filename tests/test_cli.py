@@ -431,6 +431,7 @@ def test_an_sdk_request_file_is_counted_and_compacted_as_the_api_does(
     )
     assert answer["request"]["system"] == body["system"]
     assert answer["request"]["messages"] == answer["messages"]
+    assert list(answer["request"]) == [k for k in body if k != "force"]  # as the SDK sent it
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -514,6 +515,8 @@ BODIES = {
     "recall": "RecallRequest",
 }
 PATH_PARAMETERS = {"job_id", "session_id"}
+# The provider request whole, as an SDK would send it: its fields are the body's own.
+WHOLE_REQUEST = {"request"}
 
 
 @pytest.mark.parametrize("client_class", [ContextCompactClient, AsyncContextCompactClient])
@@ -523,7 +526,9 @@ def test_each_method_takes_every_field_of_its_request_body(
 ) -> None:
     parameters = set(inspect.signature(getattr(client_class, method)).parameters) - {"self"}
     fields = set(SPEC["components"]["schemas"][schema]["properties"])
-    assert parameters - (PATH_PARAMETERS - fields) == fields
+    assert parameters - (PATH_PARAMETERS - fields) - WHOLE_REQUEST == fields
+    if "model" in fields:  # a body that takes a provider request takes it whole
+        assert parameters >= WHOLE_REQUEST
 
 
 def test_the_client_calls_every_operation_of_the_spec() -> None:
@@ -566,3 +571,40 @@ def test_the_client_calls_every_operation_of_the_spec() -> None:
         (method, path) for path, operations in SPEC["paths"].items() for method in operations
     }
     assert called == documented
+
+
+@pytest.mark.anyio
+async def test_a_whole_sdk_request_goes_as_request_and_comes_back_ready_to_send(
+    aclient: AsyncContextCompactClient,
+) -> None:
+    """`request=` takes the body the SDK would send, every field of it (`max_tokens`,
+    `thinking`, `metadata`...): the answer's `request` has them all, in their places, so
+    it can go to `client.messages.create(**request)` as it is."""
+    body: dict[str, Any] = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 4096,
+        "messages": [*CONVERSATION[1:], user("Now run the tests.")],
+        "system": "You are a coding agent.",
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "metadata": {"user_id": "u-1"},
+    }
+    counted = await aclient.count(body["messages"], request=body)
+    assert counted["token_count"] > 0
+    decision = await aclient.should_compact(body["messages"], request=body)
+    assert decision["context_window"] == 200_000
+    done = await aclient.compact(body["messages"], request=body, force=True)
+    request = done.get("request")
+    assert request is not None
+    assert list(request) == list(body)
+    assert {k: v for k, v in request.items() if k != "messages"} == {
+        k: v for k, v in body.items() if k != "messages"
+    }
+    assert request["messages"][-1] == user("Now run the tests.")
+    with ContextCompactClient(transport=httpx.MockTransport(_echo)) as blocking:
+        sent = blocking.compact(body["messages"], request=body, model="gpt-4o")
+    assert (sent["model"], sent["max_tokens"]) == ("gpt-4o", 4096)  # an argument wins
+
+
+def _echo(request: httpx.Request) -> httpx.Response:
+    """The body sent, as the answer: what the client put on the wire."""
+    return httpx.Response(200, json=json.loads(request.content))

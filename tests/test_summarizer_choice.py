@@ -23,6 +23,8 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "COMPACT_ANTHROPIC_API_KEY",
         "COMPACT_SUMMARIZER",
         "COMPACT_SUMMARY_FALLBACK",
+        "OPENAI_API_KEY",
+        "COMPACT_OPENAI_API_KEY",
     ):
         monkeypatch.delenv(name, raising=False)
 
@@ -108,3 +110,31 @@ async def test_readyz_and_the_start_up_line_state_the_summarizer_and_a_key_left_
         "Anthropic only for COMPACT_ANTHROPIC_API_KEY; set COMPACT_SUMMARIZER=anthropic to use it"
     ]
     assert "sk-ant-from-the-shell" not in caplog.text
+
+
+@pytest.mark.slow
+async def test_an_openai_key_in_the_environment_leaves_auto_extractive_and_says_so(
+    tmp_path: Path,
+    tokenizer: TiktokenTokenizer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An agent's shell often exports the OpenAI SDK's key: `auto` never calls an
+    OpenAI-compatible server, and the start-up log says the key is left unused."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-from-the-shell")
+    chosen = settings(tmp_path)
+    assert chosen.summarizer_kind == "extractive"
+    app = create_app(chosen, service=build_service(chosen, tokenizer))
+    with caplog.at_level(logging.INFO, logger="context_compact"):
+        async with LifespanManager(app) as manager:
+            transport = httpx.ASGITransport(app=manager.app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                ready = (await client.get("/readyz")).json()
+    assert ready["summarizer"] == "extractive"
+    notes = [r.getMessage() for r in caplog.records if "OPENAI_API_KEY" in r.getMessage()]
+    assert notes == [
+        "OPENAI_API_KEY (or COMPACT_OPENAI_API_KEY) is set but not used: "
+        "COMPACT_SUMMARIZER=auto never summarizes with an OpenAI-compatible server; "
+        "set COMPACT_SUMMARIZER=openai to use it"
+    ]
+    assert "sk-openai-from-the-shell" not in caplog.text

@@ -2,9 +2,10 @@
 
 JSON fields: `time` (UTC, ISO 8601, milliseconds), `level`, `logger`, `message`,
 `request_id` (null outside a request), then every `extra` field the code passed, then
-`exc` with the traceback when there is one. Text lines carry the same fields: time, level,
-logger, `[request_id]`, message, then every `extra` field as `key=value` (the value as JSON
-when it is not a plain word, so a line stays one line), then the traceback. The code never
+`exc` with the traceback when there is one. Text lines carry the same fields: time (the
+same UTC string), level, logger, `[request_id]`, message, then every `extra` field as
+`key=value` (the value as JSON when it is not a plain word, so a line stays one line), then
+the traceback. The code never
 passes message contents as `extra`: only counts, ids, names and error descriptions.
 """
 
@@ -46,10 +47,15 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+def _time(record: logging.LogRecord) -> str:
+    """UTC, ISO 8601, milliseconds, with the offset: the same in both formats."""
+    return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "time": _time(record),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
@@ -67,6 +73,9 @@ class TextFormatter(logging.Formatter):
 
     def __init__(self) -> None:
         super().__init__(TEXT_FORMAT)
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        return _time(record)
 
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
         fields = "".join(f" {k}={_shown(v)}" for k, v in extra_fields(record).items())

@@ -123,13 +123,16 @@ class ProviderFields(BaseModel):
         return model
 
     def provider_request(self) -> dict[str, Any]:
-        """The fields handed back in `request`, as sent and in the order sent (`messages`
-        is added by the caller)."""
+        """The fields handed back in `request`, as sent and in the order sent; `messages`
+        holds its place as None (the caller puts the compacted list there: the SDKs send
+        it among the others, Anthropic's second)."""
         extra = self.model_extra or {}
         own = {n for n in ("model", "system", "tools") if n in self.model_fields_set}
         order = self._sent_order or (*own, *extra)
         return {
-            k: getattr(self, k) if k in own else extra[k] for k in order if k in own or k in extra
+            k: None if k == "messages" else getattr(self, k) if k in own else extra[k]
+            for k in order
+            if k in own or k in extra or k == "messages"
         }
 
     @property

@@ -1,13 +1,17 @@
 """Head + summary pair + one pair per restored file, each pair a user message and the
 assistant's acknowledgement, in the exact strings below: later compactions recognize the
-pairs by them."""
+pairs by them. Then the user's new request when the list sent ended with one
+(`current_turn`), as sent, so a list sent right before a model call comes back ready for
+it, not ending in an acknowledgement (an assistant prefill, which Anthropic refuses with
+extended thinking on). A list ending with tool results is summarized whole: it ends with
+the acknowledgement, and the agent sends a user turn next."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.core.messages import Message, text_message
+from app.core.messages import Message, ToolResultBlock, text_message
 
 SUMMARY_PREFIX = "[Conversation compressed]\n\n"
 SUMMARY_ACK = "Understood. I have the context from the compressed conversation. Continuing work."
@@ -34,11 +38,28 @@ def restored_file_message(path: str, text: str) -> Message:
 
 
 def assemble_messages(
-    head: Sequence[Message], summary: str, restored: Sequence[RestoredFile]
+    head: Sequence[Message],
+    summary: str,
+    restored: Sequence[RestoredFile],
+    turn: Sequence[Message] = (),
 ) -> list[Message]:
     """A new list; user and assistant strictly alternate after the head."""
     assembled = [*head, summary_message(summary), text_message("assistant", SUMMARY_ACK)]
     for file in restored:
         assembled.append(restored_file_message(file.path, file.text))
         assembled.append(text_message("assistant", RESTORED_ACK))
-    return assembled
+    return [*assembled, *turn]
+
+
+def current_turn(rest: Sequence[Message]) -> tuple[Message, ...]:
+    """The end of `rest` kept as sent: the user's new request (a last user message without
+    tool results: those answer a call that is summarized); nothing when it is the only
+    message, or the end is the model's."""
+    last = rest[-1] if len(rest) > 1 else None
+    if last is None or last.role != "user":
+        return ()
+    if not isinstance(last.content, str) and any(
+        isinstance(b, ToolResultBlock) for b in last.content
+    ):
+        return ()
+    return (last,)

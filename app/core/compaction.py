@@ -52,7 +52,8 @@ class CompactOptions(BaseModel):
     strategy: StrategyName = Field(
         "full",
         description=(
-            "`full`: everything after the system prompt is summarized. `tail`: the most "
+            "`full`: everything after the system prompt is summarized (but the user's new "
+            "request, when the list ends with one: kept last). `tail`: the most "
             "recent rounds are kept verbatim, older ones become an archived summary (a "
             "system message). `selective`: per-type "
             "rules in priority order (old tool blocks dropped and large fields of the kept "

@@ -174,15 +174,17 @@ def first_difference(sent: Sequence[str], current: Sequence[JsonDict]) -> int | 
 
 def swap_prefix(job: Job, current: Sequence[JsonDict]) -> list[JsonDict]:
     """The job's compacted messages followed by every message sent after the job was; a
-    kept list that starts with an assistant message gets `SEAM_USER_MESSAGE` before it.
-    The caller has checked the prefix with `first_difference`."""
+    kept list that starts with an assistant message after a result that ends with one (the
+    summary's acknowledgement) gets `SEAM_USER_MESSAGE` between them. The caller has
+    checked the prefix with `first_difference`."""
     if job.result is None:
         raise ValueError("job has no result")
     if not job.result.get("compacted"):
         return list(current)
     compacted: list[JsonDict] = list(job.result["messages"])
     kept = list(current[job.sent_count :])
-    bridge = [dict(SEAM_USER_MESSAGE)] if kept and kept[0].get("role") == "assistant" else []
+    seam = compacted and kept and compacted[-1].get("role") == kept[0].get("role") == "assistant"
+    bridge = [dict(SEAM_USER_MESSAGE)] if seam else []
     return [*compacted, *bridge, *kept]
 
 

@@ -16,8 +16,9 @@ from typing import Any
 
 @dataclass(frozen=True)
 class ProviderRequest:
-    """A request's provider fields as sent (`system` included), and how many canonical
-    messages its top-level `system` became (0 or 1)."""
+    """A request's provider fields as sent, in the order sent (`system` included;
+    `messages` holding its place, when it came among them), and how many canonical messages
+    its top-level `system` became (0 or 1)."""
 
     fields: Mapping[str, Any] = field(default_factory=dict)
     head: int = 0
@@ -38,5 +39,5 @@ def hand_back(data: dict[str, Any], provider: ProviderRequest) -> dict[str, Any]
             for r in data.get("refilling", ())
             if r["index"] >= head
         ]
-    out["request"] = {**provider.fields, "messages": messages}
+    out["request"] = {**provider.fields, "messages": messages}  # in its place, if it has one
     return out

@@ -28,6 +28,7 @@ PATH_FIELDS = ("file_path", "path", "filename", "file", "target_file", "absolute
 _NUMBERED = re.compile(r"^\s*(\d+)(?:\t|→)")
 _GREP_LINE = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+)[:-](?P<text>.*)$")
 _MAX_PREAMBLE = 3
+_MIN_FIELD_CHARS = 200  # a long object's field keeps at least this much (fallback rule)
 _NOTHING_FOUND = re.compile(r"^no (files|matches|results) found", re.IGNORECASE)
 _FOUND_HEADER = re.compile(r"^found \d+ (files?|matches?|results?)", re.IGNORECASE)
 
@@ -331,16 +332,32 @@ def compress_write(args: Mapping[str, Any], body: Body, limits: ToolResultLimits
     }
 
 
+def cut_value(value: Any, chars: int) -> Any:
+    """`value` as it is when its JSON fits in `chars`, else its first `chars` characters
+    (of its JSON when it is not a string) and how many more there were."""
+    text = value if isinstance(value, str) else to_content(value)
+    if len(to_content(value)) <= chars or len(text) <= chars:
+        return value
+    return f"{text[:chars]}… [{len(text) - chars} more characters]"
+
+
+_EXIT_CODES = ("exit_code", "exitCode", "returncode", "return_code", "code")
+
+
 def compress_bash(args: Mapping[str, Any], body: Body, limits: ToolResultLimits) -> dict[str, Any]:
     """Bash: the command, exit code, a stdout summary (counts, head, tail) and the stderr
-    tail. A string result is all stdout."""
+    tail. A string result is all stdout. Other fields of an object (Claude Code's
+    `interrupted`, `isImage`) are kept, cut to `fallback_chars`."""
     stderr = ""
     exit_code: int | None = None
+    rest: dict[str, Any] = {}
     if isinstance(body, dict):
         stdout = _text_of(body.get("stdout", body.get("output", "")))
         raw_stderr = body.get("stderr")
         stderr = raw_stderr if isinstance(raw_stderr, str) else ""
-        exit_code = _int_arg(body, "exit_code", "exitCode", "returncode", "return_code", "code")
+        exit_code = _int_arg(body, *_EXIT_CODES)
+        read = {"stdout", "output", *_EXIT_CODES, *(["stderr"] if raw_stderr == stderr else [])}
+        rest = {k: v for k, v in body.items() if k not in read}
     else:
         stdout = _text_of(body)
     data: dict[str, Any] = {"command": _arg(args, "command", "cmd", "script")}
@@ -359,7 +376,14 @@ def compress_bash(args: Mapping[str, Any], body: Body, limits: ToolResultLimits)
     if err:
         kept = err[len(err) - limits.bash_stderr_lines :] if limits.bash_stderr_lines else []
         data["stderr"] = {"lines": len(err), "tail": "\n".join(kept)}
-    data["truncated"] = len(head) + len(tail) < len(out) or len(err) > limits.bash_stderr_lines
+    cut = False
+    for key, value in rest.items():
+        if data.get(key) is None:
+            data[key] = cut_value(value, limits.fallback_chars)
+            cut = cut or data[key] is not value
+    data["truncated"] = (
+        cut or len(head) + len(tail) < len(out) or len(err) > limits.bash_stderr_lines
+    )
     return data
 
 
@@ -400,12 +424,18 @@ def compress_todo(args: Mapping[str, Any], body: Body, limits: ToolResultLimits)
 def compress_fallback(
     args: Mapping[str, Any], body: Body, limits: ToolResultLimits
 ) -> dict[str, Any]:
-    """Any other tool: kept as it is when short; else a summary and the first characters."""
+    """Any other tool: kept as it is when short; else a summary and the first characters,
+    or, for an object, every field, each cut to its share of the characters."""
     text = _text_of(body)
     if len(text) <= limits.fallback_chars:
         return {"result": body}
+    summary = f"{_plural(len(_lines(text)), 'line')}, {_plural(len(text), 'character')}"
+    if isinstance(body, dict) and body:
+        share = max(_MIN_FIELD_CHARS, limits.fallback_chars // len(body))
+        cut = {k: cut_value(v, share) for k, v in body.items()}
+        return {"summary": summary, "result": cut, "fallback": True, "truncated": True}
     return {
-        "summary": f"{_plural(len(_lines(text)), 'line')}, {_plural(len(text), 'character')}",
+        "summary": summary,
         "head": text[: limits.fallback_chars],
         "fallback": True,
         "truncated": True,

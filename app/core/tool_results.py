@@ -17,7 +17,9 @@ names them for the caller to refuse. Status markers in `data` (`truncated`, `app
 Which rule applies is decided by the tool's name, case- and separator-insensitively, with
 the aliases of common agents (`read_file`, `bash`/`shell`, `str_replace_editor` by its
 `command`, ...); an unknown tool gets the fallback: kept as it is when short, else a
-summary and the first `fallback_chars` characters.
+summary and the first `fallback_chars` characters (an object: every field, each cut).
+Bash and the fallback keep every field of an object (a shell's `{stdout, stderr, ...}`), cut when
+long; the other rules keep the fields listed in docs/toolkit.md.
 """
 
 from __future__ import annotations

@@ -116,3 +116,15 @@ def test_a_text_line_puts_the_traceback_after_the_fields(stream: io.StringIO) ->
     assert first.endswith("[None] a b path=/x")
     assert rest[0] == "Traceback (most recent call last):"
     assert rest[-1] == "ValueError: boom"
+
+
+def test_a_text_line_has_the_json_line_s_time_in_utc(stream: io.StringIO) -> None:
+    """The time field as the JSON format writes it (UTC, ISO 8601, milliseconds, the
+    offset), not the local time without a zone."""
+    made = record()
+    made.created = 1764115200.25  # 2025-11-26 00:00:00.250 UTC
+    build_handler("json", stream).handle(made)
+    build_handler("text", stream).handle(made)
+    as_json, as_text = stream.getvalue().splitlines()
+    assert json.loads(as_json)["time"] == "2025-11-26T00:00:00.250+00:00"
+    assert as_text.startswith("2025-11-26T00:00:00.250+00:00 WARNING context_compact.x ")

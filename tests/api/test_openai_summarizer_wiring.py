@@ -64,10 +64,11 @@ async def test_auto_takes_the_digest_path_for_a_server_on_loopback(client_for: A
     assert "What was being done last" in status.body["messages"][1]["content"]
     assert data["summary_chunks"] == 2
     assert data["summary"].startswith(
-        '## Goals & Decisions\n- First request: "fix a.py"\n- Latest request: "go on"\n'
+        '## Goals & Decisions\n- First request: "fix a.py"\n'
         "- The user asked to fix a.py; the agent ran list_tests first.\n\n"
         "## File Operations\n- None.\n\n"
         "## Tool Calls\n- Calls: list_tests 1.\n\n"
         "## Task Status\n- The tests were listed; next the agent fixes a.py and goes on.\n\n"
         "## Errors & Resolutions\n- None observed.\n\n## Ledger\n"
     )
+    assert data["messages"][-1] == user("go on")  # the new request stays, after the summary

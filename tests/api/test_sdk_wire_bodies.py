@@ -99,3 +99,41 @@ async def test_an_sdk_s_wire_body_is_taken_by_every_route(
         k: v for k, v in body.items() if k != "messages"
     }
     assert len(request["messages"]) < len(body["messages"])
+
+
+@pytest.mark.parametrize("build", [anthropic_wire_body, openai_wire_body])
+async def test_the_request_handed_back_keeps_the_sdk_s_field_order(
+    client: httpx.AsyncClient, build: Any
+) -> None:
+    """The SDKs put `messages` among the other fields (Anthropic's second, after
+    `max_tokens`): the request comes back with every field where it was sent, compacted
+    or not, so a diff against the sent body shows only the messages."""
+    body = build()
+    assert list(body)[-1] != "messages"
+    compacted = (await client.post("/compact", json={**body, "force": True})).json()
+    unchanged = (await client.post("/compact", json=body)).json()
+    assert compacted["compacted"] is True
+    assert unchanged["compacted"] is False
+    assert list(compacted["request"]) == list(body)
+    assert list(unchanged["request"]) == list(body)
+    assert unchanged["request"] == body
+
+
+async def test_the_users_new_request_stays_last_so_the_request_is_ready_to_send(
+    client: httpx.AsyncClient,
+) -> None:
+    """An agent sends the request it is about to make: its messages end with the user's
+    new request. `full` summarizes the history before it and keeps that request, verbatim,
+    last: a request ending with the summary's acknowledgement would be an assistant prefill
+    (refused by Anthropic with extended thinking on) and would not ask the question."""
+    body = anthropic_wire_body()
+    asked = {"role": "user", "content": "Now make the release build, with the flags from Task 2."}
+    body["messages"] = [*body["messages"], asked]
+    body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
+    answer = (await client.post("/compact", json={**body, "force": True})).json()
+    assert answer["compacted"] is True, answer["reason"]
+    sent = answer["request"]["messages"]
+    assert sent[-1] == asked
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert answer["compacted_indexes"] == list(range(len(body["messages"]) - 1))
+    assert answer["stats"]["retained_message_count"] == 2  # the system prompt and the request

@@ -500,3 +500,49 @@ def test_fields_beside_data_or_text_are_named_as_stray() -> None:
     assert stray_fields({"text": "out", "exit_code": 2}) == ["exit_code"]
     assert stray_fields({"stdout": "x", "status": "error"}) == []
     assert stray_fields({"status": "success", "data": {}, "error": None}) == []
+
+
+def test_bash_keeps_the_fields_it_does_not_summarize() -> None:
+    """Claude Code's Bash answers `{stdout, stderr, interrupted, isImage}`: the flags come
+    back as sent, beside the stdout summary, not dropped."""
+    shell = {
+        "stdout": "\n".join(f"ok {i}" for i in range(50)),
+        "stderr": "",
+        "interrupted": True,
+        "isImage": False,
+        "backgroundTaskId": None,
+    }
+    data = compress("Bash", {"command": "make"}, shell)["data"]
+    assert {k: data[k] for k in ("interrupted", "isImage", "backgroundTaskId")} == {
+        "interrupted": True,
+        "isImage": False,
+        "backgroundTaskId": None,
+    }
+    assert data["stdout"]["lines"] == 50
+    assert data["truncated"] is True
+
+
+def test_bash_cuts_a_long_field_it_does_not_summarize_and_keeps_its_name() -> None:
+    shell = {"stdout": "ok", "stderr": ["E one", "E two"], "log": "L" * 30}
+    data = compress("Bash", {}, shell, limits=ToolResultLimits(fallback_chars=20))["data"]
+    assert data["stderr"] == ["E one", "E two"]
+    assert data["log"] == "L" * 20 + "… [10 more characters]"
+    assert data["truncated"] is True
+
+
+def test_an_unknown_tool_s_long_object_keeps_every_field() -> None:
+    """A structured result over the limit is cut field by field, never as one JSON text:
+    the exit code and the stderr after a long stdout survive."""
+    result = {"stdout": "x" * 5000, "stderr": "boom", "returncode": 2, "meta": {"cwd": "/r"}}
+    data = compress("run_tests", {}, result, limits=ToolResultLimits(fallback_chars=1000))["data"]
+    assert data == {
+        "summary": "1 line, 5072 characters",
+        "result": {
+            "stdout": "x" * 250 + "… [4750 more characters]",
+            "stderr": "boom",
+            "returncode": 2,
+            "meta": {"cwd": "/r"},
+        },
+        "fallback": True,
+        "truncated": True,
+    }

@@ -443,14 +443,32 @@ async def test_apply_puts_a_user_turn_before_a_kept_assistant_message(
     manager_for: ManagerFactory,
 ) -> None:
     manager = await manager_for(lambda r: "SUMMARY")
+    call = tool_use("read_file", path="b.py")
+    # sent in a tool loop, right before the next model call: the result ends with the
+    # summary's acknowledgement, and the model's reply comes after it
+    sent = [*CONVERSATION, user("And b.py?"), assistant(call), tool_result(call["id"], "b")]
+    job = await manager.submit(*request(sent))
+    done = await wait_for(manager, job.id, "done")
+    reply = assistant("Read b.py.")
+    applied = await manager.apply(job.id, [*sent, reply])
+    assert applied is not None
+    assert done.result is not None
+    assert applied.messages == [*done.result["messages"], SEAM_USER_MESSAGE, reply]
+    assert applied.kept_message_count == 1
+
+
+async def test_apply_after_a_kept_request_needs_no_seam(manager_for: ManagerFactory) -> None:
+    """Sent with the user's new request last, the result keeps it last: the model's
+    reply follows it as it is."""
+    manager = await manager_for(lambda r: "SUMMARY")
     sent = [*CONVERSATION, user("And b.py?")]  # sent right before the next model call
     job = await manager.submit(*request(sent))
     done = await wait_for(manager, job.id, "done")
     reply = assistant("Reading b.py.", tool_use("read_file", path="b.py"))
     applied = await manager.apply(job.id, [*sent, reply])
-    assert applied is not None
     assert done.result is not None
-    assert applied.messages == [*done.result["messages"], SEAM_USER_MESSAGE, reply]
+    assert done.result["messages"][-1] == user("And b.py?")
+    assert applied.messages == [*done.result["messages"], reply]
     assert applied.kept_message_count == 1
 
 

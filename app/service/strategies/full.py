@@ -1,10 +1,13 @@
-"""`full`: everything after the head becomes one summary, recent files restored."""
+"""`full`: everything after the head becomes one summary, recent files restored; the
+user's new request, when the list ends with one, stays last, as sent (`current_turn` in
+app/core/assemble.py).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.assemble import assemble_messages
+from app.core.assemble import assemble_messages, current_turn
 from app.core.compaction import CompactResult
 from app.core.params import RestoreParams, SummaryParams
 from app.core.vocabulary import StrategyName
@@ -30,13 +33,15 @@ class Full:
         request = prepared.request
         messages = prepared.messages
         partition = prepared.partition
-        archive = await steps.archive(prepared, partition.rest)
-        facts = await steps.facts(partition.rest, params.summary)
+        kept = current_turn(partition.rest)
+        rest = partition.rest[: len(partition.rest) - len(kept)]
+        archive = await steps.archive(prepared, partition.rest)  # the request too, as before
+        facts = await steps.facts(rest, params.summary)
         summarized = await steps.summarize(
-            partition.rest,
+            rest,
             params.summary,
             request.instructions,
-            counts=prepared.counts[len(partition.head) :],
+            counts=prepared.counts[len(partition.head) : len(messages) - len(kept)],
             facts=facts,
         )
         if summarized.summary is None:
@@ -44,14 +49,16 @@ class Full:
                 "summarization_failed", summarized.warnings, self.name, summarized.calls
             )
         ledger = await steps.ledger(
-            summarized.summary.text, partition.rest, params.summary, request.session_id, facts
+            summarized.summary.text, rest, params.summary, request.session_id, facts
         )
         restored = await steps.restore(messages, params.restore, request.session_id)
-        assembled = assemble_messages(partition.head, ledger.text, restored.selection.restored)
+        assembled = assemble_messages(
+            partition.head, ledger.text, restored.selection.restored, kept
+        )
         output = Output(
             assembled,
             archive,
-            compacted_indexes=range(len(partition.head), len(messages)),
+            compacted_indexes=range(len(partition.head), len(messages) - len(kept)),
             warnings=(*summarized.warnings, *restored.warnings),
             summary=summarized.summary,
             ledger=ledger,

@@ -107,10 +107,18 @@ def _id(value: str) -> str:
     return quote(value, safe="")
 
 
-def provider(model: str | None, system: System | None, tools: Tools | None) -> dict[str, Any]:
+def provider(
+    model: str | None,
+    system: System | None,
+    tools: Tools | None,
+    request: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The provider request's own fields the service reads: the model (its window and
-    tokenizer), Anthropic's top-level system prompt, the tool definitions (counted)."""
-    return body(
+    tokenizer), Anthropic's top-level system prompt, the tool definitions (counted); with
+    `request` (the body an SDK would send), every field of it, in its order, `messages`
+    holding its place (the call's `messages` go there). The arguments win over `request`."""
+    sent = {k: None if k == "messages" else v for k, v in (request or {}).items()}
+    return sent | body(
         model=model,
         system=system if isinstance(system, str) or system is None else [dict(b) for b in system],
         tools=[dict(t) for t in tools] if tools is not None else None,

@@ -147,12 +147,13 @@ class ContextCompactClient(_Configured):
         model: str | None = None,
         system: calls.System | None = None,
         tools: calls.Tools | None = None,
+        request: Mapping[str, Any] | None = None,
         format: Format | None = None,
         tokenizer: TokenizerName | None = None,
     ) -> CountResponse:
         """`POST /count`: the token count of `messages`."""
         return self._send(
-            calls.count(messages, format, tokenizer, calls.provider(model, system, tools))
+            calls.count(messages, format, tokenizer, calls.provider(model, system, tools, request))
         )
 
     def should_compact(
@@ -162,6 +163,7 @@ class ContextCompactClient(_Configured):
         model: str | None = None,
         system: calls.System | None = None,
         tools: calls.Tools | None = None,
+        request: Mapping[str, Any] | None = None,
         format: Format | None = None,
         tokenizer: TokenizerName | None = None,
         last_usage: Usage | Mapping[str, Any] | None = None,
@@ -185,7 +187,7 @@ class ContextCompactClient(_Configured):
                 overflow_threshold=overflow_threshold,
                 min_messages=min_messages,
                 session_id=session_id,
-                given=calls.provider(model, system, tools),
+                given=calls.provider(model, system, tools, request),
             )
         )
 
@@ -196,6 +198,7 @@ class ContextCompactClient(_Configured):
         model: str | None = None,
         system: calls.System | None = None,
         tools: calls.Tools | None = None,
+        request: Mapping[str, Any] | None = None,
         format: Format | None = None,
         session_id: str | None = None,
         force: bool | None = None,
@@ -220,7 +223,7 @@ class ContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
-                    given=calls.provider(model, system, tools),
+                    given=calls.provider(model, system, tools, request),
                 )
             )
         )
@@ -232,6 +235,7 @@ class ContextCompactClient(_Configured):
         model: str | None = None,
         system: calls.System | None = None,
         tools: calls.Tools | None = None,
+        request: Mapping[str, Any] | None = None,
         format: Format | None = None,
         session_id: str | None = None,
         force: bool | None = None,
@@ -256,7 +260,7 @@ class ContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
-                    given=calls.provider(model, system, tools),
+                    given=calls.provider(model, system, tools, request),
                 )
             )
         )
@@ -418,12 +422,13 @@ class AsyncContextCompactClient(_Configured):
         model: str | None = None,
         system: calls.System | None = None,
         tools: calls.Tools | None = None,
+        request: Mapping[str, Any] | None = None,
         format: Format | None = None,
         tokenizer: TokenizerName | None = None,
     ) -> CountResponse:
         """`POST /count`: the token count of `messages`."""
         return await self._send(
-            calls.count(messages, format, tokenizer, calls.provider(model, system, tools))
+            calls.count(messages, format, tokenizer, calls.provider(model, system, tools, request))
         )
 
     async def should_compact(
@@ -433,6 +438,7 @@ class AsyncContextCompactClient(_Configured):
         model: str | None = None,
         system: calls.System | None = None,
         tools: calls.Tools | None = None,
+        request: Mapping[str, Any] | None = None,
         format: Format | None = None,
         tokenizer: TokenizerName | None = None,
         last_usage: Usage | Mapping[str, Any] | None = None,
@@ -456,7 +462,7 @@ class AsyncContextCompactClient(_Configured):
                 overflow_threshold=overflow_threshold,
                 min_messages=min_messages,
                 session_id=session_id,
-                given=calls.provider(model, system, tools),
+                given=calls.provider(model, system, tools, request),
             )
         )
 
@@ -467,6 +473,7 @@ class AsyncContextCompactClient(_Configured):
         model: str | None = None,
         system: calls.System | None = None,
         tools: calls.Tools | None = None,
+        request: Mapping[str, Any] | None = None,
         format: Format | None = None,
         session_id: str | None = None,
         force: bool | None = None,
@@ -491,7 +498,7 @@ class AsyncContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
-                    given=calls.provider(model, system, tools),
+                    given=calls.provider(model, system, tools, request),
                 )
             )
         )
@@ -503,6 +510,7 @@ class AsyncContextCompactClient(_Configured):
         model: str | None = None,
         system: calls.System | None = None,
         tools: calls.Tools | None = None,
+        request: Mapping[str, Any] | None = None,
         format: Format | None = None,
         session_id: str | None = None,
         force: bool | None = None,
@@ -527,7 +535,7 @@ class AsyncContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
-                    given=calls.provider(model, system, tools),
+                    given=calls.provider(model, system, tools, request),
                 )
             )
         )

@@ -62,8 +62,9 @@ export interface paths {
         put?: never;
         /**
          * Compact a message list (summary of the history + file restoration)
-         * @description Archives everything after the system prompt, replaces it with a structured summary,
-         *     and re-injects the files read most recently. Below the threshold (without `force`),
+         * @description Archives everything after the system prompt, replaces it with a structured summary
+         *     (the user's new request, when the list ends with one, stays last as sent), and
+         *     re-injects the files read most recently. Below the threshold (without `force`),
          *     or when archiving or summarizing fails, the messages come back unchanged with
          *     `compacted: false` and a `reason`. A result not smaller than the input and under the
          *     threshold is never returned: the next strategy is tried (`fallbacks` lists each one
@@ -712,7 +713,7 @@ export interface components {
         CompactOptions: {
             /**
              * Strategy
-             * @description `full`: everything after the system prompt is summarized. `tail`: the most recent rounds are kept verbatim, older ones become an archived summary (a system message). `selective`: per-type rules in priority order (old tool blocks dropped and large fields of the kept ones cut to a preview, skill prompts, assistant and user messages beyond `selective_keep_recent`), stopping once under the threshold; an LLM summary only if still over it. `prune`: old tool results are cleared, no LLM call.
+             * @description `full`: everything after the system prompt is summarized (but the user's new request, when the list ends with one: kept last). `tail`: the most recent rounds are kept verbatim, older ones become an archived summary (a system message). `selective`: per-type rules in priority order (old tool blocks dropped and large fields of the kept ones cut to a preview, skill prompts, assistant and user messages beyond `selective_keep_recent`), stopping once under the threshold; an LLM summary only if still over it. `prune`: old tool results are cleared, no LLM call.
              * @default full
              * @enum {string}
              */
