@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -83,6 +84,18 @@ def test_a_failed_llm_summary_falls_back_to_the_extractive_one_by_default(
     assert fallback.name == "extractive"
 
 
+async def started_ready(
+    chosen: Settings, tokenizer: TiktokenTokenizer, caplog: pytest.LogCaptureFixture
+) -> Any:
+    """`/readyz` of the app started with `chosen`, its start-up logged into `caplog`."""
+    app = create_app(chosen, service=build_service(chosen, tokenizer))
+    with caplog.at_level(logging.INFO, logger="context_compact"):
+        async with LifespanManager(app) as manager:
+            transport = httpx.ASGITransport(app=manager.app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                return (await client.get("/readyz")).json()
+
+
 @pytest.mark.slow
 async def test_readyz_and_the_start_up_line_state_the_summarizer_and_a_key_left_unused(
     tmp_path: Path,
@@ -92,12 +105,7 @@ async def test_readyz_and_the_start_up_line_state_the_summarizer_and_a_key_left_
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-the-shell")
     chosen = settings(tmp_path)
-    app = create_app(chosen, service=build_service(chosen, tokenizer))
-    with caplog.at_level(logging.INFO, logger="context_compact"):
-        async with LifespanManager(app) as manager:
-            transport = httpx.ASGITransport(app=manager.app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-                ready = (await client.get("/readyz")).json()
+    ready = await started_ready(chosen, tokenizer, caplog)
     assert (ready["summarizer"], ready["summary_fallback"]) == ("extractive", "none")
     [started] = [r for r in caplog.records if r.getMessage() == "context compact ready"]
     assert (vars(started)["summarizer"], vars(started)["summary_fallback"]) == (
@@ -124,12 +132,7 @@ async def test_an_openai_key_in_the_environment_leaves_auto_extractive_and_says_
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-from-the-shell")
     chosen = settings(tmp_path)
     assert chosen.summarizer_kind == "extractive"
-    app = create_app(chosen, service=build_service(chosen, tokenizer))
-    with caplog.at_level(logging.INFO, logger="context_compact"):
-        async with LifespanManager(app) as manager:
-            transport = httpx.ASGITransport(app=manager.app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-                ready = (await client.get("/readyz")).json()
+    ready = await started_ready(chosen, tokenizer, caplog)
     assert ready["summarizer"] == "extractive"
     notes = [r.getMessage() for r in caplog.records if "OPENAI_API_KEY" in r.getMessage()]
     assert notes == [

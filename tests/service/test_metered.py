@@ -10,6 +10,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.compaction import CompactOptions
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.metered import MeteredCompactionService
+from app.service.metrics import NoMetrics
 from app.service.slots import BusyError, SummarySlots
 from tests.builders import (
     SERVICE_DEFAULTS,
@@ -26,29 +27,16 @@ pytestmark = pytest.mark.anyio
 Observed = tuple[str, str, int, int | None]
 
 
-class RecordingMetrics:
+class RecordingMetrics(NoMetrics):
+    """Records the compactions only."""
+
     def __init__(self) -> None:
         self.compactions: list[Observed] = []
-
-    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
-        pass
 
     def observe_compaction(
         self, strategy: str, outcome: str, tokens_before: int, tokens_after: int | None
     ) -> None:
         self.compactions.append((strategy, outcome, tokens_before, tokens_after))
-
-    def observe_summary(self, summarizer: str, outcome: str, seconds: float) -> None:
-        pass
-
-    def observe_summary_failure(self, summarizer: str, reason: str) -> None:
-        pass
-
-    def observe_restore_skip(self, reason: str) -> None:
-        pass
-
-    def exposition(self) -> tuple[bytes, str]:
-        return b"", "text/plain"
 
 
 def make_service(
