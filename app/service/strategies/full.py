@@ -1,6 +1,8 @@
 """`full`: everything after the head becomes one summary, recent files restored; the
 user's new request, when the list ends with one, stays last, as sent (`current_turn` in
-app/core/assemble.py).
+app/core/assemble.py), unless it is over `KEPT_TURN_SHARE` of the threshold: then it is
+summarized with the rest (kept, it would leave the compacted list near the threshold, a
+`no_gain`, and the next model call over the window).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from app.core.params import RestoreParams, SummaryParams
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared
 from app.service.steps import Output, Steps
+
+# The largest new request kept as sent, as a share of the threshold's tokens.
+KEPT_TURN_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,8 @@ class Full:
         messages = prepared.messages
         partition = prepared.partition
         kept = current_turn(partition.rest)
+        if kept and prepared.counts[-1] > KEPT_TURN_SHARE * prepared.thresholds.threshold_tokens:
+            kept = ()
         rest = partition.rest[: len(partition.rest) - len(kept)]
         archive = await steps.archive(prepared, partition.rest)  # the request too, as before
         facts = await steps.facts(rest, params.summary)

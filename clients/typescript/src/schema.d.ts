@@ -63,8 +63,9 @@ export interface paths {
         /**
          * Compact a message list (summary of the history + file restoration)
          * @description Archives everything after the system prompt, replaces it with a structured summary
-         *     (the user's new request, when the list ends with one, stays last as sent), and
-         *     re-injects the files read most recently. Below the threshold (without `force`),
+         *     (the user's new request, when the list ends with one, stays last as sent unless over a
+         *     quarter of the threshold), and re-injects the files read most recently. Below the
+         *     threshold (without `force`),
          *     or when archiving or summarizing fails, the messages come back unchanged with
          *     `compacted: false` and a `reason`. A result not smaller than the input and under the
          *     threshold is never returned: the next strategy is tried (`fallbacks` lists each one
