@@ -430,7 +430,8 @@ def test_an_sdk_request_file_is_counted_and_compacted_as_the_api_does(
         asyncio.run(api_answer("/compact", body))
     )
     assert answer["request"]["system"] == body["system"]
-    assert answer["request"]["messages"] == answer["messages"]
+    continued = {"role": "user", "content": "Continue."}  # after the acknowledgement
+    assert answer["request"]["messages"] == [*answer["messages"], continued]
     assert list(answer["request"]) == [k for k in body if k != "force"]  # as the SDK sent it
 
 

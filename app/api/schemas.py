@@ -316,7 +316,9 @@ class CompactResponse(CompactResult):
         description=(
             "When the body was a provider request (it had `model`, `system`, `tools` or "
             "another provider field): that request ready to send, every field as sent, "
-            "`system` where it was, `messages` the compacted list. Absent otherwise."
+            "`system` where it was, `messages` the compacted list, followed by a user "
+            "`Continue.` when that list ends with an assistant turn (no prefill). Absent "
+            "otherwise."
         ),
     )
 

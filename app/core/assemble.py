@@ -17,6 +17,8 @@ SUMMARY_PREFIX = "[Conversation compressed]\n\n"
 SUMMARY_ACK = "Understood. I have the context from the compressed conversation. Continuing work."
 RESTORED_PREFIX = "[Restored after compact] "
 RESTORED_ACK = "Noted, file content restored."
+# The user turn after an acknowledgement that ends a list, where one must follow.
+CONTINUE = "Continue."
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol, get_args
 
 import orjson
 
+from app.core.assemble import CONTINUE
 from app.core.dialects import OpenAIForms
 from app.core.errors import CompactError
 from app.core.json_numbers import dumps
@@ -32,7 +33,7 @@ JsonDict = dict[str, Any]
 
 # Put between the compacted messages (which end with an assistant turn) and a kept
 # assistant message, so that user and assistant still alternate.
-SEAM_USER_MESSAGE: JsonDict = {"role": "user", "content": "Continue."}
+SEAM_USER_MESSAGE: JsonDict = {"role": "user", "content": CONTINUE}
 
 
 class JobStoreError(CompactError):

@@ -5,6 +5,12 @@ field as it sent it, `messages` replaced by the compacted list. An Anthropic top
 `system` is read as the canonical list's head (`head` messages), so the answer takes it out
 of `messages` again, puts it back in `system` as sent, and counts the indexes it reports
 from the request's own `messages`.
+
+Ready to send means ending with a user turn: a compacted list that ends with the summary's
+acknowledgement (the list sent ended with tool results, mid tool loop, or with a request
+too large to keep) would be an assistant prefill, which Anthropic refuses with extended
+thinking on. `request` then gets a user `Continue.` after it; `messages` stays the
+compacted list, for an agent that appends its own next turn.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from app.core.assemble import CONTINUE
 
 
 @dataclass(frozen=True)
@@ -39,5 +47,8 @@ def hand_back(data: dict[str, Any], provider: ProviderRequest) -> dict[str, Any]
             for r in data.get("refilling", ())
             if r["index"] >= head
         ]
-    out["request"] = {**provider.fields, "messages": messages}  # in its place, if it has one
+    ending = messages[-1] if data.get("compacted") and messages else None
+    prefill = isinstance(ending, dict) and ending.get("role") == "assistant"
+    sent = [*messages, {"role": "user", "content": CONTINUE}] if prefill else messages
+    out["request"] = {**provider.fields, "messages": sent}  # in its place, if it has one
     return out

@@ -172,7 +172,10 @@ async def test_compact_hands_an_anthropic_request_back_ready_to_send(
         k: v for k, v in sent.items() if k != "messages"
     }
     assert list(request) == list(sent)  # `messages` where it was sent
-    assert request["messages"] == data["messages"]
+    # the history ends with the agent's answer: the compacted list ends with the summary's
+    # acknowledgement, and the request to send gets a user turn after it (no prefill)
+    assert data["messages"][-1]["role"] == "assistant"
+    assert request["messages"] == [*data["messages"], {"role": "user", "content": "Continue."}]
     assert all(m["role"] in ("user", "assistant") for m in request["messages"])
     assert len(request["messages"]) < len(HISTORY)
     assert max(data["compacted_indexes"]) < len(HISTORY)
@@ -302,7 +305,8 @@ async def test_a_background_compaction_hands_the_request_back_too(
     assert job["state"] == "done", job
     request = job["result"]["request"]
     assert (request["system"], request["tools"]) == (SYSTEM, ANTHROPIC_TOOLS)
-    assert request["messages"] == job["result"]["messages"]
+    continued = {"role": "user", "content": "Continue."}  # no prefill: ready to send
+    assert request["messages"] == [*job["result"]["messages"], continued]
 
 
 async def _pause() -> None:
@@ -357,7 +361,8 @@ async def test_a_background_compaction_of_a_request_applies_to_its_messages(
         f"/compactions/{job['id']}/apply", json={"messages": [*HISTORY, newer]}
     )
     assert applied.status_code == 200, applied.text
-    assert applied.json()["messages"] == [*job["result"]["request"]["messages"], newer]
+    # the agent sent its own next turn: the compacted list, then it (no `Continue.` between)
+    assert applied.json()["messages"] == [*job["result"]["messages"], newer]
 
 
 async def test_anthropic_s_own_count_is_exact_only_without_tools_added_here(

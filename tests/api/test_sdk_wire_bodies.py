@@ -137,3 +137,29 @@ async def test_the_users_new_request_stays_last_so_the_request_is_ready_to_send(
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
     assert answer["compacted_indexes"] == list(range(len(body["messages"]) - 1))
     assert answer["stats"]["retained_message_count"] == 2  # the system prompt and the request
+
+
+async def test_a_request_sent_mid_tool_loop_comes_back_ending_with_a_user_turn(
+    client: httpx.AsyncClient,
+) -> None:
+    """Mid tool loop the messages end with tool results: all of them are summarized, and
+    the compacted list ends with the summary's acknowledgement. The request to send gets a
+    user `Continue.` after it (an assistant message last is a prefill, which Anthropic
+    refuses with extended thinking on); `messages` stays the compacted list, for an agent
+    that appends its own next turn."""
+    body = anthropic_wire_body()
+    call = {"type": "tool_use", "id": "t-last", "name": "bash", "input": {"command": "make"}}
+    result = {"type": "tool_result", "tool_use_id": "t-last", "content": "built\n" * 50}
+    body["messages"] = [
+        *body["messages"],
+        {"role": "user", "content": "Run make."},
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [result]},
+    ]
+    body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
+    answer = (await client.post("/compact", json={**body, "force": True})).json()
+    assert answer["compacted"] is True, answer["reason"]
+    assert answer["messages"][-1]["role"] == "assistant"
+    sent = answer["request"]["messages"]
+    assert sent == [*answer["messages"], {"role": "user", "content": "Continue."}]
+    assert [m["role"] for m in sent][-2:] == ["assistant", "user"]

@@ -1393,7 +1393,7 @@ export interface components {
             warnings?: string[];
             /**
              * Request
-             * @description When the body was a provider request (it had `model`, `system`, `tools` or another provider field): that request ready to send, every field as sent, `system` where it was, `messages` the compacted list. Absent otherwise.
+             * @description When the body was a provider request (it had `model`, `system`, `tools` or another provider field): that request ready to send, every field as sent, `system` where it was, `messages` the compacted list, followed by a user `Continue.` when that list ends with an assistant turn (no prefill). Absent otherwise.
              */
             request?: {
                 [key: string]: unknown;
