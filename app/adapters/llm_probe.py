@@ -28,20 +28,41 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, TypeVar
 
 import httpx
 
+from app.adapters.openai_http import server_client
 from app.core.server_ratio import measured_ratio, ratio_sample
 
 log = logging.getLogger("context_compact.summarizer")
+T = TypeVar("T")
 
 UNSTATED_OLLAMA_WINDOW = (
     "Ollama serves the model {model} with its default context length (no num_ctx in its "
     "parameters, and its API does not state the default): prompts longer are cut from their "
     "start. Set COMPACT_SUMMARY_SERVER_WINDOW to that length (or num_ctx in the Modelfile)"
 )
+
+
+class _Found(Generic[T]):
+    """A value read from the server: kept once found; asked again after `ttl` while the
+    server has not said it."""
+
+    def __init__(self, ttl: float, clock: Callable[[], float]) -> None:
+        self._ttl = ttl
+        self._clock = clock
+        self._kept: tuple[float, T | None] | None = None
+
+    async def get(self, read: Callable[[], Awaitable[T | None]]) -> T | None:
+        now = self._clock()
+        kept = self._kept
+        if kept is not None and (kept[1] is not None or now - kept[0] < self._ttl):
+            return kept[1]
+        found = await read()
+        self._kept = (now, found)
+        return found
 
 
 class ModelsProbe:
@@ -63,22 +84,16 @@ class ModelsProbe:
         """`model`: the summarizer's, named to Ollama and the tokenize endpoints; `count`:
         cl100k's count, without which no ratio is measured; `configured_window`: the window
         of a server that reports none."""
-        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"),
-            headers=headers,
-            timeout=httpx.Timeout(timeout),
-            transport=transport,
-        )
+        self._client = server_client(base_url, api_key, timeout, transport)
         self._ttl = ttl
         self._clock = clock
         self._kept: tuple[float, str | None] | None = None
         self._root = base_url.rstrip("/").removesuffix("/v1")
-        self._window: tuple[float, int | None] | None = None
+        self._window: _Found[int] = _Found(ttl, clock)
         self._model = model
         self._count = count
         self._configured_window = configured_window
-        self._ratio: tuple[float, float | None] | None = None
+        self._ratio: _Found[float] = _Found(ttl, clock)
         self._warned = False
 
     async def unreachable_reason(self) -> str | None:
@@ -99,19 +114,15 @@ class ModelsProbe:
         return None
 
     async def window(self) -> int | None:
-        now = self._clock()
-        if self._window is not None and (
-            self._window[1] is not None or now - self._window[0] < self._ttl
-        ):
-            return self._window[1]
-        found = (
+        return await self._window.get(self._read_window)
+
+    async def _read_window(self) -> int | None:
+        return (
             await self._props_window()
             or await self._models_window()
             or await self._ollama_window()
             or self._configured_window
         )
-        self._window = (now, found)
-        return found
 
     async def _props_window(self) -> int | None:
         payload = await self._json(f"{self._root}/props")
@@ -140,18 +151,14 @@ class ModelsProbe:
         return found
 
     async def ratio(self) -> float | None:
-        if self._count is None:
-            return None
-        now = self._clock()
-        if self._ratio is not None and (
-            self._ratio[1] is not None or now - self._ratio[0] < self._ttl
-        ):
-            return self._ratio[1]
+        return None if self._count is None else await self._ratio.get(self._measure_ratio)
+
+    async def _measure_ratio(self) -> float | None:
         sample = ratio_sample()
         server = await self.server_tokens(sample)
-        found = None if server is None else measured_ratio(server, self._count(sample))
-        self._ratio = (now, found)
-        return found
+        if server is None or self._count is None:
+            return None
+        return measured_ratio(server, self._count(sample))
 
     async def server_tokens(self, text: str) -> int | None:
         """The server's count of `text`; None when it has no such endpoint."""

@@ -5,8 +5,8 @@ JSON fields: `time` (UTC, ISO 8601, milliseconds), `level`, `logger`, `message`,
 `exc` with the traceback when there is one. Text lines carry the same fields: time (the
 same UTC string), level, logger, `[request_id]`, message, then every `extra` field as
 `key=value` (the value as JSON when it is not a plain word, so a line stays one line), then
-the traceback. The code never
-passes message contents as `extra`: only counts, ids, names and error descriptions.
+the traceback. The code never passes message contents as `extra`: only counts, ids, names
+and error descriptions.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from app.adapters.openai_http import server_client
 from app.adapters.provider_errors import ERROR_BODY_BYTES, describe_refusal
 from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
@@ -62,13 +63,7 @@ class OpenAICompatibleSummarizer:
         self._max_tokens = max_tokens
         self._temperature = temperature
         self._max_body = BYTES_PER_TOKEN * max_tokens + ENVELOPE_BYTES
-        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"),
-            headers=headers,
-            timeout=httpx.Timeout(timeout),
-            transport=transport,
-        )
+        self._client = server_client(base_url, api_key, timeout, transport)
 
     @property
     def name(self) -> str:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.core.facts import ExtractedFacts, one_line
+from app.core.facts import ExtractedFacts, cut_words, one_line
 from app.core.messages import (
     Message,
     TextBlock,
@@ -144,11 +144,6 @@ def render_digest(messages: Sequence[Message], facts: ExtractedFacts, level: Lev
     return "\n\n".join(section for section in sections if section)
 
 
-def _words(text: str, count: int) -> str:
-    words = text.split()
-    return " ".join(words[:count]) + (" …" if len(words) > count else "")
-
-
 def _requests(facts: ExtractedFacts, level: Level) -> str:
     said = [s for s in facts.spoken if s.strip()]
     if not said and facts.first_request:
@@ -156,20 +151,14 @@ def _requests(facts: ExtractedFacts, level: Level) -> str:
     if not said:
         return ""
     kept = said if len(said) <= level.requests else [*said[:1], *said[-(level.requests - 1) :]]
-    lines = [f'- "{_words(s, level.request_words)}"' for s in kept]
+    lines = [f'- "{cut_words(s, level.request_words)}"' for s in kept]
     skipped = len(said) - len(kept)
     note = f" ({skipped} more in between)" if skipped else ""
     return "User requests, in order" + note + ":\n" + "\n".join(lines)
 
 
 def _files(facts: ExtractedFacts) -> str:
-    kinds = (
-        ("read", facts.files_read),
-        ("created", facts.files_created),
-        ("edited", facts.files_edited),
-        ("deleted", facts.files_deleted),
-    )
-    lines = [f"- {kind}: {', '.join(paths)}" for kind, paths in kinds if paths]
+    lines = [f"- {kind}: {', '.join(paths)}" for kind, paths in facts.files() if paths]
     return "Files:\n" + "\n".join(lines) if lines else ""
 
 
@@ -236,7 +225,7 @@ def _exchanges(messages: Sequence[Message], level: Level) -> str:
             continue
         text = " ".join(b.text for b in message.blocks() if isinstance(b, TextBlock)).strip()
         if text:
-            said.append(f"{message.role}: {_words(text, level.exchange_words)}")
+            said.append(f"{message.role}: {cut_words(text, level.exchange_words)}")
     if not said:
         return ""
     return "Latest exchanges, oldest first:\n" + "\n".join(reversed(said))
@@ -269,14 +258,8 @@ def service_sections(messages: Sequence[Message], facts: ExtractedFacts) -> dict
 
 def _file_lines(facts: ExtractedFacts) -> list[str]:
     """The files the history touched, by kind, the latest `FILES_PER_KIND` of each."""
-    kinds = (
-        ("Read", facts.files_read),
-        ("Created", facts.files_created),
-        ("Edited", facts.files_edited),
-        ("Deleted", facts.files_deleted),
-    )
     return [
-        f"- {kind}: " + ", ".join(f"`{p}`" for p in paths[-FILES_PER_KIND:])
-        for kind, paths in kinds
+        f"- {kind.capitalize()}: " + ", ".join(f"`{p}`" for p in paths[-FILES_PER_KIND:])
+        for kind, paths in facts.files()
         if paths
     ]

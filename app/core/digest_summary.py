@@ -4,8 +4,8 @@ with the facts the service knows for certain written in by the service.
 A small model paraphrases the user's requests ("Identify where the data is stored") and
 names only some of the files, so a summary of its prose alone loses what the next turn
 most needs: what the user asked, in the user's words, and which files were touched. The
-service writes the first and the latest request (quoted, cut as the extractive summary
-cuts them) at the head of Goals & Decisions, and the whole File Operations, Tool Calls and
+service writes the first and the latest request (quoted, their first `REQUEST_WORDS`
+words) at the head of Goals & Decisions, and the whole File Operations, Tool Calls and
 Errors sections (`app.core.digest.service_sections`); the model's answers fill Goals &
 Decisions and Task Status. Each answer was accepted by the summary check on its own.
 """
@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from app.core.digest import service_sections
-from app.core.facts import ExtractedFacts
+from app.core.facts import ExtractedFacts, cut_words
 from app.core.messages import Message
 from app.core.prompt import DIMENSIONS
 
@@ -45,15 +45,11 @@ def digest_summary(
 def request_lines(facts: ExtractedFacts) -> list[str]:
     """The user's first and latest requests, quoted."""
     said = (("First request", facts.first_request), ("Latest request", facts.latest_request))
-    return [f'- {label}: "{_cut(text)}"' for label, text in said if text and text.strip()]
+    quoted = [(label, cut_words(text, REQUEST_WORDS)) for label, text in said if text]
+    return [f'- {label}: "{words}"' for label, words in quoted if words]
 
 
 def _item(answer: str) -> str:
     """An answer as a list item, unless the model wrote a list."""
     text = answer.strip()
     return text if not text or _LIST_MARK.match(text) else f"- {text}"
-
-
-def _cut(text: str) -> str:
-    words = text.split()
-    return " ".join(words[:REQUEST_WORDS]) + (" …" if len(words) > REQUEST_WORDS else "")

@@ -21,6 +21,7 @@ from typing import TypeVar
 from app.core.facts import (
     COMMANDS_LINE,
     ExtractedFacts,
+    cut_words,
     extract_facts,
     one_line,
 )
@@ -92,11 +93,6 @@ def _words(command: object) -> list[str]:
     return ["".join(parts) for parts in _WORD.findall(command)]
 
 
-def _cut_words(text: str, count: int) -> str:
-    words = text.split()
-    return " ".join(words[:count]) + (" …" if len(words) > count else "")
-
-
 def _shown(items: Sequence[_T], limit: int, latest: bool = False) -> tuple[list[_T], str]:
     """The items within the limit (the first ones, or the latest), and a note of the rest."""
     kept = (
@@ -130,7 +126,7 @@ def _goals(facts: ExtractedFacts, focus: str, limits: Mapping[str, int]) -> list
         ("Latest request", facts.latest_request, limits["request_words"]),
         ("Focus requested", focus, limits["text_words"]),
     )
-    return [f"- {label}: {_cut_words(text, words)}" for label, text, words in texts if text]
+    return [f"- {label}: {cut_words(text, words)}" for label, text, words in texts if text]
 
 
 def _file_operations(facts: ExtractedFacts, limits: Mapping[str, int]) -> list[str]:
@@ -159,7 +155,7 @@ def _tool_calls(facts: ExtractedFacts, limits: Mapping[str, int]) -> list[str]:
 def _task_status(facts: ExtractedFacts, limits: Mapping[str, int]) -> list[str]:
     lines = []
     if facts.last_assistant_text:
-        text = _cut_words(facts.last_assistant_text, limits["text_words"])
+        text = cut_words(facts.last_assistant_text, limits["text_words"])
         lines.append(f"- Last assistant message: {text}")
     call = facts.last_call
     if call is not None:
@@ -267,12 +263,12 @@ def _render_archived(
     limits: Mapping[str, int],
 ) -> str:
     words = limits["words"]
-    goal = _cut_words(facts.first_request, words * 4) if facts.first_request else NOT_SHOWN
+    goal = cut_words(facts.first_request, words * 4) if facts.first_request else NOT_SHOWN
     objectives = [f"* **Original Goal**: {goal}"]
     if facts.latest_request:
-        objectives.append(f"* **Latest Request**: {_cut_words(facts.latest_request, words)}")
+        objectives.append(f"* **Latest Request**: {cut_words(facts.latest_request, words)}")
     if focus:
-        objectives.append(f"* **Focus requested**: {_cut_words(focus, words)}")
+        objectives.append(f"* **Focus requested**: {cut_words(focus, words)}")
     paths = (*facts.files_read, *facts.files_created, *facts.files_edited)
     languages = sorted({LANGUAGES[ext] for ext in map(_extension, paths) if ext in LANGUAGES})
     programs = list(dict.fromkeys(w[0] for w in map(_words, facts.commands) if w))
@@ -282,7 +278,7 @@ def _render_archived(
     ]
     kept, earlier = _shown(milestones, limits["milestones"], latest=True)
     done = [f"* ({earlier.strip('()')})"] if earlier else []
-    done += [f"* [\u2713] {_cut_words(r, words)} - {_cut_words(o, words)}" for r, o in kept]
+    done += [f"* [\u2713] {cut_words(r, words)} - {cut_words(o, words)}" for r, o in kept]
     errors, _ = _shown(facts.errors, limits["errors"], latest=True)
     learnings = "; ".join(
         f"{e.call}: {e.message}{' (resolved later)' if e.resolved else ''}" for e in errors

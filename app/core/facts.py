@@ -22,6 +22,7 @@ from app.core.file_ops import (
     DEFAULT_VOCABULARY,
     FILE_KINDS,
     PATH_FIELDS,
+    FileKind,
     FileOp,
     FileTracker,
     Vocabulary,
@@ -88,12 +89,16 @@ class ExtractedFacts:
     # message, tool results, an earlier summary, restored files).
     spoken: tuple[str, ...] = ()
 
+    def files(self) -> list[tuple[FileKind, tuple[str, ...]]]:
+        """The paths of each file kind, in `FILE_KINDS` order."""
+        files = (self.files_read, self.files_created, self.files_edited, self.files_deleted)
+        return list(zip(FILE_KINDS, files, strict=True))
+
     def lists(self) -> dict[str, Sequence[Any]]:
         """Every list the summary shows, by the name of its limit."""
         result = self.last_call.result if self.last_call else None
         result_lines = [one_line(line) for line in (result or "").splitlines() if line.strip()]
-        files = (self.files_read, self.files_created, self.files_edited, self.files_deleted)
-        return dict(zip(FILE_KINDS, files, strict=True)) | {
+        return dict(self.files()) | {
             "tools": self.tool_counts,
             "commands": self.commands,
             "errors": self.errors,
@@ -272,6 +277,12 @@ def _distinct(commands: Sequence[str]) -> tuple[str, ...]:
 def _key_lines(error: str) -> str:
     """An error's key lines (one or two, `error_line`'s), each cut to one short line."""
     return KEY_LINE_SEPARATOR.join(one_line(part) for part in error.split(KEY_LINE_SEPARATOR))
+
+
+def cut_words(text: str, count: int) -> str:
+    """`text`'s first `count` words on one line, `…` when some were cut."""
+    words = text.split()
+    return " ".join(words[:count]) + (" …" if len(words) > count else "")
 
 
 def one_line(text: str, chars: int = LINE_CHARS) -> str:

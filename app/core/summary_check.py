@@ -158,9 +158,13 @@ GROUNDED_SHARE = 0.2
 # an answer; the share of an error sentence's words the conversation must hold to be a report.
 QUOTE_WORDS = 9
 ERROR_GROUNDED = 0.5
-# The role headers and call lines of `serialize_for_summary`'s transcript.
+# The role headers and call lines of `serialize_for_summary`'s transcript, in any case,
+# bare or quoted, listed or in bold: a header alone on its line, a call or result header
+# at the start of one (a summary names a `[tool call …]` inside a sentence, not at its head).
 _TRANSCRIPT_LINE = re.compile(
-    r"^\s*(?:\[(?:user|assistant|system|tool)\]\s*$|\[tool (?:call \S+ id=|result id=))"
+    r"^\s*(?:>\s*)?(?:[-*+]\s+)?(?:\*\*|__)?"
+    r"(?:\[(?:user|assistant|system|tool)\](?:\*\*|__)?:?\s*$|\[tool (?:call \S+ id=|result id=))",
+    re.IGNORECASE,
 )
 _INVISIBLE = re.compile(r"[\s\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]+")
 

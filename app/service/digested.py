@@ -30,9 +30,9 @@ def digest_requests(
     tokenizer: Tokenizer,
     counts: Sequence[int] | None = None,
     facts: ExtractedFacts | None = None,
-) -> tuple[SummaryRequest, ...]:
-    """One summarizer call per section the model writes, over `rest`'s digest; `counts`
-    and `facts` when already made."""
+) -> tuple[ExtractedFacts, tuple[SummaryRequest, ...]]:
+    """`rest`'s facts, and one summarizer call per section the model writes, over `rest`'s
+    digest; `counts` and `facts` when already made."""
     facts = facts if facts is not None else extract_facts(rest, params.vocabulary)
     history = sum(counts if counts is not None else count_messages(tokenizer, rest))
     overhead = tokenizer.count(DIGEST_SYSTEM) + max(
@@ -41,7 +41,7 @@ def digest_requests(
     )
     budget = digest_budget(history, params.summary_input_budget, overhead)
     digest = build_digest(rest, facts, budget, tokenizer.count)
-    return tuple(
+    return facts, tuple(
         SummaryRequest(
             messages=tuple(rest),
             system=DIGEST_SYSTEM,

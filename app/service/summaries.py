@@ -15,7 +15,7 @@ from anyio import to_thread
 
 from app.core.digest_summary import digest_summary
 from app.core.errors import SummarizerError
-from app.core.facts import ExtractedFacts, extract_facts
+from app.core.facts import ExtractedFacts
 from app.core.messages import Message
 from app.core.params import SummaryParams
 from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer, WindowSource
@@ -70,10 +70,10 @@ class Summaries:
         would only make it summarize its own summaries."""
         params, fitted = await self._fitted(params)
         if self._digests(template):
-            requests = await to_thread.run_sync(
+            read, requests = await to_thread.run_sync(
                 digest_requests, rest, params, instructions, self.tokenizer, counts, facts
             )
-            outcome = await self._answers(requests)
+            outcome = await self._answers(rest, read, requests)
             return SummaryOutcome(outcome.summary, fitted + outcome.warnings, outcome.calls)
         if not self.summarizer.reads_prompt:
             request = await self._whole(rest, params, instructions, template, facts)
@@ -96,7 +96,9 @@ class Summaries:
         )
         return SummaryOutcome(outcome.summary, fitted + outcome.warnings, outcome.calls)
 
-    async def _answers(self, requests: Sequence[SummaryRequest]) -> SummaryOutcome:
+    async def _answers(
+        self, rest: Sequence[Message], facts: ExtractedFacts, requests: Sequence[SummaryRequest]
+    ) -> SummaryOutcome:
         """The digest path: the model's answer to each section's question, laid out with the
         service's sections (`digest_summary`); once one call fails, the fallback summarizes
         the whole rest and no further call is made."""
@@ -105,12 +107,10 @@ class Summaries:
             written = await self._primary(request)
             if written.summary is None:
                 fallen = await self._fall_back(request)
-                summary = fallen.summary and replace(fallen.summary, chunks=calls)
+                summary = replace(fallen.summary, chunks=calls) if fallen.summary else None
                 return SummaryOutcome(summary, written.warnings + fallen.warnings, calls)
             answers[request.section or ""] = written.summary.text
-        first = requests[0]
-        facts = first.facts if first.facts is not None else extract_facts(first.messages)
-        text = await to_thread.run_sync(digest_summary, answers, first.messages, facts)
+        text = await to_thread.run_sync(digest_summary, answers, rest, facts)
         calls = len(requests)
         return SummaryOutcome(ChunkedSummary(text, self.summarizer.name, calls), (), calls)
 
