@@ -1,20 +1,18 @@
-"""Anthropic's `messages.count_tokens` as a `ProviderCounter`: one attempt, short timeout.
+"""Anthropic's `/v1/messages/count_tokens` as a `ProviderCounter`: one attempt, short timeout.
 
-The leading system messages become the `system` parameter; the rest are sent as Anthropic
-messages without the OpenAI bookkeeping. Every failure (connection, timeout, any status, an
-unexpected body) leaves as a `CountError` naming the exception class and status only; the
-service then counts locally and says so.
+Plain JSON over httpx (`app.adapters.anthropic_http`). The leading system messages become
+the `system` parameter; the rest are sent as Anthropic messages without the OpenAI
+bookkeeping. Every failure (connection, timeout, any status, an unexpected body) leaves as
+a `CountError` naming the failure and status only; the service then counts locally and
+says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-import anthropic
-import httpx
-from anthropic.types import MessageTokensCount
-
-from app.adapters.anthropic_summarizer import quiet_sdk_request_logs
+from app.adapters.anthropic_http import AnthropicCallError, anthropic_client, post_json
 from app.core.dialects import to_anthropic
 from app.core.errors import CountError
 from app.core.messages import Message, message_text
@@ -25,10 +23,7 @@ class AnthropicCounter:
         self, *, api_key: str, model: str, base_url: str | None = None, timeout: float = 10.0
     ) -> None:
         self._model = model
-        quiet_sdk_request_logs()  # the SDK would log the messages at DEBUG
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, timeout=httpx.Timeout(timeout), max_retries=0
-        )
+        self._client = anthropic_client(api_key, base_url, timeout)
 
     @property
     def name(self) -> str:
@@ -39,24 +34,17 @@ class AnthropicCounter:
         while split < len(messages) and messages[split].role == "system":
             split += 1
         system = [{"type": "text", "text": message_text(m)} for m in messages[:split]]
+        body: dict[str, Any] = {"model": self._model, "messages": to_anthropic(messages[split:])}
+        if system:
+            body["system"] = system
         try:
-            result = await self._client.messages.count_tokens(
-                model=self._model,
-                messages=to_anthropic(messages[split:]),  # type: ignore[arg-type]
-                system=system or anthropic.omit,  # type: ignore[arg-type]
-            )
-        except anthropic.APIStatusError as exc:
-            raise CountError(_describe(exc, exc.status_code)) from None
-        except (anthropic.AnthropicError, ValueError) as exc:
-            raise CountError(_describe(exc)) from None
-        if not isinstance(result, MessageTokensCount) or not isinstance(result.input_tokens, int):
+            result = await post_json(self._client, "/v1/messages/count_tokens", body)
+        except AnthropicCallError as exc:
+            raise CountError(f"Anthropic count_tokens failed: {exc}") from None
+        tokens = result.get("input_tokens") if isinstance(result, dict) else None
+        if not isinstance(tokens, int) or isinstance(tokens, bool):
             raise CountError("Anthropic count_tokens returned an unexpected response")
-        return result.input_tokens
+        return tokens
 
     async def aclose(self) -> None:
-        await self._client.close()
-
-
-def _describe(exc: Exception, status: int | None = None) -> str:
-    where = f" (HTTP {status})" if status is not None else ""
-    return f"Anthropic count_tokens failed: {type(exc).__name__}{where}"
+        await self._client.aclose()

@@ -1,9 +1,9 @@
 """The Anthropic Messages API as a `Summarizer`: one attempt per call, errors translated.
 
-The SDK's own retries are off (`max_retries=0`) and the timeout is ours: `RetryingSummarizer`
-is the one retry loop of the service. Every failure leaves this module as a
-`SummarizerError`, classified from the SDK's exception classes and status codes, never
-from message text:
+Plain JSON over httpx (`app.adapters.anthropic_http`), no SDK, and the timeout is ours:
+`RetryingSummarizer` is the one retry loop of the service. Every failure leaves this module
+as a `SummarizerError`, classified from the failure's kind and status code, never from
+message text:
 
     retryable      timeout, connection error, 408, 409, 429, >= 500 (incl. 529 overloaded)
     not retryable  other 4xx, a body that is not a Message, empty text, and the stop
@@ -15,40 +15,21 @@ Each error carries its `reason` (`timeout`, `connection`, `rate_limited`, `serve
 `client_error`, `bad_response`, `truncated`, `refusal`, `tool_calls`, `empty`); whether a
 text that came back is a summary is `app.core.summary_check`'s call, applied around this adapter.
 
-Error messages carry the exception class name, the status code and the server's own error
-type and message (`app.adapters.provider_errors`: short, never quoting the prompt or the
-key); the request holds the API key, so the SDK's exception is not chained.
+Error messages carry the failure's name as the SDK named it, the status code and the
+server's own error type and message (`app.adapters.provider_errors`: short, never quoting
+the prompt or the key); nothing is chained, so no request (and no key) rides along.
 """
 
 from __future__ import annotations
 
-import json
-import logging
+from typing import Any
 
-import anthropic
-import httpx
-from anthropic.types import Message, TextBlock
-
-from app.adapters.provider_errors import ERROR_BODY_BYTES, server_said, with_hint
+from app.adapters.anthropic_http import AnthropicCallError, anthropic_client, post_json
+from app.adapters.provider_errors import server_said, with_hint
 from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
 from app.core.summary_check import signal_failure, stop_failure
-
-# At DEBUG the SDK logs every request's options, the whole prompt (the agent's history)
-# included. We never want that in our logs, whatever level the operator chose.
-_SDK_LOGGER = "anthropic._base_client"
-
-
-def _drop_request_bodies(record: logging.LogRecord) -> bool:
-    return not (isinstance(record.msg, str) and record.msg.startswith("Request options"))
-
-
-def quiet_sdk_request_logs() -> None:
-    """Idempotent: installs the filter on the SDK logger that creates those records."""
-    logger = logging.getLogger(_SDK_LOGGER)
-    if _drop_request_bodies not in logger.filters:
-        logger.addFilter(_drop_request_bodies)
 
 
 class AnthropicSummarizer:
@@ -68,13 +49,7 @@ class AnthropicSummarizer:
         self._temperature = temperature
         self._model = model
         self._max_tokens = max_tokens
-        quiet_sdk_request_logs()
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=httpx.Timeout(timeout),
-            max_retries=0,
-        )
+        self._client = anthropic_client(api_key, base_url, timeout)
 
     @property
     def name(self) -> str:
@@ -85,74 +60,58 @@ class AnthropicSummarizer:
         return True
 
     async def summarize(self, request: SummaryRequest) -> str:
+        body: dict[str, Any] = {
+            "model": self._model,
+            "max_tokens": self._max_tokens,
+            "temperature": self._temperature,
+            "messages": [{"role": "user", "content": request.prompt}],
+        }
+        if request.system:
+            body["system"] = request.system
         try:
-            message = await self._client.messages.create(
-                model=self._model,
-                max_tokens=self._max_tokens,
-                temperature=self._temperature,
-                system=request.system or anthropic.omit,
-                messages=[{"role": "user", "content": request.prompt}],
-            )
-        except anthropic.APIStatusError as exc:
-            raise _status_error(exc, request.prompt, self._key) from None
-        except anthropic.APITimeoutError as exc:
-            raise SummarizerError(_describe(exc), retryable=True, reason="timeout") from None
-        except anthropic.APIConnectionError as exc:
-            raise SummarizerError(_describe(exc), retryable=True, reason="connection") from None
-        except anthropic.AnthropicError as exc:  # APIResponseValidationError and the rest
-            raise SummarizerError(_describe(exc), retryable=False, reason="bad_response") from None
-        except ValueError as exc:  # the SDK lets a 200 with invalid JSON through as-is
-            raise SummarizerError(_describe(exc), retryable=False, reason="bad_response") from None
+            message = await post_json(self._client, "/v1/messages", body)
+        except AnthropicCallError as exc:
+            raise _failure(exc, request.prompt, self._key) from None
         return _summary_text(message)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._client.aclose()
 
 
-def _summary_text(message: object) -> str:
-    # Without strict validation the SDK returns a 200 with a non-JSON body as a `str`, and
-    # builds a `Message` from any JSON object, missing fields as None: check the shape here.
-    if not isinstance(message, Message) or not isinstance(message.content, list):
+def _summary_text(message: Any) -> str:
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
         raise SummarizerError(
             "Anthropic API returned an unexpected response", retryable=False, reason="bad_response"
         )
-    stopped = stop_failure(message.stop_reason)
+    stopped = stop_failure(message.get("stop_reason"))
     if stopped is not None:
         raise stopped
-    if any(getattr(block, "type", None) == "tool_use" for block in message.content):
+    blocks = [b for b in content if isinstance(b, dict)]
+    if any(b.get("type") == "tool_use" for b in blocks):
         raise signal_failure("tool_calls")
     text = "".join(
-        block.text
-        for block in message.content
-        if isinstance(block, TextBlock) and block.type == "text" and isinstance(block.text, str)
+        b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
     ).strip()
     if not text:
         raise SummarizerError("empty summary", retryable=False, reason="empty")
     return text
 
 
-def _status_error(exc: anthropic.APIStatusError, prompt: str, key: str) -> SummarizerError:
-    """The status error with the server's code and message (short, never the prompt)."""
-    status = exc.status_code
-    body = _body_bytes(exc.body)
-    described = with_hint(_describe(exc, status) + server_said(body, prompt, key), body, prompt)
+def _failure(exc: AnthropicCallError, prompt: str, key: str) -> SummarizerError:
+    """The failure with the server's code and message (short, never the prompt)."""
+    described = f"Anthropic API call failed: {exc}"
+    if exc.kind in ("timeout", "connection"):
+        return SummarizerError(described, retryable=True, reason=exc.kind)
+    if exc.status is None:
+        return SummarizerError(described, retryable=False, reason="bad_response")
+    status = exc.status
+    described = with_hint(described + server_said(exc.body, prompt, key), exc.body, prompt)
     if status >= 500 or status in RETRYABLE_4XX:
         return SummarizerError(
             described,
             retryable=True,
-            retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
+            retry_after=parse_retry_after(exc.headers.get("retry-after")),
             reason=status_reason(status),
         )
     return SummarizerError(described, retryable=False, reason="client_error")
-
-
-def _body_bytes(body: object) -> bytes:
-    try:
-        return json.dumps(body).encode()[:ERROR_BODY_BYTES]
-    except (TypeError, ValueError):
-        return b""
-
-
-def _describe(exc: Exception, status: int | None = None) -> str:
-    where = f" (HTTP {status})" if status is not None else ""
-    return f"Anthropic API call failed: {type(exc).__name__}{where}"

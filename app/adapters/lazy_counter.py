@@ -1,8 +1,8 @@
-"""A provider counter built when first used. Anthropic's SDK takes longer to import than a
-command takes to count, and only a request with `tokenizer: anthropic` asks for the
-provider's count: a key in the environment (often the SDK's own, set for the agent)
-should not cost every `context-compact count` that import. The server builds it at
-start-up (`load`), never on a request.
+"""A provider counter built when first used. Its HTTP client (httpx, about 0.1 s to import)
+takes as long to load as a command takes to count, and only a request with
+`tokenizer: anthropic` asks for the provider's count: a key in the environment (often the
+SDK's own, set for the agent) should not cost every `context-compact count` that import.
+The server builds it at start-up (`load`), never on a request.
 """
 
 from __future__ import annotations

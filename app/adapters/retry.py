@@ -15,7 +15,7 @@ Policy:
 - When the loop gives up, the last error is raised, same type, its message ending with
   how many attempts were made.
 
-The adapters below it make one attempt each (the Anthropic SDK's retries are turned off),
+The adapters below it make one attempt each (plain httpx calls, no SDK retrying inside),
 so the policy is visible and tested here only.
 """
 

@@ -97,8 +97,8 @@ async def test_an_empty_system_prompt_is_not_sent(
     [
         (500, "InternalServerError"),
         (502, "InternalServerError"),
-        # The SDK declares ServiceUnavailableError and DeadlineExceededError but raises
-        # InternalServerError for 503 and 504: the status code decides, not the class.
+        # Named as the SDK named them (it raised InternalServerError for 503 and 504):
+        # the status code decides whether to retry, not the name.
         (503, "InternalServerError"),
         (504, "InternalServerError"),
         (529, "OverloadedError"),
@@ -279,10 +279,10 @@ async def test_timeouts_and_connection_errors_are_retryable(
 
     assert error.retryable is True
     assert error_class in str(error)
-    assert route.call_count == 1  # the SDK's own retries are off
+    assert route.call_count == 1  # one attempt: the retry loop is RetryingSummarizer
 
 
-async def test_errors_do_not_chain_the_sdk_exception(
+async def test_errors_do_not_chain_the_http_exception(
     summarizer: AnthropicSummarizer, api: respx.MockRouter
 ) -> None:
     api.post("/v1/messages").respond(500, json={"error": {"message": "prompt echo"}})
@@ -317,7 +317,7 @@ async def test_retrying_anthropic_succeeds_after_a_server_error(
     assert sleeps == [0.5]
 
 
-async def test_the_real_sdk_gets_a_summary_from_the_fake_server() -> None:
+async def test_a_summary_comes_over_the_wire_from_the_fake_server() -> None:
     with start_fake_llm([reply(200, anthropic_message(" from the fake "))]) as fake:
         summarizer = AnthropicSummarizer(api_key=API_KEY, model="claude-test", base_url=fake.url)
         try:
@@ -328,7 +328,7 @@ async def test_the_real_sdk_gets_a_summary_from_the_fake_server() -> None:
         [received] = fake.requests
     assert received.path == "/v1/messages"
     assert received.headers["x-api-key"] == API_KEY
-    assert received.headers["anthropic-version"]
+    assert received.headers["anthropic-version"] == "2023-06-01"
     assert received.body["system"] == "You summarize."
     assert received.body["messages"] == [{"role": "user", "content": "Summarize this history."}]
 

@@ -1,82 +1,25 @@
 """The bodies the Anthropic and OpenAI SDKs put on the wire (captured from their own HTTP
-clients, not written by hand), sent as they are to every counting and compacting route."""
+clients by scripts/capture_sdk_bodies.py, not written by hand: tests/data/sdk_bodies),
+sent as they are to every counting and compacting route."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 from typing import Any
 
-import anthropic
 import httpx
-import openai
 import pytest
 
-from tests.builders import assistant, bulk_round, rounds, user
+from tests.sdk_bodies import body
 
 pytestmark = pytest.mark.anyio
 
-SYSTEM = "You are a coding agent."
-HISTORY: list[Any] = [user("Fix the build."), *bulk_round(), assistant("Built."), *rounds(1, 5)]
-
-
-def _captured(send: Any) -> dict[str, Any]:
-    """The JSON body an SDK sends for one call (its HTTP client answers 400 at once)."""
-    bodies: list[dict[str, Any]] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        bodies.append(json.loads(request.content))
-        return httpx.Response(400, json={"error": {"type": "invalid_request_error"}})
-
-    refused = (anthropic.APIStatusError, openai.APIStatusError)
-    with (
-        httpx.Client(transport=httpx.MockTransport(handler)) as http,
-        contextlib.suppress(*refused),
-    ):
-        send(http)
-    assert len(bodies) == 1
-    return bodies[0]
-
 
 def anthropic_wire_body() -> dict[str, Any]:
-    def send(http: httpx.Client) -> None:
-        client = anthropic.Anthropic(api_key="k", http_client=http, max_retries=0)
-        client.messages.create(
-            model="claude-sonnet-4-5",
-            max_tokens=1024,
-            system=[{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}],
-            tools=[{"name": "bash", "input_schema": {"type": "object", "properties": {}}}],
-            tool_choice={"type": "auto"},
-            metadata={"user_id": "u-1"},
-            messages=HISTORY,
-        )
-
-    return _captured(send)
+    return body("anthropic_messages_tools")
 
 
 def openai_wire_body() -> dict[str, Any]:
-    messages: list[Any] = [{"role": "developer", "content": SYSTEM}]
-    for i in range(6):
-        call = {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
-        messages += [
-            {"role": "user", "content": f"Step {i}."},
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": f"c{i}", "content": "output\n" * 100},
-            {"role": "assistant", "content": f"Done {i}."},
-        ]
-
-    def send(http: httpx.Client) -> None:
-        client = openai.OpenAI(api_key="k", http_client=http, max_retries=0)
-        client.chat.completions.create(
-            model="gpt-5-mini",
-            messages=messages,
-            tools=[{"type": "function", "function": {"name": "bash", "parameters": {}}}],
-            response_format={"type": "text"},
-            max_completion_tokens=512,
-            reasoning_effort="low",
-        )
-
-    return _captured(send)
+    return body("openai_chat_tools")
 
 
 @pytest.mark.parametrize("build", [anthropic_wire_body, openai_wire_body])
