@@ -30,7 +30,8 @@ from pydantic import BaseModel, ValidationError
 from app.api.fields import validation_details
 from app.api.provider import PROVIDER_FIELDS
 from app.api.text import NOT_TEXT, unencodable_at
-from app.core.dialects import OpenAIForms, detect_format, parse_messages
+from app.core.dialects import OpenAIForms
+from app.core.formats import detect, parse_messages
 from app.core.json_numbers import MAX_NUMBER_CHARS, NumberTooLongError, loads_keeping_literals
 from app.core.messages import KNOWN_BLOCK_TYPES, Message
 from app.core.vocabulary import Format
@@ -132,7 +133,7 @@ def read_messages(
     """Canonical messages in the requested format; a format the messages contradict is
     refused (the API reads them as asked; at a terminal it is a mistake to point out).
     OpenAI messages are remembered in `forms` with the items they were read from."""
-    detected = detect_format(raw)
+    detected = detect(raw)
     if requested == "anthropic" and detected == "openai":
         raise InputError(
             f"{asked} anthropic, but the messages are in the OpenAI Chat Completions shape "

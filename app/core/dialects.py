@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from app.core.messages import (
     Message,
@@ -351,6 +351,37 @@ def _strip(value: Any) -> Any:
     return value
 
 
+class Dialect(Protocol):
+    """An OpenAI API's message shape: Chat Completions (`CHAT`) or Responses
+    (`app.core.responses.RESPONSES`)."""
+
+    def items(self, raw: Sequence[dict[str, Any]]) -> Iterator[tuple[Message, list[Any]]]:
+        """Each canonical message of `raw` with the items it is read from."""
+        ...
+
+    def convert(self, message: Message) -> list[dict[str, Any]]:
+        """A canonical message as items of this shape."""
+        ...
+
+    def as_sent(self, item: dict[str, Any]) -> bool:
+        """Whether `convert` gives this item back exactly as it is."""
+        ...
+
+
+class _Chat:
+    def items(self, raw: Sequence[dict[str, Any]]) -> Iterator[tuple[Message, list[Any]]]:
+        return _read(raw)
+
+    def convert(self, message: Message) -> list[dict[str, Any]]:
+        return message_to_openai(message)
+
+    def as_sent(self, item: dict[str, Any]) -> bool:
+        return _as_sent(item)
+
+
+CHAT: Dialect = _Chat()
+
+
 class OpenAIForms:
     """Each canonical message's OpenAI JSON, computed at most once for a request.
 
@@ -364,20 +395,23 @@ class OpenAIForms:
 
     def __init__(self) -> None:
         self._known: dict[int, tuple[Message, list[dict[str, Any]]]] = {}
+        self._dialect: Dialect = CHAT
 
-    def read(self, raw: Sequence[dict[str, Any]]) -> list[Message]:
-        """`from_openai(raw)`, each message remembered with the items it came from."""
+    def read(self, raw: Sequence[dict[str, Any]], dialect: Dialect | None = None) -> list[Message]:
+        """`from_openai(raw)` (or the `dialect`'s reading, which later conversions then
+        use: the Responses API's), each message remembered with the items it came from."""
+        self._dialect = dialect or CHAT
         messages: list[Message] = []
-        for message, items in _read(raw):
+        for message, items in self._dialect.items(raw):
             messages.append(message)
-            if all(map(_as_sent, items)):
+            if all(map(self._dialect.as_sent, items)):
                 self._known[id(message)] = (message, items)
         return messages
 
     def of(self, message: Message) -> list[dict[str, Any]]:
         known = self._known.get(id(message))
         if known is None:
-            known = self._known[id(message)] = (message, message_to_openai(message))
+            known = self._known[id(message)] = (message, self._dialect.convert(message))
         return known[1]
 
     def dump(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -398,29 +432,3 @@ def _rewritten(part: Any) -> bool:
     if not isinstance(part, dict):
         return True
     return part.get("type") in ("tool_use", "tool_result") or BOOKKEEPING in part
-
-
-def dump_as(
-    messages: Sequence[Message], fmt: Format, forms: OpenAIForms | None = None
-) -> list[dict[str, Any]]:
-    """Messages as JSON in the given format (Anthropic's keeps fields exactly as sent);
-    OpenAI's from the request's `forms` when given."""
-    if fmt == "openai":
-        return forms.dump(messages) if forms is not None else to_openai(messages)
-    return [dump_message(m) for m in messages]
-
-
-_ANTHROPIC = TypeAdapter(list[Message])
-_OPENAI = TypeAdapter(list[OpenAIMessage])
-
-
-def parse_messages(
-    raw: Sequence[dict[str, Any]], fmt: Format, forms: OpenAIForms | None = None
-) -> list[Message]:
-    """Canonical messages from JSON messages in `fmt`; pydantic's `ValidationError`, located
-    inside the list (`3.role`), when they do not fit that format's schema. An OpenAI
-    conversation's messages are remembered in `forms` with the items they came from."""
-    if fmt == "openai":
-        _OPENAI.validate_python(raw)
-        return forms.read(raw) if forms is not None else from_openai(raw)
-    return _ANTHROPIC.validate_python(raw)

@@ -21,8 +21,8 @@ import orjson
 from app.core.assemble import CONTINUE
 from app.core.dialects import OpenAIForms
 from app.core.errors import CompactError
+from app.core.formats import parse_messages
 from app.core.json_numbers import dumps
-from app.core.messages import Message
 from app.core.validate import Violation, violations
 from app.core.vocabulary import Format
 
@@ -184,21 +184,26 @@ def swap_prefix(job: Job, current: Sequence[JsonDict]) -> list[JsonDict]:
         return list(current)
     compacted: list[JsonDict] = list(job.result["messages"])
     kept = list(current[job.sent_count :])
-    seam = compacted and kept and compacted[-1].get("role") == kept[0].get("role") == "assistant"
+    seam = compacted and kept and _turn(compacted[-1]) == _turn(kept[0]) == "assistant"
     bridge = [dict(SEAM_USER_MESSAGE)] if seam else []
     return [*compacted, *bridge, *kept]
+
+
+def _turn(item: JsonDict) -> Any:
+    """Whose turn an item is: its role; a Responses item without one (a call, a reasoning
+    item) is the assistant's, unless it is a tool's output."""
+    kind = item.get("type")
+    if "role" in item or not isinstance(kind, str):
+        return item.get("role")
+    return None if kind.endswith("_call_output") else "assistant"
 
 
 def seam_violations(messages: Sequence[JsonDict], fmt: Format) -> list[Violation]:
     """The provider rules an applied list breaks (e.g. a kept tool result whose call was
     summarized away). The last message's unanswered tool calls are fine."""
     forms = OpenAIForms()
-    parsed = forms.read(messages) if fmt == "openai" else _parse(messages)
+    parsed = parse_messages(messages, fmt, forms)
     return violations(parsed, fmt, pending_tail_ok=True, forms=forms)
-
-
-def _parse(messages: Sequence[JsonDict]) -> list[Message]:
-    return [Message.model_validate(m) for m in messages]
 
 
 def is_expired(job: Job, now: datetime, ttl: timedelta) -> bool:

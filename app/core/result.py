@@ -10,7 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core.dialects import OpenAIForms, dump_as
+from app.core.dialects import OpenAIForms
+from app.core.formats import dump_as
 from app.core.messages import Message
 from app.core.provider_request import ProviderRequest, hand_back
 from app.core.vocabulary import Format, StrategyName

@@ -14,6 +14,12 @@ OpenAI (Chat Completions, checked on its own JSON so indexes are the caller's):
     tool_message_orphaned  every tool message answers a tool_calls id of the assistant
                            message before its run
 
+OpenAI Responses (checked on its `input` items):
+    tool_call_unanswered   every call item (`function_call`, ...) has its output item later
+    tool_message_orphaned  every output item answers a call item before it
+    reasoning_separated    a reasoning item is followed by an item of the same turn (the
+                           call or message it produced): the API refuses it alone
+
 Each violation names its rule and the index of the offending message in the list as
 sent (what a 422 names), and the canonical message that holds it (what a strategy compares
 with its plan): the same index, but in an OpenAI list, whose runs of tool messages are one
@@ -125,6 +131,43 @@ def openai_violations(
     return found
 
 
+def responses_violations(
+    raw: Sequence[dict[str, Any]], *, pending_tail_ok: bool = False
+) -> list[Violation]:
+    found: list[Violation] = []
+    calls: dict[Any, int] = {}
+    answered: set[Any] = set()
+    for i, item in enumerate(raw):
+        kind = str(item.get("type") or "message")
+        if kind.endswith("_call_output"):
+            if item.get("call_id") not in calls:
+                detail = f"output {item.get('call_id')} answers no call before it"
+                found.append(Violation("tool_message_orphaned", i, detail))
+            answered.add(item.get("call_id"))
+        elif kind.endswith("_call") and "call_id" in item:
+            calls[item.get("call_id")] = i
+        elif kind == "reasoning" and not _same_turn(raw[i + 1] if i + 1 < len(raw) else None):
+            found.append(Violation("reasoning_separated", i, "a reasoning item alone"))
+    last_turn = len(raw)
+    while last_turn > 0 and _same_turn(raw[last_turn - 1]):
+        last_turn -= 1
+    for call, at in calls.items():
+        if call not in answered and not (pending_tail_ok and at >= last_turn):
+            detail = f"call {call} has no output item"
+            found.append(Violation("tool_call_unanswered", at, detail))
+    return sorted(found, key=lambda v: v.index)
+
+
+def _same_turn(item: dict[str, Any] | None) -> bool:
+    """An item the model produced (its message, a call, a reasoning item)."""
+    if item is None:
+        return False
+    kind = str(item.get("type") or "message")
+    if kind == "message":
+        return item.get("role") == "assistant"
+    return not kind.endswith("_call_output")
+
+
 def violations(
     messages: Sequence[Message],
     fmt: Format,
@@ -134,9 +177,10 @@ def violations(
 ) -> list[Violation]:
     """The rules of the provider whose format the messages came in, broken where. OpenAI
     messages are checked in their OpenAI form: the request's `forms` when given."""
-    if fmt == "openai":
+    if fmt != "anthropic":
         forms = OpenAIForms() if forms is None else forms
-        found = openai_violations(forms.dump(messages), pending_tail_ok=pending_tail_ok)
+        check = openai_violations if fmt == "openai" else responses_violations
+        found = check(forms.dump(messages), pending_tail_ok=pending_tail_ok)
         if not found:
             return found
         holder = [at for at, message in enumerate(messages) for _ in forms.of(message)]

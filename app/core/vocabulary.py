@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-Format = Literal["anthropic", "openai"]
-"""The shape of a message list: Anthropic Messages (canonical) or OpenAI chat."""
+Format = Literal["anthropic", "openai", "responses"]
+"""The shape of a message list: Anthropic Messages (canonical), OpenAI Chat Completions,
+or the OpenAI Responses API's `input` items."""
 
 RequestFormat = Literal["auto", Format]
 """A request's `format`: one of the formats, or `auto` (detected from the messages)."""

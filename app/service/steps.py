@@ -25,9 +25,9 @@ from app.core.compaction import (
     RestoredFileInfo,
     SkippedFileInfo,
 )
-from app.core.dialects import dump_as
 from app.core.errors import ArchiveError, InvalidOutputError
 from app.core.facts import ExtractedFacts, extract_facts
+from app.core.formats import dump_as
 from app.core.ids import archive_sha256
 from app.core.ledger import LedgerReport, guard_summary
 from app.core.messages import Message

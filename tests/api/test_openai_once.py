@@ -18,7 +18,7 @@ import pytest
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.api.dialect import compact_request
 from app.api.schemas import CompactRequestBody
-from app.core import dialects
+from app.core import dialects, formats
 from app.core.compaction import result_json
 from app.core.dialects import OpenAIForms, from_openai
 from app.core.extractive import ExtractiveSummarizer
@@ -100,12 +100,12 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> Seen:
 
     read = OpenAIForms.read
 
-    def recorded_read(self: OpenAIForms, raw: Any) -> list[Message]:
-        messages = read(self, raw)
+    def recorded_read(self: OpenAIForms, raw: Any, dialect: Any = None) -> list[Message]:
+        messages = read(self, raw, dialect)
         seen.read.extend(messages)
         return messages
 
-    adapter = dialects._OPENAI
+    adapter = formats._OPENAI
 
     class CountedAdapter:
         def validate_python(self, raw: Any) -> Any:
@@ -121,7 +121,7 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> Seen:
 
     monkeypatch.setattr(dialects, "message_to_openai", counted_convert)
     monkeypatch.setattr(OpenAIForms, "read", recorded_read)
-    monkeypatch.setattr(dialects, "_OPENAI", CountedAdapter())
+    monkeypatch.setattr(formats, "_OPENAI", CountedAdapter())
     monkeypatch.setattr(Message, "model_validate", classmethod(counted_validate))
     return seen
 

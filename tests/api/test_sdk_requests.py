@@ -23,7 +23,7 @@ from pydantic import TypeAdapter
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.api.provider import PROVIDER_FIELDS, ProviderFields
 from app.core.compact_json import compact_json
-from app.core.dialects import parse_messages
+from app.core.formats import parse_messages
 from app.core.messages import Message
 from app.core.models import CLAUDE_MARGIN, with_margin
 from app.core.tokens import count_total

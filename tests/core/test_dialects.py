@@ -13,13 +13,12 @@ from app.core.dialects import (
     OpenAIForms,
     OpenAIMessage,
     detect_format,
-    dump_as,
     from_openai,
     message_to_openai,
-    parse_messages,
     to_anthropic,
     to_openai,
 )
+from app.core.formats import dump_as, parse_messages
 from app.core.messages import Message, ToolResultBlock, ToolUseBlock
 from app.core.tokens import MEDIA_TOKEN_ESTIMATE, count_total
 from tests.builders import assistant, parse, system, tool_result, tool_use, user

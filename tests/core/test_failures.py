@@ -5,8 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core import failures
-from app.core.dialects import detect_format, parse_messages
+from app.core.dialects import detect_format
 from app.core.failures import error_line
+from app.core.formats import parse_messages
 from app.core.messages import ToolResultBlock, tool_result_text, tool_uses
 from tests.corpus import FILES, load
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.dialects import parse_messages
 from app.core.extractive import extract_archived, extract_summary
+from app.core.formats import parse_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import SUMMARY_SYSTEM
 from app.core.summary_check import accept_summary, source_of

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.core.dialects import parse_messages
+from app.core.formats import parse_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import SUMMARY_SYSTEM
 from app.core.summary_check import SummarySource, accept_summary, check_summary, source_of

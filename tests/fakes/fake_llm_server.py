@@ -1,8 +1,9 @@
 """A fake LLM HTTP server on 127.0.0.1, for driving the real SDKs in tests.
 
-It serves `POST /v1/messages` (Anthropic) and `POST /v1/chat/completions` (OpenAI-compatible)
-from one script of replies, answered in order whatever the path (the last one repeats), and
-records every request it receives. Use it as a context manager:
+It serves `POST /v1/messages` and `/v1/messages/count_tokens` (Anthropic),
+`POST /v1/chat/completions` and `/v1/responses` (OpenAI) from one script of replies,
+answered in order whatever the path (the last one repeats), and records every request it
+receives. Use it as a context manager:
 
     with start_fake_llm([reply(500, {...}), reply(200, anthropic_message("hi"))]) as fake:
         summarizer = AnthropicSummarizer(api_key="k", model="m", base_url=fake.url)
@@ -23,7 +24,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-PATHS = frozenset({"/v1/messages", "/v1/chat/completions"})
+PATHS = frozenset(
+    {"/v1/messages", "/v1/messages/count_tokens", "/v1/chat/completions", "/v1/responses"}
+)
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ def start_fake_llm(
 def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            if self.path not in PATHS:
+            if self.path.partition("?")[0] not in PATHS:  # a query (`?beta=true`) as sent
                 self._send(Reply(404, {"error": {"type": "not_found_error", "message": "no"}}))
                 return
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))

@@ -13,7 +13,7 @@ import pytest
 from app.adapters.job_store import FileJobStore
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.decide import Basis
-from app.core.dialects import dump_as
+from app.core.formats import dump_as
 from app.core.ids import archive_sha256
 from app.core.jobs import SEAM_USER_MESSAGE, Job, JobState
 from app.core.ports import SummaryRequest
