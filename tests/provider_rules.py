@@ -2,7 +2,7 @@
 it would go on the wire: Anthropic Messages, OpenAI Chat Completions, OpenAI Responses.
 
 Written from the providers' documented rules and the 400s they answer, not from our
-pipeline (`app/core/validate.py` is the pipeline's own, narrower check): a request handed
+pipeline (`app/core/provider/rules.py` is the pipeline's own, narrower check): a request handed
 back must pass these whatever produced it. Rules that compare with what the agent sent
 (`sent`: the body before compaction) check that nothing the provider needs was lost:
 

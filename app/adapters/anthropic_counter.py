@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.adapters.anthropic_http import AnthropicCallError, anthropic_client, post_json
-from app.core.dialects import to_anthropic
 from app.core.errors import CountError
 from app.core.messages import Message, message_text
+from app.core.provider import to_anthropic
 
 
 class AnthropicCounter:

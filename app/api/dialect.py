@@ -15,9 +15,8 @@ from pydantic import ValidationError
 
 from app.api.provider import format_for
 from app.api.service_request import service_request
-from app.core.dialects import OpenAIForms
-from app.core.formats import detect, parse_messages
 from app.core.messages import Message
+from app.core.provider import OpenAIForms, detect_format, parse_messages
 from app.core.vocabulary import Format, RequestFormat
 from app.service.compaction import CompactionService, CompactRequest
 
@@ -36,7 +35,7 @@ def read_messages(
 
 def format_of(raw: Sequence[dict[str, Any]], requested: RequestFormat) -> Format:
     """The format the messages are read in: as requested, or detected for `auto`."""
-    return detect(raw) if requested == "auto" else requested
+    return detect_format(raw) if requested == "auto" else requested
 
 
 def read_as(

@@ -30,9 +30,9 @@ from pydantic import (
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from app.core.decide import Basis
-from app.core.formats import detect, parse_messages
 from app.core.messages import Message
-from app.core.models import ModelSpec, find_model, with_margin
+from app.core.model_table import ModelSpec, find_model, with_margin
+from app.core.provider import detect_format, parse_messages
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.answers import Count
 from app.service.counting import CountingService
@@ -153,7 +153,7 @@ def _again(error: ErrorDetails) -> InitErrorDetails:
 
 def format_for(body: ProviderFields, raw: list[dict[str, Any]], requested: RequestFormat) -> Format:
     """The format of a body: a top-level `system` is Anthropic's, tools with a `function`
-    are OpenAI's, else as the messages read (`app.core.formats.detect`)."""
+    are OpenAI's, else as the messages read (`app.core.provider.detect_format`)."""
     if body.system is not None:
         if requested == "openai":
             raise invalid(
@@ -164,7 +164,7 @@ def format_for(body: ProviderFields, raw: list[dict[str, Any]], requested: Reque
         return requested
     if any(isinstance(t, dict) and "function" in t for t in body.tools or ()):
         return "openai"
-    return detect(raw)
+    return detect_format(raw)
 
 
 def system_messages(body: ProviderFields) -> list[Message]:
