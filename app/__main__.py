@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from app.cli.reading import Answer
     from app.settings import Settings
 
-FORMATS = ("auto", "anthropic", "openai")
+FORMATS = ("auto", "anthropic", "openai", "responses")
 STARTUP_FAILURE = 3
 
 EXAMPLES = """\
@@ -92,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
             "file",
             nargs="?",
             default="-",
-            help="JSON list, JSON object with `messages`, or JSONL; `-` or none: stdin",
+            help="JSON list, JSON object with `messages` or `input`, or JSONL; `-` or none: stdin",
         )
         command.add_argument(
             "--format",

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.decision_fields import DecisionFields
 from app.api.examples import EXAMPLE_ANTHROPIC_REQUEST, EXAMPLE_MESSAGES, EXAMPLE_OPENAI_MESSAGES
 from app.api.provider import Counting, ProviderFields, TokenParts
 from app.api.schemas import (
@@ -17,6 +18,7 @@ from app.api.schemas import (
     basis_of,
 )
 from app.core.decide import Basis
+from app.core.options import CompactOptions
 from app.core.result import RefillingMessage
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.answers import Count
@@ -91,7 +93,7 @@ class CountResponse(BaseModel):
         )
 
 
-class ShouldCompactRequest(ProviderFields):
+class ShouldCompactRequest(ProviderFields, DecisionFields):
     """A context to judge: counted from `messages`, or taken from the last `usage`."""
 
     model_config = ConfigDict(
@@ -122,12 +124,16 @@ class ShouldCompactRequest(ProviderFields):
     pending_input: str | None = Field(
         None, description="Input about to be sent, estimated at len(text) // 3 tokens."
     )
-    context_window: int | None = Field(None, gt=0, description="Defaults to the server's.")
-    threshold: float | None = Field(None, gt=0, le=1, description="Defaults to the server's.")
     overflow_threshold: float | None = Field(
         None, gt=0, le=1, description="Defaults to the server's."
     )
-    min_messages: int | None = Field(None, ge=0, description="Defaults to the server's.")
+    options: CompactOptions = Field(
+        default_factory=CompactOptions,
+        description=(
+            "As for `/compact` (the same body decides the same way on both routes): its "
+            "`context_window`, `threshold` and `min_messages` are read here too."
+        ),
+    )
     session_id: str | None = Field(
         None,
         pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$",

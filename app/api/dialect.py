@@ -47,11 +47,12 @@ def read_as(
     """Canonical messages of `raw` in `fmt`. `positions`, when `raw` is only some of the
     request's messages: where each sits in the request, so that errors name it there;
     `forms`, to remember OpenAI messages with the items they were read from."""
+    field = "input" if fmt == "responses" else "messages"
     try:
         return parse_messages(raw, fmt, forms)
     except ValidationError as exc:
         raise RequestValidationError(
-            [{**e, "loc": ("body", "messages", *_at(e["loc"], positions))} for e in exc.errors()]
+            [{**e, "loc": ("body", field, *_at(e["loc"], positions))} for e in exc.errors()]
         ) from None
 
 

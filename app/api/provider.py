@@ -3,13 +3,17 @@ routes beside the service's own fields.
 
 An Anthropic Messages request carries its system prompt in a top-level `system` (a string
 or text blocks); an OpenAI Chat Completions request carries it as system or developer
-messages. Both carry `model`, `tools` and fields of their own (`max_tokens`, `thinking`,
-`response_format`, ...): those are accepted when they are a provider's (`PROVIDER_FIELDS`,
-checked against both SDKs' request types by the tests) and handed back untouched; any other
-unknown field is still refused, so a misspelt option of ours is not silently ignored.
+messages; a Responses API request carries its conversation as `input` (a string or items)
+and its system prompt as `instructions`. All carry `model`, `tools` and fields of their
+own (`max_tokens`, `thinking`, `reasoning`, ...). A field the service does not read is
+kept and handed back as sent, in the order sent: the providers add fields every month,
+and a drop-in cannot refuse what it does not know. The service's own fields
+(`SERVICE_FIELDS`) are read, validated and never handed to the provider.
 
-A top-level `system` is read as a system message at the head of the canonical list (the
-pipeline keeps the head as it is) and put back where it was in the answer.
+A top-level `system` (or `instructions`) is read as a system message at the head of the
+canonical list (the pipeline keeps the head as it is) and put back where it was in the
+answer. In a Responses body `instructions` is the provider's; elsewhere it is the
+service's focus for the summary.
 """
 
 from __future__ import annotations
@@ -27,38 +31,47 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from app.core.decide import Basis
 from app.core.messages import Message
 from app.core.model_table import ModelSpec, find_model, with_margin
-from app.core.provider import detect_format, parse_messages
+from app.core.provider import ProviderRequest, detect_format, parse_messages
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.answers import Count
 from app.service.counting import CountingService
 
-ANTHROPIC_FIELDS = frozenset(
+SERVICE_FIELDS = frozenset(
     {
-        "betas", "cache_control", "container", "context_management", "diagnostics",
-        "fallback_credit_token", "fallbacks", "inference_geo", "max_tokens", "mcp_servers",
-        "metadata", "output_config", "output_format", "service_tier", "speed",
-        "stop_sequences", "stream", "temperature", "thinking", "tool_choice", "top_k",
-        "top_p", "user_profile_id",
+        "messages", "format", "session_id", "force", "last_usage", "pending_input",
+        "tokenizer", "instructions", "options", "reason", "context_window", "threshold",
+        "overflow_threshold", "min_messages",
     }
 )  # fmt: skip
-OPENAI_FIELDS = frozenset(
-    {
-        "audio", "frequency_penalty", "function_call", "functions", "logit_bias",
-        "logprobs", "max_completion_tokens", "max_tokens", "metadata", "modalities",
-        "moderation", "n", "parallel_tool_calls", "prediction", "presence_penalty",
-        "prompt_cache_key", "prompt_cache_options", "prompt_cache_retention",
-        "reasoning_effort", "response_format", "safety_identifier", "seed", "service_tier",
-        "stop", "store", "stream", "stream_options", "temperature", "tool_choice", "top_logprobs",
-        "top_p", "user", "verbosity", "web_search_options",
-    }
-)  # fmt: skip
-PROVIDER_FIELDS = ANTHROPIC_FIELDS | OPENAI_FIELDS
-"""The request fields of both APIs besides `model`, `messages`, `system` and `tools`."""
+"""The service's own top-level fields, every route's (one body, every route): read where
+a route needs them, never handed back to the provider."""
+
+
+@dataclass(frozen=True)
+class ResponsesBody:
+    """What a Responses API body holds besides its items: the order of its fields as sent,
+    its `instructions` (the provider's system prompt), and its `input` when a string."""
+
+    order: tuple[str, ...]
+    instructions: Any = None
+    input_text: str | None = None
+
+
+def responses_body(data: dict[str, Any]) -> tuple[dict[str, Any], ResponsesBody]:
+    """A Responses body as the service reads a body: `input` as `messages` (a string as one
+    user message), in the `responses` format, `instructions` set aside."""
+    items = data["input"]
+    fields = {k: v for k, v in data.items() if k not in ("input", "instructions")}
+    fields["messages"] = [{"role": "user", "content": items}] if isinstance(items, str) else items
+    if fields.get("format", "auto") == "auto":
+        fields["format"] = "responses"
+    text = items if isinstance(items, str) else None
+    return fields, ResponsesBody(tuple(data), data.get("instructions"), text)
+
 
 SYSTEM_ITEMS: dict[str, Any] = {
     "anyOf": [
@@ -73,6 +86,7 @@ class ProviderFields(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     _sent_order: tuple[str, ...] = PrivateAttr(default=())
+    _responses: ResponsesBody | None = PrivateAttr(default=None)
     model: str | None = Field(
         None,
         min_length=1,
@@ -100,62 +114,67 @@ class ProviderFields(BaseModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _provider_extras_only(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        """Unknown fields that are no provider's are refused, named beside any other error."""
-        known = set(cls.model_fields) | PROVIDER_FIELDS
-        unknown = [
-            InitErrorDetails(type="extra_forbidden", loc=(key,), input=value)
-            for key, value in (data.items() if isinstance(data, dict) else ())
-            if key not in known
-        ]
-        try:
-            model = handler(data)
-        except ValidationError as exc:
-            if not unknown:
-                raise
-            raise ValidationError.from_exception_data(
-                cls.__name__, [*map(_again, exc.errors(include_url=False)), *unknown]
-            ) from None
-        if unknown:
-            raise ValidationError.from_exception_data(cls.__name__, unknown)
-        if isinstance(data, dict):
+    def _as_sent(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        """Any field is taken; the order of the fields sent is kept (a Responses body's
+        `input` and `instructions` set aside first: `responses_body`)."""
+        responses = None
+        if isinstance(data, dict) and "input" in data and "messages" not in data:
+            data, responses = responses_body(data)
+        model = handler(data)
+        if responses is not None:
+            model._responses = responses
+            model._sent_order = responses.order
+        elif isinstance(data, dict):
             model._sent_order = tuple(data)
         return model
 
+    @property
+    def messages_key(self) -> str:
+        """The field that holds the messages: `input` in a Responses body."""
+        return "messages" if self._responses is None else "input"
+
     def provider_request(self) -> dict[str, Any]:
-        """The fields handed back in `request`, as sent and in the order sent; `messages`
-        holds its place as None (the caller puts the compacted list there: the SDKs send
-        it among the others, Anthropic's second)."""
+        """The fields handed back in `request`, as sent and in the order sent; the messages'
+        field holds its place as None (the caller puts the compacted list there: the SDKs
+        send it among the others, Anthropic's second)."""
         extra = self.model_extra or {}
         own = {n for n in ("model", "system", "tools") if n in self.model_fields_set}
         order = self._sent_order or (*own, *extra)
-        return {
-            k: None if k == "messages" else getattr(self, k) if k in own else extra[k]
-            for k in order
-            if k in own or k in extra or k == "messages"
-        }
+        key = self.messages_key
+        out: dict[str, Any] = {}
+        for k in order:
+            if k == key:
+                out[k] = None
+            elif k == "instructions" and self._responses is not None:
+                out[k] = self._responses.instructions
+            elif k in own:
+                out[k] = getattr(self, k)
+            elif k in extra and k not in SERVICE_FIELDS:
+                out[k] = extra[k]
+        return out
+
+    def provider(self, head: int) -> ProviderRequest:
+        """The provider request to hand back, its system prompt `head` canonical messages."""
+        text = self._responses.input_text if self._responses is not None else None
+        return ProviderRequest(self.provider_request(), head, self.messages_key, text)
 
     @property
     def from_provider(self) -> bool:
         """Whether the body carries any provider field: then the answer holds `request`."""
         sent = self.model_fields_set & {"model", "system", "tools"}
-        return bool(sent or self.model_extra)
-
-
-def _again(error: ErrorDetails) -> InitErrorDetails:
-    """One of pydantic's errors, raised again with its type, place and message."""
-    return InitErrorDetails(
-        type=PydanticCustomError(error["type"], error["msg"]),
-        loc=error["loc"],
-        input=error["input"],
-    )
+        extra = self.model_extra or {}
+        return bool(sent or self._responses or any(k not in SERVICE_FIELDS for k in extra))
 
 
 def format_for(body: ProviderFields, raw: list[dict[str, Any]], requested: RequestFormat) -> Format:
     """The format of a body: a top-level `system` is Anthropic's, tools with a `function`
     are OpenAI's, else as the messages read (`app.core.provider.detect_format`)."""
+    if body._responses is not None:
+        if requested != "responses":
+            raise invalid("format", "a body with `input` is a Responses API request")
+        return "responses"
     if body.system is not None:
-        if requested == "openai":
+        if requested != "anthropic" and requested != "auto":
             raise invalid(
                 "system", "`system` is Anthropic's field: OpenAI carries it as a system message"
             )
@@ -168,14 +187,20 @@ def format_for(body: ProviderFields, raw: list[dict[str, Any]], requested: Reque
 
 
 def system_messages(body: ProviderFields) -> list[Message]:
-    """The top-level `system` as the canonical list's head ([] without one)."""
-    if body.system is None:
+    """The top-level `system` (a Responses body's `instructions`, when a string) as the
+    canonical list's head ([] without one)."""
+    field, system = "system", body.system
+    if body._responses is not None:
+        field, system = "instructions", body._responses.instructions
+        if not isinstance(system, str) or not system:
+            return []
+    if system is None:
         return []
     try:
-        return parse_messages([{"role": "system", "content": body.system}], "anthropic")
+        return parse_messages([{"role": "system", "content": system}], "anthropic")
     except ValidationError as exc:
         raise RequestFieldError(
-            [{**e, "loc": ("body", "system", *e["loc"][2:])} for e in exc.errors()]
+            [{**e, "loc": ("body", field, *e["loc"][2:])} for e in exc.errors()]
         ) from None
 
 

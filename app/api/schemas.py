@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 from pydantic.config import JsonDict
 
+from app.api.decision_fields import DecisionFields
 from app.api.examples import (
     EXAMPLE_ANTHROPIC_REQUEST,
     EXAMPLE_LONG_MESSAGES,
@@ -108,7 +109,7 @@ def basis_of(
     )
 
 
-class CompactRequestBody(ProviderFields):
+class CompactRequestBody(ProviderFields, DecisionFields):
     """A message list to compact, alone or in the provider request the agent sends, with
     optional focus and per-request overrides."""
 
@@ -191,7 +192,7 @@ class CompactRequestBody(ProviderFields):
         for `/compact`, `/compactions` and the command line); `forms` from that reading;
         `counting` from the `model`, whose window is the default of `context_window`."""
         counting = counting or Counting(self.tokenizer or "tiktoken")
-        options = self.options
+        options = self.with_decision_fields(self.options)
         if options.context_window is None and counting.context_window is not None:
             options = options.model_copy(update={"context_window": counting.context_window})
         return CompactRequest(

@@ -9,7 +9,7 @@ from dataclasses import replace
 from app.api.provider import counting_for, system_messages
 from app.api.schemas import CompactRequestBody
 from app.core.messages import Message
-from app.core.provider import OpenAIForms, ProviderRequest
+from app.core.provider import OpenAIForms
 from app.core.vocabulary import Format
 from app.service.compaction import CompactionService, CompactRequest
 
@@ -29,7 +29,7 @@ async def service_request(
         body.model,
         body.tokenizer,
         service.models,
-        window_given=body.options.context_window is not None,
+        window_given=body.decision_value("context_window", body.options) is not None,
         needs_window=True,
     )
     system = system_messages(body)
@@ -37,4 +37,4 @@ async def service_request(
     request = body.request([*system, *messages], fmt, forms, counting, tool_tokens)
     if not body.from_provider:
         return request
-    return replace(request, provider=ProviderRequest(body.provider_request(), head=len(system)))
+    return replace(request, provider=body.provider(len(system)))

@@ -15,7 +15,6 @@ from app.api.provider import RequestFieldError
 from app.api.schemas import CompactRequestBody
 from app.api.service_request import service_request
 from app.cli.reading import (
-    REQUEST_FIELDS,
     Answer,
     InputError,
     asked,
@@ -34,16 +33,6 @@ from app.settings import Settings
 from app.wiring.counting import one_shot_tokenizer
 from app.wiring.service import build_service, close_ports
 
-COMPACT_FIELDS = (
-    "format",
-    "session_id",
-    "force",
-    "instructions",
-    "options",
-    "reason",
-    "tokenizer",
-    *REQUEST_FIELDS,
-)
 # Flags that set a field of `options` (`--strategy`, `--context-window`, `--threshold`).
 OPTION_FLAGS = ("strategy", "context_window", "threshold")
 
@@ -51,10 +40,12 @@ OPTION_FLAGS = ("strategy", "context_window", "threshold")
 def compact(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Settings) -> Answer:
     """What `POST /compact` would answer. The flags in `OPTION_FLAGS` set `options` fields."""
     chosen = {k: v for k, v in overrides.items() if k in OPTION_FLAGS and v is not None}
-    fields = request_fields(data, COMPACT_FIELDS, {**overrides, **dict.fromkeys(OPTION_FLAGS)})
+    fields = request_fields(data, {**overrides, **dict.fromkeys(OPTION_FLAGS)})
     if chosen:
         options = fields.get("options")
         fields["options"] = {**(options if isinstance(options, dict) else {}), **chosen}
+        for name in chosen:  # the flag wins over the body's top-level field too
+            fields.pop(name, None)
     body = validated(CompactRequestBody, fields)
     forms = OpenAIForms()
     messages, fmt = read_messages(body.messages, body.format, asked(overrides), forms)

@@ -21,7 +21,6 @@ from app.api.provider import (
 )
 from app.api.schemas import basis_of
 from app.cli.reading import (
-    REQUEST_FIELDS,
     Answer,
     asked,
     input_error,
@@ -33,12 +32,10 @@ from app.service.counting import CountingService
 from app.settings import Settings
 from app.wiring.counting import build_counting, one_shot_tokenizer
 
-COUNT_FIELDS = ("format", "tokenizer", *REQUEST_FIELDS)
-
 
 def count(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Settings) -> Answer:
     """What `POST /count` would answer."""
-    body = validated(CountRequest, request_fields(data, COUNT_FIELDS, overrides))
+    body = validated(CountRequest, request_fields(data, overrides))
     messages, fmt = read_messages(body.messages, body.format, asked(overrides))
 
     async def run(service: CountingService) -> Answer:

@@ -2,12 +2,13 @@
 a body; each command runs in its own module (`app.cli.count`, `app.cli.compact`) and
 imports only what it needs, so that `count` loads a tokenizer and nothing of the pipeline.
 
-The input is a message list as a JSON list, a JSON object with `messages` (a `/compact`
-or `/count` body, or a corpus file), or JSONL with one message a line; from a file or
-stdin. Request fields found in an object (`format`, `session_id`, `force`,
-`instructions`, `options`, `reason`, `tokenizer`, and a provider request's own: `model`,
-`system`, `tools`, `max_tokens`, ...) are used, and the flags override them; any other
-key (a corpus file's `source`) is ignored. The output is the JSON the HTTP API answers.
+The input is a message list as a JSON list, a JSON object with `messages` or `input` (a
+`/compact` or `/count` body, an SDK's whole request, a Responses API request, or a corpus
+file), or JSONL with one message a line; from a file or stdin. Every field of an object is
+read as the API reads a body (one body, every route): the service's own (`format`,
+`session_id`, `force`, `options`, `context_window`, ...) are used, and the flags override
+them; any other (a provider's `max_tokens`, a corpus file's `source`) is kept and comes
+back in `request`. The output is the JSON the HTTP API answers.
 
 A `--format` that the messages contradict is refused, not converted: OpenAI-only roles,
 keys or parts under `anthropic`, Anthropic-only blocks (`tool_use`, `tool_result`,
@@ -23,20 +24,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
 from app.api.fields import validation_details
-from app.api.provider import PROVIDER_FIELDS
 from app.api.text import NOT_TEXT, unencodable_at
 from app.core.json_numbers import MAX_NUMBER_CHARS, NumberTooLongError, loads_keeping_literals
 from app.core.messages import KNOWN_BLOCK_TYPES, Message
 from app.core.provider import OpenAIForms, detect_format, parse_messages
 from app.core.vocabulary import Format
 
-# The provider request's own fields: an SDK's whole request body is read as the API reads it.
-REQUEST_FIELDS = ("model", "system", "tools", *sorted(PROVIDER_FIELDS))
 # Block types only the Anthropic shape has (`text` is in both).
 ANTHROPIC_ONLY_BLOCKS = KNOWN_BLOCK_TYPES - {"text"}
 SHAPES = "a JSON list of messages, a JSON object with `messages`, or JSONL (a message a line)"
@@ -78,7 +76,7 @@ def _parse_input(text: str) -> dict[str, Any]:
         return {"messages": _jsonl_messages(lines)}
     if isinstance(value, list):
         return {"messages": value}
-    if isinstance(value, dict) and "messages" in value:
+    if isinstance(value, dict) and ("messages" in value or "input" in value):
         return value
     if isinstance(value, dict) and "role" in value:
         return {"messages": [value]}  # JSONL of one line
@@ -108,12 +106,10 @@ def _jsonl_messages(lines: Sequence[tuple[int, str]]) -> list[Any]:
     return messages
 
 
-def request_fields(
-    data: Mapping[str, Any], fields: Sequence[str], overrides: Mapping[str, Any]
-) -> dict[str, Any]:
-    """`messages` and the input's own values of `fields`, in the input's order (a provider
-    request comes back in it), then the flags that were given."""
-    chosen = {k: v for k, v in data.items() if k == "messages" or k in fields}
+def request_fields(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The input's fields, in the input's order (a provider request comes back in it),
+    then the flags that were given."""
+    chosen = dict(data)
     chosen.update({k: v for k, v in overrides.items() if v is not None})
     return chosen
 
@@ -146,14 +142,20 @@ def read_messages(
                 f"{asked} openai, but {found} is an Anthropic Messages block; "
                 "use --format anthropic or auto"
             )
-    fmt: Format = "openai" if requested == "openai" else "anthropic"
-    if requested == "auto":
-        fmt = detected
+    if requested in ("anthropic", "openai") and detected == "responses":
+        raise InputError(
+            f"{asked} {requested}, but the messages are Responses API items (a typed item "
+            "or an `input_text`-like part); use --format responses or auto"
+        )
+    fmt = _FORMATS.get(requested, detected)
     try:
         return parse_messages(raw, fmt, forms), fmt
     except ValidationError as exc:
         located = [{**e, "loc": ("messages", *e["loc"])} for e in exc.errors()]
         raise input_error(located) from None
+
+
+_FORMATS: dict[str, Format] = {name: name for name in get_args(Format)}
 
 
 def _anthropic_only_block(raw: Sequence[Any]) -> str | None:

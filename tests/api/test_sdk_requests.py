@@ -18,10 +18,11 @@ import respx
 from anthropic.types import message_create_params as anthropic_params
 from anthropic.types.beta import message_create_params as beta_params
 from openai.types.chat import completion_create_params as openai_params
+from openai.types.responses import response_create_params as responses_params
 from pydantic import TypeAdapter
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.api.provider import PROVIDER_FIELDS, ProviderFields
+from app.api.provider import SERVICE_FIELDS
 from app.core.compact_json import compact_json
 from app.core.messages import Message
 from app.core.model_table import CLAUDE_MARGIN, with_margin
@@ -271,10 +272,15 @@ async def test_models_added_by_setting_give_their_window(client_for: Any) -> Non
     )
 
 
-async def test_a_misspelt_field_of_ours_is_still_refused(client: httpx.AsyncClient) -> None:
+async def test_a_field_the_service_does_not_read_goes_to_the_provider_as_sent(
+    client: httpx.AsyncClient,
+) -> None:
+    """A misspelt field of ours is not refused either: it is a field the service does not
+    read, handed back to the provider, which names it in its own 400."""
     response = await client.post("/compact", json={**anthropic_body(), "forse": True})
-    assert response.status_code == 422
-    assert [d["field"] for d in response.json()["details"]] == ["forse"]
+    assert response.status_code == 200
+    answer = response.json()
+    assert (answer["compacted"], answer["request"]["forse"]) == (False, True)
 
 
 async def test_system_is_refused_in_the_openai_format(client: httpx.AsyncClient) -> None:
@@ -319,14 +325,32 @@ def _keys(params: Any) -> set[str]:
     return set(typing.get_type_hints(params).keys())
 
 
-def test_every_sdk_request_field_is_taken() -> None:
-    """A new field in either SDK makes this fail: add it to PROVIDER_FIELDS."""
+def test_no_sdk_request_field_is_one_the_service_reads_as_its_own() -> None:
+    """Every field the service does not read is handed back to the provider: a field of
+    ours that an SDK also sends would be swallowed. The two shared names are the messages'
+    field itself and a Responses body's `instructions` (read as its system prompt there)."""
     sdk = (
         _keys(anthropic_params.MessageCreateParamsStreaming)
         | _keys(beta_params.MessageCreateParamsStreaming)
         | _keys(openai_params.CompletionCreateParamsStreaming)
+        | _keys(responses_params.ResponseCreateParamsStreaming)
     )
-    assert sdk - PROVIDER_FIELDS - set(ProviderFields.model_fields) == {"messages"}
+    assert sdk & SERVICE_FIELDS == {"messages", "instructions"}
+
+
+@pytest.mark.parametrize("build", [anthropic_body, openai_body])
+async def test_a_field_no_sdk_has_yet_is_taken_and_handed_back_in_its_place(
+    client: httpx.AsyncClient, build: Any
+) -> None:
+    sent = build()
+    body = {"future_field": {"mode": "x", "n": 1}, **sent, "beta_knob": [1, 2]}
+    assert (await client.post("/count", json=body)).status_code == 200
+    assert (await client.post("/should-compact", json=body)).status_code == 200
+    answer = (await client.post("/compact", json={**body, "force": True})).json()
+    assert answer["compacted"] is True
+    assert list(answer["request"]) == list(body)
+    assert answer["request"]["future_field"] == {"mode": "x", "n": 1}
+    assert answer["request"]["beta_knob"] == [1, 2]
 
 
 async def test_tools_count_against_the_window_on_both_routes(client: httpx.AsyncClient) -> None:

@@ -121,7 +121,7 @@ async def should_compact(
         body.model,
         body.tokenizer,
         service.models,
-        window_given=body.context_window is not None,
+        window_given=body.decision_value("context_window", body.options) is not None,
         needs_window=True,
     )
     basis = body.basis(counting, await service.count_tools(body.tools or [], counting.tokenizer))
@@ -169,9 +169,10 @@ async def _ready(counted: Count) -> Count:
 def _thresholds(
     body: ShouldCompactRequest, service: CompactionService, model_window: int | None
 ) -> Thresholds:
+    options = body.options
     return service.thresholds(
-        context_window=body.context_window or model_window,
-        threshold=body.threshold,
+        context_window=body.decision_value("context_window", options) or model_window,
+        threshold=body.decision_value("threshold", options),
         overflow_threshold=body.overflow_threshold,
-        min_messages=body.min_messages,
+        min_messages=body.decision_value("min_messages", options),
     )

@@ -5,7 +5,7 @@ to (`rules`), and the provider request handed back around the compacted messages
 (`request`)."""
 
 from app.core.provider.dialects import BOOKKEEPING, OpenAIForms, OpenAIMessage, to_anthropic
-from app.core.provider.formats import detect_format, dump_as, parse_messages
+from app.core.provider.formats import detect_format, dump_as, forms_for, parse_messages
 from app.core.provider.request import ProviderRequest, hand_back
 from app.core.provider.rules import Violation, violations
 
@@ -17,6 +17,7 @@ __all__ = [
     "Violation",
     "detect_format",
     "dump_as",
+    "forms_for",
     "hand_back",
     "parse_messages",
     "to_anthropic",

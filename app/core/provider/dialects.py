@@ -393,14 +393,14 @@ class OpenAIForms:
     identity: each message is held with its form, so its id cannot be reused by another
     object while the request lives."""
 
-    def __init__(self) -> None:
+    def __init__(self, dialect: Dialect | None = None) -> None:
         self._known: dict[int, tuple[Message, list[dict[str, Any]]]] = {}
-        self._dialect: Dialect = CHAT
+        self._dialect: Dialect = dialect or CHAT
 
     def read(self, raw: Sequence[dict[str, Any]], dialect: Dialect | None = None) -> list[Message]:
         """`from_openai(raw)` (or the `dialect`'s reading, which later conversions then
         use: the Responses API's), each message remembered with the items it came from."""
-        self._dialect = dialect or CHAT
+        self._dialect = dialect or self._dialect
         messages: list[Message] = []
         for message, items in self._dialect.items(raw):
             messages.append(message)

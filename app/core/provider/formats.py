@@ -33,6 +33,11 @@ def detect_format(raw: Sequence[Any]) -> Format:
     return "responses" if is_responses_list(raw) else chat_or_anthropic(raw)
 
 
+def forms_for(fmt: Format) -> OpenAIForms:
+    """Empty forms that convert in `fmt`'s dialect (a stored request run again)."""
+    return OpenAIForms(RESPONSES if fmt == "responses" else None)
+
+
 def dump_as(
     messages: Sequence[Message], fmt: Format, forms: OpenAIForms | None = None
 ) -> list[dict[str, Any]]:

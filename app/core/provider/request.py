@@ -24,12 +24,16 @@ from app.core.assemble import CONTINUE
 
 @dataclass(frozen=True)
 class ProviderRequest:
-    """A request's provider fields as sent, in the order sent (`system` included;
-    `messages` holding its place, when it came among them), and how many canonical messages
-    its top-level `system` became (0 or 1)."""
+    """A request's provider fields as sent, in the order sent (`system` included; the
+    messages' field holding its place, when it came among them), how many canonical
+    messages its top-level `system` (or Responses `instructions`) became (0 or 1), the
+    field that holds the messages (`messages`, or the Responses API's `input`), and the
+    `input` as sent when it was a string (handed back as it is when nothing changed)."""
 
     fields: Mapping[str, Any] = field(default_factory=dict)
     head: int = 0
+    key: str = "messages"
+    sent_text: str | None = None
 
 
 def hand_back(data: dict[str, Any], provider: ProviderRequest) -> dict[str, Any]:
@@ -49,6 +53,8 @@ def hand_back(data: dict[str, Any], provider: ProviderRequest) -> dict[str, Any]
         ]
     ending = messages[-1] if data.get("compacted") and messages else None
     prefill = isinstance(ending, dict) and ending.get("role") == "assistant"
-    sent = [*messages, {"role": "user", "content": CONTINUE}] if prefill else messages
-    out["request"] = {**provider.fields, "messages": sent}  # in its place, if it has one
+    sent: Any = [*messages, {"role": "user", "content": CONTINUE}] if prefill else messages
+    if not data.get("compacted") and provider.sent_text is not None:
+        sent = provider.sent_text
+    out["request"] = {**provider.fields, provider.key: sent}  # in its place, if it has one
     return out

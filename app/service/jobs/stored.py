@@ -10,8 +10,8 @@ from pydantic import TypeAdapter, ValidationError
 from app.core.decide import Basis
 from app.core.messages import Message, dump_messages
 from app.core.options import CompactOptions
-from app.core.provider import ProviderRequest
-from app.core.vocabulary import TokenizerName
+from app.core.provider import ProviderRequest, forms_for
+from app.core.vocabulary import Format, TokenizerName
 from app.service.jobs.errors import JsonDict
 from app.service.prepared import CompactRequest
 
@@ -29,7 +29,12 @@ def request_to_json(request: CompactRequest) -> JsonDict:
         "format": request.format,
         "reason": request.reason,
         "provider": (
-            {"fields": dict(request.provider.fields), "head": request.provider.head}
+            {
+                "fields": dict(request.provider.fields),
+                "head": request.provider.head,
+                "key": request.provider.key,
+                "sent_text": request.provider.sent_text,
+            }
             if request.provider is not None
             else None
         ),
@@ -62,11 +67,19 @@ def _basis_from_json(data: JsonDict) -> Basis:
 def _provider_from_json(data: Any) -> ProviderRequest | None:
     if not isinstance(data, dict):
         return None
-    return ProviderRequest(fields=dict(data.get("fields") or {}), head=int(data.get("head") or 0))
+    text = data.get("sent_text")
+    return ProviderRequest(
+        fields=dict(data.get("fields") or {}),
+        head=int(data.get("head") or 0),
+        key=str(data.get("key") or "messages"),
+        sent_text=text if isinstance(text, str) else None,
+    )
 
 
 def request_from_json(data: JsonDict) -> CompactRequest:
     """Raises `ValueError` for a stored request that is not one."""
+    stored = data.get("format")
+    fmt: Format = stored if stored in ("openai", "responses") else "anthropic"
     try:
         return CompactRequest(
             messages=_MESSAGES.validate_python(data["messages"]),
@@ -74,7 +87,8 @@ def request_from_json(data: JsonDict) -> CompactRequest:
             session_id=data.get("session_id"),
             force=bool(data.get("force")),
             instructions=data.get("instructions"),
-            format=data.get("format") or "anthropic",
+            format=fmt,
+            forms=forms_for(fmt),
             reason=data.get("reason"),
             basis=_basis_from_json(data.get("basis") or {}),
             provider=_provider_from_json(data.get("provider")),
