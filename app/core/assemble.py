@@ -1,10 +1,17 @@
 """Head + summary pair + one pair per restored file, each pair a user message and the
 assistant's acknowledgement, in the exact strings below: later compactions recognize the
 pairs by them. Then the user's new request when the list sent ended with one
-(`current_turn`), as sent, so a list sent right before a model call comes back ready for
-it, not ending in an acknowledgement (an assistant prefill, which Anthropic refuses with
-extended thinking on). A list ending with tool results is summarized whole: it ends with
-the acknowledgement, and the agent sends a user turn next."""
+(`split_turn`): its own text, images and documents as sent, so a list sent right before a
+model call comes back ready for it, not ending in an acknowledgement (an assistant
+prefill, which Anthropic refuses with extended thinking on). Tool results sent in the same
+message (Cline and Cursor send the user's words beside them) answer calls that are
+summarized: they are summarized too. A list ending with tool results alone is summarized
+whole: it ends with the acknowledgement, and the agent sends a user turn next.
+
+A summary written after the head by `tail` and `selective` (`summary_turns`) is a user turn
+with its acknowledgement where the provider takes only user and assistant in its messages
+(Anthropic), and a system message where it takes system messages among the others (OpenAI
+Chat and Responses)."""
 
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.messages import Message, ToolResultBlock, text_message
+from app.core.vocabulary import Format
 
 SUMMARY_PREFIX = "[Conversation compressed]\n\n"
 SUMMARY_ACK = "Understood. I have the context from the compressed conversation. Continuing work."
@@ -53,15 +61,29 @@ def assemble_messages(
     return [*assembled, *turn]
 
 
-def current_turn(rest: Sequence[Message]) -> tuple[Message, ...]:
-    """The end of `rest` kept as sent: the user's new request (a last user message without
-    tool results: those answer a call that is summarized); nothing when it is the only
-    message, or the end is the model's."""
+def summary_turns(text: str, fmt: Format) -> list[Message]:
+    """A summary after the head: a user turn and its acknowledgement in the Anthropic
+    shape (its messages take roles user and assistant only), else a system message."""
+    if fmt == "anthropic":
+        return [summary_message(text), text_message("assistant", SUMMARY_ACK)]
+    return [text_message("system", text)]
+
+
+def split_turn(rest: Sequence[Message]) -> tuple[list[Message], tuple[Message, ...]]:
+    """`rest` as what is summarized and the user's new request kept as sent: the last
+    message when it is a user message with something besides tool results (its own blocks
+    only: the results answer calls that are summarized, and go with them); nothing kept
+    when it is the only message, or the end is the model's or a tool's."""
     last = rest[-1] if len(rest) > 1 else None
     if last is None or last.role != "user":
-        return ()
-    if not isinstance(last.content, str) and any(
-        isinstance(b, ToolResultBlock) for b in last.content
-    ):
-        return ()
-    return (last,)
+        return list(rest), ()
+    if isinstance(last.content, str):
+        return list(rest[:-1]), (last,)
+    results = [b for b in last.content if isinstance(b, ToolResultBlock)]
+    own = [b for b in last.content if not isinstance(b, ToolResultBlock)]
+    if not own:
+        return list(rest), ()
+    if not results:
+        return list(rest[:-1]), (last,)
+    answered = Message(role="user", content=results)
+    return [*rest[:-1], answered], (last.model_copy(update={"content": own}),)

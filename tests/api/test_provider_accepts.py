@@ -32,18 +32,18 @@ STRATEGIES: dict[str, Json] = {
     "tail": {"strategy": "tail", "tail_keep_recent_rounds": 1},
     "prune": {"strategy": "prune", "prune_keep_recent": 1},
     "selective": {"strategy": "selective", "selective_keep_recent": 2},
-    # A window the rules cannot reach: the summary fallback runs after them.
-    "selective+summary": {
-        "strategy": "selective",
-        "selective_keep_recent": 2,
-        "context_window": 3000,
-    },
+    # Half the body's window (set below) with every kept: the rules cannot reach the
+    # threshold, and the summary fallback runs after them.
+    "selective+summary": {"strategy": "selective", "selective_keep_recent": 1000},
 }
 CASES = [(name, strategy) for name in NAMES for strategy in STRATEGIES]
 
 
-def compacting(name: str, strategy: str) -> Json:
-    return {**body(name), "force": True, "options": STRATEGIES[strategy]}
+async def compacting(client: httpx.AsyncClient, name: str, strategy: str) -> Json:
+    options = dict(STRATEGIES[strategy])
+    if strategy == "selective+summary":
+        options["context_window"] = await tokens(client, body(name)) // 2
+    return {**body(name), "force": True, "options": options}
 
 
 async def window_of(client: httpx.AsyncClient, sent: Json) -> int:
@@ -73,7 +73,7 @@ async def broken_rules(client: httpx.AsyncClient, name: str, answer: Json) -> li
 async def test_compact_hands_back_a_request_the_provider_accepts(
     client: httpx.AsyncClient, name: str, strategy: str
 ) -> None:
-    response = await client.post("/compact", json=compacting(name, strategy))
+    response = await client.post("/compact", json=await compacting(client, name, strategy))
     assert response.status_code == 200, response.text
     answer = response.json()
     assert answer["compacted"] is True, answer["reason"]
@@ -110,7 +110,7 @@ async def job_result(client: httpx.AsyncClient, request: Json) -> Json:
 async def test_a_background_job_hands_back_a_request_the_provider_accepts(
     client: httpx.AsyncClient, name: str, strategy: str
 ) -> None:
-    answer = await job_result(client, compacting(name, strategy))
+    answer = await job_result(client, await compacting(client, name, strategy))
     assert answer["compacted"] is True, answer["reason"]
     assert await broken_rules(client, name, answer) == []
 
@@ -129,7 +129,7 @@ async def test_the_command_line_hands_back_a_request_the_provider_accepts(
     monkeypatch.setenv("COMPACT_SUMMARIZER", "extractive")
     for strategy in STRATEGIES:
         path = tmp_path / f"{strategy}.json"
-        path.write_text(json.dumps(compacting(name, strategy)))
+        path.write_text(json.dumps(await compacting(client, name, strategy)))
         code = await asyncio.to_thread(main, ["compact", str(path)])
         out, err = capsys.readouterr()
         assert (code, err) == (0, ""), strategy
@@ -161,7 +161,7 @@ def _send(name: str) -> tuple[Any, Send]:
 async def test_the_request_goes_through_the_sdk_as_it_is(
     client: httpx.AsyncClient, name: str, strategy: str
 ) -> None:
-    answer = (await client.post("/compact", json=compacting(name, strategy))).json()
+    answer = (await client.post("/compact", json=await compacting(client, name, strategy))).json()
     request = answer["request"]
     answered, send = _send(name)
     with start_fake_llm([reply(200, answered)]) as fake:

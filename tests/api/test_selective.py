@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.assemble import SUMMARY_ACK
 from app.core.compact_json import compact_json
 from app.core.cut import cut_note, cut_text
 from app.core.messages import Message
@@ -34,7 +35,15 @@ def block(n: int, output: str = "ok") -> list[dict[str, Any]]:
 async def test_selective_drops_old_tool_blocks_and_reports_its_phases(
     client: httpx.AsyncClient,
 ) -> None:
-    raw = [system("s"), user("Fix it."), *block(1), *block(2), *block(3), assistant("Done.")]
+    output = "one line of output\n" * 8
+    raw = [
+        system("s"),
+        user("Fix it."),
+        *block(1, output),
+        *block(2, output),
+        *block(3, output),
+        assistant("Done."),
+    ]
     body = {
         "messages": raw,
         "force": True,
@@ -53,9 +62,10 @@ async def test_selective_drops_old_tool_blocks_and_reports_its_phases(
     )
     assert data["messages"] == [
         system("s"),
-        system(ledger),
+        user(f"[Conversation compressed]\n\n{ledger}"),
+        {"role": "assistant", "content": SUMMARY_ACK},
         user("Fix it."),
-        *block(3),
+        *block(3, output),
         assistant("Done."),
     ]
     assert data["compacted_indexes"] == [2, 3, 4, 5]
@@ -192,8 +202,14 @@ async def test_the_documented_example_answers_as_docs_strategies_says(
     data = (await client.post("/compact", json=body)).json()
     sent = body["messages"]
     gap = {"role": "assistant", "content": "[Earlier messages compacted]"}
-    ledger = {"role": "system", "content": "## Ledger\n- [command] find . -type f"}
-    assert data["messages"] == [sent[0], ledger, sent[1], gap, sent[3], *sent[6:]]
+    ledger = [
+        {
+            "role": "user",
+            "content": "[Conversation compressed]\n\n## Ledger\n- [command] find . -type f",
+        },
+        {"role": "assistant", "content": SUMMARY_ACK},
+    ]
+    assert data["messages"] == [sent[0], *ledger, sent[1], gap, sent[3], *sent[6:]]
     assert data["compacted_indexes"] == [2, 4, 5]
     assert data["phases"][1]["detail"] == "dropped 1 tool blocks, cut 0 inputs and 0 results"
     assert [p["phase"] for p in data["phases"]][-2:] == ["selective_done", "ledger"]

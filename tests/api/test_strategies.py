@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.core.assemble import SUMMARY_ACK
 from tests.builders import rounds, system
 
 pytestmark = pytest.mark.anyio
@@ -54,10 +55,14 @@ async def test_tail_over_http_keeps_the_last_round_exactly_as_sent(
     assert data["strategy"] == "tail"
     assert data["compacted_indexes"] == list(range(1, 9))
     assert data["messages"][0] == MESSAGES[0]
-    assert data["messages"][1]["role"] == "system"
-    assert data["messages"][1]["content"].startswith("## \U0001f4cc Archived Session Summary\n")
+    # the Anthropic shape: the archived summary is a user turn and its acknowledgement
+    assert data["messages"][1]["role"] == "user"
+    assert data["messages"][1]["content"].startswith(
+        "[Conversation compressed]\n\n## \U0001f4cc Archived Session Summary\n"
+    )
     assert "### \U0001f4c2 File System State (Snapshot)" in data["messages"][1]["content"]
-    assert data["messages"][2:] == MESSAGES[9:]
+    assert data["messages"][2] == {"role": "assistant", "content": SUMMARY_ACK}
+    assert data["messages"][3:] == MESSAGES[9:]
     archive = (await client.get(f"/archives/{data['archive']['id']}")).json()
     assert archive["messages"] == MESSAGES[1:9]
 
@@ -198,7 +203,7 @@ async def test_a_sessions_compactions_are_listed_with_their_fields(
         "strategy": "tail",
         "outcome": "compacted",
         "message_count_before": 13,
-        "message_count_after": 6,
+        "message_count_after": 7,
         "tokens_before": data["token_count"],
         "tokens_after": data["stats"]["compacted_token_count"],
         "compacted_message_ids": record["compacted_message_ids"],

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.core.assemble import SUMMARY_ACK
 from app.core.plans.tail import EARLIER_EXCHANGES_NOTE
 from tests.corpus import FILES, load
 
@@ -66,13 +67,19 @@ async def test_tail_compacts_a_one_request_session_without_falling_back(
     # goal), the request verbatim when it takes at most a quarter of the kept share (else
     # a note in its place), then the latest exchanges exactly as sent.
     assert out[0] == messages[0]
-    assert out[1]["role"] == "system"
+    # a system message in the OpenAI shape; a user turn and its acknowledgement in Anthropic's
+    roles = ["system"] if data["format"] == "openai" else ["user", "assistant"]
+    summary = len(roles)
+    assert [m["role"] for m in out[1 : 1 + summary]] == roles
+    if summary == 2:
+        assert out[2] == {"role": "assistant", "content": SUMMARY_ACK}
     request = " ".join(messages[1]["content"].split())[:80]
     assert request in " ".join(out[1]["content"].split())
-    assert out[2] in (messages[1], {"role": "user", "content": EARLIER_EXCHANGES_NOTE})
-    kept = len(out) - 3
+    opened = out[1 + summary]
+    assert opened in (messages[1], {"role": "user", "content": EARLIER_EXCHANGES_NOTE})
+    kept = len(out) - 2 - summary
     assert kept >= 2
-    assert out[3:] == messages[len(messages) - kept :]
-    first = 1 if out[2] == messages[1] else 0
+    assert out[2 + summary :] == messages[len(messages) - kept :]
+    first = 1 if opened == messages[1] else 0
     indexes = list(range(1 + first, len(messages) - kept))
     assert data["compacted_indexes"] == indexes

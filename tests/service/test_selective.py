@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.core.assemble import SUMMARY_ACK
+from app.core.assemble import SUMMARY_ACK, SUMMARY_PREFIX
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import dump_messages
 from app.core.options.compact import CompactOptions
@@ -14,6 +14,7 @@ from app.core.plans.selective import GAP_TEXT, SelectivePlan, plan_selective
 from app.core.ports import FileSkip, FileText, SummaryRequest
 from app.core.result import CompactResult
 from app.core.tokens import count_total
+from app.core.vocabulary import Format
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.prepared import Prepared
 from app.service.strategies.selective import Selective
@@ -251,9 +252,20 @@ def refused_read(n: int) -> list[dict[str, Any]]:
     return [assistant("Reading the key.", call), tool_result(f"r{n}", error, is_error=True)]
 
 
-async def test_rules_that_reach_the_threshold_write_the_ledger_of_what_they_dropped() -> None:
+def standing(ledger: str, fmt: Format) -> list[dict[str, Any]]:
+    """The standing ledger as the format takes it (app.core.assemble.summary_turns)."""
+    if fmt == "openai":
+        return [system(ledger)]
+    return [user(f"{SUMMARY_PREFIX}{ledger}"), {"role": "assistant", "content": SUMMARY_ACK}]
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+async def test_rules_that_reach_the_threshold_write_the_ledger_of_what_they_dropped(
+    fmt: Format,
+) -> None:
     """An early refused read in a tool block the rules drop: its failure, its path and the
-    commands of the other dropped blocks stay, as a ledger after the system prompt."""
+    commands of the other dropped blocks stay, as a ledger after the system prompt (a
+    system message, or in the Anthropic shape a user turn and its acknowledgement)."""
     raw = [
         S,
         user("Fix the bug."),
@@ -264,7 +276,7 @@ async def test_rules_that_reach_the_threshold_write_the_ledger_of_what_they_drop
     ]
     service = build_service(WORDS, FakeSummarizer(), read_tools=(), ledger_budget=None)
     opts = options(200, selective_keep_recent=1, selective_fallback_to_summary=False)
-    result = await service.compact(CompactRequest(parse(raw), opts, force=True))
+    result = await service.compact(CompactRequest(parse(raw), opts, force=True, format=fmt))
     assert (result.compacted, result.strategy) == (True, "selective")
     ledger = (
         "## Ledger\n"
@@ -276,7 +288,7 @@ async def test_rules_that_reach_the_threshold_write_the_ledger_of_what_they_drop
     )
     assert dump_messages(result.messages) == [
         S,
-        system(ledger),
+        *standing(ledger, fmt),
         user("Fix the bug."),
         *block(3),
     ]
@@ -285,22 +297,21 @@ async def test_rules_that_reach_the_threshold_write_the_ledger_of_what_they_drop
     assert result.phases[-1].phase == "ledger"
 
 
-async def test_a_second_selective_compaction_merges_the_earlier_ledger_not_stacks_it() -> None:
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+async def test_a_second_selective_compaction_merges_the_earlier_ledger_not_stacks_it(
+    fmt: Format,
+) -> None:
     service = build_service(WORDS, FakeSummarizer(), read_tools=(), ledger_budget=None)
     opts = options(200, selective_keep_recent=1, selective_fallback_to_summary=False)
     raw = [S, user("Fix the bug."), *refused_read(1), *run_block(1, "make lint"), *block(2)]
-    first = await service.compact(CompactRequest(parse(raw), opts, force=True))
+    first = await service.compact(CompactRequest(parse(raw), opts, force=True, format=fmt))
     later = [*dump_messages(first.messages), *run_block(4, "git status"), *block(5)]
-    second = await service.compact(CompactRequest(parse(later), opts, force=True))
+    second = await service.compact(CompactRequest(parse(later), opts, force=True, format=fmt))
     assert second.compacted is True
     out = dump_messages(second.messages)
-    ledgers = [m for m in out if m["role"] == "system" and m["content"].startswith("## Ledger")]
+    ledgers = [m for m in out if "## Ledger" in str(m["content"])]
     assert len(ledgers) == 1
-    assert out[:2] == [S, ledgers[0]]
-    # The earlier ledger it replaced is archived with the rest, and counted as compacted.
-    assert second.compacted_indexes[0] == 1
-    assert dump_messages(first.messages)[1] in service.archive.saved["arch-1"].messages
-    assert ledgers[0]["content"] == (
+    merged = (
         "## Ledger\n"
         "- [error] read_file `secrets/key1.pem`: Error: access to secrets/key1.pem is denied "
         "by the workspace policy\n"
@@ -309,3 +320,8 @@ async def test_a_second_selective_compaction_merges_the_earlier_ledger_not_stack
         "- step 2\n"
         "- git status"
     )
+    turns = standing(merged, fmt)
+    assert out[: 1 + len(turns)] == [S, *turns]
+    # The earlier ledger it replaced is archived with the rest, and counted as compacted.
+    assert second.compacted_indexes[: len(turns)] == list(range(1, 1 + len(turns)))
+    assert dump_messages(first.messages)[1] in service.archive.saved["arch-1"].messages

@@ -77,7 +77,7 @@ async def test_a_compaction_appends_a_record_with_every_field(
         strategy="tail",
         outcome="compacted",
         message_count_before=13,
-        message_count_after=6,
+        message_count_after=7,
         tokens_before=result.token_count,
         tokens_after=result.stats.compacted_token_count,
         compacted_message_ids=[message_id(m) for m in MESSAGES[1:9]],

@@ -7,10 +7,13 @@ from typing import Any
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.assemble import SUMMARY_ACK, SUMMARY_PREFIX
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import Message, dump_messages
 from app.core.options.compact import CompactOptions
 from app.core.ports import SummaryRequest
+from app.core.provider import dump_as
+from app.core.vocabulary import Format
 from app.service.compaction import CompactionService, CompactRequest, Defaults
 from tests.builders import (
     SERVICE_DEFAULTS,
@@ -45,30 +48,37 @@ def tail(keep: int = 1, **options: Any) -> CompactOptions:
     return CompactOptions(strategy="tail", tail_keep_recent_rounds=keep, **options)
 
 
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
 async def test_tail_keeps_the_last_rounds_verbatim_after_an_archived_summary(
-    tokenizer: TiktokenTokenizer,
+    tokenizer: TiktokenTokenizer, fmt: Format
 ) -> None:
+    """The archived summary is a system message where the format takes one among the
+    messages (OpenAI), a user turn and its acknowledgement in the Anthropic shape."""
     summarizer = FakeSummarizer(lambda r: "BODY")
     archive = MemoryArchive()
     service = make_service(tokenizer, summarizer, archive)
     messages = parse([system("s"), *rounds(1, 3)])
-    result = await service.compact(CompactRequest(messages, tail(keep=1), force=True))
+    result = await service.compact(CompactRequest(messages, tail(keep=1), force=True, format=fmt))
     header = (
         f"{TITLE}\n*(Contains context from message 2 to message 9, "
         "archived 2026-11-22T12:00:00+00:00)*"
     )
+    summary = (
+        [Message(role="system", content=f"{header}\n\nBODY")]
+        if fmt == "openai"
+        else [
+            Message(role="user", content=f"{SUMMARY_PREFIX}{header}\n\nBODY"),
+            Message(role="assistant", content=SUMMARY_ACK),
+        ]
+    )
     assert result.compacted is True
-    assert result.messages == [
-        messages[0],
-        Message(role="system", content=f"{header}\n\nBODY"),
-        *messages[9:],
-    ]
+    assert result.messages == [messages[0], *summary, *messages[9:]]
     assert result.strategy == "tail"
     assert result.compacted_indexes == list(range(1, 9))
     assert result.summary == f"{header}\n\nBODY"
     assert result.stats is not None
     assert (result.stats.compacted_message_count, result.stats.retained_message_count) == (8, 5)
-    assert archive.saved["arch-1"].messages == dump_messages(messages[1:9])
+    assert archive.saved["arch-1"].messages == dump_as(messages[1:9], fmt)
     (request,) = summarizer.requests
     assert request.template == "archived"
     assert request.messages == tuple(messages[1:9])
@@ -78,13 +88,14 @@ async def test_tail_keeps_the_last_rounds_verbatim_after_an_archived_summary(
 async def test_a_second_tail_appends_its_summary_and_never_summarizes_the_first_again(
     tokenizer: TiktokenTokenizer,
 ) -> None:
+    """Where the archived summary is a system message (OpenAI), it stays in the head."""
     summarizer = FakeSummarizer(lambda r: f"BODY {len(r.messages)}")
     service = make_service(tokenizer, summarizer)
     first = await service.compact(
-        CompactRequest(parse([system("s"), *rounds(1, 3)]), tail(), force=True)
+        CompactRequest(parse([system("s"), *rounds(1, 3)]), tail(), force=True, format="openai")
     )
     later = [*first.messages, *parse(rounds(4, 5))]
-    second = await service.compact(CompactRequest(later, tail(), force=True))
+    second = await service.compact(CompactRequest(later, tail(), force=True, format="openai"))
     assert second.messages[:2] == first.messages[:2]
     assert second.messages[2].role == "system"
     assert isinstance(second.messages[2].content, str)
@@ -92,6 +103,24 @@ async def test_a_second_tail_appends_its_summary_and_never_summarizes_the_first_
     assert second.messages[3:] == later[-4:]
     assert summarizer.requests[1].messages == tuple(later[2:-4])
     assert all(m.role != "system" for m in summarizer.requests[1].messages)
+
+
+async def test_a_second_tail_in_the_anthropic_shape_summarizes_the_first_with_the_older_rounds(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """In the Anthropic shape the archived summary is a user turn: the next `tail` sums it
+    up again with the rounds it now archives (its ledger carried), as `full` does."""
+    summarizer = FakeSummarizer(lambda r: f"BODY {len(r.messages)}")
+    service = make_service(tokenizer, summarizer)
+    first = await service.compact(
+        CompactRequest(parse([system("s"), *rounds(1, 3)]), tail(), force=True)
+    )
+    later = [*first.messages, *parse(rounds(4, 5))]
+    second = await service.compact(CompactRequest(later, tail(), force=True))
+    assert [m.role for m in second.messages[:3]] == ["system", "user", "assistant"]
+    assert second.messages[3:] == later[-4:]
+    assert summarizer.requests[1].messages[:2] == tuple(first.messages[1:3])
+    assert all(m.role != "system" for m in second.messages[1:])
 
 
 async def test_tail_with_one_exchange_and_nothing_older_compacts_nothing(
@@ -119,7 +148,7 @@ async def test_tail_keeps_fewer_rounds_under_a_small_window_and_warns(
     result = await service.compact(CompactRequest(messages, options, force=True))
     assert result.compacted is True
     # Round 4 whole; of round 3, its request and the answer that closed it fill the rest.
-    assert result.messages[2:] == [messages[9], *messages[12:]]
+    assert result.messages[3:] == [messages[9], *messages[12:]]
     assert len(result.warnings) == 2
     assert result.warnings[0].startswith("kept 1 of the 3 most recent rounds asked for: ")
     assert result.warnings[1].startswith("the round before the 1 kept takes ")
@@ -213,7 +242,8 @@ async def test_earlier_archived_summaries_over_a_quarter_of_the_threshold_are_fo
     ]
     messages = parse([system("s"), *earlier, *rounds(1, 3)])
     options = tail(keep=1, context_window=10_000, threshold=0.5)  # threshold: 5,000 tokens
-    result = await service.compact(CompactRequest(messages, options, force=True))
+    request = CompactRequest(messages, options, force=True, format="openai")
+    result = await service.compact(request)
     assert (result.compacted, result.strategy) == (True, "tail")
     out = result.messages
     assert out[0] == messages[0]

@@ -1,9 +1,16 @@
 """The fact ledger appended to every summary: extracted and merged (`extract`), fitted to its
-budget (`fit`), written as lines and read back (`lines`), and standing alone as a system
-message (`standing`)."""
+budget (`fit`), written as lines and read back (`lines`), and standing alone after the head
+(`standing`)."""
 
 from app.core.ledger.extract import LedgerBudget, LedgerReport, guard_summary, summary_words_for
-from app.core.ledger.standing import carried_ledger, is_ledger_message, ledger_message
+from app.core.ledger.standing import (
+    carried_ledger,
+    is_ledger_message,
+    ledger_turns,
+    standing_end,
+    standing_indexes,
+    without_standing,
+)
 
 __all__ = [
     "LedgerBudget",
@@ -11,6 +18,9 @@ __all__ = [
     "carried_ledger",
     "guard_summary",
     "is_ledger_message",
-    "ledger_message",
+    "ledger_turns",
+    "standing_end",
+    "standing_indexes",
     "summary_words_for",
+    "without_standing",
 ]

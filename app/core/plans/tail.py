@@ -1,5 +1,7 @@
 """The `tail` strategy's plan: keep the most recent rounds verbatim, archive and
-summarize the older ones into a system message.
+summarize the older ones into a system message (in the Anthropic shape, whose messages take
+no system role, a user turn and its acknowledgement: a later compaction summarizes it
+again with the older rounds, as `full` does with its summary).
 
 Cuts fall on round boundaries only (`app.core.history.rounds`), so a `tool_use` never loses its
 `tool_result`. At least `keep_rounds` rounds are kept when they fit `target` tokens; when
@@ -30,9 +32,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.core.assemble import summary_turns
 from app.core.history import Round, segment_rounds
 from app.core.messages import Message, ToolResultBlock, text_message
 from app.core.summary import ARCHIVED_TITLE
+from app.core.vocabulary import Format
 
 # The kept rounds may take this share of the threshold tokens: the rest leaves room for
 # the head, the summary and the turns to come before the next compaction.
@@ -279,6 +283,10 @@ def archived_text(header: str, body: str) -> str:
     return f"{header}\n\n" + "\n".join(lines).strip()
 
 
-def assemble_tail(head: Sequence[Message], summary: str, kept: Sequence[Message]) -> list[Message]:
-    """Head (earlier archived summaries included), the new archived summary, kept rounds."""
-    return [*head, text_message("system", summary), *kept]
+def assemble_tail(
+    head: Sequence[Message], summary: str, kept: Sequence[Message], fmt: Format
+) -> list[Message]:
+    """Head (earlier archived summaries included), the new archived summary (a system
+    message, or in the Anthropic shape a user turn and its acknowledgement:
+    `app.core.assemble.summary_turns`), kept rounds."""
+    return [*head, *summary_turns(summary, fmt), *kept]

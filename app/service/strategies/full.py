@@ -1,15 +1,16 @@
 """`full`: everything after the head becomes one summary, recent files restored; the
-user's new request, when the list ends with one, stays last, as sent (`current_turn` in
-app/core/assemble.py), unless it is over `KEPT_TURN_SHARE` of the threshold: then it is
-summarized with the rest (kept, it would leave the compacted list near the threshold, a
-`no_gain`, and the next model call over the window).
+user's new request, when the list ends with one, stays last, as sent (`split_turn` in
+app/core/assemble.py: its text, images and documents, the tool results sent beside them
+summarized), unless it is over `KEPT_TURN_SHARE` of the threshold: then it is summarized
+with the rest (kept, it would leave the compacted list near the threshold, a `no_gain`,
+and the next model call over the window).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.assemble import assemble_messages, current_turn
+from app.core.assemble import assemble_messages, split_turn
 from app.core.options import RestoreParams, SummaryParams
 from app.core.result import CompactResult
 from app.core.vocabulary import StrategyName
@@ -42,17 +43,18 @@ class Full:
         request = prepared.request
         messages = prepared.messages
         partition = prepared.partition
-        kept = current_turn(partition.rest)
-        if kept and prepared.counts[-1] > KEPT_TURN_SHARE * prepared.thresholds.threshold_tokens:
-            kept = ()
-        rest = partition.rest[: len(partition.rest) - len(kept)]
+        rest, kept = split_turn(partition.rest)
+        largest = KEPT_TURN_SHARE * prepared.thresholds.threshold_tokens
+        if kept and await steps.count(kept) > largest:
+            rest, kept = list(partition.rest), ()
+        whole = 1 if kept and kept[0] is messages[-1] else 0  # kept as it is, not summarized
         archive = await steps.archive(prepared, partition.rest)  # the request too, as before
         facts = await steps.facts(rest, params.summary)
         summarized = await steps.summarize(
             rest,
             params.summary,
             request.instructions,
-            counts=prepared.counts[len(partition.head) : len(messages) - len(kept)],
+            counts=prepared.counts[len(partition.head) : len(messages) - whole],
             facts=facts,
         )
         if summarized.summary is None:
@@ -69,7 +71,7 @@ class Full:
         output = Output(
             assembled,
             archive,
-            compacted_indexes=range(len(partition.head), len(messages) - len(kept)),
+            compacted_indexes=range(len(partition.head), len(messages) - whole),
             warnings=(*summarized.warnings, *restored.warnings),
             summary=summarized.summary,
             ledger=ledger,

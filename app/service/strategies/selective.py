@@ -22,8 +22,16 @@ from functools import partial
 
 from anyio import to_thread
 
-from app.core.assemble import assemble_messages
-from app.core.ledger import LedgerReport, carried_ledger, is_ledger_message, ledger_message
+from app.core.assemble import assemble_messages, split_turn
+from app.core.ledger import (
+    LedgerReport,
+    carried_ledger,
+    is_ledger_message,
+    ledger_turns,
+    standing_end,
+    standing_indexes,
+    without_standing,
+)
 from app.core.messages import Message
 from app.core.options import RestoreParams, SummaryParams
 from app.core.plans import SelectiveLimits, SelectivePlan, gap_filled, plan_selective
@@ -140,7 +148,7 @@ async def _rules(
         partial(
             plan,
             prepared.messages,
-            len(prepared.partition.head),
+            standing_end(prepared.messages, len(prepared.partition.head)),
             limits,
             max(target, 0),
             steps.tokenizer.count,
@@ -179,12 +187,12 @@ class _Outcome:
 
     def standing_indexes(self) -> list[int]:
         """The head's standing ledgers, which the new ledger replaces."""
-        head = self.prepared.messages[: self.planned.head_length]
-        return [i for i, m in enumerate(head) if is_ledger_message(m)]
+        return standing_indexes(self.prepared.messages[: self.planned.head_length])
 
     async def with_ledger(self) -> tuple[list[Message], int]:
-        """The rules' output with the ledger of every message they dropped or cut, as a
-        system message after the head (an earlier one there merged into it and replaced):
+        """The rules' output with the ledger of every message they dropped or cut, standing
+        after the head (`ledger_turns`: a system message, or in the Anthropic shape a user
+        turn and its acknowledgement; an earlier one there merged into it and replaced):
         a failure, a path or a command the rules removed stays in the context."""
         steps, planned = self.steps, self.planned
         request = self.prepared.request
@@ -200,11 +208,14 @@ class _Outcome:
         if not report.facts:
             return list(planned.messages), before
         self.ledger = replace(report, text=report.text.strip())
-        kept_head = [m for m in head if not is_ledger_message(m)]
+        kept_head = without_standing(head)
         self.compacted = sorted({*self.compacted, *self.standing_indexes()})
-        note = ledger_message(self.ledger.text)
-        out = [*kept_head, note, *planned.messages[planned.head_length :]]
-        tokens = before - sum(await steps.count_each(earlier)) + await steps.count([note])
+        notes = ledger_turns(self.ledger.text, request.format)
+        after = [*notes, *planned.messages[planned.head_length :]]
+        out = [*kept_head, *(gap_filled(after) if request.format == "anthropic" else after)]
+        replaced = [head[i] for i in standing_indexes(head)]
+        added = [m for m in out if not any(m is k for k in planned.messages)]
+        tokens = before - sum(await steps.count_each(replaced)) + sum(await steps.count_each(added))
         detail = f"{len(report.facts)} facts of what the rules removed"
         self.phases.append(
             PhaseInfo(phase="ledger", tokens_before=before, tokens_after=tokens, detail=detail)
@@ -218,10 +229,12 @@ class _Outcome:
         head = messages[: planned.head_length]
         # A ledger an earlier selective compaction left standing goes into this one.
         earlier = [carried_ledger(m) for m in head if is_ledger_message(m)]
-        head = [m for m in head if not is_ledger_message(m)]
+        head = without_standing(head)
         memory = [messages[i] for i in planned.memory_indexes]
         kept = {id(m) for m in memory}
         rest = [m for m in planned.messages[planned.head_length :] if id(m) not in kept]
+        # The user's new request stays last as sent, its tool results summarized.
+        rest, turn = split_turn(rest)
         before = planned.token_count
         if not rest:  # only never-compressed messages are left: a summary cannot help
             self.warnings.append(f"still {before} tokens after the rules, over {target}")
@@ -249,18 +262,16 @@ class _Outcome:
         restored = await steps.restore(messages, params.restore, request.session_id)
         self.warnings += [w for w in restored.warnings if w not in self.warnings]
         self.selection = restored.selection
-        out = [
-            *head,
-            *gap_filled(
-                [*memory, *assemble_messages((), self.ledger.text, self.selection.restored)]
-            ),
-        ]
+        summary = assemble_messages((), self.ledger.text, self.selection.restored, turn)
+        out = [*head, *gap_filled([*memory, *summary])]
         _check(out, request.format, request.forms)
         tokens = await steps.count(out)
         self.phases.append(
             PhaseInfo(phase="summary_done", tokens_before=before, tokens_after=tokens)
         )
         memory_indexes = set(planned.memory_indexes)
+        if turn and turn[0] is messages[-1]:  # kept whole: not summarized
+            memory_indexes.add(len(messages) - 1)
         self.compacted = [
             *self.standing_indexes(),
             *(i for i in range(planned.head_length, len(messages)) if i not in memory_indexes),

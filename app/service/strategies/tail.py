@@ -1,5 +1,6 @@
 """`tail`: the most recent rounds kept verbatim, the older ones archived
-and summarized into one system message.
+and summarized into one system message (in the Anthropic shape, a user turn and its
+acknowledgement: `app.core.assemble.summary_turns`).
 
 The pure parts are in `app.core.plans.tail` (the plan, the header, the assembly) and
 `app.core.history.rounds`; this module sequences them with the steps.
@@ -57,7 +58,7 @@ class Tail:
     name: StrategyName = "tail"
     description: str = (
         "the most recent rounds are kept verbatim, older ones become an archived summary (a "
-        "system message)."
+        "system message; in the Anthropic shape a user turn and its acknowledgement)."
     )
     params: type[TailParams] = TailParams
     summarizes: bool = True
@@ -103,7 +104,7 @@ class Tail:
         text = archived_text(archived_header(start, cutoff), summarized.summary.text)
         ledger = await steps.ledger(text, older, params.summary, request.session_id, facts)
         output = Output(
-            assemble_tail(kept_head, ledger.text, plan.kept),
+            assemble_tail(kept_head, ledger.text, plan.kept, prepared.format),
             archive,
             indexes,
             warnings,

@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from app.core.assemble import SUMMARY_ACK, SUMMARY_PREFIX
 from app.core.messages import Message, text_message
 from app.core.plans.tail import (
     EARLIER_EXCHANGES_NOTE,
@@ -90,7 +91,7 @@ def test_a_single_long_round_keeps_its_request_and_the_latest_exchanges_that_fit
     assert plan.older == tuple(messages[1:10])
     assert plan.compacted_indexes == tuple(range(2, 10))
     assert (plan.verbatim_from, plan.request_kept) == (10, 1)
-    output = assemble_tail(messages[:1], "summary", plan.kept)
+    output = assemble_tail(messages[:1], "summary", plan.kept, "anthropic")
     assert violations(output, "anthropic") == []
 
 
@@ -114,7 +115,7 @@ def test_when_every_round_fits_the_history_is_cut_between_exchanges_at_half() ->
             verbatim_from=8,
             request_kept=5,
         )
-        output = assemble_tail(CONVERSATION[:1], "summary", plan.kept)
+        output = assemble_tail(CONVERSATION[:1], "summary", plan.kept, "anthropic")
         assert violations(output, "anthropic") == []
 
 
@@ -140,7 +141,10 @@ def test_a_one_request_session_under_the_target_keeps_its_request_and_latest_exc
     assert plan.kept == (messages[1], *messages[10:])
     assert plan.compacted_indexes == tuple(range(2, 10))
     assert (plan.verbatim_from, plan.request_kept) == (10, 1)
-    assert violations(assemble_tail(messages[:1], "summary", plan.kept), "anthropic") == []
+    assert (
+        violations(assemble_tail(messages[:1], "summary", plan.kept, "anthropic"), "anthropic")
+        == []
+    )
 
 
 def test_tail_plans_nothing_when_one_exchange_is_all_there_is() -> None:
@@ -262,8 +266,14 @@ def test_the_archived_text_has_the_template_title_once() -> None:
 def test_the_archived_summary_goes_after_the_head_and_before_the_kept_rounds() -> None:
     head = parse([system("s"), system("## \U0001f4cc Archived Session Summary\nold")])
     kept = parse([user("Task."), assistant("Done.")])
-    assert assemble_tail(head, "new", kept) == [
+    assert assemble_tail(head, "new", kept, "openai") == [
         *head,
         Message(role="system", content="new"),
+        *kept,
+    ]
+    assert assemble_tail(head, "new", kept, "anthropic") == [
+        *head,
+        Message(role="user", content=f"{SUMMARY_PREFIX}new"),
+        Message(role="assistant", content=SUMMARY_ACK),
         *kept,
     ]
