@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.messages import Message, ToolResultBlock, text_message
-from app.core.vocabulary import Format
 
 SUMMARY_PREFIX = "[Conversation compressed]\n\n"
 SUMMARY_ACK = "Understood. I have the context from the compressed conversation. Continuing work."
@@ -61,10 +60,11 @@ def assemble_messages(
     return [*assembled, *turn]
 
 
-def summary_turns(text: str, fmt: Format) -> list[Message]:
-    """A summary after the head: a user turn and its acknowledgement in the Anthropic
-    shape (its messages take roles user and assistant only), else a system message."""
-    if fmt == "anthropic":
+def summary_turns(text: str, *, user_turn: bool) -> list[Message]:
+    """A summary after the head: with `user_turn` (the Anthropic shape, whose messages take
+    roles user and assistant only), a user turn and its acknowledgement; else a system
+    message."""
+    if user_turn:
         return [summary_message(text), text_message("assistant", SUMMARY_ACK)]
     return [text_message("system", text)]
 

@@ -56,7 +56,7 @@ def test_nothing_is_kept_after_the_model_or_alone_or_after_tool_results_alone() 
 def test_a_summary_after_the_head_takes_the_roles_the_format_allows(
     fmt: Format, roles: list[str]
 ) -> None:
-    turns = summary_turns("## Archived\n- a", fmt)
+    turns = summary_turns("## Archived\n- a", user_turn=fmt == "anthropic")
     assert [m.role for m in turns] == roles
     if fmt == "anthropic":
         assert turns[0].content == f"{SUMMARY_PREFIX}## Archived\n- a"

@@ -33,7 +33,7 @@ def is_ledger_message(message: Message) -> bool:
 
 def ledger_turns(text: str, fmt: Format) -> list[Message]:
     """The standing ledger's messages, in the form the format takes."""
-    return summary_turns(text.strip(), fmt)
+    return summary_turns(text.strip(), user_turn=fmt == "anthropic")
 
 
 def standing_end(messages: Sequence[Message], head_length: int) -> int:

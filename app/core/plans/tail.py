@@ -289,4 +289,4 @@ def assemble_tail(
     """Head (earlier archived summaries included), the new archived summary (a system
     message, or in the Anthropic shape a user turn and its acknowledgement:
     `app.core.assemble.summary_turns`), kept rounds."""
-    return [*head, *summary_turns(summary, fmt), *kept]
+    return [*head, *summary_turns(summary, user_turn=fmt == "anthropic"), *kept]
