@@ -61,7 +61,7 @@ class BackgroundCompactor:
             "/should-compact",
             json={"messages": messages, "context_window": CONTEXT_WINDOW},
         )
-        decision.raise_for_status()  # 401: set COMPACT_API_TOKEN as the server has it
+        decision.raise_for_status()  # 401: main says to set COMPACT_API_TOKEN
         if decision.json()["token_count"] < START_AT * CONTEXT_WINDOW:
             return
         response = self.client.post(
@@ -103,11 +103,34 @@ def run(client: httpx.Client, turns: int = 20, pause: float = 0.05) -> tuple[lis
     return messages, compactor.applied
 
 
+def refusal(exc: httpx.HTTPStatusError) -> str:
+    """The service's answer in one line: its status, error code and message."""
+    response = exc.response
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    said = f"{body.get('error')}: {body.get('message')}" if isinstance(body, dict) else ""
+    line = f"{response.status_code} {said or response.reason_phrase}"
+    if response.status_code == 401:
+        line += " (set COMPACT_API_TOKEN to the server's token)"
+    return line
+
+
 def main() -> int:
-    """The demo: exits 1 unless a background compaction was applied."""
+    """The demo: exits 1 unless a background compaction was applied; a refused call or a
+    service that is not there is one line on stderr, not a traceback."""
     headers = {"Authorization": f"Bearer {TOKEN}"} if TOKEN else {}
-    with httpx.Client(base_url=SERVICE, headers=headers, timeout=30) as client:
-        messages, applied = run(client)
+    try:
+        with httpx.Client(base_url=SERVICE, headers=headers, timeout=30) as client:
+            messages, applied = run(client)
+    except httpx.HTTPStatusError as exc:
+        print(f"error: {refusal(exc)}", file=sys.stderr)
+        return 1
+    except httpx.TransportError:
+        where = f"no service at {SERVICE} (start `context-compact serve`, or set COMPACT_URL)"
+        print(f"error: {where}", file=sys.stderr)
+        return 1
     print(f"applied {applied} background compaction(s); {len(messages)} messages at the end")
     return 0 if applied else 1
 

@@ -120,6 +120,33 @@ def test_the_background_loop_script_applies_a_compaction_with_the_servers_token(
 
 
 @pytest.mark.slow
+def test_the_background_loop_script_without_the_token_fails_naming_the_401(
+    token_service_url: str,
+) -> None:
+    """One line saying what to set, not a traceback."""
+    script = str(EXAMPLES / "agent_loop_background.py")
+    done = run_example([sys.executable, script], token_service_url, None)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: 401 unauthorized: this server needs an `Authorization: Bearer <token>` "
+        "header (set COMPACT_API_TOKEN to the server's token)\n"
+    )
+
+
+@pytest.mark.slow
+def test_the_background_loop_script_without_a_server_says_where_it_looked(
+    tmp_path: Path,
+) -> None:
+    script = str(EXAMPLES / "agent_loop_background.py")
+    done = run_example([sys.executable, script], "http://127.0.0.1:9", None)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: no service at http://127.0.0.1:9 (start `context-compact serve`, or set "
+        "COMPACT_URL)\n"
+    )
+
+
+@pytest.mark.slow
 def test_the_curl_script_sends_the_servers_token(token_service_url: str) -> None:
     done = run_example(["bash", str(EXAMPLES / "curl.sh")], token_service_url, TOKEN)
     assert (done.returncode, done.stderr) == (0, "")

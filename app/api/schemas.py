@@ -23,6 +23,7 @@ from app.core.messages import Message
 from app.core.model_table import with_margin
 from app.core.options import CompactOptions
 from app.core.provider import OpenAIForms, OpenAIMessage
+from app.core.recall import defines_recall_tool
 from app.core.result import CompactResult
 from app.core.sessions import CompactionRecord, RecordReason
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
@@ -205,6 +206,7 @@ class CompactRequestBody(ProviderFields, DecisionFields):
             reason=self.reason,
             forms=forms,
             basis=basis_of(self.last_usage, self.pending_input, counting, tool_tokens),
+            recall_tool=defines_recall_tool(self.tools or []),
         )
 
 

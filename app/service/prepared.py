@@ -38,6 +38,13 @@ class CompactRequest:
     forms: OpenAIForms = field(default_factory=OpenAIForms, compare=False, repr=False)
     # The provider request around the messages, when the agent sent one: handed back.
     provider: ProviderRequest | None = None
+    # Whether the request's tools define `recall`: then a summary says how to call it.
+    recall_tool: bool = False
+
+    @property
+    def recall_session(self) -> str | None:
+        """The session a summary's recall line names: none unless the model has the tool."""
+        return self.session_id if self.recall_tool else None
 
     @property
     def record_reason(self) -> RecordReason:

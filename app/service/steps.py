@@ -168,12 +168,14 @@ class Steps:
         summary: str,
         covered: Sequence[Message],
         params: SummaryParams,
-        session_id: str | None,
+        recall_session: str | None,
         facts: ExtractedFacts | None = None,
     ) -> LedgerReport:
         """The summary with the fact ledger of the messages it covers appended; with a
-        session, a closing line saying how to recall what the archive holds. `facts`:
-        `covered`'s, from `facts`, when the strategy read them for the summary too."""
+        `recall_session` (the request's `recall_session`: a session, and the model has the
+        `recall` tool), a closing line saying how to recall what the archive holds.
+        `facts`: `covered`'s, from `facts`, when the strategy read them for the summary
+        too."""
         return await to_thread.run_sync(
             guard_summary,
             summary,
@@ -181,7 +183,7 @@ class Steps:
             params.ledger_budget,
             self.tokenizer.count,
             params.vocabulary,
-            recall_note(session_id) if session_id else "",
+            recall_note(recall_session) if recall_session else "",
             facts,
         )
 

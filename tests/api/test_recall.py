@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import json
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -47,8 +49,16 @@ def session(secret: str) -> list[dict[str, Any]]:
     ]
 
 
-async def compact(client: httpx.AsyncClient, session_id: str, secret: str) -> dict[str, Any]:
-    body = {"messages": session(secret), "force": True, "session_id": session_id}
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "recall_tool.json"
+RECALL_TOOLS = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+
+
+async def compact(
+    client: httpx.AsyncClient, session_id: str, secret: str, tools: list[Any] | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"messages": session(secret), "force": True, "session_id": session_id}
+    if tools is not None:
+        body["tools"] = tools
     response = await client.post("/compact", json=body)
     assert response.status_code == 200, response.text
     data: dict[str, Any] = response.json()
@@ -56,7 +66,7 @@ async def compact(client: httpx.AsyncClient, session_id: str, secret: str) -> di
 
 
 async def test_recall_returns_the_archived_message(client: httpx.AsyncClient) -> None:
-    data = await compact(client, "s-1", "hasdata")
+    data = await compact(client, "s-1", "hasdata", [RECALL_TOOLS["anthropic"]])
     assert "POST /sessions/s-1/recall" in data["summary"]
     response = await client.post("/sessions/s-1/recall", json={"query": "KeyError", "limit": 3})
     assert response.status_code == 200
@@ -69,6 +79,30 @@ async def test_recall_returns_the_archived_message(client: httpx.AsyncClient) ->
         "snippet": "Traceback (most recent call last): KeyError: 'HASDATA_API_KEY'",
         "score": 11,
     }
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [None, [{"name": "bash", "input_schema": {"type": "object"}}]],
+    ids=["no-tools", "other-tools"],
+)
+async def test_a_summary_names_the_recall_tool_only_when_the_request_defines_it(
+    client: httpx.AsyncClient, tools: list[Any] | None
+) -> None:
+    data = await compact(client, "s-1", "hasdata", tools)
+    assert "`recall` tool" not in data["summary"]
+    assert "POST /sessions" not in data["summary"]
+
+
+@pytest.mark.parametrize("shape", ["anthropic", "openai", "responses"])
+async def test_the_recall_tool_is_found_in_each_providers_shape(
+    client: httpx.AsyncClient, shape: str
+) -> None:
+    tool = RECALL_TOOLS["anthropic" if shape == "anthropic" else "openai"]
+    if shape == "responses":  # the Responses API's function tools are flat
+        tool = {"type": "function", **tool["function"]}
+    data = await compact(client, "s-1", "hasdata", [tool])
+    assert "call the `recall` tool" in data["summary"]
 
 
 async def test_recall_never_returns_another_sessions_archive(client: httpx.AsyncClient) -> None:

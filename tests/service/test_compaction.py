@@ -92,9 +92,11 @@ async def test_forced_compaction_produces_seed_000_output(tokenizer: TiktokenTok
     archive = MemoryArchive()
     service = make_service(tokenizer, workdir=workdir, archive=archive)
     messages = parse(CONVERSATION)
-    result = await service.compact(CompactRequest(messages=messages, force=True, session_id="s-1"))
+    request = CompactRequest(messages=messages, force=True, session_id="s-1", recall_tool=True)
+    result = await service.compact(request)
     out = dump_messages(result.messages)
-    # With a session, the summary closes with how to recall what the archive holds.
+    # With a session and the recall tool, the summary closes with how to recall what the
+    # archive holds.
     summary = f"SUMMARY\n\n> Recall: {recall_note('s-1')}"
     assert out == [
         {"role": "system", "content": "You are a coding agent."},

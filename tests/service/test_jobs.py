@@ -15,6 +15,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.decide import Basis
 from app.core.ports import SummaryRequest
 from app.core.provider.formats import dump_as
+from app.core.provider.request import ProviderRequest
 from app.core.request_context import DEADLINE, deadline_at
 from app.core.sessions.ids import archive_sha256
 from app.core.sessions.jobs import SEAM_USER_MESSAGE, Job, JobState
@@ -509,3 +510,23 @@ def test_a_stored_request_keeps_what_its_threshold_decision_counts_from() -> Non
     stored_before = request_to_json(sent)
     del stored_before["basis"]
     assert request_from_json(stored_before).basis == Basis()
+
+
+def test_a_stored_responses_request_runs_again_in_its_own_shape() -> None:
+    """A replica that runs a job again hands back what the first would have: the
+    Responses `input` in its place, a string input as sent, the recall line only if the
+    model has the tool."""
+    provider = ProviderRequest({"model": "gpt-5", "input": None}, 0, "input", "Hi.")
+    sent = CompactRequest(
+        messages=parse([user("Hi.")]),
+        format="responses",
+        provider=provider,
+        recall_tool=True,
+        session_id="s-1",
+    )
+    again = request_from_json(request_to_json(sent))
+    assert (again.format, again.provider, again.recall_session) == ("responses", provider, "s-1")
+    assert dump_as(again.messages, "responses", again.forms) == [{"role": "user", "content": "Hi."}]
+    older = request_to_json(sent)
+    del older["recall_tool"]
+    assert request_from_json(older).recall_session is None

@@ -210,8 +210,23 @@ def search(
     return hits
 
 
+RECALL_TOOL = "recall"
+
+
+def defines_recall_tool(tools: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether tool definitions (Anthropic's, Chat's `function`, or the Responses API's)
+    include the `recall` tool: only then does a summary tell the model to call it."""
+    for tool in tools:
+        function = tool.get("function")
+        named = function.get("name") if isinstance(function, Mapping) else tool.get("name")
+        if named == RECALL_TOOL:
+            return True
+    return False
+
+
 def recall_note(session_id: str) -> str:
-    """The closing line of a summary: what was compacted can be looked up, and how."""
+    """The closing line of a summary: what was compacted can be looked up, and how (written
+    only when the request defines the tool it names: `defines_recall_tool`)."""
     return (
         "earlier details of this session (exact tool outputs, errors, file contents, "
         "messages) are archived, not lost: to look one up, call the `recall` tool with a "

@@ -28,6 +28,7 @@ def request_to_json(request: CompactRequest) -> JsonDict:
         "instructions": request.instructions,
         "format": request.format,
         "reason": request.reason,
+        "recall_tool": request.recall_tool,
         "provider": (
             {
                 "fields": dict(request.provider.fields),
@@ -92,6 +93,7 @@ def request_from_json(data: JsonDict) -> CompactRequest:
             reason=data.get("reason"),
             basis=_basis_from_json(data.get("basis") or {}),
             provider=_provider_from_json(data.get("provider")),
+            recall_tool=data.get("recall_tool") is True,
         )
     except (KeyError, TypeError, ValidationError) as exc:
         raise ValueError(f"stored request is unreadable: {exc}") from exc

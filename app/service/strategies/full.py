@@ -62,7 +62,7 @@ class Full:
                 "summarization_failed", summarized.warnings, self.name, summarized.calls
             )
         ledger = await steps.ledger(
-            summarized.summary.text, rest, params.summary, request.session_id, facts
+            summarized.summary.text, rest, params.summary, request.recall_session, facts
         )
         restored = await steps.restore(messages, params.restore, request.session_id)
         assembled = assemble_messages(

@@ -203,7 +203,7 @@ class _Outcome:
             *(carried_ledger(m) for m in earlier),
             *(messages[i] for i in planned.compacted_indexes),
         ]
-        report = await steps.ledger("", covered, self.params.summary, request.session_id)
+        report = await steps.ledger("", covered, self.params.summary, request.recall_session)
         before = planned.token_count
         if not report.facts:
             return list(planned.messages), before
@@ -257,7 +257,7 @@ class _Outcome:
         # The ledger checks the summary against the original rest, not the rules' output:
         # a fact a rule cut must still reach the summary.
         self.ledger = await steps.ledger(
-            summarized.text, covered, params.summary, request.session_id, facts
+            summarized.text, covered, params.summary, request.recall_session, facts
         )
         restored = await steps.restore(messages, params.restore, request.session_id)
         self.warnings += [w for w in restored.warnings if w not in self.warnings]

@@ -102,7 +102,7 @@ class Tail:
             return prepared.unchanged("summarization_failed", warnings, self.name, summarized.calls)
         start, cutoff = archive_span(messages, indexes, steps.now().isoformat())
         text = archived_text(archived_header(start, cutoff), summarized.summary.text)
-        ledger = await steps.ledger(text, older, params.summary, request.session_id, facts)
+        ledger = await steps.ledger(text, older, params.summary, request.recall_session, facts)
         output = Output(
             assemble_tail(kept_head, ledger.text, plan.kept, prepared.format),
             archive,
