@@ -8,8 +8,8 @@ input, so the new request is never summarized away, and continues from the compa
 list. `call_model` stands in for your LLM client.
 
 It also gives the model the `recall` tool (`examples/recall_tool.json`: add its
-`anthropic` or `openai` entry to your call's tools). After a compaction the summary says
-that earlier details can be recalled; when the model calls `recall`, the loop answers from
+`anthropic` or `openai` entry to your call's tools, and send them to `/compact` too). After
+a compaction the summary says that earlier details can be recalled; when the model calls `recall`, the loop answers from
 the session's archives (`POST /sessions/{session_id}/recall`) and calls the model again.
 
     context-compact serve &               # the service on 127.0.0.1:8080 (README: first command)
@@ -113,7 +113,11 @@ def run(
             session.messages, last_usage=usage, pending_input=text, context_window=context_window
         )
         if decision["should_compact"]:
-            result = client.compact(session.messages, session_id=SESSION_ID, force=True)
+            # The model's tools go along: with `recall` among them, the summary says how to
+            # look up what the archive holds (without it, a summary never names the tool).
+            result = client.compact(
+                session.messages, session_id=SESSION_ID, force=True, tools=[RECALL_TOOL]
+            )
             if result["compacted"]:  # else (e.g. archive_failed) go on with the full list
                 session.messages = result["messages"]
                 session.compacted_at.append(turn)

@@ -49,6 +49,7 @@ from tests.builders import (
     user,
 )
 from tests.live_server import serve_in_thread
+from tests.sdk_bodies import body as sdk_body
 from tests.spec import load_spec
 
 CONVERSATION = [
@@ -519,6 +520,8 @@ BODIES = {
 PATH_PARAMETERS = {"job_id", "session_id"}
 # The provider request whole, as an SDK would send it: its fields are the body's own.
 WHOLE_REQUEST = {"request"}
+# A Responses API body's `input` is the call's `messages` (placed where `request` holds it).
+ALIASES = {"input"}
 
 
 @pytest.mark.parametrize("client_class", [ContextCompactClient, AsyncContextCompactClient])
@@ -528,6 +531,8 @@ def test_each_method_takes_every_field_of_its_request_body(
 ) -> None:
     parameters = set(inspect.signature(getattr(client_class, method)).parameters) - {"self"}
     fields = set(SPEC["components"]["schemas"][schema]["properties"])
+    if "model" in fields:  # a provider request's body
+        fields -= ALIASES
     assert parameters - (PATH_PARAMETERS - fields) - WHOLE_REQUEST == fields
     if "model" in fields:  # a body that takes a provider request takes it whole
         assert parameters >= WHOLE_REQUEST
@@ -610,3 +615,29 @@ async def test_a_whole_sdk_request_goes_as_request_and_comes_back_ready_to_send(
 def _echo(request: httpx.Request) -> httpx.Response:
     """The body sent, as the answer: what the client put on the wire."""
     return httpx.Response(200, json=json.loads(request.content))
+
+
+@pytest.mark.anyio
+async def test_a_whole_responses_request_goes_with_its_items_in_input(
+    aclient: AsyncContextCompactClient,
+) -> None:
+    """A Responses API body (`input`, `instructions`) sent as `request=`, its items as the
+    call's messages: they go back in `input`, where the body holds them."""
+    body = sdk_body("openai_responses_tool_loop")
+    counted = await aclient.count(body["input"], request=body)
+    assert counted["format"] == "responses"
+    done = await aclient.compact(body["input"], request=body, force=True)
+    request = done.get("request")
+    assert request is not None
+    assert list(request) == list(body)
+    assert request["instructions"] == body["instructions"]
+    with ContextCompactClient(transport=httpx.MockTransport(_echo)) as blocking:
+        sent = blocking.should_compact(body["input"], request=body, options={"threshold": 0.5})
+    assert list(sent) == [*body, "options"]
+    assert sent["input"] == body["input"]
+
+
+def test_the_decision_fields_go_at_the_top_level_of_a_compaction() -> None:
+    with ContextCompactClient(transport=httpx.MockTransport(_echo)) as blocking:
+        sent = blocking.compact(CONVERSATION, context_window=32_000, threshold=0.7, min_messages=2)
+    assert (sent["context_window"], sent["threshold"], sent["min_messages"]) == (32_000, 0.7, 2)

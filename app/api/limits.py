@@ -6,8 +6,9 @@ body is counted as it streams and refused as soon as it passes the limit, so a h
 never sits in memory.
 
 The shape check walks the parsed JSON once, iteratively (no recursion to exhaust): nesting
-deeper than `max_depth`, more than `max_messages` messages, or more than `max_blocks`
-content blocks and tool calls across all messages get a 422 naming the field. Pydantic and
+deeper than `max_depth`, more than `max_messages` messages (a Responses API body's `input`
+items), or more than `max_blocks` content blocks and tool calls across all messages get a
+422 naming the field. Pydantic and
 the tokenizer never see such a body, so their cost stays bounded by the limits.
 """
 
@@ -90,7 +91,10 @@ def check_shape(document: Any, limits: ShapeLimits) -> None:
     """Raises a 422 `ApiError` when the parsed body passes a limit (see module doc)."""
     if _deeper_than(document, limits.max_depth):
         raise too_deep(limits.max_depth, _deep_path(document, limits.max_depth))
-    messages = document.get("messages") if isinstance(document, dict) else None
+    where = "messages"
+    if isinstance(document, dict) and "messages" not in document:
+        where = "input"  # a Responses API body's items
+    messages = document.get(where) if isinstance(document, dict) else None
     if not isinstance(messages, list):
         return
     if len(messages) > limits.max_messages:
@@ -98,7 +102,7 @@ def check_shape(document: Any, limits: ShapeLimits) -> None:
             422,
             "too_many_messages",
             f"{len(messages)} messages; at most {limits.max_messages} are accepted",
-            field="messages",
+            field=where,
         )
     blocks = 0
     for index, message in enumerate(messages):
@@ -112,7 +116,7 @@ def check_shape(document: Any, limits: ShapeLimits) -> None:
                 422,
                 "too_many_blocks",
                 f"more than {limits.max_blocks} content blocks and tool calls in all",
-                field=f"messages[{index}]",
+                field=f"{where}[{index}]",
             )
 
 

@@ -107,8 +107,17 @@ class ProviderFields(BaseModel):
     tools: list[dict[str, Any]] | None = Field(
         None,
         description=(
-            "Tool definitions in either provider's shape: counted (their compact JSON, an "
+            "Tool definitions in any provider's shape: counted (their compact JSON, an "
             "approximation of what the provider bills) and handed back untouched."
+        ),
+    )
+    input: str | list[dict[str, Any]] | None = Field(
+        None,
+        description=(
+            "A Responses API request's conversation, in place of `messages`: a string (one "
+            "user message) or its items (`message`, `function_call`, `function_call_output`, "
+            "`reasoning`, ...). Its `instructions` are then its system prompt, not a focus "
+            "for the summary; the answer's `request` holds `input` where it was sent."
         ),
     )
 
@@ -138,7 +147,7 @@ class ProviderFields(BaseModel):
         field holds its place as None (the caller puts the compacted list there: the SDKs
         send it among the others, Anthropic's second)."""
         extra = self.model_extra or {}
-        own = {n for n in ("model", "system", "tools") if n in self.model_fields_set}
+        own = {n for n in ("model", "system", "tools", "input") if n in self.model_fields_set}
         order = self._sent_order or (*own, *extra)
         key = self.messages_key
         out: dict[str, Any] = {}

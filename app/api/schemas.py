@@ -22,7 +22,7 @@ from app.core.decide import Basis
 from app.core.messages import Message
 from app.core.model_table import with_margin
 from app.core.options import CompactOptions
-from app.core.provider import OpenAIForms, OpenAIMessage
+from app.core.provider import OpenAIForms, OpenAIMessage, ResponsesItem
 from app.core.recall import defines_recall_tool
 from app.core.result import CompactResult
 from app.core.sessions import CompactionRecord, RecordReason
@@ -59,7 +59,8 @@ TOKENIZER_DESCRIPTION = (
 )
 
 FORMAT_DESCRIPTION = (
-    "`auto` detects the shape (OpenAI when any message uses a tool/developer role, "
+    "`auto` detects the shape (`responses` for a body with `input`, or items typed as only "
+    "the Responses API types them; OpenAI when any message uses a tool/developer role, "
     "`tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses "
     "the request's format."
 )
@@ -167,7 +168,12 @@ class CompactRequestBody(ProviderFields, DecisionFields):
         ),
     )
     instructions: str | None = Field(
-        None, max_length=10_000, description="Focus for the summary (like `/compact <focus>`)."
+        None,
+        max_length=10_000,
+        description=(
+            "Focus for the summary (like `/compact <focus>`). In a Responses API body (with "
+            "`input`) it is the provider's system prompt instead, handed back as sent."
+        ),
     )
     options: CompactOptions = Field(
         default_factory=CompactOptions, description="Per-request overrides of the defaults."
@@ -244,9 +250,10 @@ class SessionCompactionsResponse(BaseModel):
     records: list[CompactionRecord]
 
 
-class AnyMessage(RootModel[Message | OpenAIMessage]):
-    """One message in either shape: Anthropic Messages or OpenAI Chat Completions. Named,
-    so that request and response schemas refer to one definition."""
+class AnyMessage(RootModel[Message | OpenAIMessage | ResponsesItem]):
+    """One message in any shape: Anthropic Messages, OpenAI Chat Completions, or an item of a
+    Responses API `input`. Named, so that request and response schemas refer to one
+    definition."""
 
 
 _RESULT_EXAMPLE: JsonDict = {

@@ -92,6 +92,18 @@ def _describe_strategies(schema: dict[str, Any]) -> None:
     field["description"] = " ".join(f"`{n}`: {s.description}" for n, s in STRATEGIES.items())
 
 
+def _messages_or_input(schema: dict[str, Any]) -> None:
+    """A body holds its conversation in `messages`, or in a Responses API request's
+    `input`: one of the two is required (the models read `input` as the messages)."""
+    for component in schema.get("components", {}).get("schemas", {}).values():
+        required = component.get("required", [])
+        if "input" in component.get("properties", {}) and "messages" in required:
+            component["required"] = [r for r in required if r != "messages"] or None
+            if component["required"] is None:
+                del component["required"]
+            component["anyOf"] = [{"required": ["messages"]}, {"required": ["input"]}]
+
+
 def finish_openapi(app: FastAPI) -> None:
     """Wraps `app.openapi` (after `document_bearer_auth`) to add the common errors and put
     back the examples' nulls."""
@@ -104,6 +116,7 @@ def finish_openapi(app: FastAPI) -> None:
         if not any(schema is done for done in finished):
             _add_errors(schema)
             _describe_strategies(schema)
+            _messages_or_input(schema)
             ours = {m for m in _subclasses(BaseModel) if m.__module__.startswith("app.")}
             _restore_examples(schema, ours)
             finished.append(schema)

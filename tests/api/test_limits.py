@@ -69,6 +69,18 @@ async def test_too_many_messages_is_422_naming_messages(client_for: Any, route: 
     }
 
 
+async def test_a_responses_body_s_input_items_are_held_to_the_same_limit(
+    client_for: Any,
+) -> None:
+    client = await client_for(max_messages=3)
+    items = [{"role": "user", "content": f"Step {n}."} for n in range(4)]
+    response = await client.post("/count", json={"model": "gpt-5", "input": items})
+    assert response.status_code == 422
+    assert response.json()["details"] == [
+        {"field": "input", "message": "4 messages; at most 3 are accepted"}
+    ]
+
+
 async def test_a_list_at_the_message_limit_is_accepted(client_for: Any) -> None:
     client = await client_for(max_messages=7)
     response = await client.post("/count", json={"messages": CONVERSATION})

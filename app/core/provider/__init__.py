@@ -7,6 +7,7 @@ to (`rules`), and the provider request handed back around the compacted messages
 from app.core.provider.dialects import BOOKKEEPING, OpenAIForms, OpenAIMessage, to_anthropic
 from app.core.provider.formats import detect_format, dump_as, forms_for, parse_messages
 from app.core.provider.request import ProviderRequest, hand_back
+from app.core.provider.responses import ResponsesItem
 from app.core.provider.rules import Violation, violations
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "OpenAIForms",
     "OpenAIMessage",
     "ProviderRequest",
+    "ResponsesItem",
     "Violation",
     "detect_format",
     "dump_as",

@@ -38,7 +38,7 @@ from context_compact_client.types import (
 )
 
 Messages = Sequence[Mapping[str, Any]]
-Format = Literal["auto", "anthropic", "openai"]
+Format = Literal["auto", "anthropic", "openai", "responses"]
 TokenizerName = Literal["tiktoken", "o200k", "anthropic"]
 System = str | Sequence[Mapping[str, Any]]
 Tools = Sequence[Mapping[str, Any]]
@@ -115,13 +115,26 @@ def provider(
     """The provider request's own fields the service reads: the model (its window and
     tokenizer), Anthropic's top-level system prompt, the tool definitions (counted); with
     `request` (the body an SDK would send), every field of it, in its order, `messages`
-    holding its place (the call's `messages` go there). The arguments win over `request`."""
-    sent = {k: None if k == "messages" else v for k, v in (request or {}).items()}
+    (a Responses API request's `input`) holding its place: the call's `messages` go there.
+    The arguments win over `request`."""
+    sent = {k: None if k in _MESSAGES_KEYS else v for k, v in (request or {}).items()}
     return sent | body(
         model=model,
         system=system if isinstance(system, str) or system is None else [dict(b) for b in system],
         tools=[dict(t) for t in tools] if tools is not None else None,
     )
+
+
+_MESSAGES_KEYS = ("messages", "input")
+
+
+def placed(given: Mapping[str, Any] | None, fields: dict[str, Any]) -> dict[str, Any]:
+    """`given` (the provider request's fields) with `fields` over it; the messages under
+    `input` where a Responses API request holds them there."""
+    out = {**(given or {})} | fields
+    if "input" in out and out["input"] is None and "messages" in fields:
+        out["input"] = out.pop("messages")
+    return out
 
 
 def count(
@@ -131,7 +144,7 @@ def count(
     given: Mapping[str, Any] | None = None,
 ) -> Call[CountResponse]:
     fields = body(messages=list(messages), format=format, tokenizer=tokenizer)
-    return Call("POST", "/count", {**(given or {}), **fields})
+    return Call("POST", "/count", placed(given, fields))
 
 
 def should_compact(
@@ -146,23 +159,27 @@ def should_compact(
     overflow_threshold: float | None,
     min_messages: int | None,
     session_id: str | None,
+    options: CompactOptions | Mapping[str, Any] | None = None,
     given: Mapping[str, Any] | None = None,
 ) -> Call[ShouldCompactResponse]:
     return Call(
         "POST",
         "/should-compact",
-        {**(given or {})}
-        | body(
-            messages=list(messages),
-            format=format,
-            tokenizer=tokenizer,
-            last_usage=dict(last_usage) if last_usage is not None else None,
-            pending_input=pending_input,
-            context_window=context_window,
-            threshold=threshold,
-            overflow_threshold=overflow_threshold,
-            min_messages=min_messages,
-            session_id=session_id,
+        placed(
+            given,
+            body(
+                messages=list(messages),
+                format=format,
+                tokenizer=tokenizer,
+                last_usage=dict(last_usage) if last_usage is not None else None,
+                pending_input=pending_input,
+                context_window=context_window,
+                threshold=threshold,
+                overflow_threshold=overflow_threshold,
+                min_messages=min_messages,
+                session_id=session_id,
+                options=dict(options) if options is not None else None,
+            ),
         ),
     )
 
@@ -179,11 +196,15 @@ def compact_body(
     last_usage: Usage | Mapping[str, Any] | None = None,
     pending_input: str | None = None,
     tokenizer: TokenizerName | None = None,
+    context_window: int | None = None,
+    threshold: float | None = None,
+    min_messages: int | None = None,
     given: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The body `/compact` and `/compactions` share; `last_usage` and `pending_input` as
-    sent to `/should-compact` (with `tokenizer`), so both decide from the same count."""
-    return {**(given or {})} | body(
+    """The body `/compact` and `/compactions` share; `last_usage`, `pending_input`,
+    `context_window`, `threshold` and `min_messages` as sent to `/should-compact` (with
+    `tokenizer`), so both decide from the same count on the same window."""
+    fields = body(
         messages=list(messages),
         format=format,
         session_id=session_id,
@@ -194,7 +215,11 @@ def compact_body(
         last_usage=dict(last_usage) if last_usage is not None else None,
         pending_input=pending_input,
         tokenizer=tokenizer,
+        context_window=context_window,
+        threshold=threshold,
+        min_messages=min_messages,
     )
+    return placed(given, fields)
 
 
 def compact(compact_body: dict[str, Any]) -> Call[CompactResponse]:

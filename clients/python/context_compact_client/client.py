@@ -173,6 +173,7 @@ class ContextCompactClient(_Configured):
         overflow_threshold: float | None = None,
         min_messages: int | None = None,
         session_id: str | None = None,
+        options: CompactOptions | Mapping[str, Any] | None = None,
     ) -> ShouldCompactResponse:
         """`POST /should-compact`: whether to compact now (from `last_usage` when given)."""
         return self._send(
@@ -187,6 +188,7 @@ class ContextCompactClient(_Configured):
                 overflow_threshold=overflow_threshold,
                 min_messages=min_messages,
                 session_id=session_id,
+                options=options,
                 given=calls.provider(model, system, tools, request),
             )
         )
@@ -208,6 +210,9 @@ class ContextCompactClient(_Configured):
         last_usage: Usage | Mapping[str, Any] | None = None,
         pending_input: str | None = None,
         tokenizer: TokenizerName | None = None,
+        context_window: int | None = None,
+        threshold: float | None = None,
+        min_messages: int | None = None,
     ) -> CompactResponse:
         """`POST /compact`: the compacted messages, in the request's format."""
         return self._send(
@@ -223,6 +228,9 @@ class ContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
+                    context_window=context_window,
+                    threshold=threshold,
+                    min_messages=min_messages,
                     given=calls.provider(model, system, tools, request),
                 )
             )
@@ -245,6 +253,9 @@ class ContextCompactClient(_Configured):
         last_usage: Usage | Mapping[str, Any] | None = None,
         pending_input: str | None = None,
         tokenizer: TokenizerName | None = None,
+        context_window: int | None = None,
+        threshold: float | None = None,
+        min_messages: int | None = None,
     ) -> JobResponse:
         """`POST /compactions`: the same compaction as a background job (answered 202)."""
         return self._send(
@@ -260,6 +271,9 @@ class ContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
+                    context_window=context_window,
+                    threshold=threshold,
+                    min_messages=min_messages,
                     given=calls.provider(model, system, tools, request),
                 )
             )
@@ -448,6 +462,7 @@ class AsyncContextCompactClient(_Configured):
         overflow_threshold: float | None = None,
         min_messages: int | None = None,
         session_id: str | None = None,
+        options: CompactOptions | Mapping[str, Any] | None = None,
     ) -> ShouldCompactResponse:
         """`POST /should-compact`: whether to compact now (from `last_usage` when given)."""
         return await self._send(
@@ -462,6 +477,7 @@ class AsyncContextCompactClient(_Configured):
                 overflow_threshold=overflow_threshold,
                 min_messages=min_messages,
                 session_id=session_id,
+                options=options,
                 given=calls.provider(model, system, tools, request),
             )
         )
@@ -483,6 +499,9 @@ class AsyncContextCompactClient(_Configured):
         last_usage: Usage | Mapping[str, Any] | None = None,
         pending_input: str | None = None,
         tokenizer: TokenizerName | None = None,
+        context_window: int | None = None,
+        threshold: float | None = None,
+        min_messages: int | None = None,
     ) -> CompactResponse:
         """`POST /compact`: the compacted messages, in the request's format."""
         return await self._send(
@@ -498,6 +517,9 @@ class AsyncContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
+                    context_window=context_window,
+                    threshold=threshold,
+                    min_messages=min_messages,
                     given=calls.provider(model, system, tools, request),
                 )
             )
@@ -520,6 +542,9 @@ class AsyncContextCompactClient(_Configured):
         last_usage: Usage | Mapping[str, Any] | None = None,
         pending_input: str | None = None,
         tokenizer: TokenizerName | None = None,
+        context_window: int | None = None,
+        threshold: float | None = None,
+        min_messages: int | None = None,
     ) -> JobResponse:
         """`POST /compactions`: the same compaction as a background job (answered 202)."""
         return await self._send(
@@ -535,6 +560,9 @@ class AsyncContextCompactClient(_Configured):
                     last_usage=last_usage,
                     pending_input=pending_input,
                     tokenizer=tokenizer,
+                    context_window=context_window,
+                    threshold=threshold,
+                    min_messages=min_messages,
                     given=calls.provider(model, system, tools, request),
                 )
             )

@@ -377,10 +377,11 @@ export interface components {
     schemas: {
         /**
          * AnyMessage
-         * @description One message in either shape: Anthropic Messages or OpenAI Chat Completions. Named,
-         *     so that request and response schemas refer to one definition.
+         * @description One message in any shape: Anthropic Messages, OpenAI Chat Completions, or an item of a
+         *     Responses API `input`. Named, so that request and response schemas refer to one
+         *     definition.
          */
-        AnyMessage: components["schemas"]["Message"] | components["schemas"]["OpenAIMessage"];
+        AnyMessage: components["schemas"]["Message"] | components["schemas"]["OpenAIMessage"] | components["schemas"]["ResponsesItem"];
         /**
          * ApplyRequest
          * @description The agent's current message list: what was sent, then anything appended since.
@@ -460,7 +461,7 @@ export interface components {
              * Format
              * @enum {string}
              */
-            format: "anthropic" | "openai";
+            format: "anthropic" | "openai" | "responses";
             /**
              * Replaced Message Count
              * @description Sent messages replaced by the result.
@@ -625,11 +626,11 @@ export interface components {
             }[];
             /**
              * Format
-             * @description `auto` detects the shape (OpenAI when any message uses a tool/developer role, `tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses the request's format.
+             * @description `auto` detects the shape (`responses` for a body with `input`, or items typed as only the Responses API types them; OpenAI when any message uses a tool/developer role, `tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses the request's format.
              * @default auto
              * @enum {string}
              */
-            format?: "auto" | "anthropic" | "openai";
+            format?: "auto" | "anthropic" | "openai" | "responses";
             /**
              * Input
              * @description The current user input.
@@ -689,7 +690,7 @@ export interface components {
              * Format
              * @enum {string}
              */
-            format: "anthropic" | "openai";
+            format: "anthropic" | "openai" | "responses";
             /**
              * Layers
              * @description The layer of each message of `messages`, one label each.
@@ -714,7 +715,7 @@ export interface components {
         CompactOptions: {
             /**
              * Strategy
-             * @description `full`: everything after the system prompt is summarized (but the user's new request, when the list ends with one: kept last). `tail`: the most recent rounds are kept verbatim, older ones become an archived summary (a system message). `selective`: per-type rules in priority order (old tool blocks dropped and large fields of the kept ones cut to a preview, skill prompts, assistant and user messages beyond `selective_keep_recent`), stopping once under the threshold; an LLM summary only if still over it. `prune`: old tool results are cleared, no LLM call.
+             * @description `full`: everything after the system prompt is summarized (but the user's new request, when the list ends with one: kept last). `tail`: the most recent rounds are kept verbatim, older ones become an archived summary (a system message; in the Anthropic shape a user turn and its acknowledgement). `selective`: per-type rules in priority order (old tool blocks dropped and large fields of the kept ones cut to a preview, skill prompts, assistant and user messages beyond `selective_keep_recent`), stopping once under the threshold; an LLM summary only if still over it. `prune`: old tool results are cleared, no LLM call.
              * @default full
              * @enum {string}
              */
@@ -1140,7 +1141,22 @@ export interface components {
          *       }
          *     }
          */
-        CompactRequestBody: {
+        CompactRequestBody: ({
+            /**
+             * Context Window
+             * @description The model's window in tokens (as `options.context_window`). Defaults to the `model`'s, else the server's.
+             */
+            context_window?: number | null;
+            /**
+             * Threshold
+             * @description As `options.threshold`. Defaults to the server's.
+             */
+            threshold?: number | null;
+            /**
+             * Min Messages
+             * @description As `options.min_messages`. Defaults to the server's.
+             */
+            min_messages?: number | null;
             /**
              * Model
              * @description The provider's model: gives the context window and the tokenizer from the model table (docs/models.md). Unknown models need `context_window`.
@@ -1155,23 +1171,30 @@ export interface components {
             system?: string | components["schemas"]["TextBlock"][];
             /**
              * Tools
-             * @description Tool definitions in either provider's shape: counted (their compact JSON, an approximation of what the provider bills) and handed back untouched.
+             * @description Tool definitions in any provider's shape: counted (their compact JSON, an approximation of what the provider bills) and handed back untouched.
              */
             tools?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * Input
+             * @description A Responses API request's conversation, in place of `messages`: a string (one user message) or its items (`message`, `function_call`, `function_call_output`, `reasoning`, ...). Its `instructions` are then its system prompt, not a focus for the summary; the answer's `request` holds `input` where it was sent.
+             */
+            input?: string | {
                 [key: string]: unknown;
             }[] | null;
             /**
              * Messages
              * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
-            messages: components["schemas"]["AnyMessage"][];
+            messages?: components["schemas"]["AnyMessage"][];
             /**
              * Format
-             * @description `auto` detects the shape (OpenAI when any message uses a tool/developer role, `tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses the request's format.
+             * @description `auto` detects the shape (`responses` for a body with `input`, or items typed as only the Responses API types them; OpenAI when any message uses a tool/developer role, `tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses the request's format.
              * @default auto
              * @enum {string}
              */
-            format?: "auto" | "anthropic" | "openai";
+            format?: "auto" | "anthropic" | "openai" | "responses";
             /**
              * Session Id
              * @description Groups archives and records of one agent session (letters, digits, _ . -).
@@ -1198,7 +1221,7 @@ export interface components {
             tokenizer?: ("tiktoken" | "o200k" | "anthropic") | null;
             /**
              * Instructions
-             * @description Focus for the summary (like `/compact <focus>`).
+             * @description Focus for the summary (like `/compact <focus>`). In a Responses API body (with `input`) it is the provider's system prompt instead, handed back as sent.
              */
             instructions?: string | null;
             /** @description Per-request overrides of the defaults. */
@@ -1210,7 +1233,7 @@ export interface components {
             reason?: ("llm_call" | "tool_execution" | "manual") | null;
         } & {
             [key: string]: unknown;
-        };
+        }) | unknown | unknown;
         /**
          * CompactResponse
          * @description What a compaction did, as `/compact` answers it: `messages` in the request's format
@@ -1306,7 +1329,7 @@ export interface components {
              * @default anthropic
              * @enum {string}
              */
-            format?: "anthropic" | "openai";
+            format?: "anthropic" | "openai" | "responses";
             /** Reason */
             reason?: ("below_threshold" | "below_min_messages" | "nothing_to_compact" | "pending_tool_calls" | "archive_failed" | "summarization_failed" | "too_few_rounds" | "nothing_to_prune" | "max_iterations" | "selective_failed" | "no_gain" | "thrashing") | null;
             /**
@@ -1795,7 +1818,7 @@ export interface components {
          *       "tokenizer": "anthropic"
          *     }
          */
-        CountRequest: {
+        CountRequest: ({
             /**
              * Model
              * @description The provider's model: gives the context window and the tokenizer from the model table (docs/models.md). Unknown models need `context_window`.
@@ -1810,23 +1833,30 @@ export interface components {
             system?: string | components["schemas"]["TextBlock"][];
             /**
              * Tools
-             * @description Tool definitions in either provider's shape: counted (their compact JSON, an approximation of what the provider bills) and handed back untouched.
+             * @description Tool definitions in any provider's shape: counted (their compact JSON, an approximation of what the provider bills) and handed back untouched.
              */
             tools?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * Input
+             * @description A Responses API request's conversation, in place of `messages`: a string (one user message) or its items (`message`, `function_call`, `function_call_output`, `reasoning`, ...). Its `instructions` are then its system prompt, not a focus for the summary; the answer's `request` holds `input` where it was sent.
+             */
+            input?: string | {
                 [key: string]: unknown;
             }[] | null;
             /**
              * Messages
              * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
-            messages: components["schemas"]["AnyMessage"][];
+            messages?: components["schemas"]["AnyMessage"][];
             /**
              * Format
-             * @description `auto` detects the shape (OpenAI when any message uses a tool/developer role, `tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses the request's format.
+             * @description `auto` detects the shape (`responses` for a body with `input`, or items typed as only the Responses API types them; OpenAI when any message uses a tool/developer role, `tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses the request's format.
              * @default auto
              * @enum {string}
              */
-            format?: "auto" | "anthropic" | "openai";
+            format?: "auto" | "anthropic" | "openai" | "responses";
             /**
              * Tokenizer
              * @description Default: the `model`'s (docs/models.md), else `tiktoken`. `tiktoken`: cl100k_base, offline. `o200k`: o200k_base, offline. `anthropic`: the provider's count_tokens endpoint (needs an API key); on any failure the local count with `exact: false` and a warning.
@@ -1834,7 +1864,7 @@ export interface components {
             tokenizer?: ("tiktoken" | "o200k" | "anthropic") | null;
         } & {
             [key: string]: unknown;
-        };
+        }) | unknown | unknown;
         /**
          * CountResponse
          * @description The token count of a message list.
@@ -1873,7 +1903,7 @@ export interface components {
              * @description The format of the request.
              * @enum {string}
              */
-            format: "anthropic" | "openai";
+            format: "anthropic" | "openai" | "responses";
             /** @description `token_count` split into its parts (they add up to it); null when the provider's count API counted in one call. */
             parts?: components["schemas"]["TokenParts"] | null;
             /** Warnings */
@@ -2038,7 +2068,7 @@ export interface components {
              * @description The format of the sent messages and of the result.
              * @enum {string}
              */
-            format: "anthropic" | "openai";
+            format: "anthropic" | "openai" | "responses";
             /** Created At */
             created_at: string;
             /** Finished At */
@@ -2478,6 +2508,24 @@ export interface components {
             /** Token Count */
             token_count: number;
         };
+        /**
+         * ResponsesItem
+         * @description One `input` item, validated for what the service reads (extra fields allowed).
+         */
+        ResponsesItem: {
+            /** Type */
+            type?: string | null;
+            /** Role */
+            role?: string | null;
+            /** Content */
+            content?: string | {
+                [key: string]: unknown;
+            }[] | null;
+            /** Call Id */
+            call_id?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         /** RestoredFileInfo */
         RestoredFileInfo: {
             /**
@@ -2609,7 +2657,22 @@ export interface components {
          *       "pending_input": "Now run the whole test suite."
          *     }
          */
-        ShouldCompactRequest: {
+        ShouldCompactRequest: ({
+            /**
+             * Context Window
+             * @description The model's window in tokens (as `options.context_window`). Defaults to the `model`'s, else the server's.
+             */
+            context_window?: number | null;
+            /**
+             * Threshold
+             * @description As `options.threshold`. Defaults to the server's.
+             */
+            threshold?: number | null;
+            /**
+             * Min Messages
+             * @description As `options.min_messages`. Defaults to the server's.
+             */
+            min_messages?: number | null;
             /**
              * Model
              * @description The provider's model: gives the context window and the tokenizer from the model table (docs/models.md). Unknown models need `context_window`.
@@ -2624,23 +2687,30 @@ export interface components {
             system?: string | components["schemas"]["TextBlock"][];
             /**
              * Tools
-             * @description Tool definitions in either provider's shape: counted (their compact JSON, an approximation of what the provider bills) and handed back untouched.
+             * @description Tool definitions in any provider's shape: counted (their compact JSON, an approximation of what the provider bills) and handed back untouched.
              */
             tools?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * Input
+             * @description A Responses API request's conversation, in place of `messages`: a string (one user message) or its items (`message`, `function_call`, `function_call_output`, `reasoning`, ...). Its `instructions` are then its system prompt, not a focus for the summary; the answer's `request` holds `input` where it was sent.
+             */
+            input?: string | {
                 [key: string]: unknown;
             }[] | null;
             /**
              * Messages
              * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
              */
-            messages: components["schemas"]["AnyMessage"][];
+            messages?: components["schemas"]["AnyMessage"][];
             /**
              * Format
-             * @description `auto` detects the shape (OpenAI when any message uses a tool/developer role, `tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses the request's format.
+             * @description `auto` detects the shape (`responses` for a body with `input`, or items typed as only the Responses API types them; OpenAI when any message uses a tool/developer role, `tool_calls`, `tool_call_id` or an OpenAI-only content part); the answer uses the request's format.
              * @default auto
              * @enum {string}
              */
-            format?: "auto" | "anthropic" | "openai";
+            format?: "auto" | "anthropic" | "openai" | "responses";
             /**
              * Tokenizer
              * @description As for `/count`; unused when `last_usage` is given.
@@ -2654,25 +2724,12 @@ export interface components {
              */
             pending_input?: string | null;
             /**
-             * Context Window
-             * @description Defaults to the server's.
-             */
-            context_window?: number | null;
-            /**
-             * Threshold
-             * @description Defaults to the server's.
-             */
-            threshold?: number | null;
-            /**
              * Overflow Threshold
              * @description Defaults to the server's.
              */
             overflow_threshold?: number | null;
-            /**
-             * Min Messages
-             * @description Defaults to the server's.
-             */
-            min_messages?: number | null;
+            /** @description As for `/compact` (the same body decides the same way on both routes): its `context_window`, `threshold` and `min_messages` are read here too. */
+            options?: components["schemas"]["CompactOptions"];
             /**
              * Session Id
              * @description The agent's session, as sent to `/compact`: over the threshold, the answer is no while the session's records hold this context (`no_gain`, `thrashing`).
@@ -2681,7 +2738,7 @@ export interface components {
             session_id?: string | null;
         } & {
             [key: string]: unknown;
-        };
+        }) | unknown | unknown;
         /**
          * ShouldCompactResponse
          * @description The threshold decision and the figures behind it.
@@ -2749,7 +2806,7 @@ export interface components {
              * @description The format of the request.
              * @enum {string}
              */
-            format: "anthropic" | "openai";
+            format: "anthropic" | "openai" | "responses";
             /**
              * Exact
              * @description False when the count is an estimate.
