@@ -40,6 +40,8 @@ class AnthropicCounter:
         try:
             result = await post_json(self._client, "/v1/messages/count_tokens", body)
         except AnthropicCallError as exc:
+            if exc.kind == "bad_response":
+                raise CountError("Anthropic count_tokens returned an unexpected response") from None
             raise CountError(f"Anthropic count_tokens failed: {exc}") from None
         tokens = result.get("input_tokens") if isinstance(result, dict) else None
         if not isinstance(tokens, int) or isinstance(tokens, bool):

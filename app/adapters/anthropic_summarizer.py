@@ -103,8 +103,10 @@ def _failure(exc: AnthropicCallError, prompt: str, key: str) -> SummarizerError:
     described = f"Anthropic API call failed: {exc}"
     if exc.kind in ("timeout", "connection"):
         return SummarizerError(described, retryable=True, reason=exc.kind)
-    if exc.status is None:
-        return SummarizerError(described, retryable=False, reason="bad_response")
+    if exc.status is None:  # a 200 whose body is not JSON
+        return SummarizerError(
+            "Anthropic API returned an unexpected response", retryable=False, reason="bad_response"
+        )
     status = exc.status
     described = with_hint(described + server_said(exc.body, prompt, key), exc.body, prompt)
     if status >= 500 or status in RETRYABLE_4XX:

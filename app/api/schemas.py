@@ -41,7 +41,8 @@ MessagesField = Field(
         "assistant; `content` a string or blocks) or the OpenAI Chat Completions shape "
         "(roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). "
         "Unknown block types and extra fields are accepted and passed through untouched. "
-        "At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above)."
+        "At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above). Required, "
+        "unless the body is a Responses API request with `input` instead."
     ),
     # Validated per format after parsing (app/api/dialect.py), so the field takes plain
     # objects; the schema still names both shapes, for readers and for schema fuzzers.

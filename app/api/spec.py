@@ -94,14 +94,15 @@ def _describe_strategies(schema: dict[str, Any]) -> None:
 
 def _messages_or_input(schema: dict[str, Any]) -> None:
     """A body holds its conversation in `messages`, or in a Responses API request's
-    `input`: one of the two is required (the models read `input` as the messages)."""
+    `input` (the models read `input` as the messages): neither is required on its own,
+    and a body with neither is a 422 naming `messages`, as the field says. Not an `anyOf`
+    of two `required` lists: client generators turn that into an untyped union."""
     for component in schema.get("components", {}).get("schemas", {}).values():
         required = component.get("required", [])
         if "input" in component.get("properties", {}) and "messages" in required:
-            component["required"] = [r for r in required if r != "messages"] or None
-            if component["required"] is None:
+            component["required"] = [r for r in required if r != "messages"]
+            if not component["required"]:
                 del component["required"]
-            component["anyOf"] = [{"required": ["messages"]}, {"required": ["input"]}]
 
 
 def finish_openapi(app: FastAPI) -> None:

@@ -428,7 +428,7 @@ export interface components {
         ApplyRequest: {
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above). Required, unless the body is a Responses API request with `input` instead.
              */
             messages: components["schemas"]["AnyMessage"][];
         };
@@ -1141,7 +1141,7 @@ export interface components {
          *       }
          *     }
          */
-        CompactRequestBody: ({
+        CompactRequestBody: {
             /**
              * Context Window
              * @description The model's window in tokens (as `options.context_window`). Defaults to the `model`'s, else the server's.
@@ -1185,7 +1185,7 @@ export interface components {
             }[] | null;
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above). Required, unless the body is a Responses API request with `input` instead.
              */
             messages?: components["schemas"]["AnyMessage"][];
             /**
@@ -1233,7 +1233,7 @@ export interface components {
             reason?: ("llm_call" | "tool_execution" | "manual") | null;
         } & {
             [key: string]: unknown;
-        }) | unknown | unknown;
+        };
         /**
          * CompactResponse
          * @description What a compaction did, as `/compact` answers it: `messages` in the request's format
@@ -1818,7 +1818,7 @@ export interface components {
          *       "tokenizer": "anthropic"
          *     }
          */
-        CountRequest: ({
+        CountRequest: {
             /**
              * Model
              * @description The provider's model: gives the context window and the tokenizer from the model table (docs/models.md). Unknown models need `context_window`.
@@ -1847,7 +1847,7 @@ export interface components {
             }[] | null;
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above). Required, unless the body is a Responses API request with `input` instead.
              */
             messages?: components["schemas"]["AnyMessage"][];
             /**
@@ -1864,7 +1864,7 @@ export interface components {
             tokenizer?: ("tiktoken" | "o200k" | "anthropic") | null;
         } & {
             [key: string]: unknown;
-        }) | unknown | unknown;
+        };
         /**
          * CountResponse
          * @description The token count of a message list.
@@ -2657,7 +2657,7 @@ export interface components {
          *       "pending_input": "Now run the whole test suite."
          *     }
          */
-        ShouldCompactRequest: ({
+        ShouldCompactRequest: {
             /**
              * Context Window
              * @description The model's window in tokens (as `options.context_window`). Defaults to the `model`'s, else the server's.
@@ -2701,7 +2701,7 @@ export interface components {
             }[] | null;
             /**
              * Messages
-             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above).
+             * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above). Required, unless the body is a Responses API request with `input` instead.
              */
             messages?: components["schemas"]["AnyMessage"][];
             /**
@@ -2738,7 +2738,7 @@ export interface components {
             session_id?: string | null;
         } & {
             [key: string]: unknown;
-        }) | unknown | unknown;
+        };
         /**
          * ShouldCompactResponse
          * @description The threshold decision and the figures behind it.
