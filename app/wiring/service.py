@@ -26,7 +26,6 @@ from app.core.ports import ArchiveStore, SeenStore, Summarizer, Tokenizer
 from app.core.sessions import JobQueue, JobStore, RecordStore
 from app.core.summary import ExtractiveSummarizer
 from app.service.compaction import CompactionPorts, CompactionService, Defaults
-from app.service.defaults import server_options
 from app.service.freshness import Freshness
 from app.service.metered import MeteredCompactionService, TimedSummarizer
 from app.service.metrics import Metrics
@@ -225,7 +224,7 @@ def build_service(
         models=model_table(settings),
     )
     defaults = Defaults(
-        options=server_options(settings.model_dump()),
+        options=settings.options,
         overflow_threshold=settings.overflow_threshold,
         ledger=LedgerBudget(
             settings.ledger_share, settings.ledger_min_tokens, settings.ledger_max_tokens
