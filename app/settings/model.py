@@ -10,7 +10,7 @@ The base URLs and the OpenAI key are also read from the SDKs' own names.
 
 `Settings` names each setting on one line, in the configuration table's order, declared in
 the module of its subject (`storage`, `counting`, `summaries`, `providers`, `jobs`,
-`toolkit`, `limits`, `serving`). The settings declared beside a request model's fields
+`toolkit`, `limits`, `serving`, `proxy`). The settings declared beside a request model's fields
 (`CompactOptions`, `ToolResultLimits`) are one field each, `options` and `tool_results`
 (app/settings/declared.py reads them); `SHOWN_AFTER` places some of them elsewhere in the
 table. A renamed setting is still read under its former names (deprecated); the same setting
@@ -29,7 +29,17 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from app.core.options import CompactOptions, DecideParams, P, resolve_params
 from app.core.summary import DIGEST_PROMPT_TOKENS, DIGEST_SHARE, CallBound
 from app.core.toolkit import ToolResultLimits
-from app.settings import counting, jobs, limits, providers, serving, storage, summaries, toolkit
+from app.settings import (
+    counting,
+    jobs,
+    limits,
+    providers,
+    proxy,
+    serving,
+    storage,
+    summaries,
+    toolkit,
+)
 from app.settings.declared import Declared, DeclaredSource
 from app.settings.sources import ENV_PREFIX, is_loopback
 
@@ -140,6 +150,15 @@ class Settings(BaseSettings):
     keep_alive_timeout: serving.KeepAliveTimeout
     log_level: serving.LogLevel
     log_format: serving.LogFormat
+    proxy_port: proxy.ProxyPort
+    proxy_host: proxy.ProxyHost
+    proxy_anthropic_url: proxy.ProxyAnthropicUrl
+    proxy_openai_url: proxy.ProxyOpenaiUrl
+    proxy_upstreams: proxy.ProxyUpstreams
+    proxy_token: proxy.ProxyToken
+    proxy_start: proxy.ProxyStart
+    proxy_splice: proxy.ProxySplice
+    proxy_wait_seconds: proxy.ProxyWaitSeconds
     options: Declared[CompactOptions]  # its settings not shown after another come last
 
     @classmethod
@@ -158,6 +177,10 @@ class Settings(BaseSettings):
     def _overflow_above_threshold(self) -> Settings:
         if self.overflow_threshold < self._server(DecideParams).threshold:
             raise ValueError("COMPACT_OVERFLOW_THRESHOLD must be >= COMPACT_THRESHOLD")
+        if self.proxy_splice < self.proxy_start:
+            raise ValueError("COMPACT_PROXY_SPLICE must be >= COMPACT_PROXY_START")
+        if self.proxy_port is not None and self.proxy_port == self.port:
+            raise ValueError("COMPACT_PROXY_PORT must differ from COMPACT_PORT")
         if self.ledger_max_tokens < self.ledger_min_tokens:
             raise ValueError("COMPACT_LEDGER_MAX_TOKENS must be >= COMPACT_LEDGER_MIN_TOKENS")
         return self
