@@ -79,12 +79,11 @@ class ModelsProbe:
         timeout: float = 2.0,
         ttl: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
-        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         """`model`: the summarizer's, named to Ollama and the tokenize endpoints; `count`:
         cl100k's count, without which no ratio is measured; `configured_window`: the window
         of a server that reports none."""
-        self._client = server_client(base_url, api_key, timeout, transport)
+        self._client = server_client(base_url, api_key, timeout)
         self._ttl = ttl
         self._clock = clock
         self._kept: tuple[float, str | None] | None = None
