@@ -19,7 +19,6 @@ given under two of its names with different values is refused at start-up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -27,7 +26,6 @@ from pydantic import SecretStr, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from app.core.options import CompactOptions, DecideParams, P, resolve_params
-from app.core.summary import DIGEST_PROMPT_TOKENS, DIGEST_SHARE, CallBound
 from app.core.toolkit import ToolResultLimits
 from app.settings import (
     counting,
@@ -175,7 +173,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _overflow_above_threshold(self) -> Settings:
-        if self.overflow_threshold < self._server(DecideParams).threshold:
+        if self.overflow_threshold < self.server(DecideParams).threshold:
             raise ValueError("COMPACT_OVERFLOW_THRESHOLD must be >= COMPACT_THRESHOLD")
         if self.proxy_splice < self.proxy_start:
             raise ValueError("COMPACT_PROXY_SPLICE must be >= COMPACT_PROXY_START")
@@ -185,7 +183,7 @@ class Settings(BaseSettings):
             raise ValueError("COMPACT_LEDGER_MAX_TOKENS must be >= COMPACT_LEDGER_MIN_TOKENS")
         return self
 
-    def _server(self, kind: type[P]) -> P:
+    def server(self, kind: type[P]) -> P:
         """A parameters record of the server's options (`options`), as a request that sets
         none of them reads it."""
         return resolve_params(kind, _NO_REQUEST, self.options)
@@ -196,25 +194,9 @@ class Settings(BaseSettings):
         return self.anthropic_api_key or self.sdk_anthropic_api_key
 
     @property
-    def local_call_bound(self) -> CallBound | None:
-        """The largest summary call and the time it gets, for an OpenAI-compatible server on
-        a loopback address (a local model, likely on a CPU); None for any other."""
-        if self.summarizer_kind != "openai" or not self._local_server:
-            return None
-        read = self._server(_CallInput)
-        budget = read.summary_input_budget
-        if self.summary_path == "digest":  # the notes, within a share of the window
-            budget = min(budget, int(DIGEST_SHARE * read.context_window) + DIGEST_PROMPT_TOKENS)
-        return CallBound(
-            input_tokens=budget,
-            output_tokens=self.summary_max_tokens,
-            timeout=self.summary_timeout,
-            attempts=self.summary_attempts,
-            deadline=self.summary_deadline,
-        )
-
-    @property
-    def _local_server(self) -> bool:
+    def local_server(self) -> bool:
+        """The `openai` summarizer's server is on this machine (a local model, likely on a
+        CPU)."""
         return is_loopback(urlsplit(self.openai_base_url).hostname or "")
 
     @property
@@ -224,7 +206,7 @@ class Settings(BaseSettings):
         transcript to every other (hosted models summarize a transcript better)."""
         if self.summary_mode != "auto":
             return self.summary_mode
-        local = self.summarizer_kind == "openai" and self._local_server
+        local = self.summarizer_kind == "openai" and self.local_server
         return "digest" if local else "transcript"
 
     @property
@@ -233,14 +215,6 @@ class Settings(BaseSettings):
         if self.summarizer == "auto":
             return "anthropic" if self.anthropic_api_key else "extractive"
         return self.summarizer
-
-
-@dataclass(frozen=True)
-class _CallInput:
-    """The options `local_call_bound` reads (a record like a strategy's)."""
-
-    context_window: int
-    summary_input_budget: int
 
 
 _NO_REQUEST = CompactOptions()
