@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +13,9 @@ import pytest
 import respx
 
 from app.adapters.llm_probe import ModelsProbe, ollama_window
+from app.core.request_context import deadline_at
 from app.core.server_ratio import ratio_sample
+from tests.fakes.fake_llm_server import reply, start_fake_llm
 
 pytestmark = pytest.mark.anyio
 
@@ -174,3 +177,39 @@ async def test_without_a_local_count_no_ratio_is_asked(server: respx.MockRouter)
     assert await probe.ratio() is None
     assert server.calls.call_count == 0
     await probe.aclose()
+
+
+# An answer of ~200 bytes, one byte every 20 ms: ~4 s in all.
+DRIPPING = reply(200, {"data": [], "note": "x" * 200}, drip=0.02)
+
+
+async def test_a_server_that_drips_is_cut_at_the_timeout_and_not_asked_again_before_the_ttl() -> (
+    None
+):
+    """httpx's read timeout is per read: a byte every 20 ms never trips it. The whole call is
+    bounded, and a server that did not answer in time is not asked the next question."""
+    with start_fake_llm([DRIPPING], any_path=True) as fake:
+        probe = ModelsProbe(
+            fake.url + "/v1", model="m", count=cl100k_1000, configured_window=4096, timeout=0.2
+        )
+        started = time.monotonic()
+        window, ratio = await probe.window(), await probe.ratio()
+        reason = await probe.unreachable_reason()
+        took = time.monotonic() - started
+        asked = fake.received
+        await probe.aclose()
+    assert (window, ratio, asked) == (4096, None, 1)
+    assert reason == "the summarizer's server did not answer within 0.2 s"
+    assert took < 0.6  # the answer would take ~4 s
+
+
+async def test_a_probe_call_ends_at_the_deadline_of_the_request_it_serves() -> None:
+    with start_fake_llm([DRIPPING], any_path=True) as fake:
+        probe = ModelsProbe(fake.url + "/v1", timeout=30.0)
+        started = time.monotonic()
+        with deadline_at(time.monotonic() + 0.2):
+            reason = await probe.unreachable_reason()
+        took = time.monotonic() - started
+        await probe.aclose()
+    assert reason == "the summarizer's server did not answer before the deadline of the request"
+    assert took < 0.6
