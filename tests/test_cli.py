@@ -464,3 +464,29 @@ def test_the_console_script_leaves_with_its_answer_flushed_and_its_exit_code(
     refused = console("count", stdin="[1,")
     assert (refused.returncode, refused.stdout) == (2, "")
     assert refused.stderr == "error: invalid JSON: Expecting value: line 1 column 4 (char 3)\n"
+
+
+@pytest.mark.parametrize("command", [["count", "-"], ["serve"]])
+def test_a_setting_that_is_not_valid_json_is_one_line_naming_its_variable(
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+) -> None:
+    monkeypatch.setenv("COMPACT_MODELS", '{"my-model": {"context_window": 32000,}')
+    code, answer, err = run_in_process(capsys, *command, stdin="[]")
+    assert (code, answer) == (2, None)
+    assert err == (
+        "error: configuration: COMPACT_MODELS: not valid JSON (Expecting property name "
+        "enclosed in double quotes: line 1 column 39 (char 38))\n"
+    )
+
+
+def test_valid_json_of_the_wrong_shape_names_the_variable_too(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COMPACT_MODELS", '{"my-model": {"context_window": "big"}}')
+    code, _, err = run_in_process(capsys, "count", "-", stdin="[]")
+    assert code == 2
+    assert err.startswith("error: configuration: COMPACT_MODELS: ")
+    assert err.count("\n") == 1
