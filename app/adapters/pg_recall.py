@@ -34,22 +34,24 @@ from app.core.errors import ArchiveError
 from app.core.ports import Archive
 from app.core.recall import (
     SNIPPET_CHARS,
+    Candidate,
+    PostingBudget,
+    Query,
     RecallEntry,
     RecallResult,
     TimeLeft,
-    check_deadline,
-    hit,
-    index_archive,
-)
-from app.core.recall_postings import (
+    WordStat,
     bucket_of,
+    check_deadline,
     decode_postings,
     find_postings,
+    hit,
+    index_archive,
     pack_buckets,
     postings_by_word,
+    rank,
+    snippet_bounds,
 )
-from app.core.recall_rank import Candidate, PostingBudget, rank, snippet_bounds
-from app.core.recall_terms import Query, WordStat
 
 BACKFILL_BYTES = 32 * 1024 * 1024  # archive bodies a recall may read to index, at most
 _BACKFILL_BATCH = 64  # archives a recall looks at to index, at most

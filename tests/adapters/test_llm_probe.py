@@ -14,7 +14,7 @@ import respx
 
 from app.adapters.llm_probe import ModelsProbe, ollama_window
 from app.core.request_context import deadline_at
-from app.core.server_ratio import ratio_sample
+from app.core.summary.server_ratio import ratio_sample
 from tests.fakes.fake_llm_server import reply, start_fake_llm
 
 pytestmark = pytest.mark.anyio

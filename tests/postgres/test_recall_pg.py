@@ -16,10 +16,10 @@ from app.adapters.archive_store import FileArchiveStore
 from app.adapters.pg_database import Conn, Database
 from app.adapters.pg_stores import PgArchiveStore
 from app.core.errors import RecallDeadlineError
-from app.core.ids import new_archive_id
 from app.core.ports import Archive, ArchiveRef
-from app.core.recall import RecallResult, TimeLeft
-from app.core.recall_terms import Query, parse_query
+from app.core.recall.search import RecallResult, TimeLeft
+from app.core.recall.terms import Query, parse_query
+from app.core.sessions.ids import new_archive_id
 from tests.corpus import FILES, load
 
 
