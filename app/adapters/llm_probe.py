@@ -36,6 +36,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import anyio
@@ -77,6 +78,16 @@ class _Found(Generic[T]):
         return found
 
 
+@dataclass(frozen=True)
+class ProbeTiming:
+    """How long one question may take, as a whole (`timeout`), and how long an answer, or
+    a server's silence, is kept (`ttl`), on `clock`."""
+
+    timeout: float = PROBE_TIMEOUT
+    ttl: float = 10.0
+    clock: Callable[[], float] = time.monotonic
+
+
 class ModelsProbe:
     """`SummarizerProbe` of an OpenAI-compatible server (llama.cpp, vLLM, Ollama, OpenAI)."""
 
@@ -88,26 +99,24 @@ class ModelsProbe:
         model: str | None = None,
         count: Callable[[str], int] | None = None,
         configured_window: int | None = None,
-        timeout: float = PROBE_TIMEOUT,
-        ttl: float = 10.0,
-        clock: Callable[[], float] = time.monotonic,
+        timing: ProbeTiming = ProbeTiming(),
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         """`model`: the summarizer's, named to Ollama and the tokenize endpoints; `count`:
         cl100k's count, without which no ratio is measured; `configured_window`: the window
         of a server that reports none."""
-        self._client = server_client(base_url, api_key, timeout, transport)
-        self._timeout = timeout
+        self._client = server_client(base_url, api_key, timing.timeout, transport)
+        self._timeout = timing.timeout
         self._silent: tuple[float, str] | None = None  # when and why a call ran out of time
-        self._ttl = ttl
-        self._clock = clock
+        self._ttl = timing.ttl
+        self._clock = timing.clock
         self._kept: tuple[float, str | None] | None = None
         self._root = base_url.rstrip("/").removesuffix("/v1")
-        self._window: _Found[int] = _Found(ttl, clock)
+        self._window: _Found[int] = _Found(timing.ttl, timing.clock)
         self._model = model
         self._count = count
         self._configured_window = configured_window
-        self._ratio: _Found[float] = _Found(ttl, clock)
+        self._ratio: _Found[float] = _Found(timing.ttl, timing.clock)
         self._warned = False
 
     async def unreachable_reason(self) -> str | None:

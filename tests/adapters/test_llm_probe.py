@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import respx
 
-from app.adapters.llm_probe import ModelsProbe, ollama_window
+from app.adapters.llm_probe import ModelsProbe, ProbeTiming, ollama_window
 from app.core.request_context import deadline_at
 from app.core.summary.server_ratio import ratio_sample
 from tests.fakes.fake_llm_server import reply, start_fake_llm
@@ -83,7 +83,7 @@ async def test_ollama_without_num_ctx_is_warned_about_once_and_keeps_the_budget(
 ) -> None:
     server.post(f"{ROOT}/api/show").respond(200, json=ollama_show("temperature 0.2"))
     now = [0.0]
-    probe = probe_of(server, model="llama3.2", ttl=10.0, clock=lambda: now[0])
+    probe = probe_of(server, model="llama3.2", timing=ProbeTiming(ttl=10.0, clock=lambda: now[0]))
     with caplog.at_level(logging.WARNING, logger="context_compact.summarizer"):
         assert await probe.window() is None
         now[0] = 11.0
@@ -153,7 +153,7 @@ async def test_a_server_that_cannot_count_has_no_ratio_asked_again_after_the_ttl
 ) -> None:
     now = [0.0]
     extras = server.post(f"{ROOT}/extras/tokenize/count").respond(404)
-    probe = probe_of(server, count=cl100k_1000, ttl=10.0, clock=lambda: now[0])
+    probe = probe_of(server, count=cl100k_1000, timing=ProbeTiming(ttl=10.0, clock=lambda: now[0]))
     assert [await probe.ratio(), await probe.ratio()] == [None, None]
     assert server.calls.call_count == 2  # /tokenize and /extras/tokenize/count, once
     now[0] = 11.0
@@ -190,7 +190,11 @@ async def test_a_server_that_drips_is_cut_at_the_timeout_and_not_asked_again_bef
     bounded, and a server that did not answer in time is not asked the next question."""
     with start_fake_llm([DRIPPING], any_path=True) as fake:
         probe = ModelsProbe(
-            fake.url + "/v1", model="m", count=cl100k_1000, configured_window=4096, timeout=0.2
+            fake.url + "/v1",
+            model="m",
+            count=cl100k_1000,
+            configured_window=4096,
+            timing=ProbeTiming(timeout=0.2),
         )
         started = time.monotonic()
         window, ratio = await probe.window(), await probe.ratio()
@@ -205,7 +209,7 @@ async def test_a_server_that_drips_is_cut_at_the_timeout_and_not_asked_again_bef
 
 async def test_a_probe_call_ends_at_the_deadline_of_the_request_it_serves() -> None:
     with start_fake_llm([DRIPPING], any_path=True) as fake:
-        probe = ModelsProbe(fake.url + "/v1", timeout=30.0)
+        probe = ModelsProbe(fake.url + "/v1", timing=ProbeTiming(timeout=30.0))
         started = time.monotonic()
         with deadline_at(time.monotonic() + 0.2):
             reason = await probe.unreachable_reason()
