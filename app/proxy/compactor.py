@@ -56,6 +56,7 @@ log = logging.getLogger("context_compact.proxy")
 Api = Literal["anthropic", "openai"]
 Action = Literal["none", "skipped", "precompact_started", "applied", "compacted", "retried"]
 _SYSTEM_ROLES = frozenset({"system", "developer"})
+BYTES_PER_TOKEN_FLOOR = 2
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class ProxyPolicy:
     keep_share: float = 0.35
     fold_share: float = 0.35
     wait_seconds: float = 3.0
+    quiet_share: float = 0.1  # of the limit, grown after a head is put in before the next
     max_sessions: int = 1000
 
 
@@ -77,6 +79,7 @@ class Exchange:
     body: Mapping[str, Any]
     spec: ModelSpec
     limit: int
+    size: int = 0  # the body's bytes
 
     @property
     def messages(self) -> list[JsonDict]:
@@ -92,8 +95,8 @@ class Planned:
     messages: list[JsonDict]
     action: Action
     reason: str | None
-    tokens_before: int
-    tokens_after: int
+    tokens_before: int | None  # None: not counted (surely below the start mark)
+    tokens_after: int | None
     counted: int  # our own count of what is sent (before any ratio): for the usage ratio
 
 
@@ -104,6 +107,10 @@ class _Session:
     running: asyncio.Task[Head | None] | None = None
     based_on: Head | None = None  # the head the running compaction started from
     ratio: float | None = None
+    # After a head is put in, no compaction starts in the background below this count: a
+    # head and kept part that together stay above the start mark would otherwise start
+    # the next compaction at once, turn after turn.
+    quiet_below: int = 0
 
 
 @dataclass(frozen=True)
@@ -160,6 +167,8 @@ class ProxyCompactor:
                 reason = "history_changed"
             else:
                 sent, action = spliced, "applied"
+        if session.ready is None and self._surely_below(ex, session):
+            return Planned(ex.session_id, sent, action, reason, None, None, 0)
         count = await self._count(ex, sent)
         before = self._judged(ex, session, count.raw)
         now = stage(before, ex.limit, self.policy.marks)
@@ -169,7 +178,8 @@ class ProxyCompactor:
                 session.head, sent, action = ready, spliced, "applied"
                 count = await self._count(ex, sent)
                 now = stage(self._judged(ex, session, count.raw), ex.limit, self.policy.marks)
-        if now in ("start", "splice") and session.running is None:
+        quiet = before < session.quiet_below
+        if now in ("start", "splice") and session.running is None and not quiet:
             self._start(ex, session, client)
             action = "precompact_started" if action == "none" else action
         if now == "over":
@@ -183,6 +193,8 @@ class ProxyCompactor:
                 reason = reason or "nothing_to_compact"
         sent = self._within_breakpoints(ex, sent)
         after = self._judged(ex, session, count.raw)
+        if action in ("applied", "compacted") and after < before:
+            session.quiet_below = after + int(self.policy.quiet_share * ex.limit)
         return Planned(ex.session_id, sent, action, reason, before, after, count.raw)
 
     async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
@@ -224,6 +236,14 @@ class ProxyCompactor:
         texts.append(orjson.dumps(fixed).decode() if fixed else "")
         counts = await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts)
         return _Count(counts[:-1], counts[-1])
+
+    def _surely_below(self, ex: Exchange, session: _Session) -> bool:
+        """Whether the body is too small to reach the start mark whatever its tokens: half
+        its bytes bound its tokens (a token of agent text is three to four bytes; of any
+        text, hardly ever under two), so most requests of a session are judged without
+        being counted."""
+        bound = self._judged(ex, session, ex.size // BYTES_PER_TOKEN_FLOOR)
+        return bound < self.policy.marks.start * ex.limit
 
     def _judged(self, ex: Exchange, session: _Session, raw: int) -> int:
         """Our count raised to the provider's: by the ratio its answers showed, else by
