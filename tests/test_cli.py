@@ -45,7 +45,7 @@ def _strategy_error(value: str) -> str:
 UNKNOWN_STRATEGY = _strategy_error("bogus")
 OPENAI_REQUEST_FILE = ROOT / "examples" / "compact-request.openai.json"
 BELOW_THRESHOLD_NOTE = (
-    "not compacted (below_threshold): 1829 tokens, under 160000 (0.8 x a 200000-token "
+    "not compacted (below_threshold): 1933 tokens, under 160000 (0.8 x a 200000-token "
     "window); give --context-window and --threshold for your model, or --force"
 )
 
@@ -234,7 +234,7 @@ def test_a_context_window_and_threshold_compact_without_force_as_the_api_does(
     argv = ["compact", str(REQUEST_FILE), "--no-force", "--context-window", "3000"]
     code, answer, err = run_in_process(capsys, *argv, "--threshold", "0.5")
     assert (code, err) == (0, "")
-    assert (answer["compacted"], answer["reason"], answer["token_count"]) == (True, None, 1829)
+    assert (answer["compacted"], answer["reason"], answer["token_count"]) == (True, None, 1933)
     body = {**REQUEST, "force": False, "options": {"context_window": 3000, "threshold": 0.5}}
     expected = asyncio.run(api_answer("/compact", body))
     assert without_archive_id(answer) == without_archive_id(expected)
@@ -247,7 +247,7 @@ def test_a_window_the_list_stays_under_says_why_it_was_not_compacted(
     code, answer, err = run_in_process(capsys, *argv, "--threshold", "0.5")
     assert (code, answer["compacted"], answer["reason"]) == (0, False, "below_threshold")
     assert err == (
-        "note: not compacted (below_threshold): 1829 tokens, under 2000 (0.5 x a 4000-token "
+        "note: not compacted (below_threshold): 1933 tokens, under 2000 (0.5 x a 4000-token "
         "window); give --context-window and --threshold for your model, or --force\n"
     )
 

@@ -1,7 +1,10 @@
 """Whether to compact.
 
-Compact when `token_count >= threshold * context_window` and the list has at least
-`min_messages` messages; report an overflow at `overflow_threshold`, whatever the length.
+Compact when `token_count >= threshold * limit` and the list has at least `min_messages`
+messages; report an overflow at `overflow_threshold`, whatever the length. The limit is
+what the provider lets the input take: `min(input limit, context window - output budget)`,
+since a provider refuses input plus the requested `max_tokens` over the window (Anthropic)
+or input over the model's input limit (gpt-5: 272k of a 400k window).
 The token count is either counted from the messages or, when the agent sends the provider's
 `usage` block of its last response, that exact figure plus an estimate of the input it is
 about to add (`len(text) // 3`).
@@ -14,10 +17,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from app.core.errors import InvalidRequestError
 from app.core.models import with_margin
-from app.core.vocabulary import TokenizerName
+from app.core.tokens import REPLY_PRIMING
+from app.core.vocabulary import LimitName, TokenizerName
 
 PENDING_INPUT_CHARS_PER_TOKEN = 3
+
+OUTPUT_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+"""Where a provider request asks for its output budget: Anthropic Messages and the older
+OpenAI Chat `max_tokens`, OpenAI Chat `max_completion_tokens`, OpenAI Responses
+`max_output_tokens`."""
 
 # Every key under which Anthropic or OpenAI report tokens that will be in the next prompt:
 # the previous prompt (fresh, cache-written and cache-read parts) and the answer to it.
@@ -38,19 +48,52 @@ class DecisionReason(StrEnum):
 
 
 @dataclass(frozen=True)
+class OutputBudget:
+    """The output a request reserves (`max_tokens`, `max_completion_tokens` or
+    `max_output_tokens`), and the field it was read from (None: none sent)."""
+
+    tokens: int = 0
+    field: str | None = None
+
+
+@dataclass(frozen=True)
 class Thresholds:
     context_window: int
     threshold: float
     overflow_threshold: float
     min_messages: int
+    input_limit: int | None = None
+    output: OutputBudget = OutputBudget()
+
+    def __post_init__(self) -> None:
+        if self.output.tokens >= self.context_window:
+            raise InvalidRequestError(
+                self.output.field or "max_tokens",
+                f"{self.output.field} {self.output.tokens} leaves no room for input in "
+                f"the {self.context_window}-token context window",
+            )
+
+    @property
+    def limit(self) -> int:
+        """The most input tokens the provider takes for this request."""
+        room = self.context_window - self.output.tokens
+        return room if self.input_limit is None else min(self.input_limit, room)
+
+    @property
+    def limited_by(self) -> LimitName:
+        """Which limit `limit` is: the window, the model's input limit, or the window
+        less the requested output."""
+        if self.input_limit is not None and self.input_limit <= self.limit:
+            return "input_limit"
+        return "output_budget" if self.output.tokens else "context_window"
 
     @property
     def threshold_tokens(self) -> int:
-        return _ceil(self.threshold * self.context_window)
+        return _ceil(self.threshold * self.limit)
 
     @property
     def overflow_tokens(self) -> int:
-        return _ceil(self.overflow_threshold * self.context_window)
+        return _ceil(self.overflow_threshold * self.limit)
 
 
 @dataclass(frozen=True)
@@ -71,8 +114,11 @@ class Basis:
 
     def raised(self, tokens: int, local: bool) -> int:
         """A count of the messages as the threshold sees it: a local count raised by the
-        margin, then the tokens outside the messages."""
-        return (with_margin(tokens, self.margin) if local else tokens) + self.fixed_tokens
+        margin and the reply's priming (a request that has messages), then the tokens
+        outside the messages."""
+        if local and tokens:
+            tokens = with_margin(tokens, self.margin) + REPLY_PRIMING
+        return tokens + self.fixed_tokens
 
     def usage_count(self) -> int | None:
         """The tokens by the provider's count, or None when there is no `usage`."""
@@ -108,6 +154,20 @@ def decide(token_count: int, message_count: int, thresholds: Thresholds) -> Deci
         reason = DecisionReason.BELOW_THRESHOLD
     should = reason in (DecisionReason.OVERFLOW, DecisionReason.ABOVE_THRESHOLD)
     return Decision(should, overflow, reason, token_count, message_count)
+
+
+def output_budget(fields: Mapping[str, Any]) -> OutputBudget:
+    """The output a provider request reserves: the largest of its output fields (a request
+    that sends two is read by the larger, erring high)."""
+    sent = [
+        (value, name)
+        for name in OUTPUT_FIELDS
+        if isinstance(value := fields.get(name), int) and not isinstance(value, bool) and value > 0
+    ]
+    if not sent:
+        return OutputBudget()
+    tokens, name = max(sent, key=lambda pair: pair[0])
+    return OutputBudget(tokens, name)
 
 
 def usage_tokens(usage: Mapping[str, Any]) -> int:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.core.compaction import CompactOptions, CompactResult, NotCompactedReason
-from app.core.decide import Basis, Decision, Thresholds
+from app.core.decide import Basis, Decision, OutputBudget, Thresholds
 from app.core.dialects import OpenAIForms
 from app.core.errors import InvalidConversationError
 from app.core.messages import Message, tool_uses
@@ -35,6 +35,10 @@ class CompactRequest:
     archive_id: str | None = None
     # What the threshold decision counts from, as `/should-compact` takes it.
     basis: Basis = field(default_factory=Basis)
+    # What the provider lets the input take besides the window: the model's input limit,
+    # and the output the request reserves (the threshold applies to what is left).
+    input_limit: int | None = None
+    output: OutputBudget = field(default_factory=OutputBudget)
     # Each message's OpenAI JSON, once: seeded when an OpenAI request is read, so the
     # input check, the archive and the answer reuse the items sent.
     forms: OpenAIForms = field(default_factory=OpenAIForms, compare=False, repr=False)

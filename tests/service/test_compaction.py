@@ -14,7 +14,7 @@ from app.core.messages import dump_messages
 from app.core.ports import SummaryRequest
 from app.core.prompt import MOST_RECENT_RULE
 from app.core.recall import recall_note
-from app.core.tokens import count_total
+from app.core.tokens import REPLY_PRIMING, count_total
 from app.service.compaction import CompactionService, CompactRequest
 from tests.builders import (
     NOW,
@@ -66,7 +66,7 @@ async def test_below_threshold_returns_the_input_unchanged(tokenizer: TiktokenTo
     assert result.reason == "below_threshold"
     assert result.messages == messages
     assert result.stats is None
-    assert result.token_count == count_total(tokenizer, messages)
+    assert result.token_count == count_total(tokenizer, messages) + REPLY_PRIMING
     assert summarizer.requests == []
 
 
