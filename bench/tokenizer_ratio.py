@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,8 +78,6 @@ TOKENIZERS: dict[str, tuple[str, Callable[[], Counter]]] = {
 
 def corpus_texts(corpus_dir: Path = CORPUS_DIR) -> list[list[str]]:
     """Per transcript, the text the service counts for each of its messages."""
-    import json
-
     return [
         [
             count_text(Message.model_validate(m))[0]
@@ -88,7 +87,9 @@ def corpus_texts(corpus_dir: Path = CORPUS_DIR) -> list[list[str]]:
     ]
 
 
-def measure(name: str, package: str, load: Callable[[], Counter], texts: list[list[str]]) -> Measured:
+def measure(
+    name: str, package: str, load: Callable[[], Counter], texts: list[list[str]]
+) -> Measured:
     try:
         count = load()
     except ImportError:

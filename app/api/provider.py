@@ -30,10 +30,9 @@ from pydantic import (
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from app.core.decide import Basis, OutputBudget, output_budget
-from app.core.dialects import detect_format, parse_messages
 from app.core.messages import Message
-from app.core.model_names import closest_names, find_model
-from app.core.models import ModelSpec, with_margin
+from app.core.model_table import ModelSpec, with_margin
+from app.core.provider import closest_names, detect_format, find_model, parse_messages
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.answers import Count
 from app.service.counting import CountingService

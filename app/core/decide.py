@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from app.core.errors import InvalidRequestError
-from app.core.models import with_margin
+from app.core.model_table import with_margin
 from app.core.tokens import REPLY_PRIMING
 from app.core.vocabulary import LimitName, TokenizerName
 
@@ -105,7 +105,7 @@ class Basis:
     usage: Mapping[str, Any] | None = None
     pending_input: str | None = None
     tokenizer: TokenizerName = "tiktoken"
-    # From the model table (app/core/models.py): whether a local count is the model's own,
+    # From the model table (app/core/model_table.py): whether a local count is the model's own,
     # and the share it is raised by when it is not.
     exact: bool = True
     margin: float = 0.0

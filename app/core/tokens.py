@@ -16,7 +16,7 @@ each block contributes:
 - tool_result: the id it answers and its content, recursively, plus a message's overhead
   (OpenAI sends each result as a `tool` message);
 - image, OpenAI image parts: by the provider's rule from the image's own size
-  (`app.core.media_tokens`), never by its base64;
+  (`app.core.provider.media`), never by its base64;
 - document: its text when the source is text or content blocks, else its pages (a PDF);
 - OpenAI file parts: their pages (a PDF);
 - any other unknown block: its compact, key-sorted JSON.
@@ -32,15 +32,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.compact_json import compact_json
-from app.core.dialects import BOOKKEEPING
-from app.core.media_tokens import (
-    PDF_PAGE_TOKENS,
-    anthropic_image_tokens,
-    decode_base64,
-    image_size_of_base64,
-    openai_image_tokens,
-    pdf_tokens,
-)
 from app.core.messages import (
     ContentBlock,
     DocumentBlock,
@@ -53,6 +44,15 @@ from app.core.messages import (
     ToolUseBlock,
 )
 from app.core.ports import Tokenizer
+from app.core.provider import (
+    BOOKKEEPING,
+    PDF_PAGE_TOKENS,
+    anthropic_image_tokens,
+    decode_base64,
+    image_size_of_base64,
+    openai_image_tokens,
+    pdf_tokens,
+)
 
 MESSAGE_OVERHEAD = 3
 """Tokens each message costs beside its role and content (OpenAI's recipe:

@@ -3,12 +3,18 @@ limit below the window, the 1M beta, and model names as agents write them (issue
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from app.core.provider.media import PDF_PAGE_TOKENS
+from app.wiring.counting import shared_o200k
 from tests.builders import assistant, rounds, system, tool_result, tool_use, user
+from tests.corpus import OPENAI_FILES, load
+from tests.media import pdf_base64
 
 pytestmark = pytest.mark.anyio
 
@@ -165,3 +171,60 @@ async def test_compact_and_should_compact_report_one_count_for_one_body(
     assert compacted["token_count"] == judged["token_count"]
     for field in ("token_source", "exact", "limit_tokens", "limited_by", "output_budget"):
         assert compacted[field] == judged[field], field
+
+
+async def test_a_pdf_counts_its_pages_not_a_fixed_estimate(client: httpx.AsyncClient) -> None:
+    def body(pages: int) -> dict[str, Any]:
+        source = {"type": "base64", "media_type": "application/pdf", "data": pdf_base64(pages)}
+        document = {"type": "document", "source": source}
+        return {
+            "messages": [{"role": "user", "content": [document, {"type": "text", "text": "?"}]}]
+        }
+
+    one = (await client.post("/count", json=body(1))).json()["token_count"]
+    forty = (await client.post("/count", json=body(40))).json()["token_count"]
+    assert forty - one == 39 * PDF_PAGE_TOKENS
+
+
+def _recipe(count: Any, messages: list[dict[str, Any]]) -> int:
+    """OpenAI's published recipe ("How to count tokens with tiktoken"): 3 tokens a message,
+    each value's tokens (a call's name and arguments as sent), 1 for a name, 3 for the
+    reply's priming). Ours may be a little higher, never lower: each call costs a message's
+    overhead too, as the provider renders it."""
+    total = 3
+    for message in messages:
+        total += 3
+        for key, value in message.items():
+            if key == "tool_calls":
+                for call in value:
+                    total += count(call["function"]["name"])
+                    total += count(call["function"]["arguments"])
+            elif isinstance(value, str):
+                total += count(value) + (1 if key == "name" else 0)
+    return total
+
+
+@pytest.mark.parametrize("path", OPENAI_FILES, ids=lambda p: p.name)
+async def test_an_openai_session_is_counted_at_or_above_openai_s_recipe(
+    client: httpx.AsyncClient, path: Path
+) -> None:
+    messages = load(path)
+    counted = (await client.post("/count", json={"messages": messages, "model": "gpt-4o"})).json()
+    assert counted["exact"] is True
+    recipe = _recipe(shared_o200k().count, messages)
+    assert recipe <= counted["token_count"] <= recipe * 1.03
+
+
+async def test_a_configured_model_takes_its_input_and_output_limits(
+    client_for: Callable[..., Any],
+) -> None:
+    own = {"my-llama": {"context_window": 10_000, "input_limit": 6_000, "tokenizer": "tiktoken"}}
+    client = await client_for(models=own)
+    data = await _judge(client, model="my-llama", max_tokens=2_000)
+    assert (data["context_window"], data["limit_tokens"], data["limited_by"]) == (
+        10_000,
+        6_000,
+        "input_limit",
+    )
+    tight = await _judge(client, model="My-Llama:latest", max_tokens=5_000)
+    assert (tight["limit_tokens"], tight["limited_by"]) == (5_000, "output_budget")

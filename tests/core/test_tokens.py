@@ -2,8 +2,8 @@ import json
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.compact_json import compact_json
-from app.core.dialects import from_openai
-from app.core.media_tokens import ANTHROPIC_IMAGE_MAX_TOKENS, PDF_PAGE_TOKENS
+from app.core.provider.dialects import from_openai
+from app.core.provider.media import ANTHROPIC_IMAGE_MAX_TOKENS, PDF_PAGE_TOKENS
 from app.core.tokens import (
     MESSAGE_OVERHEAD,
     count_messages,

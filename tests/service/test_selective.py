@@ -7,12 +7,13 @@ from typing import Any
 import pytest
 
 from app.core.assemble import SUMMARY_ACK
-from app.core.compaction import CompactOptions, CompactResult
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import dump_messages
+from app.core.options.compact import CompactOptions
+from app.core.plans.selective import GAP_TEXT, SelectivePlan, plan_selective
 from app.core.ports import FileSkip, FileText, SummaryRequest
-from app.core.selective import GAP_TEXT, SelectivePlan, plan_selective
-from app.core.tokens import count_total
+from app.core.result import CompactResult
+from app.core.tokens import REPLY_PRIMING, count_total
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.prepared import Prepared
 from app.service.strategies.selective import Selective
@@ -74,7 +75,8 @@ async def run(
 async def test_the_rules_alone_bring_the_list_under_the_threshold() -> None:
     archive = MemoryArchive()
     expected = [S, MEMORY, assistant("Noted."), user("Fix the bug."), *block(3), assistant("Done.")]
-    window = count_total(WORDS, parse(expected)) + 1
+    # The result is judged as the decision is: the reply's priming counts too.
+    window = count_total(WORDS, parse(expected)) + REPLY_PRIMING + 1
     summarizer = FakeSummarizer()
     result = await run(
         make_service(summarizer, archive), RAW, options(window, selective_keep_recent=1)
