@@ -178,17 +178,38 @@ def _serve(settings: Any, args: argparse.Namespace, unknown: list[str]) -> int:
 
     import uvicorn
 
+    from app.api.parts import parts_of
     from app.main import create_app
-    from app.serving import server_config
+    from app.serving import PortDispatch, listening_socket, server_config
     from app.wiring.service import setup_logging
 
     setup_logging(settings)
     for line in unknown:
         logging.getLogger("context_compact").warning(line)
     host, port = args.host or settings.host, args.port or settings.port
-    server = uvicorn.Server(server_config(create_app(settings), settings, host, port))
+    app = create_app(settings)
+    parts = parts_of(app)
+    proxy = parts.proxy if parts is not None else None
+    if proxy is None:
+        server = uvicorn.Server(server_config(app, settings, host, port))
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run()
+        return 0 if server.started else STARTUP_FAILURE
+    try:
+        sockets = [
+            listening_socket(host, port),
+            listening_socket(settings.proxy_host, settings.proxy_port),
+        ]
+    except OSError as exc:
+        logging.getLogger("context_compact").error(f"cannot listen: {exc}")
+        return STARTUP_FAILURE
+    both = PortDispatch(app, proxy, sockets[1].getsockname()[1])
+    server = uvicorn.Server(server_config(both, settings, host, port))
+    logging.getLogger("context_compact").info(
+        "proxy listening", extra={"host": settings.proxy_host, "port": settings.proxy_port}
+    )
     with contextlib.suppress(KeyboardInterrupt):
-        server.run()
+        server.run(sockets=sockets)
     return 0 if server.started else STARTUP_FAILURE
 
 

@@ -112,6 +112,7 @@ class CompactionService(CountingService):
     ports."""
 
     def __init__(self, ports: CompactionPorts, defaults: Defaults) -> None:
+        self.ports = ports
         super().__init__(
             tokenizer=ports.tokenizer,
             provider_counter=ports.provider_counter,
