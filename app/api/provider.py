@@ -29,10 +29,17 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
-from app.core.decide import Basis, OutputBudget, output_budget
+from app.core.decide import Basis
 from app.core.messages import Message
 from app.core.model_table import ModelSpec, with_margin
-from app.core.provider import closest_names, detect_format, find_model, parse_messages
+from app.core.provider import (
+    OutputBudget,
+    closest_names,
+    detect_format,
+    find_model,
+    output_budget,
+    parse_messages,
+)
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.answers import Count
 from app.service.counting import CountingService

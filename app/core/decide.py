@@ -13,21 +13,18 @@ about to add (`len(text) // 3`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from app.core.errors import InvalidRequestError
 from app.core.model_table import with_margin
+from app.core.provider import OutputBudget
 from app.core.tokens import REPLY_PRIMING
 from app.core.vocabulary import LimitName, TokenizerName
 
 PENDING_INPUT_CHARS_PER_TOKEN = 3
 
-OUTPUT_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
-"""Where a provider request asks for its output budget: Anthropic Messages and the older
-OpenAI Chat `max_tokens`, OpenAI Chat `max_completion_tokens`, OpenAI Responses
-`max_output_tokens`."""
 
 # Every key under which Anthropic or OpenAI report tokens that will be in the next prompt:
 # the previous prompt (fresh, cache-written and cache-read parts) and the answer to it.
@@ -48,22 +45,13 @@ class DecisionReason(StrEnum):
 
 
 @dataclass(frozen=True)
-class OutputBudget:
-    """The output a request reserves (`max_tokens`, `max_completion_tokens` or
-    `max_output_tokens`), and the field it was read from (None: none sent)."""
-
-    tokens: int = 0
-    field: str | None = None
-
-
-@dataclass(frozen=True)
 class Thresholds:
     context_window: int
     threshold: float
     overflow_threshold: float
     min_messages: int
     input_limit: int | None = None
-    output: OutputBudget = OutputBudget()
+    output: OutputBudget = field(default_factory=OutputBudget)
 
     def __post_init__(self) -> None:
         if self.output.tokens >= self.context_window:
@@ -154,20 +142,6 @@ def decide(token_count: int, message_count: int, thresholds: Thresholds) -> Deci
         reason = DecisionReason.BELOW_THRESHOLD
     should = reason in (DecisionReason.OVERFLOW, DecisionReason.ABOVE_THRESHOLD)
     return Decision(should, overflow, reason, token_count, message_count)
-
-
-def output_budget(fields: Mapping[str, Any]) -> OutputBudget:
-    """The output a provider request reserves: the largest of its output fields (a request
-    that sends two is read by the larger, erring high)."""
-    sent = [
-        (value, name)
-        for name in OUTPUT_FIELDS
-        if isinstance(value := fields.get(name), int) and not isinstance(value, bool) and value > 0
-    ]
-    if not sent:
-        return OutputBudget()
-    tokens, name = max(sent, key=lambda pair: pair[0])
-    return OutputBudget(tokens, name)
 
 
 def usage_tokens(usage: Mapping[str, Any]) -> int:

@@ -34,7 +34,6 @@ from anyio import to_thread
 from app.core.decide import (
     Basis,
     Decision,
-    OutputBudget,
     Thresholds,
     decide,
     estimate_pending_input,
@@ -55,7 +54,7 @@ from app.core.ports import (
     Tokenizer,
     WorkdirReader,
 )
-from app.core.provider import violations
+from app.core.provider import OutputBudget, violations
 from app.core.result import CompactResult, FallbackInfo
 from app.core.sessions import CompactionRecord, RecordStore, refilling
 from app.service.answers import Count, Held, HoldCheck, Judged

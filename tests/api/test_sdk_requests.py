@@ -23,9 +23,9 @@ from pydantic import TypeAdapter
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.api.provider import PROVIDER_FIELDS, ProviderFields
 from app.core.compact_json import compact_json
-from app.core.decide import output_budget
 from app.core.messages import Message
 from app.core.model_table import CLAUDE_MARGIN, with_margin
+from app.core.provider import output_budget
 from app.core.provider.dialects import parse_messages
 from app.core.tokens import REPLY_PRIMING, count_total
 from app.wiring.counting import shared_o200k

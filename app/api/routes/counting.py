@@ -28,7 +28,8 @@ from app.api.provider import (
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute, parsed_by_orjson
 from app.api.schemas import ErrorResponse, basis_of
 from app.api.sent_counts import SentCounts, sent_key
-from app.core.decide import OutputBudget, Thresholds
+from app.core.decide import Thresholds
+from app.core.provider import OutputBudget
 from app.core.vocabulary import Format
 from app.service.compaction import CompactionService, Count
 

@@ -1,9 +1,10 @@
 """The providers' shapes: the OpenAI Chat form in and out of the canonical (Anthropic)
 messages (`dialects`), the rules a provider holds a conversation to (`rules`), the
 provider request handed back around the compacted messages (`request`), the models as
-agents name them (`model_names`) and what images and PDFs cost by the providers' rules
-(`media`)."""
+agents name them (`model_names`), what images and PDFs cost by the providers' rules
+(`media`) and the output a request reserves (`budget`)."""
 
+from app.core.provider.budget import OutputBudget, output_budget
 from app.core.provider.dialects import (
     BOOKKEEPING,
     OpenAIForms,
@@ -30,6 +31,7 @@ __all__ = [
     "PDF_PAGE_TOKENS",
     "OpenAIForms",
     "OpenAIMessage",
+    "OutputBudget",
     "ProviderRequest",
     "Violation",
     "anthropic_image_tokens",
@@ -41,6 +43,7 @@ __all__ = [
     "hand_back",
     "image_size_of_base64",
     "openai_image_tokens",
+    "output_budget",
     "parse_messages",
     "pdf_tokens",
     "to_anthropic",
