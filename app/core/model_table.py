@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.vocabulary import LocalTokenizer
 
-CLAUDE_MARGIN = 0.2
+CLAUDE_MARGIN = 0.25
 """Share added to a Claude model's cl100k count: Claude's tokenizer splits agent text into
 more tokens than cl100k, and an undercount is an overflow waiting to happen."""
 
