@@ -21,7 +21,8 @@ Models = Annotated[
         description=(
             "JSON object of models added to or replacing the built-in table "
             '(docs/models.md), e.g. `{"my-model": {"context_window": 32000, '
-            '"tokenizer": "tiktoken"}}`'
+            '"tokenizer": "tiktoken"}}`; optional `input_limit`, `output_limit`, '
+            "`context_1m_window`, `margin`, `exact`"
         ),
     ),
 ]
