@@ -214,6 +214,8 @@ class CompactRequestBody(ProviderFields, DecisionFields):
             forms=forms,
             basis=basis_of(self.last_usage, self.pending_input, counting, tool_tokens),
             recall_tool=defines_recall_tool(self.tools or []),
+            input_limit=counting.input_limit,
+            output=self.output_budget(),
         )
 
 
