@@ -1,10 +1,11 @@
 """The provider request around a compaction's messages, handed back ready to send.
 
 An agent that sends its whole Anthropic or OpenAI request gets it back in `request`: every
-field as it sent it, `messages` replaced by the compacted list. An Anthropic top-level
-`system` is read as the canonical list's head (`head` messages), so the answer takes it out
-of `messages` again, puts it back in `system` as sent, and counts the indexes it reports
-from the request's own `messages`.
+field as it sent it, `messages` (a Responses API request's `input`) replaced by the
+compacted list. An Anthropic top-level `system` (a Responses `instructions`) is read as the
+canonical list's head (`head` messages), so the answer takes it out of `messages` again,
+puts it back where it was as sent, and counts the indexes it reports from the request's own
+`messages`.
 
 Ready to send means ending with a user turn: a compacted list that ends with the summary's
 acknowledgement (the list sent ended with tool results, mid tool loop, or with a request
