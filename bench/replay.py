@@ -36,6 +36,7 @@ from asgi_lifespan import LifespanManager
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.main import build_service, create_app
 from app.settings import Settings
+from bench.replay_agents import render_by_agent
 from bench.replay_driver import Conversation, RunResult, ServiceClient, replay
 from bench.replay_report import render, totals
 from bench.results import write_section
@@ -45,6 +46,7 @@ CORPUS_LONG = Path(__file__).resolve().parents[2] / "shared" / "corpus-long"
 STRATEGIES = ("full", "tail", "selective", "prune")
 WINDOWS = (32_000, 64_000, 128_000)
 SECTION = "## Long-session replay"
+AGENTS_SECTION = "## Wide-corpus replay"
 SHAPES = ("anthropic", "openai")
 
 
@@ -68,8 +70,11 @@ def load_conversations(corpus: Path, quick: bool = False) -> list[Conversation]:
         for shape in SHAPES:
             path = corpus / f"{name}.{shape}.json"
             if path.exists():
-                messages = json.loads(path.read_text(encoding="utf-8"))["messages"]
-                conversations.append(Conversation(name, shape, messages))  # type: ignore[arg-type]
+                data = json.loads(path.read_text(encoding="utf-8"))
+                agent, split = str(data.get("agent", "")), str(data.get("split", ""))
+                conversations.append(
+                    Conversation(name, shape, data["messages"], agent, split)  # type: ignore[arg-type]
+                )
     return conversations
 
 
@@ -135,6 +140,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--force", action="store_true", help="send `force: true` to /compact")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--write", action="store_true", help="write into bench/RESULTS.md")
+    parser.add_argument(
+        "--by-agent",
+        action="store_true",
+        help="report per agent kind and split, with the issue-36 targets (the wide corpus)",
+    )
+    parser.add_argument("--section", help="the RESULTS.md section to write (a `## ` heading)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.strategies) - set(STRATEGIES))
     if unknown:
@@ -175,9 +186,9 @@ the window; *wall s*: the replays' time. The first table sums the conversations 
 strategy, window and shape."""
 
 
-def section(report: dict[str, Any], tables: str) -> str:
+def section(report: dict[str, Any], tables: str, heading: str = SECTION) -> str:
     return (
-        f"{SECTION}\n\n`{report['command']}` on {report['date']}, {report['machine']}; "
+        f"{heading}\n\n`{report['command']}` on {report['date']}, {report['machine']}; "
         f"{report['wall_seconds']} s in all.\n\n{LEGEND}\n\n{tables}"
     )
 
@@ -200,13 +211,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_all(conversations, args.strategies, args.windows, force=args.force, progress=progress)
     )
     report = report_json(runs, command.strip(), time.perf_counter() - started)
-    tables = render(runs, report["totals"])
+    tables = render_by_agent(runs) if args.by_agent else render(runs, report["totals"])
+    heading = args.section or (AGENTS_SECTION if args.by_agent else SECTION)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(section(report, tables))
+        print(section(report, tables, heading))
     if args.write:
-        write_section(SECTION, section(report, tables))
+        write_section(heading, section(report, tables, heading))
     return 0
 
 

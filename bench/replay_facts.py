@@ -4,7 +4,8 @@ Deliberately independent of the service's fact ledger (`app/core/ledger.py`): th
 must be able to tell the ledger is wrong. The rules, applied to the messages as sent, in
 either shape (Anthropic Messages or OpenAI Chat Completions):
 
-- path: the string value of a tool call input key named `path`, `file_path`,
+- path: the string value of a tool call input key named `path`, `file_path`, `absolute_path`,
+  `absolutePath`, `notebook_path`,
   `target_file`, `filepath` or `filename` (a file read, written or edited; directories
   passed as `relative_workspace_path` or `dir_path` are not files).
 - command: a tool call input `command` (or `cmd`), whitespace collapsed; distinct ones.
@@ -45,7 +46,16 @@ Msg = dict[str, Any]
 # The kinds of the table: errors flagged `is_error` apart from error lines found in
 # unflagged output, the user's first request apart from the later ones.
 KINDS = ("path", "command", "error", "output_error", "first_request", "request")
-PATH_KEYS = ("path", "file_path", "target_file", "filepath", "filename")
+PATH_KEYS = (
+    "path",
+    "file_path",
+    "target_file",
+    "filepath",
+    "filename",
+    "absolute_path",
+    "absolutePath",
+    "notebook_path",
+)
 COMMAND_KEYS = ("command", "cmd")
 FACT_CHARS = 200
 HARNESS_TAGS = (
