@@ -22,8 +22,9 @@ either shape (Anthropic Messages or OpenAI Chat Completions):
 - first_request and request: each user text that is not a tool result, with the blocks an
   agent's harness injects removed (`<environment_details>`, `<system-reminder>` and the
   like, see `HARNESS_TAGS`, and the notices it writes from their opening line to the
-  block's end: `[Request interrupted by user]`, Cline's `[TASK RESUMPTION]`, see
-  `HARNESS_NOTICES`); its first non-empty line, whitespace collapsed, cut to 200
+  block's end: Cline's `[TASK RESUMPTION]`, Gemini CLI's setup message, see
+  `HARNESS_NOTICES`; one-line notices such as `[Request interrupted by user]` only their
+  line, `HARNESS_LINES`); its first non-empty line, whitespace collapsed, cut to 200
   characters. The first one is `first_request`, every later distinct one a `request`.
 
 A fact is kept when its text occurs in the final context's text (every string of every
@@ -76,14 +77,24 @@ _HARNESS = re.compile(
 )
 # Lines that open text the harness wrote into a user message (not the user's words).
 HARNESS_NOTICES = (
-    "[Request interrupted by user",
     "[TASK RESUMPTION]",
     "[ERROR] You did not use a tool",
     "# TODO LIST UPDATE REQUIRED",
+    "This is the Gemini CLI. We are setting up the context",
+    "This session is being continued from a previous conversation",
+    "I committed the changes with git hash",
+    "I added these files to the chat:",
+)
+# Notices of one line: only the line is the harness's (the user's words may follow).
+HARNESS_LINES = (
+    "[Request interrupted by user",
     "Caveat: The messages below were generated",
 )
 _NOTICE = re.compile(
     r"^\s*(?:" + "|".join(map(re.escape, HARNESS_NOTICES)) + r").*\Z", re.DOTALL | re.MULTILINE
+)
+_NOTICE_LINE = re.compile(
+    r"^\s*(?:" + "|".join(map(re.escape, HARNESS_LINES)) + r").*$", re.MULTILINE
 )
 _TRACEBACK = "Traceback (most recent call last)"
 _GROUP_LINE = re.compile(r"^- \[commands\] (.+?): (.+)$", re.MULTILINE)
@@ -204,7 +215,7 @@ def error_line(text: str, flagged: bool) -> str | None:
 
 def request_line(text: str) -> str | None:
     """The first line of what the user said, harness-injected blocks removed."""
-    stripped = _NOTICE.sub("", _HARNESS.sub("", text))
+    stripped = _NOTICE.sub("", _NOTICE_LINE.sub("", _HARNESS.sub("", text)))
     for line in stripped.splitlines():
         if line.strip():
             return _cut(line)
