@@ -39,7 +39,7 @@ from app.core.messages import (
     tool_uses,
 )
 
-EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool"})
+EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "text_editor"})
 LINE_CHARS = 120
 
 _CARRIED_REQUEST = re.compile(r"^- First request: (.+)$", re.MULTILINE)
