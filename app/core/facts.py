@@ -39,6 +39,7 @@ from app.core.messages import (
     tool_uses,
 )
 
+ERROR_LINE_CHARS = 200  # an error's key line, kept whole up to this: it says what failed
 EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "text_editor"})
 LINE_CHARS = 120
 
@@ -276,7 +277,9 @@ def _distinct(commands: Sequence[str]) -> tuple[str, ...]:
 
 def _key_lines(error: str) -> str:
     """An error's key lines (one or two, `error_line`'s), each cut to one short line."""
-    return KEY_LINE_SEPARATOR.join(one_line(part) for part in error.split(KEY_LINE_SEPARATOR))
+    return KEY_LINE_SEPARATOR.join(
+        one_line(part, ERROR_LINE_CHARS) for part in error.split(KEY_LINE_SEPARATOR)
+    )
 
 
 def cut_words(text: str, count: int) -> str:

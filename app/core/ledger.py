@@ -111,6 +111,8 @@ _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/
 _LINE_LABEL = re.compile(r"^#?L\d+(?:[-:]L?\d+)?$")
 _TODO_BOX = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
 MAX_FACT_CHARS = 300
+# An error fact: its call, and one or two key lines of `ERROR_LINE_CHARS` each.
+ERROR_FACT_CHARS = 480
 ERROR_CALL_CHARS = 60
 _LEADING_CD = re.compile(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
 
@@ -183,7 +185,8 @@ def extract_ledger(
         )
     for note in found.errors:
         resolved = " (resolved later)" if note.resolved else ""
-        facts.append(Fact("error", _cut(f"{_short_call(note.call)}: {note.message}{resolved}")))
+        error = " ".join(f"{_short_call(note.call)}: {note.message}{resolved}".split())
+        facts.append(Fact("error", _cut_collapsed(error, ERROR_FACT_CHARS)))
     return _unique(facts)
 
 
@@ -329,8 +332,8 @@ def _cut(text: str) -> str:
     return _cut_collapsed(" ".join(text.split()))
 
 
-def _cut_collapsed(flat: str) -> str:
-    return flat if len(flat) <= MAX_FACT_CHARS else flat[: MAX_FACT_CHARS - 2].rstrip() + " …"
+def _cut_collapsed(flat: str, chars: int = MAX_FACT_CHARS) -> str:
+    return flat if len(flat) <= chars else flat[: chars - 2].rstrip() + " …"
 
 
 def _command_key(text: str) -> str:
