@@ -142,3 +142,42 @@ def test_check_deadline_stops_once_no_time_is_left() -> None:
 
 def test_the_closing_note_names_the_route_of_the_session() -> None:
     assert "POST /sessions/s-9/recall" in recall_note("s-9")
+
+
+def test_originals_come_before_the_summaries_that_copy_them() -> None:
+    call = {
+        "role": "assistant",
+        "content": [
+            {
+                "type": "tool_use",
+                "id": "t9",
+                "name": "Bash",
+                "input": {"command": "kubectl rollout restart deploy/api"},
+            }
+        ],
+    }
+    summaries = [
+        {
+            "role": "user",
+            "content": f"[Conversation compressed]\n\n## Ledger\n- [command] "
+            f"kubectl rollout restart deploy/api (summary {n})",
+        }
+        for n in range(5)
+    ]
+    ledger = {
+        "role": "system",
+        "content": "## Ledger\n- [command] kubectl rollout restart deploy/api",
+    }
+    archives = [
+        ("a1", index_archive([call])),
+        *((f"s{n}", index_archive([s, ledger])) for n, s in enumerate(summaries)),
+    ]
+    hits = search(archives, "kubectl rollout restart deploy/api", 3)
+    assert hits[0].archive_id == "a1"
+    assert len({(h.role, h.snippet) for h in hits}) == len(hits)
+
+
+def test_a_query_only_a_summary_answers_still_finds_it() -> None:
+    summary = {"role": "user", "content": "[Conversation compressed]\n\nThe goal: migrate to pnpm."}
+    hits = search([("a1", index_archive([summary, *said("unrelated words")]))], "pnpm", 5)
+    assert [(h.archive_id, h.message_index) for h in hits] == [("a1", 0)]
