@@ -61,6 +61,10 @@ DEFAULT_LEDGER_BUDGET = 1500  # the budget of a ledger asked for without a windo
 DEFAULT_LEDGER_SHARE = 0.05
 DEFAULT_LEDGER_FLOOR = 1000
 DEFAULT_LEDGER_CAP = 20_000
+# What a small window gives the ledger beyond its share: up to `SMALL_WINDOW_ROOM` tokens,
+# never over `SMALL_WINDOW_SHARE` of the window (4000 tokens at 32k and 64k).
+SMALL_WINDOW_ROOM = 4000
+SMALL_WINDOW_SHARE = 0.125
 # A sentence ends at a newline, or at `.!?` followed by whitespace: the dot of
 # `storage.ts` or `v1.2` ends nothing.
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))+[.!?]*")
@@ -145,7 +149,11 @@ def summary_words_for(context_window: int, share: float, configured: int) -> int
 @dataclass(frozen=True)
 class LedgerBudget:
     """The ledger's budget: `share` of the context window, at least `floor` and at most
-    `cap` tokens; `fixed` (when set) instead of all three, 0 turning the ledger off."""
+    `cap` tokens; `fixed` (when set) instead of all three, 0 turning the ledger off.
+
+    A small window gets a larger share (`SMALL_WINDOW_ROOM`, at most `SMALL_WINDOW_SHARE`
+    of it): a session's commands, paths, errors and requests do not shrink with the
+    model's window, and at 32k the narrative and the work still leave room for them."""
 
     share: float = DEFAULT_LEDGER_SHARE
     floor: int = DEFAULT_LEDGER_FLOOR
@@ -155,7 +163,8 @@ class LedgerBudget:
     def tokens(self, context_window: int) -> int:
         if self.fixed is not None:
             return self.fixed
-        return max(self.floor, min(self.cap, int(context_window * self.share)))
+        room = min(SMALL_WINDOW_ROOM, int(context_window * SMALL_WINDOW_SHARE))
+        return max(self.floor, room, min(self.cap, int(context_window * self.share)))
 
 
 def extract_ledger(
