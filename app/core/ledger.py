@@ -36,12 +36,14 @@ from app.core.assemble import SUMMARY_PREFIX
 from app.core.facts import EDITOR_TOOLS, ExtractedFacts, extract_facts, listed_commands
 from app.core.failures import occurrences
 from app.core.file_ops import DEFAULT_VOCABULARY, FileOp, Vocabulary, shell_command
-from app.core.ledger_fit import fit, fit_budget, left_out_kinds, without_near_duplicates
+from app.core.ledger_fit import fit, fit_budget, left_out_kinds
 from app.core.ledger_lines import (
     FAILED_SUFFIX,
     LEDGER_HEADING,
     PRIORITY,
     Fact,
+    command_fact,
+    command_parts,
     parse_ledger,
     render_ledger,
 )
@@ -346,18 +348,22 @@ def _cut_collapsed(flat: str, chars: int = MAX_FACT_CHARS) -> str:
 
 
 def _command_key(text: str) -> str:
-    return " ".join(text.removesuffix(FAILED_SUFFIX).split())
+    return " ".join(command_parts(text)[0].split())
 
 
 def _unique(facts: Iterable[Fact]) -> list[Fact]:
     """Each fact once, where it first happened; a command once whatever its whitespace and
-    outcome, where and as it last happened (the latest run is the one that counts)."""
+    outcome, where it last happened, with the times it ran in all (`(×N)`) and the outcome
+    of its last run (the latest run is the one that counts)."""
     found: dict[tuple[str, str], Fact] = {}
+    times: dict[str, int] = {}
     for fact in facts:
         if fact.kind == "command":
-            key = (fact.kind, _command_key(fact.text))
-            found.pop(key, None)
-            found[key] = Fact("command", " ".join(fact.text.split()))
+            command, runs, failed = command_parts(fact.text)
+            key = " ".join(command.split())
+            times[key] = times.get(key, 0) + runs
+            found.pop((fact.kind, key), None)
+            found[(fact.kind, key)] = Fact("command", command_fact(key, times[key], failed))
         else:
             found.setdefault((fact.kind, fact.text), fact)
     return list(found.values())
@@ -420,7 +426,7 @@ def _said_elsewhere(fact: Fact, listed: set[str], requests: Sequence[str]) -> bo
     """A command the summary lists whole, or an instruction that is part of a request the
     ledger holds: either would be a second copy of the same words."""
     if fact.kind == "command":
-        return fact.text in listed
+        return command_parts(fact.text)[0] in listed
     if fact.kind == "instruction":
         sentence = _normal(fact.text)
         return any(sentence in request for request in requests)
@@ -450,13 +456,13 @@ def _guard(
     listed = set(listed_commands(body))
     requests = [_normal(f.text) for f in found if f.kind in ("goal", "request")]
     facts = [f for f in found if not _said_elsewhere(f, listed, requests)]
-    carried = tuple((f, True) for f in found if f.kind == "command" and f.text in listed)
+    carried = tuple(
+        (f, True) for f in found if f.kind == "command" and command_parts(f.text)[0] in listed
+    )
     if budget <= 0 or not facts:
         return LedgerReport(body, carried if budget > 0 else (), 0, budget=max(budget, 0))
-    facts, near = without_near_duplicates(facts)
-    near_kinds = {"command": near} if near else {}
-    kept, _ = fit(facts, budget, count, near_kinds)
-    left_out = left_out_kinds(facts, kept, near_kinds)
+    kept, _ = fit(facts, budget, count)
+    left_out = left_out_kinds(facts, kept)
     dropped = sum(left_out.values())
     # Whether the summary already states each fact: a normalized substring check, with the
     # summary normalized once rather than once per fact.

@@ -1,7 +1,8 @@
 """Which facts the ledger keeps within its token budget.
 
-Order of value (`PRIORITY`), recent before old within a kind, with two guards so that one
-kind cannot take the whole budget (a long session's commands, a read-heavy one's paths):
+Order of value (`PRIORITY`), recent before old within a kind (among commands, those whose
+last run failed first, then the latest), with two guards so that one kind cannot take the
+whole budget (a long session's commands, a read-heavy one's paths):
 
 - the user's requests are the task: they take their part first, up to `REQUEST_SHARE` of
   the budget (what the other floors leave), and when they need more than that the later
@@ -10,11 +11,11 @@ kind cannot take the whole budget (a long session's commands, a read-heavy one's
   first request never does, before any other fact);
 - then each of errors, paths and commands takes up to `FLOOR_SHARE` of the budget for its
   own facts, before any kind takes the rest;
-- commands that differ only in their numbers (`sleep 5` / `sleep 10`, `kill 4127`,
-  `tail -n 50 log.1` / `tail -n 80 log.2`) are near duplicates: only the latest is kept.
+- commands are written grouped (`app.core.ledger_lines`): the runs of one program that
+  differ only in their arguments cost those arguments, so they are kept, not dropped as
+  near duplicates (`without_near_duplicates` remains for callers that want it).
 
-What is left out, near duplicates included, is counted by kind in the ledger's last line;
-recall has it all.
+What is left out is counted by kind in the ledger's last line; recall has it all.
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ REQUEST_SHARE = 1 - FLOOR_SHARE * (len(FLOORS) - 1)
 REQUEST_CUTS = (200, 140, 100, 70, 50)
 REFILL_TRIES = 8
 _DIGITS = re.compile(r"\d+")
+
+
+def _failed(fact: Fact) -> bool:
+    return fact.kind == "command" and fact.text.endswith(FAILED_SUFFIX)
 
 
 def near_key(command: str) -> str:
@@ -92,7 +97,10 @@ def fit(
     counted at the end and the facts picked last are given back while it is over."""
     facts = shortened_requests(facts, int(budget * REQUEST_SHARE), count)
     rank = {kind: i for i, kind in enumerate(PRIORITY)}
-    order = sorted(range(len(facts)), key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), -i))
+    order = sorted(
+        range(len(facts)),
+        key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), not _failed(facts[i]), -i),
+    )
     costs = _Costs(facts, count)
     everything = Counter(f.kind for f in facts) + Counter(near_duplicates or {})
     used = count(LEDGER_HEADING) + count(dropped_line(sum(everything.values()), everything))

@@ -380,7 +380,8 @@ def test_a_line_that_states_the_error_from_its_start_is_kept_alone() -> None:
         ),
         # A status line, then the line that says what failed
         (
-            "HTTP/2 502\nserver: nginx\n\nupstream error: connect() failed (111: Connection refused)",
+            "HTTP/2 502\nserver: nginx\n\n"
+            "upstream error: connect() failed (111: Connection refused)",
             "HTTP/2 502 | upstream error: connect() failed (111: Connection refused)",
         ),
         # Other languages

@@ -76,7 +76,8 @@ def test_a_programs_commands_cost_their_arguments_so_more_of_them_fit() -> None:
     cd = "cd /home/dev/projects/shop-migration && gcloud"
     made = [f"{cd} compute instances create vm-{i} --zone=europe-west1-b" for i in range(40)]
     kept, tokens = fit([Fact("command", c) for c in made], 600, len)
-    assert render_ledger(kept).splitlines()[1].startswith(f"- [commands] {cd}: compute ")
+    shared = f"{cd} compute instances create"  # the words they all share, written once
+    assert render_ledger(kept).splitlines()[1].startswith(f"- [commands] {shared}: vm-")
     # The same commands under as many programs (the same length) cost their whole lines.
     apart = [c.replace("gcloud", f"gclo{i:02d}") for i, c in enumerate(made)]
     kept_apart, _ = fit([Fact("command", c) for c in apart], 600, len)
@@ -225,3 +226,13 @@ def test_requests_beyond_their_share_are_shortened_not_dropped() -> None:
     assert sum(words(f"- {f.text}") for f in later) <= budget * REQUEST_SHARE
     assert tokens <= budget
     assert any(f.kind == "error" for f in kept)
+
+
+def test_failed_commands_then_the_latest_are_kept_when_not_all_fit() -> None:
+    made = [Fact("command", f"cargo build --bin tool{i}") for i in range(30)]
+    made[3] = Fact("command", "cargo build --bin tool3 (failed)")
+    kept, _ = fit(made, 220, len)
+    texts = [f.text for f in kept]
+    assert "cargo build --bin tool3 (failed)" in texts
+    assert "cargo build --bin tool29" in texts
+    assert "cargo build --bin tool1" not in texts
