@@ -29,7 +29,7 @@ def convert(text: str) -> Transcript:
             here, content = "notice", line
         elif line.startswith("#### ") or line == "####":
             here, content = "user", line[5:]
-        elif line.startswith(">"):
+        elif line == ">" or line.startswith("> "):
             here, content = "notice", line[1:].strip()
         else:
             here, content = "model", line

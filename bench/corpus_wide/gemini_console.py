@@ -1,18 +1,20 @@
 """Gemini CLI sessions as its terminal shows them (a console transcript copied whole).
 
 Gemini CLI's console marks the user's input with `> ` (continued on lines indented by
-two spaces), the model's text with `✦ `, and draws each tool call as a box: `╭─` ...
-`│ <status>  <ToolName> <argument>` and the output on the box's next lines ... `╰─`.
-The status is `✔` (done), `-` (cancelled by the user) or `x`/`✕` (failed); anything but
-`✔` is flagged `is_error`. The display names become the tools and the argument field
-Gemini CLI's tool schemas document (`Shell` → `run_shell_command.command`, `ReadFile` →
-`read_file.absolute_path`, `WriteFile` → `write_file.file_path`, `Edit` →
-`replace.file_path`, `ReadManyFiles` → `read_many_files.paths`, `FindFiles` →
-`glob.pattern`, `SearchText` → `search_file_content.pattern`, `ReadFolder` →
-`list_directory.path`, `WebFetch` → `web_fetch.prompt`, `GoogleSearch` →
-`google_web_search.query`). Its notices (`✕ [API Error ...]`, `ℹ ...`), banner and tips
-are the console's, never sent to the model: left out.
-"""
+two spaces), the model's text with `✦ `, and draws each tool call as a box: `╭─` ... `│
+<status> <ToolName> <argument>` and the output on the box's next lines ... `╰─`. The
+status is `✔` (done), `-` (cancelled by the user) or `x`/`✕` (failed); anything but `✔`
+is flagged `is_error`. The argument is shown as Gemini CLI describes the call: a command
+with its description in parentheses, an edit as `path: old… => new…`, a write as
+`Writing to path`; the command or path is taken from it. The display names become the
+tools and the argument field Gemini CLI's tool schemas document (`Shell` →
+`run_shell_command.command`, `ReadFile` → `read_file.absolute_path`, `WriteFile` →
+`write_file.file_path`, `Edit` → `replace.file_path`, `ReadManyFiles` →
+`read_many_files.paths`, `FindFiles` → `glob.pattern`, `SearchText` →
+`search_file_content.pattern`, `ReadFolder` → `list_directory.path`, `WebFetch` →
+`web_fetch.prompt`, `GoogleSearch` → `google_web_search.query`). Its notices (`✕ [API
+Error ...]`, `ℹ ...`), banner and tips are the console's, never sent to the model: left
+out."""
 
 from __future__ import annotations
 
@@ -90,6 +92,10 @@ def _box(transcript: Transcript, lines: list[str]) -> None:
         if tool == "run_shell_command":
             described = _DESCRIBED.match(argument)
             argument = described.group(1) if described else argument
+        elif tool == "replace":  # `path: old… => new…`
+            argument = argument.split(": ", 1)[0]
+        elif tool == "write_file":  # `Writing to path`
+            argument = argument.removeprefix("Writing to ")
         if field == "paths":
             argument = [argument]
         failed = head.group("status") != "✔"
