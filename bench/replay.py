@@ -37,7 +37,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.main import build_service, create_app
 from app.settings import Settings
 from bench.replay_agents import render_by_agent
-from bench.replay_driver import Conversation, RunResult, ServiceClient, replay
+from bench.replay_driver import Conversation, RunResult, ServiceClient, replay, run_from_json
 from bench.replay_report import render, totals
 from bench.results import write_section
 from bench.run import machine
@@ -126,6 +126,17 @@ def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def runs_from_reports(paths: Sequence[Path]) -> list[RunResult]:
+    """The runs of `--json` reports, a later report's runs of a conversation replacing an
+    earlier one's."""
+    by_conversation: dict[str, list[RunResult]] = {}
+    for path in paths:
+        runs = [run_from_json(r) for r in json.loads(path.read_text(encoding="utf-8"))["runs"]]
+        for name in {r.conversation for r in runs}:
+            by_conversation[name] = [r for r in runs if r.conversation == name]
+    return [run for runs in by_conversation.values() for run in runs]
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.replay", description=__doc__)
     parser.add_argument("--corpus", type=Path, default=CORPUS_LONG, help="conversations dir")
@@ -146,6 +157,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="report per agent kind and split, with the issue-36 targets (the wide corpus)",
     )
     parser.add_argument("--section", help="the RESULTS.md section to write (a `## ` heading)")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        action="append",
+        default=[],
+        help="render the runs of earlier --json reports instead of replaying (a later "
+        "report's runs of a conversation replace an earlier one's)",
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.strategies) - set(STRATEGIES))
     if unknown:
@@ -196,7 +215,6 @@ def section(report: dict[str, Any], tables: str, heading: str = SECTION) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     command = "python -m bench.replay " + " ".join(sys.argv[1:] if argv is None else argv)
-    conversations = load_conversations(args.corpus, args.quick)
 
     def progress(run: RunResult) -> None:
         print(
@@ -207,10 +225,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     started = time.perf_counter()
-    runs = asyncio.run(
-        run_all(conversations, args.strategies, args.windows, force=args.force, progress=progress)
-    )
-    report = report_json(runs, command.strip(), time.perf_counter() - started)
+    if args.from_json:
+        runs = runs_from_reports(args.from_json)
+    else:
+        conversations = load_conversations(args.corpus, args.quick)
+        runs = asyncio.run(
+            run_all(
+                conversations, args.strategies, args.windows, force=args.force, progress=progress
+            )
+        )
+    seconds = time.perf_counter() - started
+    if args.from_json:
+        seconds = sum(r.wall_seconds for r in runs)  # the replays' own time
+    report = report_json(runs, command.strip(), seconds)
     tables = render_by_agent(runs) if args.by_agent else render(runs, report["totals"])
     heading = args.section or (AGENTS_SECTION if args.by_agent else SECTION)
     if args.json:

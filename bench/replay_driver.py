@@ -118,6 +118,47 @@ class RunResult:
         }
 
 
+def run_from_json(data: dict[str, Any]) -> RunResult:
+    """A run as `RunResult.as_json` wrote it (the samples and the final context aside)."""
+    facts = {k: [v["kept"], v["total"]] for k, v in data["facts"].items() if k != "all"}
+    fields = {
+        k: data[k]
+        for k in (
+            "messages",
+            "llm_calls",
+            "compactions",
+            "continuations",
+            "refills",
+            "max_sent_tokens",
+            "over_window",
+            "growth",
+            "invalid",
+            "http_errors",
+            "first_request_kept",
+            "missing",
+            "recalled",
+            "ledger_tokens_max",
+            "summary_tokens_max",
+            "final_tokens",
+            "final_valid",
+            "wall_seconds",
+        )
+        if k in data
+    }
+    return RunResult(
+        data["conversation"],
+        data["shape"],
+        data["strategy"],
+        data["window"],
+        data.get("agent", ""),
+        data.get("split", ""),
+        refusals=Counter(data["refusals"]),
+        answered_by=Counter(data["answered_by"]),
+        facts=facts,
+        **fields,
+    )
+
+
 def violations_of(messages: list[Msg], shape: str, *, pending_tail_ok: bool = False) -> list[str]:
     """The provider's rules (`app/core/validate.py`) broken by `messages`, in their shape."""
     if shape == "openai":

@@ -176,7 +176,7 @@ SOURCES: tuple[Source, ...] = (
         "gemini-goagent-agent",
         "gemini-cli",
         "weverkley/go-ai-agent-v2",
-        "c62c884",
+        "27d653f",
         "agent.md",
         "MIT",
         "dev",
