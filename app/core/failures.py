@@ -64,6 +64,7 @@ _KEYWORD_AT_START = (
     r"|^\d+:\d+ {2,}error {2}|^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b"
 )
 _KEYWORD = re.compile(_KEYWORD_AT_START)
+_NAMED = re.compile(_NAMED_AT_START)
 # A status that says a request failed without saying what failed: a later line that states
 # the failure is kept beside it.
 _BARE_TAG = re.compile(r"^<(?:tool_use_error|error)>$")
@@ -264,12 +265,17 @@ def _key_line(lines: list[str]) -> str | None:
     starts = _line_numbers(joined, occurrences(joined, _TRACEBACK))
     if starts:
         exceptions = [
-            lines[i]
+            (i, lines[i])
             for i, feeds in candidates
             if i >= starts[-1] and feeds & _EXC and _EXCEPTION.search(lines[i])
         ]
+        named = [(i, line) for i, line in exceptions if _NAMED.match(line)]
+        if named:  # the exception, and what the program said of it after (pip's `error:`)
+            at, line = named[-1]
+            after = [text for i, text in exceptions if i > at and _STATES.search(text)]
+            return f"{line}{KEY_LINE_SEPARATOR}{after[-1]}" if after else line
         if exceptions:
-            return exceptions[-1]
+            return exceptions[-1][1]
     for position, (at, feeds) in enumerate(candidates):
         line = lines[at]
         if _names_error(line, feeds):

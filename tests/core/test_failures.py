@@ -395,3 +395,19 @@ def test_a_line_that_states_the_error_from_its_start_is_kept_alone() -> None:
 )
 def test_the_line_stating_a_failure_is_found_without_a_flag(text: str, line: str) -> None:
     assert error_line(text, False, "run_command") == line
+
+
+def test_after_a_traceback_the_exception_and_what_the_program_said_of_it() -> None:
+    text = (
+        "Building wheel\n"
+        "  Traceback (most recent call last):\n"
+        '    File "setup.py", line 9, in <module>\n'
+        "  LookupError: setuptools-scm was unable to detect version\n"
+        "  [end of output]\n"
+        "error: metadata-generation-failed\n"
+        "hint: See above for output."
+    )
+    assert error_line(text, False, "shell") == (
+        "LookupError: setuptools-scm was unable to detect version | "
+        "error: metadata-generation-failed"
+    )
