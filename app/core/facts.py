@@ -145,6 +145,14 @@ def extract_facts(
                     requests.append(words)
     first = carried or (requests[0] if requests else None)
     counts = Counter(call.name for call in calls)
+    called = {use.id for message in messages for use in tool_uses(message)}
+    # A result whose call is not among these messages (a strategy cut the result and kept
+    # its call): its error is a fact all the same.
+    orphans = [
+        _orphan_result(block, errors, names.get(block.tool_use_id, ""))
+        for block in blocks
+        if block.tool_use_id not in called
+    ]
     return ExtractedFacts(
         first_request=first,
         latest_request=requests[-1] if requests and requests[-1] != first else None,
@@ -156,7 +164,7 @@ def extract_facts(
         commands=_distinct([*carried_commands, *files.commands]),
         last_assistant_text=last_text,
         last_call=calls[-1] if calls else None,
-        errors=_errors(calls),
+        errors=_errors([*calls, *orphans]),
         failed_calls=frozenset(
             block.tool_use_id
             for block in blocks
@@ -225,6 +233,21 @@ def _tool_call(use: ToolUseBlock, result: ToolResultBlock | None, errors: _Error
         label=f"{use.name} `{shown}`" if shown else use.name,
         input_json=input_json,
         result=text,
+        is_error=error is not None,
+        error=error,
+    )
+
+
+ORPHAN_LABEL = "an earlier call"
+
+
+def _orphan_result(result: ToolResultBlock, errors: _Errors, name: str) -> ToolCall:
+    error = errors.line(result, name)
+    return ToolCall(
+        name=name,
+        label=ORPHAN_LABEL,
+        input_json=f"result {result.tool_use_id}",
+        result=tool_result_text(result),
         is_error=error is not None,
         error=error,
     )

@@ -10,7 +10,9 @@ errors in both shapes.
 
 Harnesses wrap a tool's failure in a tag: Claude Code's `<tool_use_error>`, Cline's and
 Roo Code's `<error>`; a line opening with one states an error, in either shape, as does
-Gemini CLI's `Failed to edit, 0 occurrences found ...` (`failed to` in any case). An HTTP
+Gemini CLI's `Failed to edit, 0 occurrences found ...` (`failed to` in any case), and the
+`Error from server (NotFound): ...` / `Error response from daemon: ...` of kubectl and
+Docker. An HTTP
 status line (`HTTP/1.1 500`) says a request failed, not what failed: a later line that
 states it is kept beside it.
 
@@ -59,6 +61,7 @@ _KEYWORD_AT_START = (
     r"|^\W{0,3}(?:(?i:\[error\])|ERROR:|FAILED\b|FAIL\b|(?i:failed to)\b)"
     r"|^<(?:tool_use_error|error)>"
     r"|^\W{0,3}(?i:erreur|fehler|errore|ошибка|错误|エラー)\s*[:：]"
+    r"|^\W{0,3}Error (?:from|response from|while|during|in|on|when)\b[^:\n]{0,40}:\s"
     r"|^E {2,}\S|^Exception in thread |^thread '[^']*' panicked at |^npm ERR!"
     r"|^make(?:\[\d+\])?: \*\*\* "
     r"|^\d+:\d+ {2,}error {2}|^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b"
@@ -125,6 +128,7 @@ _MAY_NAME = (
     ("panicked at ", _KEY),
     ("npm err!", _KEY),
     ("<tool_use_error>", _KEY),
+    (r"error (?:from|response from|while|during|in|on|when)\b[^:\n]{0,40}:\s", _KEY),
     ("erreur", _KEY),
     ("fehler", _KEY),
     ("errore", _KEY),

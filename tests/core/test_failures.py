@@ -384,6 +384,15 @@ def test_a_line_that_states_the_error_from_its_start_is_kept_alone() -> None:
             "upstream error: connect() failed (111: Connection refused)",
             "HTTP/2 502 | upstream error: connect() failed (111: Connection refused)",
         ),
+        # kubectl's and Docker's errors
+        (
+            'Error from server (NotFound): deployments.apps "api" not found',
+            'Error from server (NotFound): deployments.apps "api" not found',
+        ),
+        (
+            "Error response from daemon: No such container: web-1",
+            "Error response from daemon: No such container: web-1",
+        ),
         # Other languages
         (
             "Compilation…\nErreur : le module 'zod' est introuvable",

@@ -649,3 +649,17 @@ def test_a_commands_runs_add_up_across_compactions() -> None:
     ]
     facts = merge(previous_ledgers(parse([earlier])), extract_ledger(parse([user("Go."), *runs])))
     assert [f.text for f in facts if f.kind == "command"] == ["pnpm run build (×3) (failed)"]
+
+
+def test_an_error_in_a_result_whose_call_stayed_behind_is_a_fact() -> None:
+    """A strategy may cut a tool result and keep the call: the failure stays a fact."""
+    covered = parse(
+        [
+            user("Deploy."),
+            tool_result("k1", 'Error from server (NotFound): deployments.apps "api" not found'),
+        ]
+    )
+    errors = [f.text for f in extract_ledger(covered) if f.kind == "error"]
+    assert errors == [
+        'an earlier call: Error from server (NotFound): deployments.apps "api" not found'
+    ]
