@@ -23,7 +23,6 @@ from app.core.ledger.extract import (
     parse_ledger,
     previous_ledgers,
     render_ledger,
-    summary_words_for,
 )
 from app.core.provider.dialects import from_openai
 from tests.builders import assistant, parse, tool_result, tool_use, user
@@ -438,13 +437,6 @@ def test_a_dot_inside_a_name_ends_no_sentence() -> None:
     )
     assert list(_sentences_matching(text, _ABANDONED)) == [first]
     assert list(_sentences_matching(text, _INSTRUCTION)) == [first, "Next v1.2 must not break."]
-
-
-def test_the_summary_word_limit_follows_small_windows_only() -> None:
-    assert summary_words_for(200_000, 0.05, 1200) == 1200
-    assert summary_words_for(32_000, 0.05, 1200) == 1200
-    assert summary_words_for(16_000, 0.05, 1200) == 600
-    assert summary_words_for(2_000, 0.05, 1200) == 200
 
 
 def test_facts_after_the_first_of_their_kind_go_untagged_and_parse_back() -> None:

@@ -6,9 +6,12 @@ from hypothesis import strategies as st
 
 from app.core.ledger.fit import (
     FLOOR_SHARE,
+    REQUEST_CUTS,
     REQUEST_SHARE,
+    _cut_request,
     fit,
     near_key,
+    shortened_requests,
     without_near_duplicates,
 )
 from app.core.ledger.lines import Fact, render_ledger
@@ -236,3 +239,14 @@ def test_failed_commands_then_the_latest_are_kept_when_not_all_fit() -> None:
     assert "cargo build --bin tool3 (failed)" in texts
     assert "cargo build --bin tool29" in texts
     assert "cargo build --bin tool1" not in texts
+
+
+def test_when_the_requests_cannot_all_stay_long_the_latest_do() -> None:
+    asked = [
+        Fact("request", f"Bitte die Exportfunktion {i} für PDF und CSV überarbeiten, " + "x" * 150)
+        for i in range(12)
+    ]
+    cut = shortened_requests(asked, 1100, len)
+    assert cut[-1] == _cut_request(asked[-1], REQUEST_CUTS[0])
+    assert cut[0] == _cut_request(asked[0], REQUEST_CUTS[-1])
+    assert sum(len(f"- {f.text}") + 1 for f in cut) + len("[request] ") <= 1100
