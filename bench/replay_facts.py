@@ -96,6 +96,8 @@ _NOTICE = re.compile(
 _NOTICE_LINE = re.compile(
     r"^\s*(?:" + "|".join(map(re.escape, HARNESS_LINES)) + r").*$", re.MULTILINE
 )
+# Tags that wrap the user's own words (Cline's `<task>`, Cursor's `<user_query>`, ...).
+_WRAPPER_TAG = re.compile(r"</?(?:task|user_query|user_message|feedback|answer)>")
 _TRACEBACK = "Traceback (most recent call last)"
 _GROUP_LINE = re.compile(r"^- \[commands\] (.+?): (.+)$", re.MULTILINE)
 _NAMED_ERROR = re.compile(r"^\s*(?:[A-Z]+\d+\s+)?(?:[\w]+\.)*[A-Z]\w*(?:Error|Exception)\b:")
@@ -214,8 +216,10 @@ def error_line(text: str, flagged: bool) -> str | None:
 
 
 def request_line(text: str) -> str | None:
-    """The first line of what the user said, harness-injected blocks removed."""
+    """The first line of what the user said, harness-injected blocks removed and the tags
+    of the wrappers that hold the user's words (`<task>`, `<user_query>`, ...) dropped."""
     stripped = _NOTICE.sub("", _NOTICE_LINE.sub("", _HARNESS.sub("", text)))
+    stripped = _WRAPPER_TAG.sub("", stripped)
     for line in stripped.splitlines():
         if line.strip():
             return _cut(line)

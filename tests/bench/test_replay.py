@@ -170,6 +170,10 @@ def test_harness_blocks_are_not_the_users_words() -> None:
         ("keep the old name\n[Request interrupted by user]\nnoise", "keep the old name"),
         ("[Request interrupted by user]\n\nNo, call the v2 endpoint.", "No, call the v2 endpoint."),
         ("[TASK RESUMPTION] This task was interrupted 3 minutes ago.\nGo on.", None),
+        (
+            "<task>\nRename the key `timeout`.\n</task>\n<environment_details>x",
+            "Rename the key `timeout`.",
+        ),
         ("This is the Gemini CLI. We are setting up the context for our chat.\nToday", None),
         ("  # TODO LIST UPDATE REQUIRED\n- [ ] step", None),
         (

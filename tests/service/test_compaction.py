@@ -312,10 +312,10 @@ async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokeni
 @pytest.mark.parametrize(
     ("window", "budget"),
     [
-        (64_000, 4000),
-        (32_000, 4000),
-        (8000, 1000),
-        (128_000, 6400),
+        (64_000, 8000),
+        (32_000, 8000),
+        (2000, 1000),
+        (128_000, 8000),
         (1_000_000, 20_000),
         (None, 10_000),
     ],

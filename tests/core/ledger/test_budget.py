@@ -15,16 +15,16 @@ def test_the_summary_word_limit_follows_small_windows_only() -> None:
 @pytest.mark.parametrize(
     ("window", "tokens"),
     [
-        (4_000, 1000),
-        (16_000, 2000),
-        (32_000, 4000),
-        (64_000, 4000),
-        (128_000, 6400),
+        (2_000, 1000),
+        (16_000, 4000),
+        (32_000, 8000),
+        (64_000, 8000),
+        (128_000, 8000),
         (200_000, 10_000),
         (1_000_000, 20_000),
     ],
 )
-def test_a_small_window_gives_the_ledger_up_to_an_eighth_of_itself(
+def test_a_small_window_gives_the_ledger_up_to_a_quarter_of_itself(
     window: int, tokens: int
 ) -> None:
     assert LedgerBudget().tokens(window) == tokens
