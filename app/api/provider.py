@@ -119,8 +119,16 @@ class ProviderFields(BaseModel):
             "approximation of what the provider bills) and handed back untouched."
         ),
     )
-    input: str | list[dict[str, Any]] | None = Field(
+    # Read only where `messages` is absent (a Responses body, `responses_body`): beside
+    # `messages` it is a field the service does not read, so no type is imposed on it.
+    input: Any = Field(
         None,
+        json_schema_extra={
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"$ref": "#/components/schemas/ResponsesItem"}},
+            ]
+        },
         description=(
             "A Responses API request's conversation, in place of `messages`: a string (one "
             "user message) or its items (`message`, `function_call`, `function_call_output`, "

@@ -1,6 +1,6 @@
 """What each strategy hands back takes only the roles the provider's shape allows, and the
 user's new request (its words, images and documents) stays last: the two ways a request
-handed back used to be refused or lose what the user just asked (issue 33, items 1 and 4).
+handed back used to be refused, or lose what the user just asked.
 The captured SDK bodies run the same checks through every route in
 tests/api/test_provider_accepts.py."""
 

@@ -99,3 +99,32 @@ async def test_a_job_hands_back_the_responses_request_too(client: httpx.AsyncCli
     assert (job["state"], job["format"]) == ("done", "responses")
     assert list(job["result"]["request"]) == list(sent)
     assert job["sent_count"] == len(sent["input"])
+
+
+async def test_a_finished_responses_job_applies_to_the_items_sent_since(
+    client: httpx.AsyncClient,
+) -> None:
+    sent = body(NAME)
+    started = (await client.post("/compactions", json={**sent, "force": True})).json()
+    for _ in range(300):
+        job = (await client.get(f"/compactions/{started['id']}")).json()
+        if job["state"] not in ("queued", "running"):
+            break
+        await asyncio.sleep(0.01)
+    assert job["state"] == "done"
+    later = [
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Submitted."}],
+        },
+        {"role": "user", "content": "Thanks. Now the changelog."},
+    ]
+    response = await client.post(
+        f"/compactions/{started['id']}/apply", json={"messages": [*sent["input"], *later]}
+    )
+    assert response.status_code == 200, response.text
+    applied = response.json()
+    assert (applied["format"], applied["compacted"]) == ("responses", True)
+    assert applied["messages"][-2:] == later
+    assert applied["messages"][: len(job["result"]["messages"])] == job["result"]["messages"]

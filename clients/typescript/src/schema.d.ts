@@ -1183,9 +1183,7 @@ export interface components {
              * Input
              * @description A Responses API request's conversation, in place of `messages`: a string (one user message) or its items (`message`, `function_call`, `function_call_output`, `reasoning`, ...). Its `instructions` are then its system prompt, not a focus for the summary; the answer's `request` holds `input` where it was sent.
              */
-            input?: string | {
-                [key: string]: unknown;
-            }[] | null;
+            input?: string | components["schemas"]["ResponsesItem"][];
             /**
              * Messages
              * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above). Required, unless the body is a Responses API request with `input` instead.
@@ -1874,9 +1872,7 @@ export interface components {
              * Input
              * @description A Responses API request's conversation, in place of `messages`: a string (one user message) or its items (`message`, `function_call`, `function_call_output`, `reasoning`, ...). Its `instructions` are then its system prompt, not a focus for the summary; the answer's `request` holds `input` where it was sent.
              */
-            input?: string | {
-                [key: string]: unknown;
-            }[] | null;
+            input?: string | components["schemas"]["ResponsesItem"][];
             /**
              * Messages
              * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above). Required, unless the body is a Responses API request with `input` instead.
@@ -2728,9 +2724,7 @@ export interface components {
              * Input
              * @description A Responses API request's conversation, in place of `messages`: a string (one user message) or its items (`message`, `function_call`, `function_call_output`, `reasoning`, ...). Its `instructions` are then its system prompt, not a focus for the summary; the answer's `request` holds `input` where it was sent.
              */
-            input?: string | {
-                [key: string]: unknown;
-            }[] | null;
+            input?: string | components["schemas"]["ResponsesItem"][];
             /**
              * Messages
              * @description The agent's message list, in the Anthropic Messages shape (`role` system, user or assistant; `content` a string or blocks) or the OpenAI Chat Completions shape (roles system, developer, user, assistant, tool; `tool_calls`, `tool_call_id`). Unknown block types and extra fields are accepted and passed through untouched. At most `COMPACT_MAX_MESSAGES` messages (422 `too_many_messages` above). Required, unless the body is a Responses API request with `input` instead.
