@@ -31,7 +31,10 @@ Order of the checks (the first that fails names the reason):
    `MIN_SUBSTANTIVE_SECTIONS` sections saying more than "none").
 9. `filler`: the sections' words are not the conversation's (lorem ipsum, placeholder text).
 10. `repetitive` again: one same text under `SAME_SECTIONS` headings or more.
-The cleaned text is what is used as the summary.
+11. Then, with the history's facts at hand, whether it is about this conversation
+   (`app.core.summary_truth`: `copy`, `incomplete`, `placeholder`, `incoherent`, `foreign`,
+   `says_nothing`, `uncovered`); its ungrounded sentences are dropped with a warning.
+The cleaned (and trimmed) text is what is used as the summary.
 """
 
 from __future__ import annotations
@@ -40,12 +43,14 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from app.core.answer_clean import clean_answer
+from app.core.answer_shape import is_none_statement
 from app.core.digest import DIGEST_NOTES_END
 from app.core.errors import SummarizerError
+from app.core.facts import extract_facts
 from app.core.messages import is_tool_result_message, message_text
 from app.core.overlap import SHINGLE, Reference, shingles, words
 from app.core.ports import SummaryRequest, SummaryTemplate
@@ -53,12 +58,13 @@ from app.core.prompt import build_archived_prompt, build_summary_prompt, seriali
 from app.core.refusals import Speech, label_opening, sentences, speech_in
 from app.core.summary_sections import (
     MIN_SUBSTANTIVE_SECTIONS,
-    heading_of,
     missing_sections,
     split_sections,
     title_of,
     without_title,
 )
+from app.core.summary_truth import Grounds, judge_truth
+from app.core.trimmed import Judged
 
 # A token is rarely longer than this many characters (cl100k's longest are runs of spaces
 # or repeated punctuation); a text longer than cap × this is over the cap without counting.
@@ -105,6 +111,8 @@ class SummarySource:
     # The user's own requests: a summary may quote them whole (the prompt asks to keep
     # what the user said exactly), so quoting them is no copy.
     requests: Reference = field(default_factory=lambda: Reference(()))
+    # The history's facts, by who said them (None: the truth rules are skipped).
+    grounds: Grounds | None = None
 
     @classmethod
     def of(cls, instructions: str, transcript: str, requests: str = "") -> SummarySource:
@@ -121,13 +129,24 @@ def source_of(request: SummaryRequest) -> SummarySource:
         if m.role == "user" and not is_tool_result_message(m)
     )
     transcript = serialize_for_summary(request.messages)
+    notes = ""
     if request.template == "digest":
         notes, _, instructions = request.prompt.partition(DIGEST_NOTES_END)
         transcript = f"{transcript}\n{notes}"
     else:
         build = build_archived_prompt if request.template == "archived" else build_summary_prompt
         instructions = build("", request.max_words, request.instructions)
-    return SummarySource.of(f"{request.system}\n{instructions}", transcript, requests)
+    source = SummarySource.of(f"{request.system}\n{instructions}", transcript, requests)
+    facts = request.facts if request.facts is not None else extract_facts(request.messages)
+    grounds = Grounds.of(
+        request.messages,
+        facts,
+        source.transcript.tokens,
+        source.requests.tokens,
+        source.instructions.vocabulary,
+        notes,
+    )
+    return replace(source, grounds=grounds)
 
 
 # Echo: the share of the answer's word runs found in the instructions (or, with at least
@@ -188,7 +207,7 @@ def _failure(reason: str, message: str | None = None) -> SummarizerError:
 
 def has_heading(text: str, template: SummaryTemplate) -> bool:
     """Whether a line of `text` is one of the headings the prompt of `template` asked for."""
-    return any(heading_of(line, template) for line in text.splitlines())
+    return bool(split_sections(text, template))
 
 
 def opening(text: str) -> str:
@@ -210,10 +229,28 @@ def accept_summary(
     source: SummarySource | None = None,
     sections: Sequence[str] | None = None,
 ) -> str | SummarizerError:
-    """The text to use as the summary (`text` cleaned), or the failure (never raised here).
-    Without a `source` the rules that compare with the prompt and the conversation are
-    skipped. `count` is the tokenizer's; it is called only on a text that could be under
-    the cap. `sections`: the titles of `template` required (all of them by default)."""
+    """The text to use as the summary, or the failure (`judge_summary` without warnings)."""
+    verdict = judge_summary(
+        text, template=template, cap_tokens=cap_tokens, count=count, source=source,
+        sections=sections,
+    )  # fmt: skip
+    return verdict if isinstance(verdict, SummarizerError) else verdict.text
+
+
+def judge_summary(
+    text: str,
+    *,
+    template: SummaryTemplate,
+    cap_tokens: int,
+    count: Callable[[str], int],
+    source: SummarySource | None = None,
+    sections: Sequence[str] | None = None,
+) -> Judged | SummarizerError:
+    """The text to use as the summary (`text` cleaned, its ungrounded sentences dropped)
+    with its warnings, or the failure (never raised here). Without a `source` the rules
+    that compare with the prompt and the conversation are skipped. `count` is the
+    tokenizer's; it is called only on a text that could be under the cap. `sections`: the
+    titles of `template` required (all of them by default)."""
     if not _INVISIBLE.sub("", text):
         return _failure("empty")
     if len(text.strip()) > cap_tokens * MAX_CHARS_PER_TOKEN:
@@ -235,7 +272,11 @@ def accept_summary(
         or _filler_failure(summary, template, source)
         or _same_sections_failure(summary, template)
     )
-    return summary if failure is None else failure
+    if failure is not None:
+        return failure
+    if source is None or source.grounds is None:
+        return Judged(summary)
+    return judge_truth(summary, template, source.grounds, source.instructions.vocabulary, sections)
 
 
 def check_summary(
@@ -357,10 +398,12 @@ def _filler_failure(
 ) -> SummarizerError | None:
     if source is None:
         return None
-    # the prompt's own words (template labels) are evidence neither way
+    # the prompt's own words (template labels) are evidence neither way, nor is a plain
+    # "nothing here" ("Nothing further is pending.")
     bodies = [
         word
         for s in split_sections(text, template)
+        if not is_none_statement(s.body)
         for word in s.words
         if word not in source.instructions.vocabulary
     ]
