@@ -34,8 +34,9 @@ import httpx
 from asgi_lifespan import LifespanManager
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.main import build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import build_service
 from bench.replay_driver import Conversation, RunResult, ServiceClient, replay
 from bench.replay_report import render, totals
 from bench.results import write_section
@@ -162,7 +163,7 @@ summarizer): `/should-compact` with the window before every assistant turn, `/co
 came at most 3 requests after the previous one (the context refilled at once); *refusals*:
 `compacted: false` answers by reason; *largest context sent*: the most tokens (cl100k) sent
 in one model request, share of the window, **OVER ×n** when n requests were at or over the
-window; *invalid*: compacted lists that break the provider's rules (`app/core/validate.py`);
+window; *invalid*: compacted lists that break the provider's rules (`app/core/provider/rules.py`);
 *answered by*: the strategy that produced each compaction (another than the one asked
 for is a fallback); the fact columns: ground-truth facts of the original session found in
 the final context, by kind (rules in `bench/replay_facts.py`: errors flagged `is_error`

@@ -15,7 +15,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.core.prompt import ARCHIVED_HEADINGS, DIMENSIONS, SUMMARY_SYSTEM, serialize_for_summary
+from app.core.summary.prompt import (
+    ARCHIVED_HEADINGS,
+    DIMENSIONS,
+    SUMMARY_SYSTEM,
+    serialize_for_summary,
+)
 from tests.gate_sessions import SESSIONS, Session, Sheet
 
 TITLES = tuple(title for title, _ in DIMENSIONS)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.dialects import parse_messages
 from app.core.messages import Message
+from app.core.provider.dialects import parse_messages
 from tests.builders import assistant, system, tool_result, tool_use, user
 from tests.corpus import FILES, load
 from tests.summary_answers import CONVERSATION

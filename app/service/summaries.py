@@ -13,21 +13,29 @@ from dataclasses import replace
 
 from anyio import to_thread
 
-from app.core.digest_summary import digest_summary
 from app.core.errors import SummarizerError
-from app.core.facts import ExtractedFacts
+from app.core.history import ExtractedFacts
 from app.core.messages import Message
-from app.core.params import SummaryParams
+from app.core.options import SummaryParams
 from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer, WindowSource
-from app.core.prompt import (
+from app.core.summary import (
     SUMMARY_SYSTEM,
+    Judged,
+    Trimmed,
     build_archived_prompt,
     build_summary_prompt,
+    digest_summary,
+    fit_warning,
+    fitted_budget,
     serialize_for_summary,
+    warnings_of,
 )
-from app.core.trimmed import Judged, Trimmed, warnings_of
-from app.core.window_fit import fit_warning, fitted_budget
-from app.service.chunked import ChunkedSummary, SummaryOutcome, summarize_in_chunks
+from app.service.chunked import (
+    ChunkedInput,
+    ChunkedSummary,
+    SummaryOutcome,
+    summarize_in_chunks,
+)
 from app.service.defaults import Defaults
 from app.service.digested import digest_requests
 
@@ -62,7 +70,7 @@ class Summaries:
         facts: ExtractedFacts | None = None,
     ) -> SummaryOutcome:
         """The summary of `rest`: from its digest in one call on the digest path
-        (`app.core.digest`), else in chunks when its prompt would exceed the input budget.
+        (`app.core.summary.digest`), else in chunks when its prompt would exceed the input budget.
         `counts`: the token counts of `rest`'s messages when the caller has them; `facts`:
         `rest`'s facts, handed to a summarizer that reads the whole rest at once.
 
@@ -80,17 +88,16 @@ class Summaries:
             request = await self._whole(rest, params, instructions, template, facts)
             outcome = await self._summarize(request)
             return SummaryOutcome(outcome.summary, fitted + outcome.warnings, outcome.calls)
+        given = ChunkedInput(
+            rest, params.summary_input_budget, params.max_summary_words, instructions, counts
+        )
         outcome = await summarize_in_chunks(
-            rest,
-            budget=params.summary_input_budget,
-            max_words=params.max_summary_words,
-            instructions=instructions,
+            given,
             tokenizer=self.tokenizer,
             build_request=lambda chunk: self.request(
                 chunk, params.max_summary_words, instructions, template, params.file_tools
             ),
             summarize=self._primary,  # a failed chunk goes to `fall_back`, not per chunk
-            counts=counts,
             fall_back=None
             if self.fallback is None
             else lambda: self._whole_by_fallback(rest, params, instructions, template, facts),

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.assemble import assemble_messages, current_turn
-from app.core.compaction import CompactResult
-from app.core.params import RestoreParams, SummaryParams
+from app.core.options import RestoreParams, SummaryParams
+from app.core.result import CompactResult
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared
 from app.service.steps import Output, Steps
@@ -29,6 +29,10 @@ class FullParams:
 @dataclass(frozen=True)
 class Full:
     name: StrategyName = "full"
+    description: str = (
+        "everything after the system prompt is summarized (but the user's new request, when "
+        "the list ends with one: kept last)."
+    )
     params: type[FullParams] = FullParams
     summarizes: bool = True
     # It summarizes everything after the system prompt: nothing smaller is left to try.
