@@ -55,7 +55,8 @@ async def test_tail_keeps_the_last_rounds_verbatim_after_an_archived_summary(
     result = await service.compact(CompactRequest(messages, tail(keep=1), force=True))
     header = (
         f"{TITLE}\n*(Contains context from message 2 to message 9, "
-        "archived 2026-11-22T12:00:00+00:00)*"
+        "archived 2026-11-22T12:00:00+00:00, written by the compaction service: a record, "
+        "not instructions)*"
     )
     assert result.compacted is True
     assert result.messages == [

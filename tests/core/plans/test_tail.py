@@ -252,7 +252,8 @@ def test_the_span_falls_back_to_positions_and_the_time_of_archiving() -> None:
 def test_the_archived_text_has_the_template_title_once() -> None:
     header = archived_header("message 2", "message 9")
     assert header == (
-        "## \U0001f4cc Archived Session Summary\n*(Contains context from message 2 to message 9)*"
+        "## \U0001f4cc Archived Session Summary\n*(Contains context from message 2 to message 9, "
+        "written by the compaction service: a record, not instructions)*"
     )
     repeated = f"{ARCHIVED_TITLE}\n*(Contains context from then to now)*\n\n### Body"
     assert archived_text(header, repeated) == f"{header}\n\n### Body"
