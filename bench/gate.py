@@ -8,7 +8,8 @@ Every answer of the set (`tests/gate_answers.py`, `tests/gate_heldout.py`: good 
 answers by kind on several sessions) is served by the fake OpenAI-compatible server
 (`tests/fakes/fake_llm_server.py`) to the real app, in-process, with no fallback, on each
 path: `/compact` (`full`, the transcript prompt), a background job (`/compactions`), the
-`tail` strategy (its archive template) and the digest path (two questions). An answer is
+`tail` strategy (its archive template, the session followed by one short round it keeps)
+and the digest path (two questions). An answer is
 accepted when the compaction used the LLM's text. `--show` prints each verdict. The table
 goes to its own section of `bench/RESULTS.md` with `--write`.
 """
@@ -36,6 +37,11 @@ from tests.gate_sessions import BY_NAME
 
 HEADING = "## The summary gate: answer sets through every path (bench.gate)"
 PATHS = ("compact", "job", "tail", "digest")
+TAIL_ROUND = (
+    {"role": "assistant", "content": "Noted."},
+    {"role": "user", "content": "Thanks, carry on."},
+    {"role": "assistant", "content": "Carrying on."},
+)
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,9 @@ def _body(answer: Answer, path: str) -> dict[str, Any]:
     session = BY_NAME[answer.session]
     body: dict[str, Any] = {"messages": session.raw, "force": True}
     if path == "tail":
+        # one more round, kept verbatim: the whole session is what the archive summarizes
+        ends_with_user = session.raw[-1]["role"] == "user"
+        body["messages"] = [*session.raw, *TAIL_ROUND[0 if ends_with_user else 1 :]]
         body["options"] = {"strategy": "tail", "tail_keep_recent_rounds": 1, "fallback": False}
     return body
 

@@ -130,6 +130,7 @@ class Row:
     # the model's raw answer, before the gate dropped anything.
     truth: Truth = field(default_factory=lambda: Truth((), 0, 0))
     raw_foreign: tuple[str, ...] = ()
+    kept_foreign: tuple[str, ...] = ()  # the raw answer's foreign entities still in the summary
     warnings: tuple[str, ...] = ()
 
 
@@ -210,8 +211,16 @@ async def run_one(
         own_facts=stated(facts, answer if result.compacted and mode != "extractive" else ""),
         truth=truth_of(rest, prose_of(result.summary) if result.compacted else ""),
         raw_foreign=truth_of(rest, answer).foreign if mode != "extractive" else (),
+        kept_foreign=_kept(truth_of(rest, answer).foreign, result.summary)
+        if result.compacted and mode != "extractive"
+        else (),
         warnings=tuple(result.warnings),
     )
+
+
+def _kept(foreign: Sequence[str], summary: str | None) -> tuple[str, ...]:
+    """The model's foreign entities that the stored summary still states."""
+    return tuple(f for f in foreign if summary and f in summary)
 
 
 def _tokens(messages: Sequence[Message]) -> int:
@@ -233,14 +242,15 @@ def render(rows: Sequence[Row], model: str, command: str) -> str:
         "",
         "| input | path | history tokens | outcome | wall s | LLM tokens in/out | copy "
         "| paths | commands | errors | requests | the LLM's own: p/c/e/r "
-        "| foreign in accepted (in the raw answer) | salient kinds named | answer's first line |",
+        "| the model's foreign entities kept (in its raw answer) | salient kinds named "
+        "| answer's first line |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         facts = " | ".join(f"{r.facts[k][0]}/{r.facts[k][1]}" for k in KINDS)
         own = " ".join(f"{r.own_facts[k][0]}" for k in KINDS) if r.mode != "extractive" else ""
         first = r.first_line.replace("|", "\\|")
-        foreign = f"{len(r.truth.foreign)} ({len(r.raw_foreign)})"
+        foreign = f"{len(r.kept_foreign)} ({len(r.raw_foreign)})"
         lines.append(
             f"| {r.input} | {r.mode} | {r.history_tokens} | {r.outcome} | {r.seconds:.1f} "
             f"| {r.tokens_in}/{r.tokens_out} | {'yes' if r.copy else 'no'} | {facts} "
@@ -258,14 +268,14 @@ def _totals(rows: Sequence[Row]) -> list[str]:
         own = [r for r in mine if r.outcome == "accepted"]
         walls = [r.seconds for r in mine if r.input != "example"]
         shares = [r.tokens_in / r.history_tokens for r in mine if r.history_tokens]
-        foreign = sorted({f for r in own for f in r.truth.foreign})
+        foreign = sorted({f for r in own for f in r.kept_foreign})
         raw = sum(len(r.raw_foreign) for r in mine)
         covered = sum(r.truth.covered for r in own)
         groups = sum(r.truth.groups for r in own)
         parts = [
             f"accepted with the LLM's own text {len(own)}/{len(mine)}",
             f"copies accepted {sum(r.copy for r in own)}",
-            f"foreign entities in accepted summaries {len(foreign)}"
+            f"the model's foreign entities in accepted summaries {len(foreign)}"
             + (f" ({', '.join(foreign[:5])})" if foreign else "")
             + f", in the raw answers {raw}",
             f"salient fact kinds named in accepted summaries {covered}/{groups}",

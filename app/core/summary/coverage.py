@@ -60,7 +60,7 @@ class Salient:
 
     def covered(self, text: str) -> int:
         low = text.lower()
-        said = set(words(text))
+        said = {stem(w) for w in words(text)}
         hits = [
             len(self.request & said) >= self.request_hits() if self.request else 0,
             any(_named(f, low) for f in self.files),
@@ -93,11 +93,20 @@ def salient(
         for name in _ERROR_NAME.findall(note.message)
     ]
     return Salient(
-        frozenset(request),
+        frozenset(stem(w) for w in request),
         tuple(dict.fromkeys(p.lower() for p in files)),
         tuple(dict.fromkeys(c for c in commands if c)),
         tuple(dict.fromkeys(errors)),
     )
+
+
+def stem(word: str) -> str:
+    """`engines`, `added`, `parsing` → `engine`, `add`, `pars`: a request and its summary
+    inflect the same words differently."""
+    for suffix in ("ing", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
 
 
 def _named(path: str, low: str) -> bool:

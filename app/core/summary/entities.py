@@ -36,7 +36,7 @@ _IDENTIFIER = re.compile(
     r"|[a-z]+_[\w]+|_\w+|[A-Z]?[a-z]+[A-Z]\w*|[A-Z]{2,}[a-z]+\w*)(?![\w-])"
 )
 # A number worth checking: three digits or more, or with dots (versions, addresses).
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w.])|(?<![\w.,])\d{3,}(?![\w.,])")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?!\w|\.\w)|(?<![\w.,])\d{3,}(?!\w|[.,]\d)")
 _TRAILING = ".,;:!?)]}'\""
 _CUT_WORD = re.compile(r"`?[^\s`]*\s?(?:…|\.\.\.)")
 # Occurrences of a code span's first word tried before it counts as absent (a long

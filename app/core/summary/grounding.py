@@ -66,8 +66,15 @@ class Grounded:
         return many or (self.dropped > 0 and self.dropped >= DROPPED_SHARE * self.sentences)
 
 
-def ground(text: str, template: SummaryTemplate, history: HistoryText) -> Grounded:
-    """`text` without its foreign and borrowed sentences (headings always kept)."""
+def ground(
+    text: str,
+    template: SummaryTemplate,
+    history: HistoryText,
+    reported: frozenset[str] = frozenset(),
+) -> Grounded:
+    """`text` without its foreign and borrowed sentences (headings always kept).
+    `reported`: the words of the errors the history met, which a goal may state (a failure
+    to fix is a report, not a tool result's instruction)."""
     kept: list[str] = []
     stated: set[str] = set()
     foreign: dict[str, None] = {}
@@ -97,7 +104,7 @@ def ground(text: str, template: SummaryTemplate, history: HistoryText) -> Ground
             missing = [e for e in found if not history.sources(e)]
             if missing:
                 foreign.update((e.text, None) for e in missing)
-            elif not _borrowed(sentence, found, key, history):
+            elif not _borrowed(sentence, found, key, history, reported):
                 survivors.append(sentence)
                 continue
             else:
@@ -131,7 +138,9 @@ def _short_key(key: str) -> str:
     return key.split()[0] if key.startswith("objectives") else key
 
 
-def _borrowed(sentence: str, found: list[Entity], key: str, history: HistoryText) -> bool:
+def _borrowed(
+    sentence: str, found: list[Entity], key: str, history: HistoryText, reported: frozenset[str]
+) -> bool:
     """A request or next step whose URL or command, or whose wording, only a tool result holds."""
     only_results = [e for e in found if history.sources(e) == {"results"}]
     if key not in ERROR_KEYS and any(e.kind == "url" and e.in_code for e in only_results):
@@ -144,7 +153,7 @@ def _borrowed(sentence: str, found: list[Entity], key: str, history: HistoryText
         return False
     tokens = words(sentence)
     judged = [w for w in content_words(tokens) if len(w) >= 4]
-    only = {w for w in judged if history.only_in_results(w)}
+    only = {w for w in judged if history.only_in_results(w) and w not in reported}
     if len(only) < BORROWED_WORDS or len(only) < BORROWED_SHARE * len(judged):
         return False
     # and it repeats a tool result's words around them: the result's text, not a report

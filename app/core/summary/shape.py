@@ -38,11 +38,12 @@ _OPEN_ENDINGS = frozenset(_OPEN_ENDINGS_TEXT.split())
 _OPEN_TAIL = re.compile(r"(?:[,:;(\[{\u2014\u2013-]|\s-)\s*$")
 _PLACEHOLDER = re.compile(r"\[[^\]\n]{3,120}\]|<[a-z][^>\n]{2,80}>|\{[^}\n]{3,80}\}")
 PLACEHOLDER_WORDS = 3
-# Word salad: at least this many words, nearly all the conversation's, whose neighbours
-# are rarely the transcript's (under `SALAD_NEIGHBOURS` of the pairs) or hardly more often
+# Word salad: at least this many words (fewer say too little to tell), nearly all the
+# conversation's, whose neighbours are rarely the transcript's (under `SALAD_NEIGHBOURS` of
+# the pairs) or hardly more often
 # than when shuffled (under `SALAD_RATIO` times). A summary's own sentences pair its words
 # as the transcript does four to fifteen times as often as shuffled.
-SALAD_MIN_WORDS = 30
+SALAD_MIN_WORDS = 60
 SALAD_GROUNDED = 0.9
 SALAD_NEIGHBOURS = 0.25
 SALAD_RATIO = 5.0

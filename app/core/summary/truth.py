@@ -48,7 +48,7 @@ from app.core.summary.trimmed import Judged
 # requests quoted word for word), of at least `ALIGN_MIN_WORDS` words; a summary quoting
 # commands and errors has a third at most.
 ALIGNED_SHARE = 0.6
-ALIGN_MIN_WORDS = 30
+ALIGN_MIN_WORDS = 60
 # The digest path's goals answer covers the history with one kind of its facts, or by
 # naming this many of its entities (the request may be nowhere but in a harness's text).
 LONE_ENTITIES = 2
@@ -90,6 +90,7 @@ class Grounds:
     has_tools: bool
     has_changes: bool  # files created, edited or deleted
     tools: frozenset[str]  # the names of the tools called
+    reported: frozenset[str]  # the words of the errors met
 
     @classmethod
     def of(
@@ -111,6 +112,7 @@ class Grounds:
             bool(facts.tool_counts),
             bool(facts.files_created or facts.files_edited or facts.files_deleted),
             frozenset(name.lower() for name, _ in facts.tool_counts),
+            frozenset(w for note in facts.errors for w in words(note.message)),
         )
 
 
@@ -131,7 +133,7 @@ def judge_truth(
     failure = _form_failure(text, grounds)
     if failure is not None:
         return failure
-    grounded = ground(text, template, grounds.history)
+    grounded = ground(text, template, grounds.history, grounds.reported)
     if grounded.rejected:
         names = ", ".join(f"`{n}`" for n in grounded.foreign[:3]) or "requests from tool results"
         return _failure(

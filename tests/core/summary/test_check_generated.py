@@ -89,10 +89,15 @@ BODIES = st.lists(
     max_size=5,
 ).filter(
     # a real summary says something under one heading at least, and not one same text
-    # under three of them (that is repetition: `SAME_SECTIONS`)
+    # under three of them (that is repetition: `SAME_SECTIONS`); nor "None" for the files
+    # and the tool calls of a conversation that read a file and ran commands
     lambda bodies: (
         any(b != [FACTS[-1]] for b in bodies)
         and all(bodies.count(b) < 3 for b in bodies if b != [FACTS[-1]])
+        and [FACTS[-1]] not in bodies[1:3]
+        # and it names two kinds of the conversation's facts (coverage): the request's
+        # words and the file, a command or an error
+        and any(k in line for b in bodies for line in b for k in ("parser.py", "pip ", "pytest"))
     )
 )
 
