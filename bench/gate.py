@@ -9,8 +9,9 @@ answers by kind on several sessions) is served by the fake OpenAI-compatible ser
 (`tests/fakes/fake_llm_server.py`) to the real app, in-process, with no fallback, on each
 path: `/compact` (`full`, the transcript prompt), a background job (`/compactions`), the
 `tail` strategy (its archive template, the session followed by one short round it keeps)
-and the digest path (two questions). An answer is
-accepted when the compaction used the LLM's text. `--show` prints each verdict. The table
+and the digest path (two questions). An answer is accepted when the compaction used the
+LLM's text; a compaction refused as `no_gain` (a history no larger than its summary) is no
+verdict of the gate and is left out. `--show` prints each verdict. The table
 goes to its own section of `bench/RESULTS.md` with `--write`.
 """
 
@@ -144,6 +145,8 @@ async def _measure_path(
             for answer in found:
                 fake.rescript(_script(answer, path))
                 data = await _run(client, answer, path)
+                if data.get("reason") == "no_gain":
+                    continue  # not the gate's verdict: a summary the history is not larger than
                 accepted = bool(data.get("compacted")) and data.get("summarizer") == "openai"
                 out.append(Verdict(answer, path, accepted, _detail(data)))
     return out
