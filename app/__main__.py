@@ -157,6 +157,8 @@ def _fraction(text: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
 
+    from pydantic_settings import SettingsError
+
     from app.settings import Settings
     from app.settings.names import explain, unknown_variables
 
@@ -164,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings()
     except ValidationError as exc:
         print(f"error: configuration: {explain(exc)}", file=sys.stderr)
+        return 2
+    except SettingsError as exc:  # a value the settings could not even decode (JSON)
+        print(f"error: configuration: {_undecodable(exc)}", file=sys.stderr)
         return 2
     unknown = unknown_variables(os.environ)
     if args.command == "serve":
@@ -173,22 +178,59 @@ def main(argv: list[str] | None = None) -> int:
     return _run(settings, args)
 
 
+def _undecodable(error: Exception) -> str:
+    """One line naming the variable whose value could not be decoded, and why:
+    pydantic-settings names only the field, and the reason only in the chained error."""
+    import json
+    import re
+
+    from app.settings.names import variable_of
+
+    field = re.search(r'field "(\w+)"', str(error))
+    where = variable_of(field.group(1)) if field else "a setting"
+    cause = error.__cause__
+    if isinstance(cause, json.JSONDecodeError):
+        return f"{where}: not valid JSON ({cause})"
+    return f"{where}: {cause or error}"
+
+
 def _serve(settings: Any, args: argparse.Namespace, unknown: list[str]) -> int:
     import logging
 
     import uvicorn
 
+    from app.api.parts import parts_of
     from app.main import create_app
-    from app.serving import server_config
+    from app.serving import PortDispatch, listening_socket, server_config
     from app.wiring.service import setup_logging
 
     setup_logging(settings)
     for line in unknown:
         logging.getLogger("context_compact").warning(line)
     host, port = args.host or settings.host, args.port or settings.port
-    server = uvicorn.Server(server_config(create_app(settings), settings, host, port))
+    app = create_app(settings)
+    parts = parts_of(app)
+    proxy = parts.proxy if parts is not None else None
+    if proxy is None:
+        server = uvicorn.Server(server_config(app, settings, host, port))
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run()
+        return 0 if server.started else STARTUP_FAILURE
+    try:
+        sockets = [
+            listening_socket(host, port),
+            listening_socket(settings.proxy_host, settings.proxy_port),
+        ]
+    except OSError as exc:
+        logging.getLogger("context_compact").error(f"cannot listen: {exc}")
+        return STARTUP_FAILURE
+    both = PortDispatch(app, proxy, sockets[1].getsockname()[1])
+    server = uvicorn.Server(server_config(both, settings, host, port))
+    logging.getLogger("context_compact").info(
+        "proxy listening", extra={"host": settings.proxy_host, "port": settings.proxy_port}
+    )
     with contextlib.suppress(KeyboardInterrupt):
-        server.run()
+        server.run(sockets=sockets)
     return 0 if server.started else STARTUP_FAILURE
 
 

@@ -135,6 +135,8 @@ def lifespan_of(settings: Settings, parts: AppParts, stores: Stores) -> Lifespan
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
         await parts.jobs.close()
+        if parts.proxy is not None:
+            await parts.proxy.aclose()
         if parts.summarizer_probe is not None:
             await parts.summarizer_probe.aclose()
         await close_ports(parts.service)

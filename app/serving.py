@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from typing import Any
 
 import uvicorn
@@ -171,3 +172,33 @@ def server_config(app: Any, settings: Settings, host: str, port: int) -> uvicorn
         log_config=None,  # our handler (setup_logging) writes uvicorn's lines too
         access_log=False,  # one `request` line per request comes from the app
     )
+
+
+class PortDispatch:
+    """One ASGI app behind two listeners: requests to the proxy's port go to the proxy
+    (`app.proxy`), every other request and the lifespan to the API. A separate port
+    because the OpenAI SDK's key travels in `Authorization: Bearer`, which the API's own
+    token uses."""
+
+    def __init__(self, api: Any, proxy: Any, proxy_port: int) -> None:
+        self.api = api
+        self.proxy = proxy
+        self.proxy_port = proxy_port
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        server = scope.get("server") or (None, None)
+        if scope["type"] == "http" and server[1] == self.proxy_port:
+            await self.proxy(scope, receive, send)
+        else:
+            await self.api(scope, receive, send)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A bound, listening TCP socket (IPv6 when `host` is an IPv6 address)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock

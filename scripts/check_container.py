@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SIDECAR_SERVICE = "compact"
 CONTAINER_PORT = "8080"  # the image's COMPACT_PORT
 PORT_PROBE = "18123"  # a COMPACT_PORT a user might set, to see where it goes
+PROXY_PORT_PROBE = "18787"  # the same for the proxy's host port
 WORKDIR_TARGET = "/workspace"
 DATA_TARGET = "/data"
 # Commands that fetch from the network: none may run when the container starts.
@@ -342,8 +343,10 @@ def compose_port_problems(raw: Mapping[str, Any]) -> list[str]:
     """With `COMPACT_PORT` set (in the shell or `.env`), the sidecar's host port follows it
     and every service of the image still listens on the image's port, where its healthcheck
     and the port mapping look: `COMPACT_PORT` is pinned in each one's `environment` (which
-    wins over `env_file`)."""
-    document = interpolate(raw, {"COMPACT_PORT": PORT_PROBE})
+    wins over `env_file`). A service that pins `COMPACT_PROXY_PORT` may publish that port
+    too, its host port following `COMPACT_PROXY_HOST_PORT`."""
+    probes = {"COMPACT_PORT": PORT_PROBE, "COMPACT_PROXY_HOST_PORT": PROXY_PORT_PROBE}
+    document = interpolate(raw, probes)
     services = document.get("services") or {}
     image = (services.get(SIDECAR_SERVICE) or {}).get("image")
     problems: list[str] = []
@@ -351,12 +354,20 @@ def compose_port_problems(raw: Mapping[str, Any]) -> list[str]:
         if name != SIDECAR_SERVICE and (image is None or service.get("image") != image):
             continue
         pinned = _environment(service).get("COMPACT_PORT")
+        proxy = _environment(service).get("COMPACT_PROXY_PORT")
         if pinned != CONTAINER_PORT:
             problems.append(
                 f"{name}: COMPACT_PORT is not pinned to {CONTAINER_PORT} in environment: "
                 "one in .env would move the container's port away from its mapping"
             )
         for host, target in map(_published, service.get("ports") or []):
+            if target == proxy and proxy not in (None, CONTAINER_PORT):
+                if name == SIDECAR_SERVICE and host != PROXY_PORT_PROBE:
+                    problems.append(
+                        f"{name}: the proxy's host port {host} does not follow "
+                        "COMPACT_PROXY_HOST_PORT"
+                    )
+                continue
             if target != CONTAINER_PORT:
                 problems.append(f"{name}: publishes container port {target}, not {CONTAINER_PORT}")
             if name == SIDECAR_SERVICE and host != PORT_PROBE:

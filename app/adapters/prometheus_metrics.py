@@ -22,6 +22,9 @@ PREFIX = "context_compact"
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 # Conversation sizes in tokens, from a short chat to beyond the largest windows.
 TOKEN_BUCKETS = (1_000, 5_000, 10_000, 25_000, 50_000, 100_000, 150_000, 200_000, 500_000, 1e6)
+# The proxy's own time before forwarding: a millisecond when it passes through, seconds when it
+# compacts at once.
+PROXY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5, 30)
 
 
 class PrometheusMetrics:
@@ -80,6 +83,19 @@ class PrometheusMetrics:
             ["reason"],
             registry=r,
         )
+        self._proxied = Counter(
+            f"{PREFIX}_proxy_requests",
+            "Requests through the proxy, by what it did (none, applied, compacted, ...).",
+            ["action"],
+            registry=r,
+        )
+        self._proxy_overhead = Histogram(
+            f"{PREFIX}_proxy_overhead_seconds",
+            "Time the proxy added before a request left for the provider, by action.",
+            ["action"],
+            buckets=PROXY_BUCKETS,
+            registry=r,
+        )
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         self._requests.labels(method, route, str(status)).inc()
@@ -101,6 +117,10 @@ class PrometheusMetrics:
 
     def observe_restore_skip(self, reason: str) -> None:
         self._restore_skips.labels(reason).inc()
+
+    def observe_proxy(self, action: str, overhead_seconds: float) -> None:
+        self._proxied.labels(action).inc()
+        self._proxy_overhead.labels(action).observe(overhead_seconds)
 
     def exposition(self) -> tuple[bytes, str]:
         return generate_latest(self.registry), CONTENT_TYPE_PLAIN_0_0_4

@@ -7,7 +7,9 @@ attribute looked up by name on the first request.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from starlette.applications import Starlette
 
@@ -23,6 +25,20 @@ from app.service.toolkit import ToolkitService
 _KEY = "parts"
 
 
+class ProxyEdge(Protocol):
+    """The transparent proxy's ASGI app (`app.proxy`), served on its own port by the same
+    process; the lifespan closes it."""
+
+    async def __call__(
+        self,
+        scope: Mapping[str, Any],
+        receive: Callable[[], Awaitable[dict[str, Any]]],
+        send: Callable[[dict[str, Any]], Awaitable[None]],
+    ) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class AppParts:
     service: CompactionService
@@ -36,6 +52,7 @@ class AppParts:
     # `/readyz`: the LLM server's reachability, and whether readiness waits for it.
     summarizer_probe: SummarizerProbe | None = None
     summarizer_required: bool = False
+    proxy: ProxyEdge | None = None
 
     def install(self, app: Starlette) -> None:
         app.state[_KEY] = self

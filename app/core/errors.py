@@ -10,6 +10,7 @@
     │                        the pipeline refuses that output instead of returning it)
     ├── SeenStoreError       a session's last-seen file times could not be read or written
     ├── RecallDeadlineError  a recall ran past its request's deadline
+    ├── UpstreamError        the provider behind the proxy could not be reached
     ├── InvalidRequestError  a request's values do not fit together (names the field)
     ├── JobStoreError        (app.core.sessions.jobs) a background job could not be stored or read
     ├── BusyError            (app.service.slots) every summary slot stayed busy
@@ -157,3 +158,8 @@ class CountError(CompactError):
 
 class SeenStoreError(CompactError):
     """The freshness store failed; the caller answers without the note, with a warning."""
+
+
+class UpstreamError(CompactError):
+    """The provider behind the proxy could not be reached, or broke off its answer before
+    the first byte reached the client (the proxy answers 502 in the provider's shape)."""

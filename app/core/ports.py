@@ -5,7 +5,7 @@ Adapters in `app.adapters` implement them; tests implement them with plain calla
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -244,3 +244,36 @@ class DataDirectory(Protocol):
     def sweep_temps(self) -> list[str]:
         """Deletes stale temp files of killed writers beneath it; the paths removed."""
         ...
+
+
+RawHeaders = list[tuple[bytes, bytes]]
+
+
+class UpstreamAnswer(Protocol):
+    """A provider's answer as it arrives: its status and raw headers at once, its body's
+    bytes as they come (undecoded: what the provider sent is what the client gets)."""
+
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def headers(self) -> RawHeaders: ...
+
+    def chunks(self) -> AsyncIterator[bytes]: ...
+
+    async def read(self) -> bytes:
+        """The whole body (an error's, which is short)."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class Upstream(Protocol):
+    """The providers behind the proxy, over one connection pool. Raises `UpstreamError`
+    when the provider cannot be reached."""
+
+    async def send(
+        self, method: str, url: str, headers: RawHeaders, body: bytes
+    ) -> UpstreamAnswer: ...
+
+    async def aclose(self) -> None: ...

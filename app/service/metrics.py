@@ -32,6 +32,11 @@ class Metrics(Protocol):
     def observe_restore_skip(self, reason: str) -> None:
         """One file named in the history that was not restored, and why."""
 
+    def observe_proxy(self, action: str, overhead_seconds: float) -> None:
+        """One request through the proxy: what it did (`none`, `skipped`,
+        `precompact_started`, `applied`, `compacted`, `retried`) and the time it added
+        before the request left for the provider."""
+
     def exposition(self) -> tuple[bytes, str]:
         """The current values in the text format scrapers read, and its content type."""
 
@@ -55,6 +60,9 @@ class NoMetrics:
         pass
 
     def observe_restore_skip(self, reason: str) -> None:
+        pass
+
+    def observe_proxy(self, action: str, overhead_seconds: float) -> None:
         pass
 
     def exposition(self) -> tuple[bytes, str]:

@@ -97,7 +97,8 @@ class CompactionSettings(BaseSettings):
         description=(
             "JSON object of models added to or replacing the built-in table "
             '(docs/models.md), e.g. `{"my-model": {"context_window": 32000, '
-            '"tokenizer": "tiktoken"}}`'
+            '"tokenizer": "tiktoken"}}`; optional `input_limit`, `output_limit`, '
+            "`context_1m_window`, `margin`, `exact`"
         ),
     )
     place(

@@ -18,6 +18,7 @@ at start-up (`FormerNamesAgree`). The helpers live in app/settings/sources.py.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -30,6 +31,8 @@ from app.settings.compaction import CompactionSettings
 from app.settings.sources import DECLARED, ENV_PREFIX, FormerNamesAgree, is_loopback, place
 
 __all__ = ["DECLARED", "ENV_PREFIX", "Settings"]
+
+UPSTREAM_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class Settings(CompactionSettings):
@@ -202,6 +205,62 @@ class Settings(CompactionSettings):
         ),
     )
 
+    # The transparent proxy (docs/proxy.md): an agent's SDK pointed at it.
+    proxy_port: int | None = Field(
+        None,
+        gt=0,
+        lt=65536,
+        description=(
+            "set: `context-compact serve` also listens on this port for the transparent "
+            "proxy (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`, `base_url=`; docs/proxy.md); "
+            "unset: no proxy"
+        ),
+    )
+    proxy_host: str = Field("127.0.0.1", description="where the proxy listens")
+    proxy_anthropic_url: str = Field(
+        "https://api.anthropic.com",
+        description="the provider behind the proxy's Anthropic routes (`/v1/messages`, ...)",
+    )
+    proxy_openai_url: str = Field(
+        "https://api.openai.com",
+        description="the provider behind the proxy's other `/v1/` routes",
+    )
+    proxy_upstreams: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            'more providers by name, as JSON (`{"local": "http://127.0.0.1:8000"}`), '
+            "reached as `/u/{name}/v1/...`; upstreams come from here only, never from a "
+            "request"
+        ),
+    )
+    proxy_token: SecretStr | None = Field(
+        None,
+        description=(
+            "when set, a proxied request needs it in `x-compact-proxy-token` (stripped "
+            "before forwarding); never logged"
+        ),
+    )
+    proxy_start: float = Field(
+        0.7,
+        gt=0,
+        le=1,
+        description="share of the request's limit where a background compaction starts",
+    )
+    proxy_splice: float = Field(
+        0.85,
+        gt=0,
+        le=1,
+        description="share of the request's limit where a finished compaction is put in",
+    )
+    proxy_wait_seconds: float = Field(
+        3.0,
+        ge=0,
+        description=(
+            "over the limit, how long a request waits for a running compaction before one "
+            "is made at once with the extractive summarizer"
+        ),
+    )
+
     place(vars(), placed=CompactionSettings.model_fields)  # the rest, last
 
     @field_validator("workdir_aliases", "read_tools", "prune_exclude_tools", mode="before")
@@ -209,6 +268,16 @@ class Settings(CompactionSettings):
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("proxy_upstreams")
+    @classmethod
+    def _upstreams_named_and_http(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, url in value.items():
+            if not UPSTREAM_NAME.fullmatch(name):
+                raise ValueError(f"upstream name {name!r}: letters, digits, `-` and `_` only")
+            if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+                raise ValueError(f"upstream {name!r}: {url!r} is not an http(s) URL")
         return value
 
     @field_validator("read_tools")
@@ -222,6 +291,10 @@ class Settings(CompactionSettings):
         values = vars(self)  # the declared settings have no attribute mypy knows
         if self.overflow_threshold < values["threshold"]:
             raise ValueError("COMPACT_OVERFLOW_THRESHOLD must be >= COMPACT_THRESHOLD")
+        if self.proxy_splice < self.proxy_start:
+            raise ValueError("COMPACT_PROXY_SPLICE must be >= COMPACT_PROXY_START")
+        if self.proxy_port is not None and self.proxy_port == self.port:
+            raise ValueError("COMPACT_PROXY_PORT must differ from COMPACT_PORT")
         if self.ledger_max_tokens < self.ledger_min_tokens:
             raise ValueError("COMPACT_LEDGER_MAX_TOKENS must be >= COMPACT_LEDGER_MIN_TOKENS")
         return self

@@ -18,6 +18,7 @@ from app.service.metered import MeteredCompactionService
 from app.service.recall import Recaller
 from app.settings import Settings
 from app.wiring.counting import shared_o200k
+from app.wiring.proxy import build_proxy
 from app.wiring.service import Stores, build_probe
 from app.wiring.toolkit import build_toolkit
 
@@ -34,11 +35,12 @@ def build_parts(settings: Settings, service: CompactionService, stores: Stores) 
         service.summaries.window = probe
         service.summaries.answer_tokens = settings.summary_max_tokens
     metrics = service.metrics if isinstance(service, MeteredCompactionService) else None
+    metrics = metrics or PrometheusMetrics()
     return AppParts(
         service=service,
         jobs=JobManager(service, stores.jobs, _job_policy(settings), queue=stores.queue),
         toolkit=build_toolkit(settings, stores.seen),
-        metrics=metrics or PrometheusMetrics(),
+        metrics=metrics,
         data_dir=DataDirectory(settings.data_dir, min_free_bytes=settings.min_free_bytes),
         shape_limits=ShapeLimits(
             max_messages=settings.max_messages,
@@ -56,6 +58,7 @@ def build_parts(settings: Settings, service: CompactionService, stores: Stores) 
             wait=settings.recall_slot_wait,
             deadline=settings.request_timeout,
         ),
+        proxy=build_proxy(settings, service, metrics),
     )
 
 

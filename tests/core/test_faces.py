@@ -44,6 +44,7 @@ def test_every_family_of_core_is_a_package_with_a_docstring() -> None:
         "options",
         "plans",
         "provider",
+        "proxy",
         "recall",
         "restore",
         "sessions",

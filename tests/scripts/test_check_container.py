@@ -230,6 +230,29 @@ REPLICAS = """services:
 """
 
 
+PROXIED = REPLICAS.replace(
+    'environment: {COMPACT_PORT: "8080"}\n    ports: ["127.0.0.1:${COMPACT_PORT:-8080}:8080"]',
+    'environment: {COMPACT_PORT: "8080", COMPACT_PROXY_PORT: "8787"}\n'
+    '    ports: ["127.0.0.1:${COMPACT_PORT:-8080}:8080", '
+    '"127.0.0.1:${COMPACT_PROXY_HOST_PORT:-8787}:8787"]',
+)
+
+
+def test_the_proxy_s_port_may_be_published_where_its_setting_pins_it() -> None:
+    assert "8787" in PROXIED
+    assert compose_port_problems(yaml.safe_load(PROXIED)) == []
+    fixed = PROXIED.replace("${COMPACT_PROXY_HOST_PORT:-8787}:8787", "8787:8787")
+    assert compose_port_problems(yaml.safe_load(fixed)) == [
+        "compact: the proxy's host port 8787 does not follow COMPACT_PROXY_HOST_PORT"
+    ]
+    unpinned = PROXIED.replace(', COMPACT_PROXY_PORT: "8787"', "")
+    assert compose_port_problems(yaml.safe_load(unpinned)) == [
+        "compact: publishes container port 8787, not 8080",
+        "compact: the host port 18787 does not follow COMPACT_PORT "
+        "(127.0.0.1:${COMPACT_PORT:-8080}:8080)",
+    ]
+
+
 def test_compact_port_moves_the_host_port_and_never_the_containers() -> None:
     assert compose_port_problems(yaml.safe_load(REPLICAS)) == []
     fixed = REPLICAS.replace("${COMPACT_PORT:-8080}:8080", "8080:8080")

@@ -15,7 +15,7 @@ from app.core.recall.search import recall_note
 from app.core.result import result_json
 from app.core.summary.extractive import ExtractiveSummarizer, extract_summary
 from app.core.summary.prompt import MOST_RECENT_RULE
-from app.core.tokens import count_total
+from app.core.tokens import REPLY_PRIMING, count_total
 from app.service.compaction import CompactionPorts, CompactionService, CompactRequest
 from tests.builders import (
     NOW,
@@ -67,7 +67,7 @@ async def test_below_threshold_returns_the_input_unchanged(tokenizer: TiktokenTo
     assert result.reason == "below_threshold"
     assert result.messages == messages
     assert result.stats is None
-    assert result.token_count == count_total(tokenizer, messages)
+    assert result.token_count == count_total(tokenizer, messages) + REPLY_PRIMING
     assert summarizer.requests == []
 
 

@@ -21,7 +21,8 @@ from app.core.provider.dialects import (
     to_anthropic,
     to_openai,
 )
-from app.core.tokens import MEDIA_TOKEN_ESTIMATE, count_total
+from app.core.provider.media import OPENAI_IMAGE_MAX_TOKENS
+from app.core.tokens import MESSAGE_OVERHEAD, count_total
 from tests.builders import assistant, parse, system, tool_result, tool_use, user
 
 OPENAI = [
@@ -158,11 +159,13 @@ def test_same_conversation_counts_the_same_in_both_formats(
     assert count_total(tokenizer, openai) == count_total(tokenizer, anthropic)
 
 
-def test_image_url_part_counts_like_an_image(tokenizer: TiktokenTokenizer) -> None:
+def test_an_image_url_part_whose_size_is_unreadable_costs_the_most_an_image_can(
+    tokenizer: TiktokenTokenizer,
+) -> None:
     url = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 50_000}}
     (message,) = from_openai([{"role": "user", "content": [url]}])
     assert count_total(tokenizer, [message]) == (
-        tokenizer.count("user\n[media]") + MEDIA_TOKEN_ESTIMATE
+        tokenizer.count("user\n[media]") + MESSAGE_OVERHEAD + OPENAI_IMAGE_MAX_TOKENS
     )
 
 

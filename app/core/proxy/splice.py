@@ -1,0 +1,156 @@
+"""The compacted head a session's requests carry from a compaction on, found and put in.
+
+A proxied agent keeps sending its whole history. Once a compaction has replaced the first
+`replaced` of its messages with a head (the summary turn, restored files, and for the
+OpenAI shape the leading system messages as sent), every later request that still starts
+with those messages gets the *same* head, byte for byte, followed by what came after them:
+the provider's prompt cache keeps hitting. A request that no longer starts with them (the
+agent rewrote its history) is sent as it is.
+
+Where a compaction may cut (`boundaries`): before an assistant message (what precedes it
+ends with its tool results, all answered) or before a user message that is a new request
+(no tool results in it). A head that ends with the assistant's acknowledgement, before a
+kept assistant message, gets a user `Continue.` between them so that roles alternate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from app.core.assemble import CONTINUE
+
+JsonDict = dict[str, Any]
+MAX_BREAKPOINTS = 4
+EPHEMERAL: JsonDict = {"type": "ephemeral"}
+
+
+def prefix_digest(messages: Sequence[Mapping[str, Any]]) -> str:
+    """sha256 of the messages' JSON: what finds a compacted prefix again."""
+    return hashlib.sha256(orjson.dumps(list(messages))).hexdigest()
+
+
+@dataclass(frozen=True)
+class Head:
+    """A compaction's head: `core` stands for the client's first `replaced` messages
+    (whose JSON hashes to `digest`); `seam` is the user turn put after it when the first
+    kept message is the assistant's. `tokens`: the head's count, as the service counted it."""
+
+    core: tuple[JsonDict, ...]
+    replaced: int
+    digest: str
+    seam: bool
+    tokens: int
+
+    @property
+    def messages(self) -> list[JsonDict]:
+        return [*self.core, {"role": "user", "content": CONTINUE}] if self.seam else list(self.core)
+
+    def splice(self, client: Sequence[JsonDict]) -> list[JsonDict] | None:
+        """The messages to send in place of `client`'s: the head, then every message after
+        the replaced ones; None when `client` does not start with them."""
+        if len(client) <= self.replaced or prefix_digest(client[: self.replaced]) != self.digest:
+            return None
+        return [*self.messages, *client[self.replaced :]]
+
+
+def make_head(
+    core: Sequence[JsonDict], client: Sequence[JsonDict], replaced: int, tokens: int
+) -> Head:
+    """The head `core` standing for `client[:replaced]`, with its seam when needed."""
+    seam = bool(core) and _role(core[-1]) == "assistant" == _role(client[replaced])
+    return Head(tuple(core), replaced, prefix_digest(client[:replaced]), seam, tokens)
+
+
+def _role(message: Mapping[str, Any]) -> str:
+    role = message.get("role")
+    return role if isinstance(role, str) else ""
+
+
+def _has_tool_results(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content
+    )
+
+
+def boundaries(messages: Sequence[Mapping[str, Any]], start: int) -> Iterator[int]:
+    """Each index after `start` where a compaction may cut: before an assistant message, or
+    before a user message that carries no tool results (a new request), each following a
+    message of the other role. Every message before such a cut is answered and complete."""
+    for index in range(start + 1, len(messages)):
+        role, previous = _role(messages[index]), _role(messages[index - 1])
+        opens = role == "assistant" or (role == "user" and not _has_tool_results(messages[index]))
+        if opens and role != previous:
+            yield index
+
+
+def choose_cut(
+    messages: Sequence[Mapping[str, Any]], counts: Sequence[int], start: int, keep: int
+) -> int | None:
+    """The first message kept as sent: the earliest cut whose kept part takes at most
+    `keep` tokens (the most kept within the budget), else the latest cut; None when there
+    is no cut after `start`."""
+    cuts = list(boundaries(messages, start))
+    if not cuts:
+        return None
+    kept_from = [0] * (len(counts) + 1)
+    for index in range(len(counts) - 1, -1, -1):
+        kept_from[index] = kept_from[index + 1] + counts[index]
+    return next((cut for cut in cuts if kept_from[cut] <= keep), cuts[-1])
+
+
+def breakpoints(body: Mapping[str, Any]) -> int:
+    """The `cache_control` breakpoints a request sets: on tools, system blocks, message
+    blocks and at the top level."""
+    found = 1 if isinstance(body.get("cache_control"), Mapping) else 0
+    for tool in body.get("tools") or []:
+        found += isinstance(tool, Mapping) and "cache_control" in tool
+    system = body.get("system")
+    for block in system if isinstance(system, list) else []:
+        found += isinstance(block, Mapping) and "cache_control" in block
+    return found + message_breakpoints(body.get("messages") or [])
+
+
+def message_breakpoints(messages: Sequence[Any]) -> int:
+    found = 0
+    for message in messages:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for block in content if isinstance(content, list) else []:
+            found += isinstance(block, Mapping) and "cache_control" in block
+    return found
+
+
+def with_breakpoint(message: JsonDict) -> JsonDict:
+    """`message` with a breakpoint on its last content block (a string becomes a block)."""
+    content = message.get("content")
+    blocks = (
+        [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    )
+    if not blocks:
+        return message
+    blocks[-1] = {**blocks[-1], "cache_control": dict(EPHEMERAL)}
+    return {**message, "content": blocks}
+
+
+def without_breakpoints(messages: Sequence[JsonDict]) -> list[JsonDict]:
+    """The messages with every block's breakpoint removed."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(
+            isinstance(b, Mapping) and "cache_control" in b for b in content
+        ):
+            content = [
+                {k: v for k, v in b.items() if k != "cache_control"}
+                if isinstance(b, Mapping)
+                else b
+                for b in content
+            ]
+            message = {**message, "content": content}
+        out.append(message)
+    return out

@@ -1,0 +1,379 @@
+"""What the proxy does to a request on its way: the session's compacted head put in, a
+compaction begun in the background, a finished one put in, or one made at once.
+
+Per session (kept in memory, the least recently used forgotten past `max_sessions`):
+- `head`: the head every request carries from its first use on (`app.core.proxy.splice`):
+  the same bytes each time, so the provider's prompt cache keeps hitting;
+- `ready`: a head finished in the background, put in at the splice mark;
+- `running`: the background compaction, at most one;
+- `ratio`: the provider's count of the last request over ours (`usage`), which raises
+  our count to the provider's from then on (Claude counts more than cl100k).
+
+A compaction replaces the messages from the current head (or the start) to a cut, keeping
+at least the last `keep_share` of the limit as sent; a later one keeps the head it had and
+summarizes only what came after it, until the head itself passes `fold_share` of the
+limit: then everything up to the cut is summarized again together. The service compacts
+(archive first, the ledger, restored files): the configured summarizer in the background,
+the extractive one when the request cannot wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+from anyio import to_thread
+
+from app.core.messages import Message
+from app.core.model_table import ModelSpec
+from app.core.options import CompactOptions
+from app.core.ports import Tokenizer
+from app.core.provider import OpenAIForms, dump_as, parse_messages
+from app.core.proxy import (
+    MAX_BREAKPOINTS,
+    Head,
+    JsonDict,
+    Marks,
+    Usage,
+    breakpoints,
+    choose_cut,
+    make_head,
+    message_breakpoints,
+    stage,
+    with_breakpoint,
+    without_breakpoints,
+)
+from app.service.compaction import CompactionService, CompactRequest
+
+log = logging.getLogger("context_compact.proxy")
+
+Api = Literal["anthropic", "openai"]
+Action = Literal["none", "skipped", "precompact_started", "applied", "compacted", "retried"]
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+BYTES_PER_TOKEN_FLOOR = 2
+
+
+@dataclass(frozen=True)
+class ProxyPolicy:
+    marks: Marks = field(default_factory=Marks)
+    keep_share: float = 0.35
+    fold_share: float = 0.35
+    wait_seconds: float = 3.0
+    quiet_share: float = 0.1  # of the limit, grown after a head is put in before the next
+    max_sessions: int = 1000
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request as the compactor sees it: its API, session, parsed body, model and
+    the input limit it must fit."""
+
+    api: Api
+    session_id: str
+    body: Mapping[str, Any]
+    spec: ModelSpec
+    limit: int
+    size: int = 0  # the body's bytes
+
+    @property
+    def messages(self) -> list[JsonDict]:
+        messages = self.body.get("messages")
+        return list(messages) if isinstance(messages, list) else []
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The messages to send and what was done to get them."""
+
+    session_id: str
+    messages: list[JsonDict]
+    action: Action
+    reason: str | None
+    tokens_before: int | None  # None: not counted (surely below the start mark)
+    tokens_after: int | None
+    counted: int  # our own count of what is sent (before any ratio): for the usage ratio
+
+
+@dataclass
+class _Session:
+    head: Head | None = None
+    ready: Head | None = None
+    running: asyncio.Task[Head | None] | None = None
+    based_on: Head | None = None  # the head the running compaction started from
+    ratio: float | None = None
+    # After a head is put in, no compaction starts in the background below this count: a
+    # head and kept part that together stay above the start mark would otherwise start
+    # the next compaction at once, turn after turn.
+    quiet_below: int = 0
+
+
+@dataclass(frozen=True)
+class _Count:
+    messages: list[int]
+    fixed: int
+
+    @property
+    def raw(self) -> int:
+        return self.fixed + sum(self.messages)
+
+
+class ProxyCompactor:
+    def __init__(
+        self,
+        background: CompactionService,
+        immediate: CompactionService,
+        policy: ProxyPolicy | None = None,
+    ) -> None:
+        self.background = background
+        self.immediate = immediate
+        self.policy = policy or ProxyPolicy()
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+
+    def _session(self, session_id: str) -> _Session:
+        session = self._sessions.pop(session_id, None) or _Session()
+        self._sessions[session_id] = session
+        while len(self._sessions) > self.policy.max_sessions:
+            _, old = self._sessions.popitem(last=False)
+            if old.running is not None:
+                old.running.cancel()
+        return session
+
+    def head_for(self, session_id: str, messages: Sequence[JsonDict]) -> list[JsonDict] | None:
+        """The session's head put into `messages` (a token count's body), if it has one."""
+        session = self._sessions.get(session_id)
+        return session.head.splice(messages) if session and session.head else None
+
+    def observe(self, session_id: str, usage: Usage, counted: int) -> None:
+        """The provider's count of a request whose own count was `counted`."""
+        session = self._sessions.get(session_id)
+        if session is not None and counted > 0 and usage.input_tokens > 0:
+            session.ratio = min(3.0, max(0.5, usage.input_tokens / counted))
+
+    async def plan(self, ex: Exchange) -> Planned:
+        session = self._session(ex.session_id)
+        client = ex.messages
+        sent, reason = client, None
+        action: Action = "none"
+        if session.head is not None:
+            spliced = session.head.splice(client)
+            if spliced is None:  # the agent rewrote what the head stands for
+                session.head = session.ready = None
+                reason = "history_changed"
+            else:
+                sent, action = spliced, "applied"
+        if session.ready is None and self._surely_below(ex, session):
+            return Planned(ex.session_id, sent, action, reason, None, None, 0)
+        count = await self._count(ex, sent)
+        before = self._judged(ex, session, count.raw)
+        now = stage(before, ex.limit, self.policy.marks)
+        if now in ("splice", "over") and session.ready is not None:
+            ready, session.ready = session.ready, None
+            if (spliced := ready.splice(client)) is not None:
+                session.head, sent, action = ready, spliced, "applied"
+                count = await self._count(ex, sent)
+                now = stage(self._judged(ex, session, count.raw), ex.limit, self.policy.marks)
+        quiet = before < session.quiet_below
+        if now in ("start", "splice") and session.running is None and not quiet:
+            self._start(ex, session, client)
+            action = "precompact_started" if action == "none" else action
+        if now == "over":
+            head = await self._wait(session) or await self._compact(
+                self.immediate, ex, client, session.head, count.messages if sent is client else None
+            )
+            if head is not None and (spliced := head.splice(client)) is not None:
+                session.head, session.ready, sent, action = head, None, spliced, "compacted"
+                count = await self._count(ex, sent)
+            else:
+                reason = reason or "nothing_to_compact"
+        sent = self._within_breakpoints(ex, sent)
+        after = self._judged(ex, session, count.raw)
+        if action in ("applied", "compacted") and after < before:
+            session.quiet_below = after + int(self.policy.quiet_share * ex.limit)
+        return Planned(ex.session_id, sent, action, reason, before, after, count.raw)
+
+    async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
+        """After the provider said the context was too long: the request compacted at once
+        within `limit`, or None when that would send the same messages again."""
+        session = self._session(ex.session_id)
+        tight = Exchange(ex.api, ex.session_id, ex.body, ex.spec, min(ex.limit, limit))
+        head = await self._compact(self.immediate, tight, ex.messages, session.head, None)
+        spliced = head.splice(ex.messages) if head is not None else None
+        if head is None or spliced is None or spliced == list(sent):
+            return None
+        session.head, session.ready = head, None
+        count = await self._count(ex, spliced)
+        tokens = self._judged(ex, session, count.raw)
+        spliced = self._within_breakpoints(ex, spliced)
+        return Planned(ex.session_id, spliced, "retried", None, tokens, tokens, count.raw)
+
+    async def aclose(self) -> None:
+        tasks = [s.running for s in self._sessions.values() if s.running is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+
+    # counting --------------------------------------------------------------------------
+
+    def _tokenizer(self, spec: ModelSpec) -> Tokenizer:
+        o200k = self.background.o200k
+        return (
+            o200k if spec.tokenizer == "o200k" and o200k is not None else self.background.tokenizer
+        )
+
+    async def _count(self, ex: Exchange, messages: Sequence[JsonDict]) -> _Count:
+        """Our count of the request with `messages`: each message's JSON, and the rest of
+        what the provider reads (system, tools, instructions) as one more text."""
+        fixed = {k: ex.body.get(k) for k in ("system", "tools", "instructions") if ex.body.get(k)}
+        texts = [orjson.dumps(m).decode() for m in messages]
+        texts.append(orjson.dumps(fixed).decode() if fixed else "")
+        counts = await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts)
+        return _Count(counts[:-1], counts[-1])
+
+    def _surely_below(self, ex: Exchange, session: _Session) -> bool:
+        """Whether the body is too small to reach the start mark whatever its tokens: half
+        its bytes bound its tokens (a token of agent text is three to four bytes; of any
+        text, hardly ever under two), so most requests of a session are judged without
+        being counted."""
+        bound = self._judged(ex, session, ex.size // BYTES_PER_TOKEN_FLOOR)
+        return bound < self.policy.marks.start * ex.limit
+
+    def _judged(self, ex: Exchange, session: _Session, raw: int) -> int:
+        """Our count raised to the provider's: by the ratio its answers showed, else by
+        the model's margin."""
+        factor = session.ratio if session.ratio is not None else 1 + ex.spec.margin
+        return int(raw * max(factor, 1.0) + 0.999)
+
+    # compacting ------------------------------------------------------------------------
+
+    def _start(self, ex: Exchange, session: _Session, client: list[JsonDict]) -> None:
+        base = session.head
+
+        async def run() -> Head | None:
+            try:
+                return await self._compact(self.background, ex, client, base, None)
+            except Exception:
+                log.exception("background compaction failed", extra={"session": ex.session_id})
+                return None
+
+        def done(task: asyncio.Task[Head | None]) -> None:
+            if session.running is task:
+                session.running = None
+            if task.cancelled() or task.exception() is not None:
+                return
+            head = task.result()
+            if head is not None and session.head is base:
+                session.ready = head
+
+        session.based_on = base
+        session.running = asyncio.create_task(run())
+        session.running.add_done_callback(done)
+
+    async def _wait(self, session: _Session) -> Head | None:
+        """A running compaction's head, if it finishes within the policy's wait."""
+        task = session.running
+        if task is None:
+            return None
+        done, _ = await asyncio.wait({task}, timeout=self.policy.wait_seconds)
+        if not done or task.cancelled() or task.exception() is not None:
+            return None
+        head = task.result()
+        return head if session.head is session.based_on else None
+
+    async def _compact(
+        self,
+        service: CompactionService,
+        ex: Exchange,
+        client: list[JsonDict],
+        head: Head | None,
+        counts: list[int] | None,
+    ) -> Head | None:
+        """A new head for `client`: what follows `head` (or, past the fold share, all of it)
+        up to a cut, compacted by `service`."""
+        if counts is None:
+            counts = (await self._count(ex, client)).messages
+        lead = _leading_system(client) if ex.api == "openai" else 0
+        fold = head is not None and head.tokens > self.policy.fold_share * ex.limit
+        start = head.replaced if head is not None and not fold else lead
+        cut = choose_cut(client, counts, start, int(self.policy.keep_share * ex.limit))
+        if cut is None:
+            return None
+        if head is None:
+            prior, part = client[:lead], client[lead:cut]
+        elif fold:
+            prior, part = client[:lead], [*head.messages[lead:], *client[head.replaced : cut]]
+        else:
+            prior, part = list(head.core), client[head.replaced : cut]
+        produced = await self._compacted(service, ex, client[:lead], part)
+        if produced is None:
+            return None
+        core = [*prior, *produced]
+        if ex.api == "anthropic" and message_breakpoints(client):
+            core[-1] = with_breakpoint(core[-1])
+        texts = [orjson.dumps(m).decode() for m in core]
+        tokens = sum(await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts))
+        return make_head(core, client, cut, self._judged(ex, _Session(), tokens))
+
+    async def _compacted(
+        self, service: CompactionService, ex: Exchange, system: list[JsonDict], part: list[JsonDict]
+    ) -> list[JsonDict] | None:
+        """`part` compacted by the service (the system prompt ahead of it, as the pipeline
+        expects it), without the system messages: the messages that replace `part`."""
+        forms = OpenAIForms()
+        if ex.api == "openai":
+            canonical = parse_messages([*system, *part], "openai", forms)
+        else:
+            canonical = [*_anthropic_system(ex.body), *parse_messages(part, "anthropic")]
+        options = CompactOptions(strategy="full", context_window=ex.limit)
+        request = CompactRequest(
+            messages=canonical,
+            options=options,
+            session_id=ex.session_id,
+            force=True,
+            format=ex.api,
+            background=True,
+            reason="llm_call",
+            forms=forms,
+        )
+        result = await service.compact(request)
+        if not result.compacted:
+            log.info("proxy compaction declined", extra={"reason": result.reason})
+            return None
+        kept = [m for m in result.messages if m.role != "system"]
+        return dump_as(kept, ex.api, forms)
+
+    def _within_breakpoints(self, ex: Exchange, sent: list[JsonDict]) -> list[JsonDict]:
+        """`sent`, without the head's breakpoint when with it the request would set more
+        than the provider's four."""
+        if ex.api != "anthropic" or sent is ex.messages:
+            return sent
+        if breakpoints({**ex.body, "messages": sent}) <= MAX_BREAKPOINTS:
+            return sent
+        session = self._sessions.get(ex.session_id)
+        if session is None or session.head is None:
+            return sent
+        count = len(session.head.messages)
+        return [*without_breakpoints(sent[:count]), *sent[count:]]
+
+
+def _leading_system(messages: Sequence[JsonDict]) -> int:
+    count = 0
+    for message in messages:
+        if message.get("role") not in _SYSTEM_ROLES:
+            break
+        count += 1
+    return count
+
+
+def _anthropic_system(body: Mapping[str, Any]) -> list[Message]:
+    system = body.get("system")
+    if not system:
+        return []
+    return [Message.model_validate({"role": "system", "content": system})]

@@ -1,0 +1,44 @@
+"""Building the transparent proxy from the settings (none when `COMPACT_PROXY_PORT` is
+unset): its upstreams, the HTTP client that reaches them, and its compactor, which shares
+the service's ports (archives, records, slots, summarizer) and adds an extractive twin for
+the requests that cannot wait."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from app.adapters.upstream import HttpxUpstream
+from app.core.proxy import Marks
+from app.core.summary import ExtractiveSummarizer
+from app.proxy.app import ProxyApp, ProxyConfig
+from app.proxy.compactor import ProxyCompactor, ProxyPolicy
+from app.service.compaction import CompactionService
+from app.service.metrics import Metrics
+from app.settings import Settings
+
+
+def build_proxy(
+    settings: Settings, service: CompactionService, metrics: Metrics
+) -> ProxyApp | None:
+    if settings.proxy_port is None:
+        return None
+    token = settings.proxy_token
+    config = ProxyConfig(
+        anthropic_url=settings.proxy_anthropic_url,
+        openai_url=settings.proxy_openai_url,
+        upstreams=dict(settings.proxy_upstreams),
+        token=token.get_secret_value() if token is not None else None,
+        max_body_bytes=settings.max_request_bytes,
+        default_window=service.defaults.options.context_window or 200_000,
+        secret=os.urandom(32),  # the process's own: session ids never reveal a credential
+    )
+    immediate = CompactionService(
+        replace(service.ports, summarizer=ExtractiveSummarizer(), fallback=None), service.defaults
+    )
+    policy = ProxyPolicy(
+        marks=Marks(settings.proxy_start, settings.proxy_splice),
+        wait_seconds=settings.proxy_wait_seconds,
+    )
+    compactor = ProxyCompactor(service, immediate, policy)
+    return ProxyApp(config, HttpxUpstream(), compactor, service.models, metrics)

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.assemble import CONTINUE
+from app.core.proxy.splice import (
+    boundaries,
+    breakpoints,
+    choose_cut,
+    make_head,
+    message_breakpoints,
+    with_breakpoint,
+    without_breakpoints,
+)
+
+Json = dict[str, Any]
+
+
+def user(text: str) -> Json:
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str) -> Json:
+    return {"role": "assistant", "content": text}
+
+
+def call(i: int) -> Json:
+    return {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": f"t{i}", "name": "bash", "input": {}}],
+    }
+
+
+def result(i: int) -> Json:
+    return {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "ok"}],
+    }
+
+
+LOOP = [
+    user("Fix the build."),
+    call(1),
+    result(1),
+    call(2),
+    result(2),
+    assistant("Fixed."),
+    user("Now docs."),
+]
+
+
+def test_a_cut_falls_before_an_assistant_turn_or_a_new_request_never_before_tool_results() -> None:
+    assert list(boundaries(LOOP, 0)) == [1, 3, 5, 6]
+
+
+def test_the_openai_shape_cuts_before_assistant_and_user_messages_not_tool_messages() -> None:
+    chat = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "Fix it."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": "Done."},
+        {"role": "user", "content": "Thanks."},
+    ]
+    assert list(boundaries(chat, 1)) == [2, 4, 5]
+
+
+def test_the_cut_keeps_the_most_that_fits_else_the_least() -> None:
+    counts = [10, 5, 100, 5, 100, 5, 5]
+    assert choose_cut(LOOP, counts, 0, keep=115) == 3  # keeps 5+100+5+5
+    assert choose_cut(LOOP, counts, 0, keep=10) == 5  # keeps 5+5
+    assert choose_cut(LOOP, counts, 0, keep=1) == 6  # nothing fits: the latest cut
+    assert choose_cut(LOOP, counts, 6, keep=1000) is None
+
+
+def test_a_head_is_spliced_into_every_request_that_still_starts_with_what_it_replaced() -> None:
+    core = [user("[Conversation compressed]\n\nsummary"), assistant("Understood.")]
+    head = make_head(core, LOOP, 3, tokens=20)
+    assert head.seam  # the kept part starts with the assistant's tool call
+    later = [*LOOP, assistant("Docs written.")]
+    assert head.splice(later) == [*core, user(CONTINUE), *LOOP[3:], assistant("Docs written.")]
+    assert head.splice(LOOP) == head.splice(LOOP)
+    rewritten = [user("Fix the build!"), *LOOP[1:]]
+    assert head.splice(rewritten) is None
+    assert head.splice(LOOP[:3]) is None
+
+
+def test_no_seam_when_the_head_ends_with_the_user_or_the_kept_part_starts_with_one() -> None:
+    ends_user = make_head([user("summary")], LOOP, 3, tokens=5)
+    before_request = make_head([user("summary"), assistant("ok")], LOOP, 6, tokens=5)
+    assert (ends_user.seam, before_request.seam) == (False, False)
+    assert before_request.splice(LOOP) == [user("summary"), assistant("ok"), user("Now docs.")]
+
+
+def test_breakpoints_are_counted_everywhere_a_request_sets_them() -> None:
+    mark = {"type": "ephemeral"}
+    body = {
+        "cache_control": mark,
+        "tools": [{"name": "a", "cache_control": mark}, {"name": "b"}],
+        "system": [{"type": "text", "text": "s", "cache_control": mark}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "x", "cache_control": mark}]}
+        ],
+    }
+    assert breakpoints(body) == 4
+    assert message_breakpoints(body["messages"]) == 1
+
+
+def test_a_breakpoint_goes_on_the_last_block_and_comes_off_again() -> None:
+    marked = with_breakpoint(user("summary"))
+    assert marked == {
+        "role": "user",
+        "content": [{"type": "text", "text": "summary", "cache_control": {"type": "ephemeral"}}],
+    }
+    assert without_breakpoints([marked]) == [
+        {"role": "user", "content": [{"type": "text", "text": "summary"}]}
+    ]
+    assert with_breakpoint({"role": "user", "content": []}) == {"role": "user", "content": []}

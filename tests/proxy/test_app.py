@@ -1,0 +1,428 @@
+"""The proxy's ASGI app in-process, over a fake upstream: pass-through fidelity, routing,
+the proxy token, errors in the provider's shape, compaction on the way, compact and retry,
+failing open."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.model_table import ModelSpec
+from app.core.summary import ExtractiveSummarizer
+from app.proxy.app import ProxyApp, ProxyConfig
+from app.proxy.compactor import Exchange, ProxyCompactor, ProxyPolicy
+from app.service.metrics import NoMetrics
+from tests.builders import FakeSummarizer, build_service, rounds, user
+from tests.proxy.fakes import FakeUpstream, Reply, Sent
+
+pytestmark = pytest.mark.anyio
+
+MODELS = {
+    "claude-tiny": ModelSpec(context_window=4000, tokenizer="tiktoken", margin=0.0),
+    "big": ModelSpec(context_window=1_000_000, tokenizer="tiktoken", margin=0.0),
+    "big-input-4k": ModelSpec(
+        context_window=1_000_000, input_limit=4000, tokenizer="tiktoken", margin=0.0
+    ),
+    "tiny-1m-beta": ModelSpec(
+        context_window=4000, context_1m_window=1_000_000, tokenizer="tiktoken", margin=0.0
+    ),
+}
+CONFIG = ProxyConfig(
+    anthropic_url="https://anthropic.example",
+    openai_url="https://openai.example/base",
+    upstreams={"local": "http://127.0.0.1:9"},
+    secret=b"k" * 32,
+)
+HEADERS = {"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01"}
+
+
+def proxy(
+    upstream: FakeUpstream,
+    tokenizer: TiktokenTokenizer,
+    config: ProxyConfig = CONFIG,
+    compactor: ProxyCompactor | bool | None = True,
+) -> ProxyApp:
+    if compactor is True:
+        service = build_service(tokenizer, ExtractiveSummarizer(), new_id=_ids())
+        compactor = ProxyCompactor(service, service, ProxyPolicy(wait_seconds=0.5))
+    return ProxyApp(config, upstream, compactor or None, MODELS, NoMetrics())
+
+
+def _ids() -> Any:
+    count = iter(range(1, 10_000))
+    return lambda: f"arch-{next(count)}"
+
+
+def client(app: ProxyApp) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://proxy")
+
+
+def long_session(last: int) -> list[dict[str, Any]]:
+    return [user("Fix the build of the parser."), *rounds(1, last)[1:]]
+
+
+async def test_below_the_threshold_the_bytes_go_through_both_ways_unchanged(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    body = (
+        b'{ "model":"big",  "messages":[{"role":"user",'
+        b'"content":"caf\\u00e9 \\u2603"}],"max_tokens":9}'
+    )
+    answer = b'{"id":"msg_1","content":[],  "usage":{"input_tokens":7,"output_tokens":1}}'
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"request-id", b"req_1"),
+        (b"connection", b"close"),
+    ]
+    upstream = FakeUpstream(lambda sent: Reply(200, headers, (answer[:20], answer[20:])))
+    async with client(proxy(upstream, tokenizer)) as http:
+        response = await http.post("/v1/messages", content=body, headers=HEADERS)
+    assert upstream.sent[0].body == body
+    assert response.content == answer
+    assert response.status_code == 200
+    assert response.headers["request-id"] == "req_1"
+    assert "connection" not in response.headers
+    assert response.headers["x-compact-action"] == "none"
+    assert "x-compact-tokens-before" not in response.headers  # far below: not even counted
+    assert response.headers["x-accel-buffering"] == "no"
+    assert response.headers["x-compact-session"].startswith("proxy-")
+
+
+async def test_headers_are_forwarded_but_for_a_deny_list(tokenizer: TiktokenTokenizer) -> None:
+    upstream = FakeUpstream()
+    sent_headers = {
+        **HEADERS,
+        "anthropic-beta": "context-1m-2025-08-07",
+        "x-stainless-lang": "python",
+        "x-claude-code-session-id": "abc",
+        "user-agent": "claude-cli/2.0",
+        "x-unheard-of": "kept",
+        "connection": "keep-alive, x-hop",
+        "x-hop": "dropped because connection names it",
+        "keep-alive": "timeout=5",
+        "te": "trailers",
+        "proxy-authorization": "Basic eA==",
+        "x-compact-session": "ours",
+    }
+    async with client(proxy(upstream, tokenizer)) as http:
+        await http.post(
+            "/v1/messages", content=b'{"model":"big","messages":[]}', headers=sent_headers
+        )
+    names = [name.decode() for name, _ in upstream.sent[0].headers]
+    for kept in ("x-api-key", "anthropic-version", "anthropic-beta", "x-stainless-lang",
+                 "x-claude-code-session-id", "user-agent", "x-unheard-of"):  # fmt: skip
+        assert kept in names
+    for dropped in ("host", "content-length", "connection", "x-hop", "keep-alive", "te",
+                    "proxy-authorization", "x-compact-session"):  # fmt: skip
+        assert dropped not in names
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "url"),
+    [
+        ("/v1/messages?beta=true", HEADERS, "https://anthropic.example/v1/messages?beta=true"),
+        (
+            "/v1/messages/count_tokens",
+            HEADERS,
+            "https://anthropic.example/v1/messages/count_tokens",
+        ),
+        ("/v1/models", HEADERS, "https://anthropic.example/v1/models"),
+        ("/v1/chat/completions", {}, "https://openai.example/base/v1/chat/completions"),
+        ("/v1/responses?x=%2F", {}, "https://openai.example/base/v1/responses?x=%2F"),
+        ("/v1/models", {}, "https://openai.example/base/v1/models"),
+        ("/u/local/v1/chat/completions", {}, "http://127.0.0.1:9/v1/chat/completions"),
+    ],
+)
+async def test_each_route_reaches_its_configured_upstream(
+    tokenizer: TiktokenTokenizer, path: str, headers: dict[str, str], url: str
+) -> None:
+    upstream = FakeUpstream()
+    async with client(proxy(upstream, tokenizer)) as http:
+        response = await http.post(path, content=b"{}", headers=headers)
+    assert response.status_code == 200
+    assert [s.url for s in upstream.sent] == [url]
+
+
+async def test_a_path_that_names_no_provider_is_a_404_in_the_provider_s_shape(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    upstream = FakeUpstream()
+    async with client(proxy(upstream, tokenizer)) as http:
+        unknown = await http.post("/u/elsewhere/v1/chat/completions", content=b"{}")
+        outside = await http.get("/admin", headers=HEADERS)
+    assert unknown.status_code == 404
+    assert unknown.json()["error"]["message"] == "no upstream named 'elsewhere' is configured"
+    assert outside.status_code == 404
+    assert outside.json()["type"] == "error"
+    assert upstream.sent == []
+
+
+async def test_the_proxy_token_is_required_and_never_forwarded(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    upstream = FakeUpstream()
+    config = ProxyConfig(anthropic_url="https://a.example", secret=b"k", token="t0ken")
+    async with client(proxy(upstream, tokenizer, config)) as http:
+        missing = await http.post("/v1/messages", content=b"{}", headers=HEADERS)
+        wrong = await http.post(
+            "/v1/messages", content=b"{}", headers={**HEADERS, "x-compact-proxy-token": "no"}
+        )
+        right = await http.post(
+            "/v1/messages", content=b"{}", headers={**HEADERS, "x-compact-proxy-token": "t0ken"}
+        )
+    assert (missing.status_code, wrong.status_code, right.status_code) == (401, 401, 200)
+    assert missing.json()["error"]["type"] == "authentication_error"
+    assert len(upstream.sent) == 1
+    assert all(name != b"x-compact-proxy-token" for name, _ in upstream.sent[0].headers)
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "shape"),
+    [("/v1/messages", HEADERS, "anthropic"), ("/v1/chat/completions", {}, "openai")],
+)
+async def test_an_unreachable_provider_is_a_502_in_its_own_shape(
+    tokenizer: TiktokenTokenizer, path: str, headers: dict[str, str], shape: str
+) -> None:
+    async with client(proxy(FakeUpstream(down=True), tokenizer)) as http:
+        response = await http.post(path, content=b'{"model":"big","messages":[]}', headers=headers)
+    assert response.status_code == 502
+    body = response.json()
+    if shape == "anthropic":
+        assert body["type"] == "error"
+        assert body["error"]["type"] == "api_error"
+    else:
+        assert body["error"]["type"] == "server_error"
+
+
+async def test_a_body_over_the_limit_is_a_413(tokenizer: TiktokenTokenizer) -> None:
+    config = ProxyConfig(secret=b"k", max_body_bytes=100)
+    upstream = FakeUpstream()
+    async with client(proxy(upstream, tokenizer, config)) as http:
+        response = await http.post("/v1/messages", content=b"x" * 101, headers=HEADERS)
+    assert response.status_code == 413
+    assert response.json()["error"]["type"] == "request_too_large"
+    assert upstream.sent == []
+
+
+def _anthropic(messages: list[dict[str, Any]], **fields: Any) -> bytes:
+    return orjson.dumps({"model": "claude-tiny", "max_tokens": 100, **fields, "messages": messages})
+
+
+async def test_over_the_limit_the_request_is_compacted_at_once_and_the_head_then_kept(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    upstream = FakeUpstream()
+    session = {**HEADERS, "x-claude-code-session-id": "s1"}
+    messages = long_session(12)
+    async with client(proxy(upstream, tokenizer)) as http:
+        first = await http.post("/v1/messages", content=_anthropic(messages), headers=session)
+        later = [*messages, {"role": "assistant", "content": "Next."}, user("And the docs.")]
+        second = await http.post("/v1/messages", content=_anthropic(later), headers=session)
+    assert first.headers["x-compact-action"] == "compacted"
+    assert (
+        int(first.headers["x-compact-tokens-after"])
+        < 3900
+        < int(first.headers["x-compact-tokens-before"])
+    )
+    sent_first, sent_second = (s.json["messages"] for s in upstream.sent)
+    assert isinstance(sent_first, list)
+    assert isinstance(sent_second, list)
+    assert sent_first[0]["content"].startswith("[Conversation compressed]")
+    assert sent_first[-1] == messages[-1]
+    assert second.headers["x-compact-action"] == "applied"
+    head = len(sent_first) - (len(messages) - _kept_from(sent_first, messages))
+    assert orjson.dumps(sent_second[:head]) == orjson.dumps(sent_first[:head])
+    assert sent_second[-2:] == later[-2:]
+
+
+def _kept_from(sent: list[Any], messages: list[dict[str, Any]]) -> int:
+    """The index, in the client's messages, of the first one sent as it was."""
+    for start in range(len(messages)):
+        if sent[len(sent) - (len(messages) - start) :] == messages[start:]:
+            return start
+    raise AssertionError("nothing kept")
+
+
+async def test_a_request_that_rewrote_its_history_goes_as_it_is(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    upstream = FakeUpstream()
+    session = {**HEADERS, "x-claude-code-session-id": "s2"}
+    async with client(proxy(upstream, tokenizer)) as http:
+        await http.post("/v1/messages", content=_anthropic(long_session(12)), headers=session)
+        short = [user("A fresh start."), {"role": "assistant", "content": "Sure."}, user("Go.")]
+        response = await http.post("/v1/messages", content=_anthropic(short), headers=session)
+    assert response.headers["x-compact-action"] == "none"
+    assert response.headers["x-compact-reason"] == "history_changed"
+    assert upstream.sent[-1].body == _anthropic(short)
+
+
+class Broken(ProxyCompactor):
+    async def plan(self, ex: Any) -> Any:
+        raise RuntimeError("a bug of ours")
+
+
+async def test_any_failure_of_ours_forwards_the_original_request_unchanged(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    service = build_service(tokenizer, ExtractiveSummarizer())
+    upstream = FakeUpstream()
+    app = ProxyApp(CONFIG, upstream, Broken(service, service), MODELS, NoMetrics())
+    body = _anthropic(long_session(12))
+    async with client(app) as http:
+        response = await http.post("/v1/messages", content=body, headers=HEADERS)
+    assert response.status_code == 200
+    assert upstream.sent[0].body == body
+    assert (response.headers["x-compact-action"], response.headers["x-compact-reason"]) == (
+        "skipped",
+        "RuntimeError",
+    )
+
+
+TOO_LONG = orjson.dumps(
+    {
+        "type": "error",
+        "error": {
+            "type": "invalid_request_error",
+            "message": "prompt is too long: 5100 tokens > 4000 maximum",
+        },
+    }
+)
+
+
+def _overflow_first(sent: Sent) -> Reply:
+    tokens = len(sent.body) // 4
+    if tokens > 2500:
+        return Reply(400, [(b"content-type", b"application/json")], (TOO_LONG,))
+    return Reply()
+
+
+async def test_a_context_length_error_is_answered_by_compacting_and_sending_once_more(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    upstream = FakeUpstream(_overflow_first)
+    big = {"claude-tiny": ModelSpec(context_window=40_000, tokenizer="tiktoken", margin=0.0)}
+    service = build_service(tokenizer, ExtractiveSummarizer(), new_id=_ids())
+    app = ProxyApp(CONFIG, upstream, ProxyCompactor(service, service), big, NoMetrics())
+    async with client(app) as http:
+        response = await http.post(
+            "/v1/messages", content=_anthropic(long_session(12)), headers=HEADERS
+        )
+    assert response.status_code == 200
+    assert response.headers["x-compact-action"] == "retried"
+    assert len(upstream.sent) == 2
+    assert len(upstream.sent[1].body) < len(upstream.sent[0].body)
+
+
+async def test_an_error_that_compacting_cannot_help_goes_back_as_it_came(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    upstream = FakeUpstream(
+        lambda sent: Reply(400, [(b"content-type", b"application/json")], (TOO_LONG,))
+    )
+    one_turn = _anthropic([user("word " * 300)])
+    async with client(proxy(upstream, tokenizer)) as http:
+        response = await http.post("/v1/messages", content=one_turn, headers=HEADERS)
+    assert response.status_code == 400
+    assert response.content == TOO_LONG
+    assert len(upstream.sent) == 1
+
+
+async def test_a_stream_is_relayed_chunk_by_chunk_and_its_usage_read(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    events = [
+        b'event: message_start\ndata: {"type":"message_start","message":'
+        b'{"usage":{"input_tokens":50,"output_tokens":1}}}\n\n',
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"hi"}}\n\n',
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    ]
+    stream = [(b"content-type", b"text/event-stream")]
+    upstream = FakeUpstream(lambda sent: Reply(200, stream, events))
+    app = proxy(upstream, tokenizer)
+    body = _anthropic([user("word " * 1600)], stream=True)  # counted: near the tiny window
+    async with (
+        client(app) as http,
+        http.stream("POST", "/v1/messages", content=body, headers=HEADERS) as response,
+    ):
+        received = [chunk async for chunk in response.aiter_raw()]
+    assert b"".join(received) == b"".join(events)
+    assert upstream.answers[0].closed
+    session = response.headers["x-compact-session"]
+    assert app.compactor is not None
+    assert app.compactor._sessions[session].ratio is not None
+
+
+async def _tokens(compactor: ProxyCompactor, messages: list[dict[str, Any]]) -> int:
+    """The proxy's own count of an Anthropic request with `messages` (no margin)."""
+    body = orjson.loads(_anthropic(messages))
+    ex = Exchange("anthropic", "count", body, MODELS["big"], 1_000_000)
+    return (await compactor._count(ex, messages)).raw
+
+
+async def test_a_compaction_begun_in_the_background_is_put_in_at_the_splice_mark(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    released = asyncio.Event()
+
+    async def slow(request: Any) -> str:
+        await released.wait()
+        return "## Goals & Decisions\nFix the parser build."
+
+    background = build_service(tokenizer, FakeSummarizer(slow), new_id=_ids())
+    immediate = build_service(tokenizer, ExtractiveSummarizer(), new_id=_ids())
+    compactor = ProxyCompactor(background, immediate, ProxyPolicy(wait_seconds=0.2))
+    upstream = FakeUpstream()
+    measured = ProxyCompactor(immediate, immediate)
+    at_start, at_splice = long_session(8), long_session(10)
+    start_tokens, splice_tokens = (
+        await _tokens(measured, at_start),
+        await _tokens(measured, at_splice),
+    )
+    window = (
+        int(splice_tokens / 0.9) + 100
+    )  # the start mark below the first, the splice mark below the second
+    assert start_tokens >= 0.7 * (window - 100)
+    models = {"claude-tiny": ModelSpec(context_window=window, tokenizer="tiktoken", margin=0.0)}
+    app = ProxyApp(CONFIG, upstream, compactor, models, NoMetrics())
+    session = {**HEADERS, "x-claude-code-session-id": "bg"}
+    async with client(app) as http:
+        first = await http.post("/v1/messages", content=_anthropic(at_start), headers=session)
+        released.set()
+        for _ in range(100):
+            if compactor._sessions[first.headers["x-compact-session"]].ready is not None:
+                break
+            await asyncio.sleep(0.01)
+        second = await http.post("/v1/messages", content=_anthropic(at_splice), headers=session)
+    assert first.headers["x-compact-action"] == "precompact_started"
+    assert upstream.sent[0].body == _anthropic(at_start)
+    assert second.headers["x-compact-action"] == "applied"
+    sent = upstream.sent[1].json["messages"]
+    assert isinstance(sent, list)
+    assert "Fix the parser build." in orjson.dumps(sent[0]).decode()
+
+
+@pytest.mark.parametrize(
+    ("model", "beta", "action"),
+    [
+        ("big", None, "none"),
+        ("big-input-4k", None, "compacted"),
+        ("tiny-1m-beta", None, "compacted"),
+        ("tiny-1m-beta", "context-1m-2025-08-07", "none"),
+    ],
+)
+async def test_the_limit_is_the_model_s_input_limit_and_its_1m_window_under_the_beta(
+    tokenizer: TiktokenTokenizer, model: str, beta: str | None, action: str
+) -> None:
+    upstream = FakeUpstream()
+    headers = {**HEADERS, "anthropic-beta": beta} if beta else HEADERS
+    body = _anthropic(long_session(12), model=model)
+    async with client(proxy(upstream, tokenizer)) as http:
+        response = await http.post("/v1/messages", content=body, headers=headers)
+    assert response.headers["x-compact-action"] == action
