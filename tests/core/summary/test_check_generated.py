@@ -72,6 +72,11 @@ FACTS = [
     "- Off-topic questions get a fixed reply, as the user asked.",
     "- None.",
 ]
+# The kinds of salient facts each one names (`app.core.summary.coverage`).
+KIND = {
+    FACTS[0]: "request", FACTS[1]: "file", FACTS[2]: "command", FACTS[3]: "command",
+    FACTS[4]: "request",
+}  # fmt: skip
 STYLES = ["## {t}", "### {t}", "**{t}**", "{n}. {t}", "{t}:"]
 
 
@@ -95,9 +100,9 @@ BODIES = st.lists(
         any(b != [FACTS[-1]] for b in bodies)
         and all(bodies.count(b) < 3 for b in bodies if b != [FACTS[-1]])
         and [FACTS[-1]] not in bodies[1:3]
-        # and it names two kinds of the conversation's facts (coverage): the request's
-        # words and the file, a command or an error
-        and any(k in line for b in bodies for line in b for k in ("parser.py", "pip ", "pytest"))
+        # and it names two kinds of the conversation's facts (coverage): two of the
+        # request's words, the file, a command, an error
+        and len({KIND[line] for b in bodies for line in b if KIND.get(line)}) >= 2
     )
 )
 
