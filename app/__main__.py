@@ -187,7 +187,7 @@ def _undecodable(error: Exception) -> str:
     from app.settings.names import variable_of
 
     field = re.search(r'field "(\w+)"', str(error))
-    where = variable_of(field.group(1)) if field else "a setting"
+    where = variable_of((field.group(1),)) if field else "a setting"
     cause = error.__cause__
     if isinstance(cause, json.JSONDecodeError):
         return f"{where}: not valid JSON ({cause})"

@@ -457,7 +457,7 @@ def test_the_console_script_leaves_with_its_answer_flushed_and_its_exit_code(
 
     counted = console("count", str(REQUEST_FILE))
     assert (counted.returncode, counted.stderr) == (0, "")
-    assert json.loads(counted.stdout)["token_count"] == 1829
+    assert json.loads(counted.stdout)["token_count"] == 1933
     kept = console("compact", str(REQUEST_FILE), "--no-force")
     assert (kept.returncode, kept.stderr) == (0, f"note: {BELOW_THRESHOLD_NOTE}\n")
     assert json.loads(kept.stdout)["reason"] == "below_threshold"

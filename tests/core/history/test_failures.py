@@ -266,6 +266,7 @@ def test_a_line_is_tried_with_the_patterns_its_hits_feed_and_decided_as_by_all_t
         assert failures._names_error(line, found[0])
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
 def test_a_line_the_patterns_match_is_always_a_candidate(line: str) -> None:
