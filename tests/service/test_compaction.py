@@ -310,7 +310,15 @@ async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokeni
 
 
 @pytest.mark.parametrize(
-    ("window", "budget"), [(64_000, 3200), (8000, 1000), (1_000_000, 20_000), (None, 10_000)]
+    ("window", "budget"),
+    [
+        (64_000, 8000),
+        (32_000, 8000),
+        (2000, 1000),
+        (128_000, 8000),
+        (1_000_000, 20_000),
+        (None, 10_000),
+    ],
 )
 async def test_the_ledger_budget_follows_the_window_within_floor_and_cap(
     tokenizer: TiktokenTokenizer, window: int | None, budget: int
