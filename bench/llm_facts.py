@@ -15,11 +15,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.core.gate.coverage import salient
+from app.core.gate.entities import HistoryText, entities
 from app.core.history.facts import extract_facts
 from app.core.ledger.extract import LEDGER_HEADING
 from app.core.messages import Message
-from app.core.summary.coverage import salient
-from app.core.summary.entities import HistoryText, entities
 
 KINDS = ("paths", "commands", "errors", "requests")
 _CONTENT_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{3,}")

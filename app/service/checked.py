@@ -2,7 +2,7 @@
 
 Wrapped around the LLM summarizer (its retry loop included) in `app.main`, so every
 strategy, chunked summaries and background jobs get checked text without knowing it: a
-text that `app.core.summary.check` rejects (a refusal, an error message, an echo, filler,
+text that `app.core.gate.check` rejects (a refusal, an error message, an echo, filler,
 an oversized or unstructured answer) leaves here as a `SummarizerError` with its reason,
 and the pipeline's usual failure path runs (the extractive fallback, else
 `summarization_failed`); an accepted one leaves cleaned (no reasoning, no template tokens).
@@ -20,8 +20,9 @@ from dataclasses import replace
 from anyio import to_thread
 
 from app.core.errors import SummarizerError
+from app.core.gate import judge_summary, opening, source_of
 from app.core.ports import Summarizer, SummaryRequest
-from app.core.summary import Trimmed, judge_summary, opening, source_of
+from app.core.summary import Trimmed
 
 log = logging.getLogger("context_compact.summarizer")
 FIRST_LINE_CHARS = 120

@@ -1,6 +1,6 @@
-"""The fact ledger appended to every summary: its budget (`budget`), extracted and merged
-(`extract`), fitted to its budget (`fit`), written as lines and read back (`lines`), and
-standing alone as a system message (`standing`)."""
+"""The fact ledger appended to every summary: extracted and merged (`extract`), fitted to its
+budget (`fit`), written as lines and read back (`lines`), and standing alone as a system
+message (`standing`)."""
 
 from app.core.ledger.budget import LedgerBudget, summary_words_for
 from app.core.ledger.extract import LedgerReport, guard_summary

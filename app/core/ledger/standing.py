@@ -10,7 +10,7 @@ stacked.
 from __future__ import annotations
 
 from app.core.assemble import SUMMARY_PREFIX
-from app.core.ledger.extract import LEDGER_HEADING
+from app.core.ledger.lines import LEDGER_HEADING
 from app.core.messages import Message, TextBlock, text_message
 
 

@@ -1,8 +1,6 @@
 """The providers' shapes: the OpenAI Chat form in and out of the canonical (Anthropic)
-messages (`dialects`), the rules a provider holds a conversation to (`rules`), the
-provider request handed back around the compacted messages (`request`), the models as
-agents name them (`model_names`), what images and PDFs cost by the providers' rules
-(`media`) and the output a request reserves (`budget`)."""
+messages (`dialects`), the rules a provider holds a conversation to (`rules`), and the
+provider request handed back around the compacted messages (`request`)."""
 
 from app.core.provider.budget import OutputBudget, output_budget
 from app.core.provider.dialects import (

@@ -1,6 +1,6 @@
 """The closed vocabulary of reasons a summary fails, and the metrics label of a reason.
 
-Apart from the checks themselves (`app.core.summary.check`, whose rule tables compile many
+Apart from the checks themselves (`app.core.gate.check`, whose rule tables compile many
 patterns) so that recording a summarizer's outcome (`app.service.metered`) does not load
 them where no LLM summary is checked: the command line with the extractive summarizer.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-# Reasons of content checks (`app.core.summary.check`) and of the adapters' transport failures.
+# Reasons of content checks (`app.core.gate.check`) and of the adapters' transport failures.
 CONTENT_FAILURES = (
     "empty",
     "truncated",

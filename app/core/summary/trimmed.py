@@ -1,6 +1,6 @@
 """A summary text that carries the gate's warnings to whoever uses it.
 
-A `Summarizer` returns text; the summary gate (`app.core.summary.truth`) may have dropped
+A `Summarizer` returns text; the summary gate (`app.core.gate.truth`) may have dropped
 sentences of it, which the answer's `warnings` must say. Apart from the gate so that the
 service reads them (`warnings_of`) without loading the gate's rules where no LLM summary
 is checked (the command line with the extractive summarizer).

@@ -5,9 +5,10 @@ and the extractive summary takes the user's requests from the user's words alone
 from __future__ import annotations
 
 from app.core.assemble import summary_message
+from app.core.gate import judge_summary, source_of
 from app.core.messages import message_text
 from app.core.ports import SummaryRequest
-from app.core.summary import SUMMARY_SYSTEM, judge_summary, source_of
+from app.core.summary import SUMMARY_SYSTEM
 from app.core.summary.extractive import extract_summary
 from app.core.summary.trimmed import Judged
 from tests.gate_answers import injection_obeyed

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.summary.entities import Entity, HistoryText, entities
+from app.core.gate.entities import Entity, HistoryText, entities
 from tests.builders import assistant, parse, tool_result, tool_use, user
 
 HISTORY = HistoryText.of(

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.core.gate.overlap import content_words, words
 from app.core.history import ExtractedFacts
-from app.core.summary.overlap import content_words, words
 
 # Request words that can show the answer read the request: this long at least.
 REQUEST_WORD_CHARS = 5

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.summary.check import accept_summary, check_summary, source_of
+from app.core.gate.check import accept_summary, check_summary, source_of
 from tests.summary_answers import SECTION_TITLES, request
 
 SOURCE = source_of(request())
@@ -72,7 +72,7 @@ FACTS = [
     "- Off-topic questions get a fixed reply, as the user asked.",
     "- None.",
 ]
-# The kinds of salient facts each one names (`app.core.summary.coverage`).
+# The kinds of salient facts each one names (`app.core.gate.coverage`).
 KIND = {
     FACTS[0]: "request", FACTS[1]: "file", FACTS[2]: "command", FACTS[3]: "command",
     FACTS[4]: "request",

@@ -3,8 +3,8 @@ aligns; a summary in its own words does not."""
 
 from __future__ import annotations
 
-from app.core.summary.alignment import PairIndex, copied_share
-from app.core.summary.overlap import words
+from app.core.gate.alignment import PairIndex, copied_share
+from app.core.gate.overlap import words
 
 TRANSCRIPT = words(
     "The parser reads the configuration file first, then it validates every section against "

@@ -1,6 +1,6 @@
 """Keep what an answer states of this conversation; drop what it cannot have read there.
 
-Sentence by sentence, the entities a summary states (`app.core.summary.entities`) are looked up in
+Sentence by sentence, the entities a summary states (`app.core.gate.entities`) are looked up in
 the history. A sentence naming a path, URL, command, identifier or number found nowhere in
 it is foreign (another session, a guess, a hallucinated Docker build): it is dropped and a
 warning says so. A sentence of the request or next-step sections (Goals & Decisions, Task
@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.core.gate.entities import Entity, HistoryText, entities
+from app.core.gate.overlap import content_words, words
+from app.core.gate.sections import heading_of, inline_body
 from app.core.ports import SummaryTemplate
-from app.core.summary.entities import Entity, HistoryText, entities
-from app.core.summary.overlap import content_words, words
-from app.core.summary.sections import heading_of, inline_body
 
 # Sections where a sentence states what the user asked or what comes next.
 REQUEST_KEYS = frozenset({"goals", "objectives"})

@@ -3,7 +3,7 @@ numbers — and where in the history each occurs.
 
 Prose can paraphrase; an entity cannot: `/home/user/app/Dockerfile`, `docker build`,
 `TimeDelta._serialize` or `1475` either occur in the conversation or the model made them
-up (or copied them from another session). So the gate (`app.core.summary.grounding`) looks each
+up (or copied them from another session). So the gate (`app.core.gate.grounding`) looks each
 one up in the history, split by who said it: the user, the agent (its text and its tool
 calls) and the tool results. Text that only a tool result holds is what a file or a web
 page said, never the user's request.
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.core.compact_json import compact_json
+from app.core.gate.overlap import words
 from app.core.history import user_words
 from app.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, tool_result_text
-from app.core.summary.overlap import words
 
 EntityKind = Literal["url", "path", "code", "identifier", "number"]
 Source = Literal["user", "agent", "results"]

@@ -1,5 +1,5 @@
 """Is a well-formed answer about this conversation? The rules after the form checks of
-`app.core.summary.check`, judged against what the service knows of the history.
+`app.core.gate.check`, judged against what the service knows of the history.
 
 In order (the first that fails names the reason):
 1. `copy`: lines in the transcript's or the notes' own form (`user:` / `assistant:` lines,
@@ -9,13 +9,13 @@ In order (the first that fails names the reason):
 4. `incoherent`: the conversation's words in no order.
 5. `foreign`: too much of it names what the history does not hold; else such sentences,
    and requests or next steps only a tool result states, are dropped with a warning
-   (`app.core.summary.grounding`).
+   (`app.core.gate.grounding`).
 6. `missing_sections` / `says_nothing`: after that, the required sections state something of
    the conversation, or a plain "none" that the history does not contradict (no "no
    files" when files were touched, no "no tool calls" when tools ran); one terse section
    in `SILENT_PER` is let pass, a contradiction never.
 7. `uncovered`: the answer names too few of the history's salient facts
-   (`app.core.summary.coverage`).
+   (`app.core.gate.coverage`).
 """
 
 from __future__ import annotations
@@ -26,23 +26,23 @@ from dataclasses import dataclass
 
 from app.core.assemble import SUMMARY_PREFIX
 from app.core.errors import SummarizerError
-from app.core.history import ExtractedFacts
-from app.core.messages import Message, message_text
-from app.core.ports import SummaryTemplate
-from app.core.summary.alignment import PairIndex, copied_share
-from app.core.summary.coverage import Salient, salient
-from app.core.summary.entities import HistoryText
-from app.core.summary.grounding import ground
-from app.core.summary.overlap import words
-from app.core.summary.sections import missing_sections, split_sections, title_of
-from app.core.summary.shape import (
+from app.core.gate.alignment import PairIndex, copied_share
+from app.core.gate.coverage import Salient, salient
+from app.core.gate.entities import HistoryText
+from app.core.gate.grounding import ground
+from app.core.gate.overlap import words
+from app.core.gate.sections import missing_sections, split_sections, title_of
+from app.core.gate.shape import (
     incomplete,
     is_none_statement,
     placeholders,
     says_something,
     shuffled,
 )
-from app.core.summary.trimmed import Judged
+from app.core.history import ExtractedFacts
+from app.core.messages import Message, message_text
+from app.core.ports import SummaryTemplate
+from app.core.summary import Judged
 
 # A copy: this share of the answer's words aligned with the transcript (less the user's
 # requests quoted word for word), of at least `ALIGN_MIN_WORDS` words; a summary quoting

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.summary.alignment import PairIndex
-from app.core.summary.entities import HistoryText
-from app.core.summary.overlap import words
-from app.core.summary.shape import (
+from app.core.gate.alignment import PairIndex
+from app.core.gate.entities import HistoryText
+from app.core.gate.overlap import words
+from app.core.gate.shape import (
     incomplete,
     is_none_statement,
     placeholders,

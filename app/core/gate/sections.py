@@ -17,10 +17,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.core.gate.overlap import words
 from app.core.ports import SummaryTemplate
-from app.core.summary.digest import MODEL_SECTIONS
-from app.core.summary.overlap import words
-from app.core.summary.prompt import ARCHIVED_HEADINGS, DIMENSIONS
+from app.core.summary import ARCHIVED_HEADINGS, DIMENSIONS, MODEL_SECTIONS
 
 SUBSTANTIVE_WORDS = 3
 # Sections that must be substantive, at least: the summary of a single request may have

@@ -21,9 +21,9 @@ import random
 import re
 from collections.abc import Sequence
 
-from app.core.summary.alignment import PairIndex
-from app.core.summary.entities import HistoryText, entities
-from app.core.summary.overlap import content_words, words
+from app.core.gate.alignment import PairIndex
+from app.core.gate.entities import HistoryText, entities
+from app.core.gate.overlap import content_words, words
 
 # Words that end no complete sentence (articles, prepositions, conjunctions, auxiliaries).
 _OPEN_ENDINGS_TEXT = (

@@ -1,6 +1,6 @@
 """How much of an answer is the transcript re-typed, found by approximate alignment.
 
-Exact word runs (`app.core.summary.overlap`'s 4-word shingles) miss a copy with a word inserted or
+Exact word runs (`app.core.gate.overlap`'s 4-word shingles) miss a copy with a word inserted or
 dropped every few words. Here the answer's word pairs are looked up in the transcript and
 chained when they occur in the same order close together, a few words inserted or skipped
 on either side allowed: a chain of `MIN_CHAIN` pairs or more is copied text. A summary in

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from app.core.gate.check import SummarySource, accept_summary, check_summary, source_of
 from app.core.ports import SummaryRequest
 from app.core.provider.dialects import parse_messages
-from app.core.summary.check import SummarySource, accept_summary, check_summary, source_of
 from app.core.summary.prompt import SUMMARY_SYSTEM
 from tests.builders import parse
 from tests.corpus import FILES, load

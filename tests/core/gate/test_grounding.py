@@ -3,8 +3,8 @@ made mostly of them is rejected."""
 
 from __future__ import annotations
 
-from app.core.summary.entities import HistoryText
-from app.core.summary.grounding import ground
+from app.core.gate.entities import HistoryText
+from app.core.gate.grounding import ground
 from tests.builders import assistant, parse, tool_result, tool_use, user
 
 HISTORY = HistoryText.of(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from app.core.gate.coverage import salient
 from app.core.history import extract_facts
-from app.core.summary.coverage import salient
 from tests.builders import assistant, parse, tool_result, tool_use, user
 
 FACTS = extract_facts(

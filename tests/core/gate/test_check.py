@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.summary.check import (
+from app.core.gate.check import (
     SummarySource,
     accept_summary,
     check_summary,

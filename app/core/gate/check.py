@@ -16,15 +16,15 @@ Order of the checks (the first that fails names the reason):
 2. `empty`: nothing but whitespace or invisible characters.
 3. `oversized`: more than `cap_tokens` tokens (a text longer than `MAX_CHARS_PER_TOKEN`
    characters a token over the cap is oversized without being counted).
-4. Cleaning (`app.core.summary.answer_clean`): reasoning blocks and template tokens go;
+4. Cleaning (`app.core.gate.answer_clean`): reasoning blocks and template tokens go;
    `reasoning_only` when nothing but reasoning (or an unclosed block) is left.
 5. `refusal` / `apology` / `error_message`: a sentence anywhere that refuses, apologizes or
-   reports a failing provider (`app.core.summary.refusals`), unless the conversation holds those
+   reports a failing provider (`app.core.gate.refusals`), unless the conversation holds those
    words (the summary quotes its history), or that opens an answer without any heading.
 6. `echo`: most of the answer's word runs come from the prompt's instructions (or from
    instructions and transcript together: the whole prompt), or, reworded or misspelt,
    many of its words are the instructions' alone; `copy`: its runs come from the
-   transcript alone (`app.core.summary.overlap`).
+   transcript alone (`app.core.gate.overlap`).
 7. `repetitive`: a few words repeated (distinct words, or the text's zlib ratio).
 8. `no_sections` (none of the template's headings), `missing_sections` (some of them),
    `empty_sections` (a heading without content, or fewer than
@@ -32,7 +32,7 @@ Order of the checks (the first that fails names the reason):
 9. `filler`: the sections' words are not the conversation's (lorem ipsum, placeholder text).
 10. `repetitive` again: one same text under `SAME_SECTIONS` headings or more.
 11. Then, with the history's facts at hand, whether it is about this conversation
-   (`app.core.summary.truth`: `copy`, `incomplete`, `placeholder`, `incoherent`, `foreign`,
+   (`app.core.gate.truth`: `copy`, `incomplete`, `placeholder`, `incoherent`, `foreign`,
    `says_nothing`, `uncovered`); its ungrounded sentences are dropped with a warning.
 The cleaned (and trimmed) text is what is used as the summary.
 """
@@ -47,28 +47,28 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from app.core.errors import SummarizerError
-from app.core.history import extract_facts
-from app.core.messages import is_tool_result_message, message_text
-from app.core.ports import SummaryRequest, SummaryTemplate
-from app.core.summary.answer_clean import clean_answer
-from app.core.summary.digest import DIGEST_NOTES_END
-from app.core.summary.overlap import SHINGLE, Reference, shingles, words
-from app.core.summary.prompt import (
-    build_archived_prompt,
-    build_summary_prompt,
-    serialize_for_summary,
-)
-from app.core.summary.refusals import Speech, label_opening, sentences, speech_in
-from app.core.summary.sections import (
+from app.core.gate.answer_clean import clean_answer
+from app.core.gate.overlap import SHINGLE, Reference, shingles, words
+from app.core.gate.refusals import Speech, label_opening, sentences, speech_in
+from app.core.gate.sections import (
     MIN_SUBSTANTIVE_SECTIONS,
     missing_sections,
     split_sections,
     title_of,
     without_title,
 )
-from app.core.summary.shape import is_none_statement
-from app.core.summary.trimmed import Judged
-from app.core.summary.truth import Grounds, judge_truth
+from app.core.gate.shape import is_none_statement
+from app.core.gate.truth import Grounds, judge_truth
+from app.core.history import extract_facts
+from app.core.messages import is_tool_result_message, message_text
+from app.core.ports import SummaryRequest, SummaryTemplate
+from app.core.summary import (
+    DIGEST_NOTES_END,
+    Judged,
+    build_archived_prompt,
+    build_summary_prompt,
+    serialize_for_summary,
+)
 
 # A token is rarely longer than this many characters (cl100k's longest are runs of spaces
 # or repeated punctuation); a text longer than cap × this is over the cap without counting.
