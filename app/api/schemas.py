@@ -17,6 +17,7 @@ from app.api.examples import (
     EXAMPLE_OPENAI_MESSAGES,
 )
 from app.api.provider import Counting, ProviderFields
+from app.core.assemble import summary_turn
 from app.core.decide import Basis
 from app.core.messages import Message
 from app.core.model_table import with_margin
@@ -253,7 +254,10 @@ _RESULT_EXAMPLE: JsonDict = {
     "reason": None,
     "messages": [
         {"role": "system", "content": "You are a coding agent."},
-        {"role": "user", "content": "[Conversation compressed]\n\n## Goals & Decisions\n..."},
+        {
+            "role": "user",
+            "content": summary_turn("## Goals & Decisions\n..."),
+        },
         {
             "role": "assistant",
             "content": (

@@ -27,6 +27,13 @@ CONTENT_FAILURES = (
     "missing_sections",  # some of the template's headings absent
     "empty_sections",  # a heading without content, or almost all of them "none"
     "filler",  # sections whose words are not the conversation's
+    # Judged against the history (`app.core.gate.truth`):
+    "incomplete",  # stops mid-sentence, whatever the provider's stop reason
+    "placeholder",  # the template filled with bracketed descriptions
+    "incoherent",  # the conversation's words in no order
+    "says_nothing",  # a required section states nothing of the conversation
+    "foreign",  # too much of it names what the history does not hold
+    "uncovered",  # too few of the history's salient facts named
 )
 TRANSPORT_FAILURES = (
     "timeout",  # one attempt past the summary timeout
