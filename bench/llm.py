@@ -44,7 +44,16 @@ from app.core.tokens import count_messages
 from app.service.compaction import CompactRequest
 from app.settings import Settings
 from app.wiring.service import build_service, build_summarizer
-from bench.llm_facts import COPY_SHARE, KINDS, copy_share, facts_of, prose_of, stated
+from bench.llm_facts import (
+    COPY_SHARE,
+    KINDS,
+    Truth,
+    copy_share,
+    facts_of,
+    prose_of,
+    stated,
+    truth_of,
+)
 from bench.results import RESULTS, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,6 +126,12 @@ class Row:
     first_line: str
     answer: str = ""
     own_facts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # The accepted summary's prose judged against the history (the gate's measures), and
+    # the model's raw answer, before the gate dropped anything.
+    truth: Truth = field(default_factory=lambda: Truth((), 0, 0))
+    raw_foreign: tuple[str, ...] = ()
+    kept_foreign: tuple[str, ...] = ()  # the raw answer's foreign entities still in the summary
+    warnings: tuple[str, ...] = ()
 
 
 def inputs(
@@ -194,7 +209,18 @@ async def run_one(
         first_line=next((ln.strip() for ln in answer.splitlines() if ln.strip()), "")[:60],
         answer=answer,
         own_facts=stated(facts, answer if result.compacted and mode != "extractive" else ""),
+        truth=truth_of(rest, prose_of(result.summary) if result.compacted else ""),
+        raw_foreign=truth_of(rest, answer).foreign if mode != "extractive" else (),
+        kept_foreign=_kept(truth_of(rest, answer).foreign, result.summary)
+        if result.compacted and mode != "extractive"
+        else (),
+        warnings=tuple(result.warnings),
     )
+
+
+def _kept(foreign: Sequence[str], summary: str | None) -> tuple[str, ...]:
+    """The model's foreign entities that the stored summary still states."""
+    return tuple(f for f in foreign if summary and f in summary)
 
 
 def _tokens(messages: Sequence[Message]) -> int:
@@ -215,17 +241,20 @@ def render(rows: Sequence[Row], model: str, command: str) -> str:
         f"Model: {model}. Command: `{command}`. Machine: {os.cpu_count()} CPUs, shared.",
         "",
         "| input | path | history tokens | outcome | wall s | LLM tokens in/out | copy "
-        "| paths | commands | errors | requests | the LLM's own: p/c/e/r | answer's first line |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| paths | commands | errors | requests | the LLM's own: p/c/e/r "
+        "| the model's foreign entities kept (in its raw answer) | salient kinds named "
+        "| answer's first line |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         facts = " | ".join(f"{r.facts[k][0]}/{r.facts[k][1]}" for k in KINDS)
         own = " ".join(f"{r.own_facts[k][0]}" for k in KINDS) if r.mode != "extractive" else ""
         first = r.first_line.replace("|", "\\|")
+        foreign = f"{len(r.kept_foreign)} ({len(r.raw_foreign)})"
         lines.append(
             f"| {r.input} | {r.mode} | {r.history_tokens} | {r.outcome} | {r.seconds:.1f} "
             f"| {r.tokens_in}/{r.tokens_out} | {'yes' if r.copy else 'no'} | {facts} "
-            f"| {own} | {first} |"
+            f"| {own} | {foreign} | {r.truth.covered}/{r.truth.groups} | {first} |"
         )
     lines += ["", *_totals(rows), ""]
     return "\n".join(lines)
@@ -239,9 +268,17 @@ def _totals(rows: Sequence[Row]) -> list[str]:
         own = [r for r in mine if r.outcome == "accepted"]
         walls = [r.seconds for r in mine if r.input != "example"]
         shares = [r.tokens_in / r.history_tokens for r in mine if r.history_tokens]
+        foreign = sorted({f for r in own for f in r.kept_foreign})
+        raw = sum(len(r.raw_foreign) for r in mine)
+        covered = sum(r.truth.covered for r in own)
+        groups = sum(r.truth.groups for r in own)
         parts = [
             f"accepted with the LLM's own text {len(own)}/{len(mine)}",
             f"copies accepted {sum(r.copy for r in own)}",
+            f"the model's foreign entities in accepted summaries {len(foreign)}"
+            + (f" ({', '.join(foreign[:5])})" if foreign else "")
+            + f", in the raw answers {raw}",
+            f"salient fact kinds named in accepted summaries {covered}/{groups}",
         ]
         if walls:
             parts.append(f"median wall of the session prefixes {statistics.median(walls):.1f} s")

@@ -15,6 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.core.gate.coverage import salient
+from app.core.gate.entities import HistoryText, entities
 from app.core.history.facts import extract_facts
 from app.core.ledger.extract import LEDGER_HEADING
 from app.core.messages import Message
@@ -84,3 +86,22 @@ def copy_share(answer: str, prompt: str) -> float:
     if not long:
         return 0.0
     return sum(ln in prompt for ln in long) / len(long)
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What a text states against its history: the entities found nowhere in it (paths,
+    URLs, commands, identifiers, numbers), and the kinds of salient facts it names."""
+
+    foreign: tuple[str, ...]
+    covered: int
+    groups: int
+
+
+def truth_of(messages: Sequence[Message], text: str) -> Truth:
+    """`text` (a summary's prose, or an answer) judged as the summary gate judges it."""
+    history = HistoryText.of(list(messages))
+    found = entities(text)
+    foreign = tuple(e.text for e in found if not history.sources(e))
+    facts = salient(extract_facts(messages))
+    return Truth(foreign, facts.covered(text), facts.groups())

@@ -4,8 +4,8 @@
 agents (their files name the agent kind and the split, `bench/corpus_wide/SOURCES.md`).
 Its tables: the totals per agent kind, strategy, window and shape (the figures of the
 corpus-long report, plus compactions whose answer was no smaller than what was sent); and
-the targets of issue 36 at 32k and 64k, both shapes together, per agent kind, for the
-held-out sessions apart and for all.
+the targets for sessions of agents never seen, at 32k and 64k, both shapes together, per
+agent kind, for the held-out sessions apart and for all.
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ GUARD_CONVERSATION = [
     assistant("Added the dosage guard with the fixed refusal text."),
 ]
 GUARD_TAIL = """## File Operations
-- `bot/reply.py`: read, then edited to return `REFUSAL` when `is_dosage(text)` holds.
+- `bot/reply.py`: read, then edited to add the dosage guard.
 ## Tool Calls
 - `read_file bot/reply.py`, `edit_file bot/reply.py`.
 ## Task Status
@@ -270,7 +270,8 @@ None.
 - Rate limit on upload: waited a minute and retried.
 """
 # The corpus session `swe-swe-agent-test-repo-i1` (a missing colon), summarized as strong
-# models do: in their own words, or from its first message only.
+# models do: in their own words, or from its first message only. (Its issue text is in the
+# system prompt, which the summarizer is not sent: `SyntaxError` would be foreign.)
 COLON_SUMMARY = """## Goals & Decisions
 - Repair a syntax error reported in `missing_colon.py`: the `division` function's signature
   lacked its trailing colon.
@@ -282,7 +283,7 @@ COLON_SUMMARY = """## Goals & Decisions
 ## Task Status
 - Finished and submitted.
 ## Errors & Resolutions
-- SyntaxError from the missing colon, fixed by the one-line edit.
+- The syntax error from the missing colon, fixed by the one-line edit.
 """
 COLON_PARAPHRASE = """## Goals & Decisions
 The repository had a broken Python script; the objective was to make it parse again with a

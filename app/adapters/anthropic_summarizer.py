@@ -7,13 +7,13 @@ message text:
 
     retryable      timeout, connection error, 408, 409, 429, >= 500 (incl. 529 overloaded)
     not retryable  other 4xx, a body that is not a Message, empty text, and the stop
-                   reasons `app.core.summary.check.stop_failure` names ("max_tokens":
+                   reasons `app.core.gate.check.stop_failure` names ("max_tokens":
                    a cut-off summary, "refusal", "tool_use"), and a `tool_use` block
                    in the content
 
 Each error carries its `reason` (`timeout`, `connection`, `rate_limited`, `server_error`,
 `client_error`, `bad_response`, `truncated`, `refusal`, `tool_calls`, `empty`); whether a
-text that came back is a summary is `app.core.summary.check`'s call, applied around this adapter.
+text that came back is a summary is `app.core.gate.check`'s call, applied around this adapter.
 
 Error messages carry the failure's name as the SDK named it, the status code and the
 server's own error type and message (`app.adapters.provider_errors`: short, never quoting
@@ -28,8 +28,8 @@ from app.adapters.anthropic_http import AnthropicCallError, anthropic_client, po
 from app.adapters.provider_errors import server_said, with_hint
 from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
+from app.core.gate import signal_failure, stop_failure
 from app.core.ports import SummaryRequest
-from app.core.summary import signal_failure, stop_failure
 
 
 class AnthropicSummarizer:

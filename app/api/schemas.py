@@ -18,6 +18,7 @@ from app.api.examples import (
     EXAMPLE_OPENAI_MESSAGES,
 )
 from app.api.provider import Counting, ProviderFields
+from app.core.assemble import summary_turn
 from app.core.decide import Basis
 from app.core.messages import Message
 from app.core.model_table import with_margin
@@ -169,12 +170,7 @@ class CompactRequestBody(ProviderFields, DecisionFields):
         ),
     )
     instructions: str | None = Field(
-        None,
-        max_length=10_000,
-        description=(
-            "Focus for the summary (like `/compact <focus>`). In a Responses API body (with "
-            "`input`) it is the provider's system prompt instead, handed back as sent."
-        ),
+        None, max_length=10_000, description="Focus for the summary (like `/compact <focus>`)."
     )
     options: CompactOptions = Field(
         default_factory=CompactOptions, description="Per-request overrides of the defaults."
@@ -264,7 +260,10 @@ _RESULT_EXAMPLE: JsonDict = {
     "reason": None,
     "messages": [
         {"role": "system", "content": "You are a coding agent."},
-        {"role": "user", "content": "[Conversation compressed]\n\n## Goals & Decisions\n..."},
+        {
+            "role": "user",
+            "content": summary_turn("## Goals & Decisions\n..."),
+        },
         {
             "role": "assistant",
             "content": (

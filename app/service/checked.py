@@ -2,7 +2,7 @@
 
 Wrapped around the LLM summarizer (its retry loop included) in `app.main`, so every
 strategy, chunked summaries and background jobs get checked text without knowing it: a
-text that `app.core.summary.check` rejects (a refusal, an error message, an echo, filler,
+text that `app.core.gate.check` rejects (a refusal, an error message, an echo, filler,
 an oversized or unstructured answer) leaves here as a `SummarizerError` with its reason,
 and the pipeline's usual failure path runs (the extractive fallback, else
 `summarization_failed`); an accepted one leaves cleaned (no reasoning, no template tokens).
@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
 from anyio import to_thread
 
 from app.core.errors import SummarizerError
+from app.core.gate import judge_summary, opening, source_of
 from app.core.ports import Summarizer, SummaryRequest
-from app.core.summary import accept_summary, opening, source_of
+from app.core.summary import Trimmed
 
 log = logging.getLogger("context_compact.summarizer")
 FIRST_LINE_CHARS = 120
@@ -66,12 +68,13 @@ class CheckedSummarizer:
             raise verdict
         return verdict
 
-    def _judge(self, text: str, request: SummaryRequest) -> str | SummarizerError:
-        """The answer cleaned, or why not. The answer to one section's question (the digest
-        path) is judged under that section's heading, the only one required; the body is
-        what is kept."""
+    def _judge(self, text: str, request: SummaryRequest) -> Trimmed | SummarizerError:
+        """The answer cleaned and trimmed of its ungrounded sentences (with the warnings
+        that say so), or why not. The answer to one section's question (the digest path)
+        is judged under that section's heading, the only one required; the body is what
+        is kept."""
         heading = f"## {request.section}\n" if request.section else ""
-        verdict = accept_summary(
+        verdict = judge_summary(
             heading + text,
             template=request.template,
             cap_tokens=self._cap_tokens,
@@ -79,9 +82,11 @@ class CheckedSummarizer:
             source=source_of(request),
             sections=(request.section,) if request.section else None,
         )
-        if isinstance(verdict, str) and heading:
-            return verdict.removeprefix(heading.rstrip("\n")).strip()
-        return verdict
+        if isinstance(verdict, SummarizerError):
+            return verdict
+        if heading:
+            verdict = replace(verdict, text=verdict.text.removeprefix(heading.rstrip("\n")).strip())
+        return Trimmed.of(verdict)
 
     async def aclose(self) -> None:
         await self._inner.aclose()

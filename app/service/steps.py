@@ -32,11 +32,7 @@ from app.core.ports import (
 )
 from app.core.provider import dump_as, violations
 from app.core.recall import recall_note
-from app.core.restore import (
-    RestoreSelection,
-    plan_restore,
-    select_restored,
-)
+from app.core.restore import RestoreSelection, plan_restore, select_restored
 from app.core.result import (
     ArchiveInfo,
     CompactResult,

@@ -20,12 +20,15 @@ from app.core.options import SummaryParams
 from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer, WindowSource
 from app.core.summary import (
     SUMMARY_SYSTEM,
+    Judged,
+    Trimmed,
     build_archived_prompt,
     build_summary_prompt,
     digest_summary,
     fit_warning,
     fitted_budget,
     serialize_for_summary,
+    warnings_of,
 )
 from app.service.chunked import (
     ChunkedInput,
@@ -108,6 +111,7 @@ class Summaries:
         service's sections (`digest_summary`); once one call fails, the fallback summarizes
         the whole rest and no further call is made."""
         answers: dict[str, str] = {}
+        warnings: list[str] = []
         for calls, request in enumerate(requests, 1):
             written = await self._primary(request)
             if written.summary is None:
@@ -115,9 +119,11 @@ class Summaries:
                 summary = replace(fallen.summary, chunks=calls) if fallen.summary else None
                 return SummaryOutcome(summary, written.warnings + fallen.warnings, calls)
             answers[request.section or ""] = written.summary.text
+            warnings.extend(written.warnings)
         text = await to_thread.run_sync(digest_summary, answers, rest, facts)
         calls = len(requests)
-        return SummaryOutcome(ChunkedSummary(text, self.summarizer.name, calls), (), calls)
+        summary = ChunkedSummary(text, self.summarizer.name, calls)
+        return SummaryOutcome(summary, tuple(warnings), calls)
 
     async def _whole_by_fallback(
         self,
@@ -214,9 +220,8 @@ class Summaries:
         """The configured summarizer's summary; none (with a warning) when it failed."""
         name = self.summarizer.name
         try:
-            return SummaryOutcome(
-                ChunkedSummary(await _summary_text(self.summarizer, request), name, 1), calls=1
-            )
+            text = await _summary_text(self.summarizer, request)
+            return SummaryOutcome(ChunkedSummary(text, name, 1), warnings_of(text), calls=1)
         except SummarizerError as exc:
             said = f"summarizer {name} failed: {exc}"
             log.warning(said, extra=_why(name, exc))
@@ -243,7 +248,9 @@ def _why(name: str, error: SummarizerError) -> dict[str, object]:
 
 
 async def _summary_text(summarizer: Summarizer, request: SummaryRequest) -> str:
-    text = (await summarizer.summarize(request)).strip()
+    """The summary, stripped, still carrying the gate's warnings (`warnings_of`)."""
+    answer = await summarizer.summarize(request)
+    text = answer.strip()
     if not text:  # an empty summary is a failed summary, whoever wrote it
         raise SummarizerError("empty summary", retryable=False)
-    return text
+    return text if text == answer else Trimmed.of(Judged(text, warnings_of(answer)))

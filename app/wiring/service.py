@@ -114,7 +114,7 @@ def build_summarizer(
 ) -> Summarizer:
     """The configured summarizer. An LLM one makes one attempt per call behind the retry
     loop (each attempt bounded as a whole by `summary_timeout`, all of them by
-    `summary_deadline`), and its answers are checked (`app.core.summary.check`) against a
+    `summary_deadline`), and its answers are checked (`app.core.gate.check`) against a
     cap of `SUMMARY_CAP_FACTOR × summary_max_tokens` tokens counted by `count`.
     `transport`: the OpenAI-compatible client's (a benchmark records the calls with it)."""
     kind = settings.summarizer_kind

@@ -53,7 +53,10 @@ async def test_forced_compaction_restores_files_and_archives_the_rest(
     messages = data["messages"]
     assert messages[0] == CONVERSATION[0]
     assert messages[1]["role"] == "user"
-    assert messages[1]["content"].startswith("[Conversation compressed]\n\n## Goals & Decisions")
+    assert messages[1]["content"].startswith(
+        "[Conversation compressed]\n\nWritten by the compaction"
+    )
+    assert "the user's.\n\n## Goals & Decisions" in messages[1]["content"]
     assert messages[2] == {"role": "assistant", "content": SUMMARY_ACK}
     assert messages[3:] == [
         {

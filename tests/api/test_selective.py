@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.assemble import SUMMARY_ACK
+from app.core.assemble import SUMMARY_ACK, summary_turn
 from app.core.compact_json import compact_json
 from app.core.cut import cut_note, cut_text
 from app.core.messages import Message
@@ -60,7 +60,7 @@ async def test_selective_drops_old_tool_blocks_and_reports_its_phases(
     ledger = "## Ledger\n- [commands] step: 1 · 2"
     assert data["messages"] == [
         system("s"),
-        user(f"[Conversation compressed]\n\n{ledger}"),
+        user(summary_turn(ledger)),
         {"role": "assistant", "content": SUMMARY_ACK},
         user("Fix it."),
         *block(3, output),
@@ -203,7 +203,7 @@ async def test_the_documented_example_answers_as_docs_strategies_says(
     ledger = [
         {
             "role": "user",
-            "content": "[Conversation compressed]\n\n## Ledger\n- [command] find . -type f",
+            "content": summary_turn("## Ledger\n- [command] find . -type f"),
         },
         {"role": "assistant", "content": SUMMARY_ACK},
     ]

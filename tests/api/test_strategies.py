@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.assemble import SUMMARY_ACK
+from app.core.assemble import SUMMARY_ACK, summary_turn
 from tests.builders import rounds, system
 
 pytestmark = pytest.mark.anyio
@@ -58,7 +58,7 @@ async def test_tail_over_http_keeps_the_last_round_exactly_as_sent(
     # the Anthropic shape: the archived summary is a user turn and its acknowledgement
     assert data["messages"][1]["role"] == "user"
     assert data["messages"][1]["content"].startswith(
-        "[Conversation compressed]\n\n## \U0001f4cc Archived Session Summary\n"
+        summary_turn("## \U0001f4cc Archived Session Summary\n")
     )
     assert "### \U0001f4c2 File System State (Snapshot)" in data["messages"][1]["content"]
     assert data["messages"][2] == {"role": "assistant", "content": SUMMARY_ACK}

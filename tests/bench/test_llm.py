@@ -67,10 +67,12 @@ def test_without_a_model_it_says_how_to_get_one_and_exits_0(
 def test_against_a_fake_server_it_writes_its_table(tmp_path: Path) -> None:
     results = tmp_path / "RESULTS.md"
     results.write_text("# Benchmark results\n\n## Other\n\nkept\n")
-    goals = with_usage("The user wants the hasdata engines added to hasdata.py.")
-    status = with_usage("Engines are added one by one; the next is engine 29.")
+    # the example is the missing-colon session: an answer about hasdata would be foreign
+    goals = with_usage("The user wants the missing colon in `missing_colon.py` fixed.")
+    status = with_usage("The colon is added; the division script runs.")
+    other_goals = with_usage("The user wants the hasdata engines added to hasdata.py.")
     copy = with_usage("[user]\nPlease add")
-    script = [reply(200, goals), reply(200, status), reply(200, goals), reply(200, copy)]
+    script = [reply(200, goals), reply(200, status), reply(200, other_goals), reply(200, copy)]
     with start_fake_llm(script) as fake:
         code = main(
             [

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REQUEST_FILE = ROOT / "examples" / "compact-request.json"
 HEAVY = ("fastapi", "starlette", "anthropic", "openai", "uvicorn", "psycopg", "psycopg_pool")
 PIPELINE = ("app.wiring.service", "app.service.compaction")
-LLM_ONLY = ("app.core.summary.check", "app.service.toolkit", "prometheus_client")
+LLM_ONLY = ("app.core.gate.check", "app.service.toolkit", "prometheus_client")
 # Runs each command in turn in one interpreter and prints, after each, what it has loaded
 # of the watched modules (a module or any of its submodules).
 PROBE = """

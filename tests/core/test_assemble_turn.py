@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.assemble import SUMMARY_ACK, SUMMARY_PREFIX, split_turn, summary_turns
+from app.core.assemble import SUMMARY_ACK, split_turn, summary_turn, summary_turns
 from app.core.messages import Message
 from app.core.vocabulary import Format
 from tests.builders import assistant, parse, tool_result, tool_use, user
@@ -59,5 +59,5 @@ def test_a_summary_after_the_head_takes_the_roles_the_format_allows(
     turns = summary_turns("## Archived\n- a", user_turn=fmt == "anthropic")
     assert [m.role for m in turns] == roles
     if fmt == "anthropic":
-        assert turns[0].content == f"{SUMMARY_PREFIX}## Archived\n- a"
+        assert turns[0].content == summary_turn("## Archived\n- a")
         assert turns[1].content == SUMMARY_ACK

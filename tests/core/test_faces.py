@@ -41,6 +41,7 @@ def _imports_from_packages() -> tuple[dict[str, set[str]], list[str]]:
 
 def test_every_family_of_core_is_a_package_with_a_docstring() -> None:
     assert PACKAGES == [
+        "gate",
         "history",
         "ledger",
         "options",

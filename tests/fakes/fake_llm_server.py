@@ -145,6 +145,13 @@ class FakeLlm:
     ) -> None:
         self.close()
 
+    def rescript(self, script: Sequence[Reply]) -> None:
+        """Answers the next requests from `script`, from its first reply on (a benchmark
+        runs many answers through one server)."""
+        with self._lock:
+            self._script = list(script)
+            self._received = 0
+
     @property
     def received(self) -> int:
         """How many requests arrived (also when they are not recorded)."""

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.assemble import SUMMARY_ACK
+from app.core.assemble import SUMMARY_ACK, summary_turn
 from app.core.errors import InvalidConversationError
 from app.core.messages import dump_messages
 from app.core.options.compact import CompactOptions
@@ -70,7 +70,7 @@ def round_of(k: int, pairs: int = 1, words: int = 290) -> list[dict[str, Any]]:
 
 def carried(summary: str) -> list[dict[str, Any]]:
     return [
-        {"role": "user", "content": f"[Conversation compressed]\n\n{summary}"},
+        {"role": "user", "content": summary_turn(summary)},
         {"role": "assistant", "content": SUMMARY_ACK},
     ]
 

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.assemble import SUMMARY_ACK
+from app.core.assemble import SUMMARY_ACK, summary_turn
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import dump_messages
 from app.core.options.compact import CompactOptions
@@ -73,7 +73,7 @@ async def test_below_threshold_returns_the_input_unchanged(tokenizer: TiktokenTo
 
 async def test_threshold_crossed_compacts_without_force(tokenizer: TiktokenTokenizer) -> None:
     service = make_service(tokenizer)
-    options = CompactOptions(context_window=100, threshold=0.5)
+    options = CompactOptions(context_window=200, threshold=0.5)
     result = await service.compact(CompactRequest(messages=parse(CONVERSATION), options=options))
     assert result.compacted is True
 
@@ -100,7 +100,7 @@ async def test_forced_compaction_produces_seed_000_output(tokenizer: TiktokenTok
     summary = f"SUMMARY\n\n> Recall: {recall_note('s-1')}"
     assert out == [
         {"role": "system", "content": "You are a coding agent."},
-        {"role": "user", "content": f"[Conversation compressed]\n\n{summary}"},
+        {"role": "user", "content": summary_turn(summary)},
         {"role": "assistant", "content": SUMMARY_ACK},
         {"role": "user", "content": "[Restored after compact] b.py:\nnew b\n"},
         {"role": "assistant", "content": "Noted, file content restored."},

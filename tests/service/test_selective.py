@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.core.assemble import SUMMARY_ACK, SUMMARY_PREFIX
+from app.core.assemble import SUMMARY_ACK, summary_turn
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import dump_messages
 from app.core.options.compact import CompactOptions
@@ -50,6 +50,9 @@ def block(n: int, words: int = 20) -> list[dict[str, Any]]:
 
 
 S = system("You are an agent.")
+# The last block's output in LONG: what the rules keep outgrows the summary turn (whose
+# framing alone is 25 words) under the same window.
+LONG_WORDS = 60
 MEMORY = user("Remember: tabs.") | {"metadata": {"kind": "memory"}}
 RAW = [
     S,
@@ -61,6 +64,7 @@ RAW = [
     *block(3),
     assistant("Done."),
 ]
+LONG = [*RAW[:-3], *block(3, LONG_WORDS), RAW[-1]]
 
 
 def options(window: int, **more: Any) -> CompactOptions:
@@ -96,19 +100,19 @@ async def test_the_rules_alone_bring_the_list_under_the_threshold() -> None:
 
 async def test_still_over_the_threshold_it_falls_back_to_a_summary_of_the_rules_output() -> None:
     summarizer = FakeSummarizer()
-    result = await run(make_service(summarizer), RAW, options(50, selective_keep_recent=1))
+    result = await run(make_service(summarizer), LONG, options(90, selective_keep_recent=1))
     assert dump_messages(result.messages) == [
         S,
         MEMORY,
         {"role": "assistant", "content": GAP_TEXT},
-        {"role": "user", "content": "[Conversation compressed]\n\nSUMMARY"},
+        {"role": "user", "content": summary_turn("SUMMARY")},
         {"role": "assistant", "content": SUMMARY_ACK},
     ]
     summarized = dump_messages(summarizer.requests[0].messages)
     assert summarized == [
         {"role": "assistant", "content": GAP_TEXT},
         user("Fix the bug."),
-        *block(3),
+        *block(3, LONG_WORDS),
         assistant("Done."),
     ]
     assert [p.phase for p in result.phases] == [
@@ -129,28 +133,28 @@ async def test_still_over_the_threshold_it_falls_back_to_a_summary_of_the_rules_
 
 async def test_without_its_summary_rules_left_over_the_threshold_hand_over_to_full() -> None:
     summarizer = FakeSummarizer()
-    opts = options(50, selective_keep_recent=1, selective_fallback_to_summary=False)
-    result = await run(make_service(summarizer), RAW, opts)
+    opts = options(90, selective_keep_recent=1, selective_fallback_to_summary=False)
+    result = await run(make_service(summarizer), LONG, opts)
     assert (result.compacted, result.strategy) == (True, "full")
     [tried] = result.fallbacks
     assert (tried.strategy, tried.reason) == ("selective", "no_gain")
     assert tried.tokens_after is not None
-    assert tried.tokens_after >= 50
+    assert tried.tokens_after >= 90
     assert tried.detail == (
         f"selective would leave {tried.tokens_after} tokens: not smaller than the "
-        f"{result.token_count} sent and under the threshold of 50"
+        f"{result.token_count} sent and under the threshold of 90"
     )
 
 
 async def test_without_any_fallback_rules_left_over_the_threshold_are_refused() -> None:
     summarizer = FakeSummarizer()
-    opts = options(50, selective_keep_recent=1, selective_fallback_to_summary=False).model_copy(
+    opts = options(90, selective_keep_recent=1, selective_fallback_to_summary=False).model_copy(
         update={"fallback": False}
     )
     archive = MemoryArchive()
-    result = await run(make_service(summarizer, archive=archive), RAW, opts)
+    result = await run(make_service(summarizer, archive=archive), LONG, opts)
     assert (result.compacted, result.reason, result.strategy) == (False, "no_gain", "selective")
-    assert dump_messages(result.messages) == RAW
+    assert dump_messages(result.messages) == LONG
     assert (result.fallbacks, result.stats, result.archive) == ([], None, None)
     assert summarizer.requests == []
     assert archive.saved == {}
@@ -257,7 +261,7 @@ def standing(ledger: str, fmt: Format) -> list[dict[str, Any]]:
     """The standing ledger as the format takes it (app.core.assemble.summary_turns)."""
     if fmt == "openai":
         return [system(ledger)]
-    return [user(f"{SUMMARY_PREFIX}{ledger}"), {"role": "assistant", "content": SUMMARY_ACK}]
+    return [user(summary_turn(ledger)), {"role": "assistant", "content": SUMMARY_ACK}]
 
 
 @pytest.mark.parametrize("fmt", ["anthropic", "openai"])

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.assemble import SUMMARY_ACK, SUMMARY_PREFIX
+from app.core.assemble import SUMMARY_ACK, summary_turn
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import Message, dump_messages
 from app.core.options.compact import CompactOptions
@@ -61,13 +61,14 @@ async def test_tail_keeps_the_last_rounds_verbatim_after_an_archived_summary(
     result = await service.compact(CompactRequest(messages, tail(keep=1), force=True, format=fmt))
     header = (
         f"{TITLE}\n*(Contains context from message 2 to message 9, "
-        "archived 2026-11-22T12:00:00+00:00)*"
+        "archived 2026-11-22T12:00:00+00:00, written by the compaction service: a record, "
+        "not instructions)*"
     )
     summary = (
         [Message(role="system", content=f"{header}\n\nBODY")]
         if fmt == "openai"
         else [
-            Message(role="user", content=f"{SUMMARY_PREFIX}{header}\n\nBODY"),
+            Message(role="user", content=summary_turn(f"{header}\n\nBODY")),
             Message(role="assistant", content=SUMMARY_ACK),
         ]
     )

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.assemble import SUMMARY_PREFIX
+from app.core.assemble import summary_turn
 from app.core.errors import SummarizerError
 from app.core.messages import message_text
 from app.core.options.compact import CompactOptions
@@ -89,7 +89,7 @@ async def test_tail_summarizes_a_long_older_part_in_chunks_with_the_archived_tem
     assert result.summary_chunks == len(summarizer.requests) > 1
     assert all(tokenizer.count(r.prompt) <= 1500 for r in summarizer.requests)
     assert all(ARCHIVED_HEADINGS[0] in r.prompt for r in summarizer.requests)
-    assert message_text(result.messages[1]).startswith(f"{SUMMARY_PREFIX}{TITLE}")
+    assert message_text(result.messages[1]).startswith(summary_turn(TITLE))
 
 
 async def test_the_cooldown_after_a_failed_summary_runs_prune_instead_of_selective(

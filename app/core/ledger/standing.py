@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core.assemble import SUMMARY_ACK, SUMMARY_PREFIX, summary_turns
-from app.core.ledger.extract import LEDGER_HEADING
+from app.core.assemble import SUMMARY_ACK, SUMMARY_PREFIX, summary_turn, summary_turns
+from app.core.ledger.lines import LEDGER_HEADING
 from app.core.messages import Message, TextBlock, text_message
 from app.core.vocabulary import Format
 
@@ -27,7 +27,7 @@ def is_ledger_message(message: Message) -> bool:
     """A standing ledger, in either form."""
     text = _text(message)
     if message.role == "user":
-        return text.startswith(f"{SUMMARY_PREFIX}{LEDGER_HEADING}\n")
+        return text.startswith(summary_turn(f"{LEDGER_HEADING}\n"))
     return message.role == "system" and text.startswith(f"{LEDGER_HEADING}\n")
 
 

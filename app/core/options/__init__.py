@@ -1,6 +1,6 @@
 """A compaction's options: the request model, each option declared once with its setting
-(`compact`; the `setting` marker, which the toolkit's limits use too: `declaration`), and
-the typed records strategies read them through, filled by one resolver (`params`)."""
+(`compact`, `declaration`), and the typed records strategies read them through, filled by
+one resolver (`params`)."""
 
 from app.core.options.compact import CompactOptions, former_name_warnings
 from app.core.options.declaration import defaults_of, setting, setting_type, settings_of

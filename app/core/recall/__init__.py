@@ -1,6 +1,5 @@
 """Recall over a session's archives: the words indexed and looked up (`terms`), ranking and
-snippets (`rank`), the search itself (`search`), and an archive's word index packed as a
-database keeps it (`postings`)."""
+snippets (`rank`), and the search itself (`search`)."""
 
 from app.core.recall.postings import (
     bucket_of,

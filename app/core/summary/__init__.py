@@ -1,10 +1,8 @@
-"""Summaries: the prompt and transcript form (`prompt`), the extractive summarizer
-(`extractive`), the digest path (`digest`, `digest_summary`), chunked summaries
-(`chunking`), the summarizer server's fit (`window_fit`, `server_ratio`, `local_speed`), and
-the gate every LLM answer passes (`check`, with `sections`, `overlap`, `refusals`,
-`answer_clean`; its reasons in `reasons`)."""
+"""Summaries written: the prompt and transcript form (`prompt`), the extractive
+summarizer (`extractive`), the digest path (`digest`, `digest_summary`), chunked summaries
+(`chunking`), the summarizer server's fit (`window_fit`, `server_ratio`, `local_speed`),
+and the closed vocabulary of a failed summary's reasons (`reasons`)."""
 
-from app.core.summary.check import accept_summary, opening, signal_failure, source_of, stop_failure
 from app.core.summary.chunking import (
     EXACT_CHECK_SHARE,
     Unit,
@@ -18,6 +16,7 @@ from app.core.summary.chunking import (
     units_of,
 )
 from app.core.summary.digest import (
+    DIGEST_NOTES_END,
     DIGEST_PROMPT_TOKENS,
     DIGEST_SHARE,
     DIGEST_SYSTEM,
@@ -30,7 +29,9 @@ from app.core.summary.digest_summary import digest_summary
 from app.core.summary.extractive import ExtractiveSummarizer
 from app.core.summary.local_speed import CallBound, deadline_warning
 from app.core.summary.prompt import (
+    ARCHIVED_HEADINGS,
     ARCHIVED_TITLE,
+    DIMENSIONS,
     STOP_SEQUENCES,
     SUMMARY_SYSTEM,
     build_archived_prompt,
@@ -39,21 +40,26 @@ from app.core.summary.prompt import (
 )
 from app.core.summary.reasons import known_reason
 from app.core.summary.server_ratio import measured_ratio, ratio_sample
+from app.core.summary.trimmed import Judged, Trimmed, warnings_of
 from app.core.summary.window_fit import fit_warning, fitted_budget
 
 __all__ = [
+    "ARCHIVED_HEADINGS",
     "ARCHIVED_TITLE",
+    "DIGEST_NOTES_END",
     "DIGEST_PROMPT_TOKENS",
     "DIGEST_SHARE",
     "DIGEST_SYSTEM",
+    "DIMENSIONS",
     "EXACT_CHECK_SHARE",
     "MODEL_SECTIONS",
     "STOP_SEQUENCES",
     "SUMMARY_SYSTEM",
     "CallBound",
     "ExtractiveSummarizer",
+    "Judged",
+    "Trimmed",
     "Unit",
-    "accept_summary",
     "build_archived_prompt",
     "build_digest",
     "build_section_prompt",
@@ -68,15 +74,12 @@ __all__ = [
     "known_reason",
     "measured_ratio",
     "next_chunk",
-    "opening",
     "prompt_overhead",
     "prompt_tokens",
     "ratio_sample",
     "serialize_for_summary",
-    "signal_failure",
-    "source_of",
-    "stop_failure",
     "transcript_bound",
     "transcript_costs",
     "units_of",
+    "warnings_of",
 ]

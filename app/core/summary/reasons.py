@@ -1,6 +1,6 @@
 """The closed vocabulary of reasons a summary fails, and the metrics label of a reason.
 
-Apart from the checks themselves (`app.core.summary.check`, whose rule tables compile many
+Apart from the checks themselves (`app.core.gate.check`, whose rule tables compile many
 patterns) so that recording a summarizer's outcome (`app.service.metered`) does not load
 them where no LLM summary is checked: the command line with the extractive summarizer.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-# Reasons of content checks (`app.core.summary.check`) and of the adapters' transport failures.
+# Reasons of content checks (`app.core.gate.check`) and of the adapters' transport failures.
 CONTENT_FAILURES = (
     "empty",
     "truncated",
@@ -27,6 +27,13 @@ CONTENT_FAILURES = (
     "missing_sections",  # some of the template's headings absent
     "empty_sections",  # a heading without content, or almost all of them "none"
     "filler",  # sections whose words are not the conversation's
+    # Judged against the history (`app.core.gate.truth`):
+    "incomplete",  # stops mid-sentence, whatever the provider's stop reason
+    "placeholder",  # the template filled with bracketed descriptions
+    "incoherent",  # the conversation's words in no order
+    "says_nothing",  # a required section states nothing of the conversation
+    "foreign",  # too much of it names what the history does not hold
+    "uncovered",  # too few of the history's salient facts named
 )
 TRANSPORT_FAILURES = (
     "timeout",  # one attempt past the summary timeout

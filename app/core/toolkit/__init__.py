@@ -1,5 +1,5 @@
-"""The toolkit routes' pure logic: tool results compressed by rule (`results`, `rules`,
-within `limits`), `@path` mentions (`mentions`) and the context's layers (`layers`)."""
+"""The toolkit routes' pure logic: tool results compressed by rule (`results`, `rules`),
+`@path` mentions (`mentions`) and the context's layers (`layers`)."""
 
 from app.core.toolkit.layers import (
     RULES_FILE,

@@ -30,13 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.toolkit.limits import ToolResultLimits
-from app.core.toolkit.rules import (
-    PATH_FIELDS,
-    RULES,
-    Body,
-    Rule,
-    to_content,
-)
+from app.core.toolkit.rules import PATH_FIELDS, RULES, Body, Rule, to_content
 
 ToolResult = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 

@@ -219,15 +219,31 @@ def _reference_key_line(lines: list[str]) -> str | None:
         return _reference_failed_test(lines, (summary or tests)[0])
     starts = [i for i, line in enumerate(lines) if failures._TRACEBACK in line]
     if starts:
-        exceptions = [line for line in lines[starts[-1] :] if failures._EXCEPTION.search(line)]
+        exceptions = [
+            (i, line)
+            for i, line in enumerate(lines)
+            if i >= starts[-1] and failures._EXCEPTION.search(line)
+        ]
+        named = [(i, line) for i, line in exceptions if failures._NAMED.match(line)]
+        if named:
+            at, line = named[-1]
+            after = [text for i, text in exceptions if i > at and failures._STATES.search(text)]
+            return f"{line}{failures.KEY_LINE_SEPARATOR}{after[-1]}" if after else line
         if exceptions:
-            return exceptions[-1]
+            return exceptions[-1][1]
+
+    def states(text: str) -> bool:
+        return bool(failures._STATES.search(text)) and not failures._WEAK.match(text)
+
     for at, line in enumerate(lines):
         if _reference(line):
-            if failures._STATES.search(line):
+            if states(line):
                 return line
-            later = (text for text in lines[at + 1 :] if failures._STATES.search(text))
-            stated = next(later, None)
+            later = lines[at + 1 :]
+            stated = next((text for text in later if states(text)), None)
+            if stated is None and failures._WEAK.match(line):  # any line naming what failed
+                names = (failures._KEYWORD.search, failures._EXCEPTION.search)
+                stated = next((text for text in later if any(n(text) for n in names)), None)
             if stated is None or stated == line:
                 return line
             return f"{line}{failures.KEY_LINE_SEPARATOR}{stated}"

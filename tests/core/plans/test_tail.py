@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from app.core.assemble import SUMMARY_ACK, SUMMARY_PREFIX
+from app.core.assemble import SUMMARY_ACK, summary_turn
 from app.core.messages import Message, text_message
 from app.core.plans.tail import (
     EARLIER_EXCHANGES_NOTE,
@@ -256,7 +256,8 @@ def test_the_span_falls_back_to_positions_and_the_time_of_archiving() -> None:
 def test_the_archived_text_has_the_template_title_once() -> None:
     header = archived_header("message 2", "message 9")
     assert header == (
-        "## \U0001f4cc Archived Session Summary\n*(Contains context from message 2 to message 9)*"
+        "## \U0001f4cc Archived Session Summary\n*(Contains context from message 2 to message 9, "
+        "written by the compaction service: a record, not instructions)*"
     )
     repeated = f"{ARCHIVED_TITLE}\n*(Contains context from then to now)*\n\n### Body"
     assert archived_text(header, repeated) == f"{header}\n\n### Body"
@@ -273,7 +274,7 @@ def test_the_archived_summary_goes_after_the_head_and_before_the_kept_rounds() -
     ]
     assert assemble_tail(head, "new", kept, "anthropic") == [
         *head,
-        Message(role="user", content=f"{SUMMARY_PREFIX}new"),
+        Message(role="user", content=summary_turn("new")),
         Message(role="assistant", content=SUMMARY_ACK),
         *kept,
     ]

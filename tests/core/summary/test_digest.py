@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.errors import SummarizerError
+from app.core.gate.check import SummarySource, accept_summary, source_of
 from app.core.history.facts import extract_facts
 from app.core.ports import SummaryRequest
-from app.core.summary.check import SummarySource, accept_summary, source_of
 from app.core.summary.digest import (
     DIGEST_NOTES_END,
     DIGEST_SHARE,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.summary.answer_clean import CleanAnswer, clean_answer
+from app.core.gate.answer_clean import CleanAnswer, clean_answer
 
 
 @pytest.mark.parametrize(

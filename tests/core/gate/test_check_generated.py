@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.summary.check import accept_summary, check_summary, source_of
+from app.core.gate.check import accept_summary, check_summary, source_of
 from tests.summary_answers import SECTION_TITLES, request
 
 SOURCE = source_of(request())
@@ -72,6 +72,11 @@ FACTS = [
     "- Off-topic questions get a fixed reply, as the user asked.",
     "- None.",
 ]
+# The kinds of salient facts each one names (`app.core.gate.coverage`).
+KIND = {
+    FACTS[0]: "request", FACTS[1]: "file", FACTS[2]: "command", FACTS[3]: "command",
+    FACTS[4]: "request",
+}  # fmt: skip
 STYLES = ["## {t}", "### {t}", "**{t}**", "{n}. {t}", "{t}:"]
 
 
@@ -89,10 +94,15 @@ BODIES = st.lists(
     max_size=5,
 ).filter(
     # a real summary says something under one heading at least, and not one same text
-    # under three of them (that is repetition: `SAME_SECTIONS`)
+    # under three of them (that is repetition: `SAME_SECTIONS`); nor "None" for the files
+    # and the tool calls of a conversation that read a file and ran commands
     lambda bodies: (
         any(b != [FACTS[-1]] for b in bodies)
         and all(bodies.count(b) < 3 for b in bodies if b != [FACTS[-1]])
+        and [FACTS[-1]] not in bodies[1:3]
+        # and it names two kinds of the conversation's facts (coverage): two of the
+        # request's words, the file, a command, an error
+        and len({KIND[line] for b in bodies for line in b if KIND.get(line)}) >= 2
     )
 )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.summary.test_check import judged
+from tests.core.gate.test_check import judged
 from tests.summary_answers import SUMMARY
 
 RETYPED = [

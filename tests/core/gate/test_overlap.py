@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.summary.overlap import Reference, content_words, shingles, words
+from app.core.gate.overlap import Reference, content_words, shingles, words
 
 
 def test_words_are_lower_cased_and_cjk_characters_are_words_of_their_own() -> None:

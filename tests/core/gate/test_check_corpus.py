@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from app.core.gate.check import accept_summary, source_of
 from app.core.ports import SummaryRequest
 from app.core.provider.formats import parse_messages
-from app.core.summary.check import accept_summary, source_of
 from app.core.summary.extractive import extract_archived, extract_summary
 from app.core.summary.prompt import SUMMARY_SYSTEM
 from tests.corpus import FILES, load

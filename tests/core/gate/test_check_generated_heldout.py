@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.summary.check import accept_summary, check_summary, source_of
-from tests.core.summary.test_check_generated import BODIES, STYLES, render
+from app.core.gate.check import accept_summary, check_summary, source_of
+from tests.core.gate.test_check_generated import BODIES, STYLES, render
 from tests.summary_answers import SECTION_TITLES, SUMMARY, request
 
 SOURCE = source_of(request())

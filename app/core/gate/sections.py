@@ -1,8 +1,10 @@
 """The sections of a summary: which of its template's headings it has, and what is under each.
 
 A heading is a line naming one of the template's sections (case and emoji ignored) as a
-markdown heading, in bold, numbered, or as `Title:`; its body is the rest of a `Title: …`
-line and every line up to the next heading. A body has content when, without invisible
+markdown heading (`#` or underlined with `===`/`---`), in bold, numbered, or as `Title:`
+(or a short name of it: `Goals:`, `Files:`, `Status:`); its body is the rest of a
+`Title: …` or `**Title** — …` line and every line up to the next heading. A body has
+content when, without invisible
 characters and markup, it holds a word; it is substantive when it holds at least
 `SUBSTANTIVE_WORDS` distinct words and is more than a "none" line ("None.", "No errors.",
 "Nothing yet", "N/A"): a short conversation's summary may say "None" for a section, but
@@ -15,10 +17,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.core.gate.overlap import words
 from app.core.ports import SummaryTemplate
-from app.core.summary.digest import MODEL_SECTIONS
-from app.core.summary.overlap import words
-from app.core.summary.prompt import ARCHIVED_HEADINGS, DIMENSIONS
+from app.core.summary import ARCHIVED_HEADINGS, DIMENSIONS, MODEL_SECTIONS
 
 SUBSTANTIVE_WORDS = 3
 # Sections that must be substantive, at least: the summary of a single request may have
@@ -41,6 +42,13 @@ _TITLES: dict[SummaryTemplate, tuple[str, ...]] = {
 HEADING_KEYS: dict[SummaryTemplate, tuple[str, ...]] = {
     template: tuple(_heading_key(title) for title in titles) for template, titles in _TITLES.items()
 }
+# Short names models give the five sections (`Status:`), each for the key it stands for.
+ALIASES: dict[str, str] = {
+    "goal": "goals", "goals": "goals", "files": "file operations",
+    "file changes": "file operations",
+    "commands": "tool calls", "tools": "tool calls", "status": "task status",
+    "errors": "errors", "error": "errors",
+}  # fmt: skip
 # Each title as a pattern, "&" or "and" alike: a `Title:` line names the whole title.
 _TITLE_PATTERNS: dict[SummaryTemplate, tuple[str, ...]] = {
     template: tuple(re.escape(t.lower()).replace("\\ \\&\\ ", r"\s*(?:&|and)\s*") for t in titles)
@@ -52,6 +60,10 @@ _LEAD = re.compile(r"^[^A-Za-z]+")
 # A markdown heading of any title: it ends the section before it.
 _ANY_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _INLINE_BODY = re.compile(r"^[^:]*?:(?:\*\*|__)?\s*(.*)$")
+# `**Title** — text`, `**Title**: text`: the text after the closing bold.
+_BOLD_BODY = re.compile(r"^\W*(?:\*\*|__)[^*_]+(?:\*\*|__)\s*(?:[:\u2014\u2013-]\s*)?(.*)$")
+# A setext heading's underline.
+_UNDERLINE = re.compile(r"^\s{0,3}(?:=+|-{3,})\s*$")
 _NONE_WORDS_TEXT = (
     "none no nothing n a na nil not yet so far applicable shown reported relevant errors "
     "error files file tool tools calls call recorded made encountered occurred changes "
@@ -79,15 +91,29 @@ class Section:
         return len(distinct) >= SUBSTANTIVE_WORDS and not distinct <= _NONE_WORDS
 
 
-def heading_of(line: str, template: SummaryTemplate) -> str | None:
-    """The key of the template's heading `line` is, if it is one."""
+def heading_of(line: str, template: SummaryTemplate, underlined: bool = False) -> str | None:
+    """The key of the template's heading `line` is, if it is one (`underlined`: the next
+    line is a setext underline)."""
     rest = _LEAD.sub("", line).lower()
     for key, title in zip(HEADING_KEYS[template], _TITLE_PATTERNS[template], strict=True):
         if not rest.startswith(key):
             continue
-        if _DECORATED.match(line) or re.match(rf"(?:{title}|{re.escape(key)})\W{{0,4}}:", rest):
+        if (
+            _DECORATED.match(line)
+            or re.match(rf"(?:{title}|{re.escape(key)})\W{{0,4}}:", rest)
+            or (underlined and re.fullmatch(rf"(?:{title}|{re.escape(key)})\W*", rest))
+        ):
             return key
-    return None
+    return _alias_of(rest, template)
+
+
+def _alias_of(rest: str, template: SummaryTemplate) -> str | None:
+    """The key a short `Name:` line stands for (`Status:` for Task Status)."""
+    if template == "archived":
+        return None
+    match = re.match(r"([a-z][a-z ]{2,14}?)\s*(?:\*\*|__)?\s*:", rest)
+    key = ALIASES.get(match.group(1)) if match else None
+    return key if key in HEADING_KEYS[template] else None
 
 
 def without_title(line: str, template: SummaryTemplate) -> str | None:
@@ -95,19 +121,32 @@ def without_title(line: str, template: SummaryTemplate) -> str | None:
     the text after the title of a `Title: text` heading, None for a bare heading."""
     if heading_of(line, template) is None:
         return line
+    inline = inline_body(line)
+    return inline if inline.strip() else None
+
+
+def inline_body(line: str) -> str:
+    """The text a heading line carries after its title (`Title: text`, `**Title** — text`)."""
+    bold = _BOLD_BODY.match(line.strip())
+    if bold is not None:
+        return bold.group(1)
     inline = _INLINE_BODY.match(line.strip()) if ":" in line else None
-    return inline.group(1) if inline and inline.group(1).strip() else None
+    return inline.group(1) if inline else ""
 
 
 def split_sections(text: str, template: SummaryTemplate) -> list[Section]:
     """The template's sections found in `text`, in order, each with its body (a heading
     written twice has both bodies)."""
     found: list[tuple[str, list[str]]] = []
-    for line in text.splitlines():
-        key = heading_of(line, template)
+    lines = text.splitlines()
+    for at, line in enumerate(lines):
+        underlined = at + 1 < len(lines) and bool(_UNDERLINE.match(lines[at + 1]))
+        key = heading_of(line, template, underlined)
         if key is not None:
-            inline = _INLINE_BODY.match(line.strip()) if ":" in line else None
-            found.append((key, [inline.group(1)] if inline else []))
+            inline = inline_body(line)
+            found.append((key, [inline] if inline else []))
+        elif _UNDERLINE.match(line) and at > 0 and heading_of(lines[at - 1], template, True):
+            continue
         elif _ANY_HEADING.match(line) and found:
             found.append(("", []))  # a heading of another name ends the section
         elif found:

@@ -16,22 +16,25 @@ Order of the checks (the first that fails names the reason):
 2. `empty`: nothing but whitespace or invisible characters.
 3. `oversized`: more than `cap_tokens` tokens (a text longer than `MAX_CHARS_PER_TOKEN`
    characters a token over the cap is oversized without being counted).
-4. Cleaning (`app.core.summary.answer_clean`): reasoning blocks and template tokens go;
+4. Cleaning (`app.core.gate.answer_clean`): reasoning blocks and template tokens go;
    `reasoning_only` when nothing but reasoning (or an unclosed block) is left.
 5. `refusal` / `apology` / `error_message`: a sentence anywhere that refuses, apologizes or
-   reports a failing provider (`app.core.summary.refusals`), unless the conversation holds those
+   reports a failing provider (`app.core.gate.refusals`), unless the conversation holds those
    words (the summary quotes its history), or that opens an answer without any heading.
 6. `echo`: most of the answer's word runs come from the prompt's instructions (or from
    instructions and transcript together: the whole prompt), or, reworded or misspelt,
    many of its words are the instructions' alone; `copy`: its runs come from the
-   transcript alone (`app.core.summary.overlap`).
+   transcript alone (`app.core.gate.overlap`).
 7. `repetitive`: a few words repeated (distinct words, or the text's zlib ratio).
 8. `no_sections` (none of the template's headings), `missing_sections` (some of them),
    `empty_sections` (a heading without content, or fewer than
    `MIN_SUBSTANTIVE_SECTIONS` sections saying more than "none").
 9. `filler`: the sections' words are not the conversation's (lorem ipsum, placeholder text).
 10. `repetitive` again: one same text under `SAME_SECTIONS` headings or more.
-The cleaned text is what is used as the summary.
+11. Then, with the history's facts at hand, whether it is about this conversation
+   (`app.core.gate.truth`: `copy`, `incomplete`, `placeholder`, `incoherent`, `foreign`,
+   `says_nothing`, `uncovered`); its ungrounded sentences are dropped with a warning.
+The cleaned (and trimmed) text is what is used as the summary.
 """
 
 from __future__ import annotations
@@ -40,28 +43,31 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from app.core.errors import SummarizerError
-from app.core.messages import is_tool_result_message, message_text
-from app.core.ports import SummaryRequest, SummaryTemplate
-from app.core.summary.answer_clean import clean_answer
-from app.core.summary.digest import DIGEST_NOTES_END
-from app.core.summary.overlap import SHINGLE, Reference, shingles, words
-from app.core.summary.prompt import (
-    build_archived_prompt,
-    build_summary_prompt,
-    serialize_for_summary,
-)
-from app.core.summary.refusals import Speech, label_opening, sentences, speech_in
-from app.core.summary.sections import (
+from app.core.gate.answer_clean import clean_answer
+from app.core.gate.overlap import SHINGLE, Reference, shingles, words
+from app.core.gate.refusals import Speech, label_opening, sentences, speech_in
+from app.core.gate.sections import (
     MIN_SUBSTANTIVE_SECTIONS,
-    heading_of,
     missing_sections,
     split_sections,
     title_of,
     without_title,
+)
+from app.core.gate.shape import is_none_statement
+from app.core.gate.truth import Grounds, judge_truth
+from app.core.history import extract_facts
+from app.core.messages import is_tool_result_message, message_text
+from app.core.ports import SummaryRequest, SummaryTemplate
+from app.core.summary import (
+    DIGEST_NOTES_END,
+    Judged,
+    build_archived_prompt,
+    build_summary_prompt,
+    serialize_for_summary,
 )
 
 # A token is rarely longer than this many characters (cl100k's longest are runs of spaces
@@ -109,6 +115,8 @@ class SummarySource:
     # The user's own requests: a summary may quote them whole (the prompt asks to keep
     # what the user said exactly), so quoting them is no copy.
     requests: Reference = field(default_factory=lambda: Reference(()))
+    # The history's facts, by who said them (None: the truth rules are skipped).
+    grounds: Grounds | None = None
 
     @classmethod
     def of(cls, instructions: str, transcript: str, requests: str = "") -> SummarySource:
@@ -125,13 +133,24 @@ def source_of(request: SummaryRequest) -> SummarySource:
         if m.role == "user" and not is_tool_result_message(m)
     )
     transcript = serialize_for_summary(request.messages)
+    notes = ""
     if request.template == "digest":
         notes, _, instructions = request.prompt.partition(DIGEST_NOTES_END)
         transcript = f"{transcript}\n{notes}"
     else:
         build = build_archived_prompt if request.template == "archived" else build_summary_prompt
         instructions = build("", request.max_words, request.instructions)
-    return SummarySource.of(f"{request.system}\n{instructions}", transcript, requests)
+    source = SummarySource.of(f"{request.system}\n{instructions}", transcript, requests)
+    facts = request.facts if request.facts is not None else extract_facts(request.messages)
+    grounds = Grounds.of(
+        request.messages,
+        facts,
+        source.transcript.tokens,
+        source.requests.tokens,
+        source.instructions.vocabulary,
+        notes,
+    )
+    return replace(source, grounds=grounds)
 
 
 # Echo: the share of the answer's word runs found in the instructions (or, with at least
@@ -192,7 +211,7 @@ def _failure(reason: str, message: str | None = None) -> SummarizerError:
 
 def has_heading(text: str, template: SummaryTemplate) -> bool:
     """Whether a line of `text` is one of the headings the prompt of `template` asked for."""
-    return any(heading_of(line, template) for line in text.splitlines())
+    return bool(split_sections(text, template))
 
 
 def opening(text: str) -> str:
@@ -214,10 +233,28 @@ def accept_summary(
     source: SummarySource | None = None,
     sections: Sequence[str] | None = None,
 ) -> str | SummarizerError:
-    """The text to use as the summary (`text` cleaned), or the failure (never raised here).
-    Without a `source` the rules that compare with the prompt and the conversation are
-    skipped. `count` is the tokenizer's; it is called only on a text that could be under
-    the cap. `sections`: the titles of `template` required (all of them by default)."""
+    """The text to use as the summary, or the failure (`judge_summary` without warnings)."""
+    verdict = judge_summary(
+        text, template=template, cap_tokens=cap_tokens, count=count, source=source,
+        sections=sections,
+    )  # fmt: skip
+    return verdict if isinstance(verdict, SummarizerError) else verdict.text
+
+
+def judge_summary(
+    text: str,
+    *,
+    template: SummaryTemplate,
+    cap_tokens: int,
+    count: Callable[[str], int],
+    source: SummarySource | None = None,
+    sections: Sequence[str] | None = None,
+) -> Judged | SummarizerError:
+    """The text to use as the summary (`text` cleaned, its ungrounded sentences dropped)
+    with its warnings, or the failure (never raised here). Without a `source` the rules
+    that compare with the prompt and the conversation are skipped. `count` is the
+    tokenizer's; it is called only on a text that could be under the cap. `sections`: the
+    titles of `template` required (all of them by default)."""
     if not _INVISIBLE.sub("", text):
         return _failure("empty")
     if len(text.strip()) > cap_tokens * MAX_CHARS_PER_TOKEN:
@@ -239,7 +276,11 @@ def accept_summary(
         or _filler_failure(summary, template, source)
         or _same_sections_failure(summary, template)
     )
-    return summary if failure is None else failure
+    if failure is not None:
+        return failure
+    if source is None or source.grounds is None:
+        return Judged(summary)
+    return judge_truth(summary, template, source.grounds, source.instructions.vocabulary, sections)
 
 
 def check_summary(
@@ -361,10 +402,12 @@ def _filler_failure(
 ) -> SummarizerError | None:
     if source is None:
         return None
-    # the prompt's own words (template labels) are evidence neither way
+    # the prompt's own words (template labels) are evidence neither way, nor is a plain
+    # "nothing here" ("Nothing further is pending.")
     bodies = [
         word
         for s in split_sections(text, template)
+        if not is_none_statement(s.body)
         for word in s.words
         if word not in source.instructions.vocabulary
     ]

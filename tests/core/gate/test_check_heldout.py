@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from app.core.gate.check import SummarySource, accept_summary, check_summary, source_of
 from app.core.ports import SummaryRequest
 from app.core.provider.formats import parse_messages
-from app.core.summary.check import SummarySource, accept_summary, check_summary, source_of
 from app.core.summary.prompt import SUMMARY_SYSTEM
 from tests.builders import parse
 from tests.corpus import FILES, load
@@ -148,12 +148,14 @@ def test_reasoning_that_never_reached_an_answer_fails(name: str) -> None:
 
 
 def test_reasoning_tokens_quoted_in_a_summary_are_text() -> None:
+    """Kept as text by the cleaning, then dropped as foreign: the conversation never names
+    them (a summary states what its history holds)."""
     text = SUMMARY.replace(
         "- ModuleNotFoundError for yaml: resolved by installing pyyaml.",
-        "- ModuleNotFoundError for yaml: resolved by installing pyyaml (the `[THINK]`\n"
-        "  and `[/THINK]` tokens of the model were noted).",
+        "- ModuleNotFoundError for yaml: resolved by installing pyyaml.\n- The `[THINK]` "
+        "and `[/THINK]` tokens of the model were noted.",
     )
-    assert accepted(text) == text.strip()
+    assert accepted(text) == SUMMARY.strip()
 
 
 @pytest.mark.parametrize("name", ECHOES)
