@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from app.core.assemble import summary_turn
 from tests.builders import assistant, bulk_round, read_round, system, user
 from tests.fakes.fake_llm_server import anthropic_message, reply, start_fake_llm
 from tests.fakes.summaries import llm_summary
@@ -44,7 +45,7 @@ async def test_llm_summary_is_used_and_the_key_leaks_nowhere(
     assert data["compacted"] is True
     assert data["summarizer"] == "anthropic"
     assert data["summary"] == f"{text}\n\n## Ledger\n- [file_read] a.py\n- [goal] Fix the bug."
-    assert data["messages"][1]["content"] == f"[Conversation compressed]\n\n{data['summary']}"
+    assert data["messages"][1]["content"] == summary_turn(data["summary"])
     assert {"kind": "file_read", "text": "a.py", "in_summary": True} in data["ledger"]
     assert len(received) == 2  # one 500, retried once
     assert received[-1].headers["x-api-key"] == SECRET
