@@ -27,7 +27,7 @@ def provider() -> Iterator[FakeProvider]:
 def small() -> Iterator[FakeProvider]:
     """A provider that counts words, with small windows a test can fill by hand."""
     limits = Limits(
-        windows={"claude-tiny": 40, "gpt-tiny": 40, "gpt-capped": 100},
+        windows={"claude-tiny": 40, "claude-small": 200, "gpt-tiny": 40, "gpt-capped": 100},
         input_limits={"gpt-capped": 30},
         counter=words,
         max_request_bytes=2_000,

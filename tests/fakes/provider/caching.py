@@ -12,7 +12,8 @@ breakpoint: nothing read or written.
 OpenAI (automatic, docs "Prompt caching"): the cached tokens are the longest common prefix
 of this prompt and any earlier one of the same credential and model (whole segments, then
 the characters the next segment shares), counted in tokens, reported only from 1024 tokens
-on and in steps of 128 above that.
+on and in steps of 128 above that; what the prompt adds in those steps is reported written
+(the Responses API's `cache_write_tokens`).
 
 Entries never expire; `clear()` forgets them. A request sees only earlier requests.
 """
@@ -91,12 +92,8 @@ class PromptCache:
             earlier = list(self._seen[scope])
             self._seen[scope].append(current)
         common = max((self._common_raw(current, seen) for seen in earlier), default=0)
-        tokens = min(self._counter.scaled(common), total)
-        if tokens < OPENAI_MIN:
-            return CacheUsage(total)
-        return CacheUsage(
-            total, read=OPENAI_MIN + (tokens - OPENAI_MIN) // OPENAI_STEP * OPENAI_STEP
-        )
+        read = _steps(min(self._counter.scaled(common), total))
+        return CacheUsage(total, read=read, written=_steps(total) - read)
 
     def _common_raw(self, a: _Seen, b: _Seen) -> int:
         whole = 0
@@ -107,6 +104,13 @@ class PromptCache:
             shared = _common_prefix(a.segments[whole].text, b.segments[whole].text)
             raw += self._counter.raw(shared) if shared else 0
         return raw
+
+
+def _steps(tokens: int) -> int:
+    """Tokens as OpenAI caches them: none under 1024, then in steps of 128."""
+    if tokens < OPENAI_MIN:
+        return 0
+    return OPENAI_MIN + (tokens - OPENAI_MIN) // OPENAI_STEP * OPENAI_STEP
 
 
 def _common_prefix(a: str, b: str) -> str:

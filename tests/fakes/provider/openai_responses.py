@@ -61,7 +61,7 @@ def responses(state: State, received: Received) -> Reply:
 def _usage(cache: CacheUsage, output: int) -> dict[str, Any]:
     return {
         "input_tokens": cache.total,
-        "input_tokens_details": {"cached_tokens": cache.read},
+        "input_tokens_details": {"cached_tokens": cache.read, "cache_write_tokens": cache.written},
         "output_tokens": output,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": cache.total + output,
