@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from app.core.vocabulary import STRATEGY_NAMES
 
 if TYPE_CHECKING:
-    from app.cli import Answer
+    from app.cli.reading import Answer
     from app.settings import Settings
 
 FORMATS = ("auto", "anthropic", "openai")
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
 
     from app.settings import Settings
-    from app.settings_names import explain, unknown_variables
+    from app.settings.names import explain, unknown_variables
 
     try:
         settings = Settings()
@@ -192,8 +192,8 @@ def _serve(settings: Any, args: argparse.Namespace, unknown: list[str]) -> int:
 
 
 def _run(settings: Any, args: argparse.Namespace) -> int:
-    from app import cli
     from app.adapters.logs import configure_logging
+    from app.cli import reading as cli
     from app.core.json_numbers import dumps
 
     configure_logging(settings.log_format, "warning")
@@ -226,10 +226,10 @@ def _run(settings: Any, args: argparse.Namespace) -> int:
 def _command(name: str) -> Callable[[Mapping[str, Any], Mapping[str, Any], Settings], Answer]:
     """The command's own module, imported alone: `count` builds no pipeline."""
     if name == "count":
-        from app.cli_count import count
+        from app.cli.count import count
 
         return count
-    from app.cli_compact import compact
+    from app.cli.compact import compact
 
     return compact
 

@@ -1,6 +1,6 @@
 """The app factory: settings in, a wired FastAPI app out. Nothing is built at import time.
 
-With `app.wiring` (which adapter implements which port), the one place that wires
+With `app.wiring.service` (which adapter implements which port), the one place that wires
 adapters to the service and the routes.
 """
 
@@ -41,17 +41,18 @@ from app.api.routes import (
 )
 from app.api.sent_counts import SentCounts
 from app.api.spec import finish_openapi
-from app.core.local_speed import deadline_warning
+from app.core.summary import deadline_warning
 from app.service.compaction import CompactionService
 from app.service.jobs import JobManager, JobPolicy
 from app.service.metered import MeteredCompactionService
 from app.service.recall import Recaller
 from app.settings import Settings
+from app.wiring.counting import build_provider_counter, build_tokenizer, shared_o200k
 
-# The service's construction lives in `app.wiring`, `app.wiring_counting` and
-# `app.wiring_toolkit` (the command line builds what it needs without the web framework);
+# The service's construction lives in `app.wiring.service`, `app.wiring.counting` and
+# `app.wiring.toolkit` (the command line builds what it needs without the web framework);
 # these names stay importable from here.
-from app.wiring import (
+from app.wiring.service import (
     SUMMARY_CAP_FACTOR,
     Stores,
     build_probe,
@@ -60,8 +61,7 @@ from app.wiring import (
     close_ports,
     setup_logging,
 )
-from app.wiring_counting import build_provider_counter, build_tokenizer, shared_o200k
-from app.wiring_toolkit import build_toolkit
+from app.wiring.toolkit import build_toolkit
 
 __all__ = [
     "SUMMARY_CAP_FACTOR",

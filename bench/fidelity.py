@@ -9,9 +9,9 @@ Ground truth, per transcript of the corpus's *.anthropic.json (`bench/corpus.py`
   only in their digits (`edit 1:1`, `edit 1475:1475`; `sleep 5`, `sleep 30`) are one fact,
   the latest run (the ledger keeps only it: earlier ones are near duplicates, in recall);
 - errors: for every tool result that is an error (marked `is_error`, or saying so in its
-  text: `app.core.failures`), the line that names the error, cut to 120 characters;
+  text: `app.core.history.failures`), the line that names the error, cut to 120 characters;
 - user requests: the first 120 characters of each user message's own words
-  (`app.core.harness`: not tool results, not text the agent's harness injected).
+  (`app.core.history.harness`: not tool results, not text the agent's harness injected).
 A fact is present when its text occurs verbatim in the compacted messages' text, where a
 ledger line grouping one program's commands (`- [commands] git: status · log -3`) is read
 as its commands (`git status`, `git log -3`).
@@ -36,12 +36,12 @@ from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
 
-from app.core.extractive import ExtractiveSummarizer
-from app.core.facts import extract_facts
-from app.core.failures import error_line
-from app.core.harness import user_words
+from app.core.history.facts import extract_facts
+from app.core.history.failures import error_line
+from app.core.history.harness import user_words
 from app.core.messages import Message, message_text, tool_result_text, tool_uses
 from app.core.ports import Summarizer, SummaryRequest
+from app.core.summary.extractive import ExtractiveSummarizer
 from app.main import build_service
 from app.service.compaction import CompactionService, CompactRequest
 from app.settings import Settings

@@ -2,7 +2,7 @@
 
 The prose is the summary without its `## Ledger` (the ledger keeps the facts whatever the
 model writes; the question here is what the model itself wrote). Facts of the history
-(`app.core.facts.extract_facts`): the paths of files read, created, edited or deleted; the
+(`app.core.history.facts.extract_facts`): the paths of files read, created, edited or deleted; the
 commands; the errors; the user's requests. A path is stated when the path or its file name
 occurs; a command when its first two words occur; an error when its first 30 characters
 occur; a request when half of its first 12 content words (4+ letters) occur. Lenient on
@@ -15,8 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.core.facts import extract_facts
-from app.core.ledger import LEDGER_HEADING
+from app.core.history.facts import extract_facts
+from app.core.ledger.extract import LEDGER_HEADING
 from app.core.messages import Message
 
 KINDS = ("paths", "commands", "errors", "requests")

@@ -33,9 +33,9 @@ from typing import Any
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.pg_database import Database
 from app.adapters.pg_stores import PgArchiveStore
-from app.core.ids import archive_sha256
 from app.core.ports import Archive, ArchiveRef, ArchiveStore
-from app.core.recall_terms import parse_query
+from app.core.recall.terms import parse_query
+from app.core.sessions.ids import archive_sha256
 from bench.load import percentile
 from bench.postgres import ADMIN_URL, fresh_database
 from bench.results import write_section

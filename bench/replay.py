@@ -162,7 +162,7 @@ summarizer): `/should-compact` with the window before every assistant turn, `/co
 came at most 3 requests after the previous one (the context refilled at once); *refusals*:
 `compacted: false` answers by reason; *largest context sent*: the most tokens (cl100k) sent
 in one model request, share of the window, **OVER ×n** when n requests were at or over the
-window; *invalid*: compacted lists that break the provider's rules (`app/core/validate.py`);
+window; *invalid*: compacted lists that break the provider's rules (`app/core/provider/rules.py`);
 *answered by*: the strategy that produced each compaction (another than the one asked
 for is a fallback); the fact columns: ground-truth facts of the original session found in
 the final context, by kind (rules in `bench/replay_facts.py`: errors flagged `is_error`

@@ -21,7 +21,7 @@ import httpx
 import orjson
 
 from app.core.messages import Message
-from app.core.validate import anthropic_violations, openai_violations
+from app.core.provider.rules import anthropic_violations, openai_violations
 from bench.replay_facts import KINDS, Msg, context_text, extract, kept
 
 Shape = Literal["anthropic", "openai"]
@@ -111,7 +111,7 @@ class RunResult:
 
 
 def violations_of(messages: list[Msg], shape: str, *, pending_tail_ok: bool = False) -> list[str]:
-    """The provider's rules (`app/core/validate.py`) broken by `messages`, in their shape."""
+    """The provider's rules (`app/core/provider/rules.py`) broken by `messages`, in their shape."""
     if shape == "openai":
         found = openai_violations(messages, pending_tail_ok=pending_tail_ok)
     else:

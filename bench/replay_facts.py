@@ -1,6 +1,6 @@
 """Ground-truth facts of an original agent session, by the replay benchmark's own rules.
 
-Deliberately independent of the service's fact ledger (`app/core/ledger.py`): the bench
+Deliberately independent of the service's fact ledger (`app/core/ledger/extract.py`): the bench
 must be able to tell the ledger is wrong. The rules, applied to the messages as sent, in
 either shape (Anthropic Messages or OpenAI Chat Completions):
 

@@ -30,9 +30,9 @@ import tiktoken
 
 from app.adapters.token_cache import CachingTokenizer
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.compaction import CompactOptions
 from app.core.messages import Message
-from app.core.params import RestoreParams, resolve_params
+from app.core.options.compact import CompactOptions
+from app.core.options.params import RestoreParams, resolve_params
 from app.core.tokens import count_text
 from app.main import build_service
 from app.settings import Settings

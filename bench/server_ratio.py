@@ -3,7 +3,7 @@
   python -m bench.server_ratio --base-url http://127.0.0.1:P/v1 [--model M] [--label T] [--write]
 
 Asks the server for its count (llama.cpp and vLLM `POST /tokenize`, llama-cpp-python
-`POST /extras/tokenize/count`, as the service does) of `app.core.server_ratio`'s sample and
+`POST /extras/tokenize/count`, as the service does) of `app.core.summary.server_ratio`'s sample and
 of every corpus transcript as a summary prompt (system + user prompt), beside cl100k's
 count. The service fits budgets with the sample's ratio times `RATIO_MARGIN`: the table
 says whether that covers the transcripts' ratios (a transcript with a higher ratio would
@@ -23,8 +23,8 @@ from pathlib import Path
 from app.adapters.llm_probe import ModelsProbe
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.messages import Message
-from app.core.prompt import SUMMARY_SYSTEM, build_summary_prompt, serialize_for_summary
-from app.core.server_ratio import RATIO_MARGIN, ratio_sample
+from app.core.summary.prompt import SUMMARY_SYSTEM, build_summary_prompt, serialize_for_summary
+from app.core.summary.server_ratio import RATIO_MARGIN, ratio_sample
 from bench.corpus import CORPUS_DIR, corpus_files, load_transcripts
 from bench.results import RESULTS, write_section
 

@@ -16,7 +16,7 @@ from collections import defaultdict
 from itertools import pairwise
 
 from app.core.messages import Message, ToolResultBlock, tool_result_text, tool_uses
-from app.core.tool_results import ToolResultLimits, compress_tool_result
+from app.core.toolkit.results import ToolResultLimits, compress_tool_result
 from bench.corpus import CORPUS_DIR
 
 CORPUS = CORPUS_DIR

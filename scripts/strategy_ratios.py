@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from app.api.dialect import read_messages
-from app.core.compaction import CompactOptions
+from app.core.options.compact import CompactOptions
 from app.main import build_service
 from app.service.compaction import CompactRequest
 from app.settings import Settings

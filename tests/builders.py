@@ -21,9 +21,9 @@ from app.core.ports import (
     Tokenizer,
     WorkdirReader,
 )
-from app.core.recall import RecallResult, TimeLeft, index_archive, search
-from app.core.recall_terms import Query
-from app.core.records import CompactionRecord
+from app.core.recall.search import RecallResult, TimeLeft, index_archive, search
+from app.core.recall.terms import Query
+from app.core.sessions.records import CompactionRecord
 from app.service.compaction import CompactionService, Defaults
 from app.service.slots import SummarySlots
 

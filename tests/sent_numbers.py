@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.core.dialects import to_openai
+from app.core.provider.dialects import to_openai
 from app.core.vocabulary import Format
 from tests.builders import assistant, parse, system, tool_result, tool_use, user
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.ports import SummaryRequest
-from app.core.prompt import (
+from app.core.summary.prompt import (
     ARCHIVED_TEMPLATE,
     SUMMARY_SYSTEM,
     build_archived_prompt,

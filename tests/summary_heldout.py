@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from app.core.prompt import DIMENSIONS, serialize_for_summary
+from app.core.summary.prompt import DIMENSIONS, serialize_for_summary
 from tests.builders import assistant, tool_result, tool_use, user
 from tests.summary_answers import SECTION_TITLES, SUMMARY, request
 

@@ -9,7 +9,7 @@ import pytest
 from asgi_lifespan import LifespanManager
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.prompt import MOST_RECENT_RULE
+from app.core.summary.prompt import MOST_RECENT_RULE
 from app.main import build_service, create_app
 from app.settings import Settings
 from tests.builders import FakeSummarizer, assistant, parse, user

@@ -1,6 +1,6 @@
 """No module in `app/` over 400 non-blank lines: one job per module, read in one sitting.
 
-None is left out: `app/settings.py`, one declaration per setting, is split into a chain of
+None is left out: `app/settings/model.py`, one declaration per setting, is split into a chain of
 classes (its first fields in a parent class) and a module of helpers, the configuration
 table's rows kept in order (tests/scripts/test_config_table.py).
 """

@@ -19,13 +19,18 @@ import pytest
 from pydantic import ValidationError
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.compaction import FORMER_NAMES, REQUEST_ONLY, CompactOptions, former_name_warnings
-from app.core.option_setting import FormerName, Setting, settings_of
-from app.core.params import DecideParams, RunParams, options_read, resolve_params
+from app.core.options.compact import (
+    FORMER_NAMES,
+    REQUEST_ONLY,
+    CompactOptions,
+    former_name_warnings,
+)
+from app.core.options.declaration import FormerName, Setting, settings_of
+from app.core.options.params import DecideParams, RunParams, options_read, resolve_params
 from app.main import build_service
 from app.service.defaults import Defaults, declared_defaults, server_options
 from app.service.registry import STRATEGIES
-from app.settings import ENV_PREFIX, Settings
+from app.settings.model import ENV_PREFIX, Settings
 
 DECLARED = settings_of(CompactOptions)
 BY_FIELD = {field: (name, spec) for name, (field, spec) in DECLARED.items()}

@@ -70,7 +70,7 @@ def test_no_prose_cites_a_document_the_repository_does_not_have() -> None:
 
 def test_the_scan_covers_the_code_and_the_docs() -> None:
     scanned = {path.relative_to(ROOT).as_posix() for path in prose_files()}
-    assert {"app/core/compaction.py", "docs/design.md", "README.md", "openapi.yaml"} <= scanned
+    assert {"app/core/options/compact.py", "docs/design.md", "README.md", "openapi.yaml"} <= scanned
     assert not any("node_modules" in name for name in scanned)
 
 

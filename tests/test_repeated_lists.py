@@ -1,7 +1,7 @@
 """Every list that repeats the strategies or the request options, checked against the source.
 
 The registry (`app.service.registry.STRATEGIES`) and the request model
-(`app.core.compaction.CompactOptions`) are where a strategy and an option are declared.
+(`app.core.options.compact.CompactOptions`) are where a strategy and an option are declared.
 Other places spell them again for their readers: the vocabulary's `Literal`, the OpenAPI
 document, the Python client's types, the TypeScript client's generated types, the docs, the
 command line's help. A newcomer who adds a strategy or an option is told here, by name,
@@ -20,7 +20,7 @@ from typing import Any, get_args
 import pytest
 
 from app.__main__ import _parser
-from app.core.compaction import FORMER_NAMES, CompactOptions
+from app.core.options.compact import FORMER_NAMES, CompactOptions
 from app.core.vocabulary import STRATEGY_NAMES
 from app.service.registry import FALLBACKS, STRATEGIES
 from tests.spec import load_spec

@@ -15,9 +15,9 @@ import httpx
 from anthropic.types import MessageTokensCount
 
 from app.adapters.anthropic_summarizer import quiet_sdk_request_logs
-from app.core.dialects import to_anthropic
 from app.core.errors import CountError
 from app.core.messages import Message, message_text
+from app.core.provider import to_anthropic
 
 
 class AnthropicCounter:

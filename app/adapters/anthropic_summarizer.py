@@ -7,13 +7,13 @@ from message text:
 
     retryable      timeout, connection error, 408, 409, 429, >= 500 (incl. 529 overloaded)
     not retryable  other 4xx, a body that is not a Message, empty text, and the stop
-                   reasons `app.core.summary_check.stop_failure` names ("max_tokens":
+                   reasons `app.core.summary.check.stop_failure` names ("max_tokens":
                    a cut-off summary, "refusal", "tool_use"), and a `tool_use` block
                    in the content
 
 Each error carries its `reason` (`timeout`, `connection`, `rate_limited`, `server_error`,
 `client_error`, `bad_response`, `truncated`, `refusal`, `tool_calls`, `empty`); whether a
-text that came back is a summary is `app.core.summary_check`'s call, applied around this adapter.
+text that came back is a summary is `app.core.summary.check`'s call, applied around this adapter.
 
 Error messages carry the exception class name, the status code and the server's own error
 type and message (`app.adapters.provider_errors`: short, never quoting the prompt or the
@@ -33,7 +33,7 @@ from app.adapters.provider_errors import ERROR_BODY_BYTES, server_said, with_hin
 from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
-from app.core.summary_check import signal_failure, stop_failure
+from app.core.summary import signal_failure, stop_failure
 
 # At DEBUG the SDK logs every request's options, the whole prompt (the agent's history)
 # included. We never want that in our logs, whatever level the operator chose.

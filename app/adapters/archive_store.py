@@ -39,19 +39,22 @@ from app.adapters.files import (
     write_temp,
 )
 from app.core.errors import ArchiveError
-from app.core.ids import is_valid_id
 from app.core.json_numbers import dumps, loads
 from app.core.ports import Archive, ArchiveRef
 from app.core.recall import (
     SNIPPET_CHARS,
+    Candidate,
+    PostingBudget,
+    Query,
     RecallResult,
     TimeLeft,
     check_deadline,
     hit,
     index_archive,
+    rank,
+    snippet_bounds,
 )
-from app.core.recall_rank import Candidate, PostingBudget, rank, snippet_bounds
-from app.core.recall_terms import Query
+from app.core.sessions import is_valid_id
 
 log = logging.getLogger("context_compact.archive")
 

@@ -23,9 +23,8 @@ from app.adapters.files import (
     read_regular,
     replace_durably,
 )
-from app.core.ids import is_valid_id
-from app.core.jobs import JobStoreError
 from app.core.json_numbers import dumps, loads
+from app.core.sessions import JobStoreError, is_valid_id
 
 JOBS_DIRNAME = "jobs"
 SESSIONS_DIRNAME = "sessions"

@@ -1,5 +1,5 @@
 """Does the LLM server answer, how large is its window, and how does it count? For `/readyz`
-and for fitting chunks to the server (`app.core.window_fit`), cached.
+and for fitting chunks to the server (`app.core.summary.window_fit`), cached.
 
 The window, first found of: llama.cpp's server `GET /props`
 (`default_generation_settings.n_ctx`, at the server's root, above `/v1`); vLLM's
@@ -13,7 +13,7 @@ an error, so that window is unknown (a warning is logged once) rather than guess
 llama-cpp-python's server reports no window at all. A window once read is kept, an unknown
 one is asked again after `ttl`.
 
-The ratio of the server's tokens to cl100k (`app.core.server_ratio`): its count of the
+The ratio of the server's tokens to cl100k (`app.core.summary.server_ratio`): its count of the
 sample, from `POST /tokenize` (llama.cpp `{"content"}` → `tokens`, vLLM `{"prompt"}` →
 `count`; one request carries both fields) or llama-cpp-python's `POST /extras/tokenize/count`
 (`{"input"}` → `count`); kept once measured, asked again after `ttl` when unknown.
@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 import httpx
 
 from app.adapters.openai_http import server_client
-from app.core.server_ratio import measured_ratio, ratio_sample
+from app.core.summary import measured_ratio, ratio_sample
 
 log = logging.getLogger("context_compact.summarizer")
 T = TypeVar("T")

@@ -6,7 +6,7 @@ Same rules as the Anthropic adapter; `RetryingSummarizer` owns the retries:
     retryable      timeout, connection error, 408, 409, 429, >= 500 (with `retry-after`)
     not retryable  other 4xx, a body that is not a chat completion (not JSON, no choices,
                    no message), empty text, and the finish reasons
-                   `app.core.summary_check.stop_failure` names ("length": a cut-off
+                   `app.core.summary.check.stop_failure` names ("length": a cut-off
                    summary, "content_filter", "tool_calls"), and a message carrying a
                    `refusal` or `tool_calls` beside its text
 
@@ -33,8 +33,7 @@ from app.adapters.provider_errors import ERROR_BODY_BYTES, describe_refusal
 from app.adapters.retry import RETRYABLE_4XX, parse_retry_after, status_reason
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
-from app.core.prompt import STOP_SEQUENCES
-from app.core.summary_check import signal_failure, stop_failure
+from app.core.summary import STOP_SEQUENCES, signal_failure, stop_failure
 
 # A token of the answer is at most ~16 characters, each at most 6 bytes once JSON-escaped
 # (`\\uXXXX`), and thinking models may add as much reasoning: far above any real answer.

@@ -22,14 +22,19 @@ from app.core.errors import ArchiveError
 from app.core.ports import Archive
 from app.core.recall import (
     SNIPPET_CHARS,
+    Candidate,
+    PostingBudget,
+    Query,
     RecallResult,
     TimeLeft,
+    WordStat,
     check_deadline,
     hit,
     index_archive,
+    rank,
+    snippet_bounds,
+    word_stats,
 )
-from app.core.recall_rank import Candidate, PostingBudget, rank, snippet_bounds
-from app.core.recall_terms import Query, WordStat, word_stats
 
 BACKFILL_BYTES = 32 * 1024 * 1024  # archive bodies a recall may read to index, at most
 _BACKFILL_BATCH = 64  # archives a recall looks at to index, at most

@@ -27,13 +27,16 @@ from app.adapters import pg_recall
 from app.adapters.archive_store import decode_archive, encode_archive
 from app.adapters.pg_database import Database, describe
 from app.core.errors import ArchiveError, RecallDeadlineError, RecordStoreError, SeenStoreError
-from app.core.ids import is_valid_id
-from app.core.jobs import IN_FLIGHT, JobStoreError, JobTakenOverError
 from app.core.json_numbers import dumps, loads
 from app.core.ports import Archive
-from app.core.recall import RecallResult, TimeLeft
-from app.core.recall_terms import Query
-from app.core.records import CompactionRecord
+from app.core.recall import Query, RecallResult, TimeLeft
+from app.core.sessions import (
+    IN_FLIGHT,
+    CompactionRecord,
+    JobStoreError,
+    JobTakenOverError,
+    is_valid_id,
+)
 
 log = logging.getLogger("context_compact.database")
 

@@ -2,7 +2,7 @@
 
 `{data_dir}/archive_index/{archive_id}.recall` holds the archive's session, each
 message's role, tool, digest and text, and per message each word's count and first
-offset (`app.core.recall_terms`), under a primary key on (word, message): a recall looks
+offset (`app.core.recall.terms`), under a primary key on (word, message): a recall looks
 up the query's words and reads ~400 characters of text per hit, never a whole archive.
 
 Written once, into a temp file renamed over the final name, and never changed: readers
@@ -21,9 +21,7 @@ from urllib.parse import quote
 
 from app.adapters.files import temp_path, unlink_quietly
 from app.core.errors import ArchiveError, RecallDeadlineError
-from app.core.recall import RecallEntry, TimeLeft
-from app.core.recall_rank import Candidate, PostingBudget
-from app.core.recall_terms import WordStat, word_stats
+from app.core.recall import Candidate, PostingBudget, RecallEntry, TimeLeft, WordStat, word_stats
 
 SUFFIX = ".recall"
 _SCHEMA = """

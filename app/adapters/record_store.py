@@ -23,8 +23,7 @@ from app.adapters.files import (
     replace_durably,
 )
 from app.core.errors import RecordStoreError
-from app.core.ids import is_valid_id
-from app.core.records import CompactionRecord
+from app.core.sessions import CompactionRecord, is_valid_id
 
 SESSIONS_DIRNAME = "sessions"
 RECORDS_DIRNAME = "compactions"

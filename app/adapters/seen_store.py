@@ -17,8 +17,8 @@ import orjson
 
 from app.adapters.files import ensure_dirs, errno_name, read_regular, replace_durably
 from app.core.errors import SeenStoreError
-from app.core.freshness import seen_key
-from app.core.ids import is_valid_id
+from app.core.restore import seen_key
+from app.core.sessions import is_valid_id
 
 SESSIONS_DIRNAME = "sessions"
 SEEN_DIRNAME = "seen"

@@ -16,8 +16,8 @@ from app.api.schemas import (
     Usage,
     basis_of,
 )
-from app.core.compaction import RefillingMessage
 from app.core.decide import Basis
+from app.core.result import RefillingMessage
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.answers import Count
 

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 
 from app.api.provider import format_for
 from app.api.service_request import service_request
-from app.core.dialects import OpenAIForms, detect_format, parse_messages
 from app.core.messages import Message
+from app.core.provider import OpenAIForms, detect_format, parse_messages
 from app.core.vocabulary import Format, RequestFormat
 from app.service.compaction import CompactionService, CompactRequest
 

@@ -1,10 +1,10 @@
 """Ids in URL paths, checked before any lookup: a malformed one is a 422 naming the path
-parameter, and never reaches a file name (`app.core.ids.is_valid_id`)."""
+parameter, and never reaches a file name (`app.core.sessions.ids.is_valid_id`)."""
 
 from __future__ import annotations
 
 from app.api.errors import ApiError
-from app.core.ids import is_valid_id
+from app.core.sessions import is_valid_id
 
 
 def require_id(value: str, field: str) -> None:

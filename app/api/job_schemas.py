@@ -13,7 +13,7 @@ from app.api.schemas import (
     Messages,
     MessagesField,
 )
-from app.core.jobs import Job, JobState
+from app.core.sessions import Job, JobState
 from app.core.vocabulary import Format
 
 

@@ -30,9 +30,9 @@ from pydantic import (
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from app.core.decide import Basis
-from app.core.dialects import detect_format, parse_messages
 from app.core.messages import Message
-from app.core.models import ModelSpec, find_model, with_margin
+from app.core.model_table import ModelSpec, find_model, with_margin
+from app.core.provider import detect_format, parse_messages
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.answers import Count
 from app.service.counting import CountingService

@@ -17,12 +17,13 @@ from app.api.examples import (
     EXAMPLE_OPENAI_MESSAGES,
 )
 from app.api.provider import Counting, ProviderFields
-from app.core.compaction import CompactOptions, CompactResult
 from app.core.decide import Basis
-from app.core.dialects import OpenAIForms, OpenAIMessage
 from app.core.messages import Message
-from app.core.models import with_margin
-from app.core.records import CompactionRecord, RecordReason
+from app.core.model_table import with_margin
+from app.core.options import CompactOptions
+from app.core.provider import OpenAIForms, OpenAIMessage
+from app.core.result import CompactResult
+from app.core.sessions import CompactionRecord, RecordReason
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.prepared import CompactRequest
 

@@ -8,9 +8,8 @@ from dataclasses import replace
 
 from app.api.provider import counting_for, system_messages
 from app.api.schemas import CompactRequestBody
-from app.core.dialects import OpenAIForms
 from app.core.messages import Message
-from app.core.provider_request import ProviderRequest
+from app.core.provider import OpenAIForms, ProviderRequest
 from app.core.vocabulary import Format
 from app.service.compaction import CompactionService, CompactRequest
 

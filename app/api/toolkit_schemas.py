@@ -16,7 +16,7 @@ from app.api.schemas import (
     Messages,
     SessionIdField,
 )
-from app.core.tool_results import ToolResultLimits, stray_fields
+from app.core.toolkit import ToolResultLimits, stray_fields
 from app.core.vocabulary import Format, RequestFormat
 
 MAX_TEXT = 1_000_000

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core.compact_json import compact_json
-from app.core.dialects import BOOKKEEPING
 from app.core.messages import ContentBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from app.core.provider import BOOKKEEPING
 
 Count = Callable[[str], int]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from app.core.models import with_margin
+from app.core.model_table import with_margin
 from app.core.vocabulary import TokenizerName
 
 PENDING_INPUT_CHARS_PER_TOKEN = 3
@@ -62,7 +62,7 @@ class Basis:
     usage: Mapping[str, Any] | None = None
     pending_input: str | None = None
     tokenizer: TokenizerName = "tiktoken"
-    # From the model table (app/core/models.py): whether a local count is the model's own,
+    # From the model table (app/core/model_table.py): whether a local count is the model's own,
     # and the share it is raised by when it is not.
     exact: bool = True
     margin: float = 0.0

@@ -11,7 +11,7 @@
     ├── SeenStoreError       a session's last-seen file times could not be read or written
     ├── RecallDeadlineError  a recall ran past its request's deadline
     ├── InvalidRequestError  a request's values do not fit together (names the field)
-    ├── JobStoreError        (app.core.jobs) a background job could not be stored or read
+    ├── JobStoreError        (app.core.sessions.jobs) a background job could not be stored or read
     ├── BusyError            (app.service.slots) every summary slot stayed busy
     ├── RecallBusyError      (app.service.recall) every recall slot stayed taken
     ├── JobError             (app.service.jobs) a job request cannot be served as asked
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from app.core.validate import Violation
+    from app.core.provider import Violation
 
 
 class CompactError(Exception):
@@ -68,7 +68,7 @@ class SummarizerError(CompactError):
     """The summarizer failed. `retryable` says whether another attempt may succeed
     (timeouts, 429, 5xx, connection errors); `retry_after` carries the server's hint;
     `reason` is one word of a closed vocabulary (`SUMMARY_FAILURES` in
-    `app.core.summary_failures`) for metrics and the answer's warning, which then reads
+    `app.core.summary.reasons`) for metrics and the answer's warning, which then reads
     `[reason] message`. Without one (a test's fake) the message is shown alone."""
 
     def __init__(
@@ -113,7 +113,7 @@ class RecordStoreError(CompactError):
 
 
 class InvalidConversationError(CompactError):
-    """The conversation breaks a provider rule (`app.core.validate`) in a part of it that
+    """The conversation breaks a provider rule (`app.core.provider.rules`) in a part of it that
     would be returned as it is; `violations` name each rule and message index (422, one
     detail per broken rule)."""
 

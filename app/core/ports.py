@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from app.core.facts import ExtractedFacts
+from app.core.history import ExtractedFacts
 from app.core.messages import Message
-from app.core.recall import RecallResult, TimeLeft
-from app.core.recall_terms import Query
+from app.core.recall import Query, RecallResult, TimeLeft
 
 
 class Tokenizer(Protocol):
@@ -186,7 +185,7 @@ class ArchiveStore(Protocol):
         self, session_id: str, query: Query, limit: int, time_left: TimeLeft
     ) -> RecallResult:
         """The best `limit` matches of `query` among the archives saved with this
-        `session_id` and no other, ranked by `app.core.recall_rank.rank` from the store's
+        `session_id` and no other, ranked by `app.core.recall.rank.rank` from the store's
         word index (never by reading whole archives). A session with no archives has none;
         raises `ArchiveError` when the index cannot be read, `RecallDeadlineError` once
         `time_left()` is not positive (checked as the work goes)."""
@@ -213,7 +212,7 @@ class SummarizerProbe(Protocol):
 class WindowSource(Protocol):
     """The LLM server's context window when it reports one (llama.cpp `/props`, vLLM
     `max_model_len`, Ollama's `num_ctx`) or one is configured, else None; and its tokens
-    per cl100k token when it can count them (`app.core.server_ratio`), else None. Asked once
+    per cl100k token when it can count them (`app.core.summary.server_ratio`), else None. Asked once
     a summary, answered from a cache."""
 
     async def window(self) -> int | None: ...

@@ -1,7 +1,7 @@
 """The result of a compaction, as the API serves it: what was kept, cut and archived.
 
 Pydantic models because the API serves them as they are; in the core because the
-pipeline produces them. `app.core.compaction` holds the options and re-exports these.
+pipeline produces them. `app.core.options.compact` holds the options and re-exports these.
 """
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core.dialects import OpenAIForms, dump_as
 from app.core.messages import Message
-from app.core.provider_request import ProviderRequest, hand_back
+from app.core.provider import OpenAIForms, ProviderRequest, dump_as, hand_back
 from app.core.vocabulary import Format, StrategyName
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")

@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.compact_json import compact_json
-from app.core.dialects import BOOKKEEPING
 from app.core.messages import (
     ContentBlock,
     DocumentBlock,
@@ -36,6 +35,7 @@ from app.core.messages import (
     ToolUseBlock,
 )
 from app.core.ports import Tokenizer
+from app.core.provider import BOOKKEEPING
 
 # Anthropic documents ~(width*height)/750 tokens for an image, capped near 1,600 for the
 # largest size it accepts unscaled; counting the base64 payload instead would inflate a

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.core.compaction import RefillingMessage
 from app.core.decide import Decision
-from app.core.holds import Hold
+from app.core.result import RefillingMessage
+from app.core.sessions import Hold
 
 
 @dataclass(frozen=True)

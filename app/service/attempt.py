@@ -16,8 +16,8 @@ from typing import Any
 
 from anyio import CancelScope, get_cancelled_exc_class
 
-from app.core.compaction import CompactResult, FallbackInfo, NotCompactedReason
 from app.core.errors import ArchiveError
+from app.core.result import CompactResult, FallbackInfo, NotCompactedReason
 from app.service.prepared import Prepared
 from app.service.steps import Steps
 from app.service.strategy import Strategy

@@ -2,7 +2,7 @@
 
 Wrapped around the LLM summarizer (its retry loop included) in `app.main`, so every
 strategy, chunked summaries and background jobs get checked text without knowing it: a
-text that `app.core.summary_check` rejects (a refusal, an error message, an echo, filler,
+text that `app.core.summary.check` rejects (a refusal, an error message, an echo, filler,
 an oversized or unstructured answer) leaves here as a `SummarizerError` with its reason,
 and the pipeline's usual failure path runs (the extractive fallback, else
 `summarization_failed`); an accepted one leaves cleaned (no reasoning, no template tokens).
@@ -20,7 +20,7 @@ from anyio import to_thread
 
 from app.core.errors import SummarizerError
 from app.core.ports import Summarizer, SummaryRequest
-from app.core.summary_check import accept_summary, opening, source_of
+from app.core.summary import accept_summary, opening, source_of
 
 log = logging.getLogger("context_compact.summarizer")
 FIRST_LINE_CHARS = 120

@@ -1,4 +1,5 @@
-"""Summarizing a rest of any length within the summarizer's input budget (app.core.chunking).
+"""Summarizing a rest of any length within the summarizer's input budget
+(`app.core.summary.chunking`).
 
 One chunk when the rest fits (the request is exactly the unchunked one); otherwise one
 summarizer call per chunk, each carrying the summary so far. Counting and cutting run in a
@@ -15,7 +16,9 @@ from dataclasses import dataclass, replace
 
 from anyio import to_thread
 
-from app.core.chunking import (
+from app.core.messages import Message
+from app.core.ports import SummaryRequest, Tokenizer
+from app.core.summary import (
     EXACT_CHECK_SHARE,
     Unit,
     carried_pair,
@@ -27,8 +30,6 @@ from app.core.chunking import (
     transcript_costs,
     units_of,
 )
-from app.core.messages import Message
-from app.core.ports import SummaryRequest, Tokenizer
 from app.core.tokens import count_messages
 
 BuildRequest = Callable[[Sequence[Message]], SummaryRequest]

@@ -1,7 +1,7 @@
 """The real clock and id source, the defaults every service takes as parameters (tests
 pass their own).
 
-An id is time-sortable and unique (`app.core.ids.new_archive_id`: nanoseconds, then 48
+An id is time-sortable and unique (`app.core.sessions.ids.new_archive_id`: nanoseconds, then 48
 random bits), so archives, jobs and compaction records written at once never collide and
 their file names list in creation order.
 """
@@ -12,7 +12,7 @@ import secrets
 import time
 from datetime import UTC, datetime
 
-from app.core.ids import new_archive_id
+from app.core.sessions import new_archive_id
 
 
 def utc_now() -> datetime:

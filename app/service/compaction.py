@@ -30,11 +30,6 @@ from typing import Any
 
 from anyio import to_thread
 
-from app.core.compaction import (
-    CompactResult,
-    FallbackInfo,
-    former_name_warnings,
-)
 from app.core.decide import (
     Basis,
     Decision,
@@ -47,10 +42,9 @@ from app.core.errors import (
     InvalidRequestError,
     RecordStoreError,
 )
-from app.core.holds import refilling
 from app.core.messages import Message
-from app.core.models import MODELS, ModelSpec
-from app.core.params import RunParams
+from app.core.model_table import MODELS, ModelSpec
+from app.core.options import RunParams, former_name_warnings
 from app.core.ports import (
     Archive,
     ArchiveStore,
@@ -59,8 +53,9 @@ from app.core.ports import (
     Tokenizer,
     WorkdirReader,
 )
-from app.core.records import CompactionRecord, RecordStore
-from app.core.validate import violations
+from app.core.provider import violations
+from app.core.result import CompactResult, FallbackInfo
+from app.core.sessions import CompactionRecord, RecordStore, refilling
 from app.service.answers import Count, Held, HoldCheck, Judged
 from app.service.attempt import FALLS_THROUGH, attempt, fallback_info, kept_or_refused
 from app.service.clock import time_sortable_id, utc_now

@@ -18,7 +18,7 @@ from anyio import to_thread
 from app.core.decide import Basis
 from app.core.errors import CountError
 from app.core.messages import Message
-from app.core.models import MODELS, ModelSpec
+from app.core.model_table import MODELS, ModelSpec
 from app.core.ports import ProviderCounter, Tokenizer
 from app.core.tokens import count_messages, tool_texts
 from app.core.vocabulary import LocalTokenizer, TokenizerName

@@ -11,11 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.core.compaction import CompactOptions
 from app.core.decide import Thresholds
 from app.core.ledger import LedgerBudget, summary_words_for
-from app.core.option_setting import settings_of
-from app.core.params import DecideParams, resolve_params
+from app.core.options import CompactOptions, DecideParams, resolve_params, settings_of
 
 
 def server_options(settings: Mapping[str, Any]) -> CompactOptions:

@@ -1,4 +1,4 @@
-"""The requests of the digest path (`app.core.digest`): notes within a share of the
+"""The requests of the digest path (`app.core.summary.digest`): notes within a share of the
 history's tokens and one question per narrative section, instead of the whole transcript.
 
 Built in a worker thread (it counts tokens). Each request still carries the whole rest as
@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core.digest import (
+from app.core.history import ExtractedFacts, extract_facts
+from app.core.messages import Message
+from app.core.options import SummaryParams
+from app.core.ports import SummaryRequest, Tokenizer
+from app.core.summary import (
     DIGEST_SYSTEM,
     MODEL_SECTIONS,
     build_digest,
     build_section_prompt,
     digest_budget,
 )
-from app.core.facts import ExtractedFacts, extract_facts
-from app.core.messages import Message
-from app.core.params import SummaryParams
-from app.core.ports import SummaryRequest, Tokenizer
 from app.core.tokens import count_messages
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 
 from app.core.assemble import RestoredFile
 from app.core.errors import SeenStoreError
-from app.core.freshness import modified_note, with_note
 from app.core.ports import FileSkip, FileText, SeenStore
+from app.core.restore import modified_note, with_note
 
 log = logging.getLogger("context_compact.freshness")
 

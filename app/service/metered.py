@@ -11,9 +11,8 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 
-from app.core.compaction import CompactResult
 from app.core.errors import InvalidConversationError, SummarizerError
-from app.core.models import MODELS, ModelSpec
+from app.core.model_table import MODELS, ModelSpec
 from app.core.ports import (
     ArchiveStore,
     ProviderCounter,
@@ -22,8 +21,9 @@ from app.core.ports import (
     Tokenizer,
     WorkdirReader,
 )
-from app.core.records import RecordStore
-from app.core.summary_failures import known_reason
+from app.core.result import CompactResult
+from app.core.sessions import RecordStore
+from app.core.summary import known_reason
 from app.service.clock import time_sortable_id, utc_now
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.defaults import Defaults

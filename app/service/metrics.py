@@ -26,7 +26,7 @@ class Metrics(Protocol):
         """One summarizer call (its retries included): `outcome` is `ok` or `error`."""
 
     def observe_summary_failure(self, summarizer: str, reason: str) -> None:
-        """One failed summarizer call, by reason (`app.core.summary_failures.SUMMARY_FAILURES`,
+        """One failed summarizer call, by reason (`app.core.summary.reasons.SUMMARY_FAILURES`,
         or `other`)."""
 
     def observe_restore_skip(self, reason: str) -> None:

@@ -6,16 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.core.compaction import CompactOptions, CompactResult, NotCompactedReason
 from app.core.decide import Basis, Decision, Thresholds
-from app.core.dialects import OpenAIForms
 from app.core.errors import InvalidConversationError
 from app.core.messages import Message, tool_uses
-from app.core.params import P, resolve_params
+from app.core.options import CompactOptions, P, resolve_params
 from app.core.partition import Partition, partition_messages
-from app.core.provider_request import ProviderRequest
-from app.core.records import RecordReason
-from app.core.validate import Violation
+from app.core.provider import OpenAIForms, ProviderRequest, Violation
+from app.core.result import CompactResult, NotCompactedReason
+from app.core.sessions import RecordReason
 from app.core.vocabulary import Format, StrategyName
 
 

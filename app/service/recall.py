@@ -19,8 +19,7 @@ from anyio import to_thread
 
 from app.core.errors import CompactError
 from app.core.ports import ArchiveStore
-from app.core.recall import RecallHit
-from app.core.recall_terms import parse_query
+from app.core.recall import RecallHit, parse_query
 
 
 class RecallBusyError(CompactError):

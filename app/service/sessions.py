@@ -1,7 +1,7 @@
 """The session's side of a compaction: before it, the strategy the session's records allow;
 after it, the record appended.
 
-The state is read from the records (`app.core.records`) on every compaction of a session,
+The state is read from the records (`app.core.sessions.records`) on every compaction of a session,
 never kept in memory, so replicas sharing the data directory agree.
 """
 
@@ -14,18 +14,23 @@ from datetime import datetime
 
 from anyio import to_thread
 
-from app.core.compaction import CompactResult, RefillingMessage
 from app.core.decide import Thresholds
 from app.core.errors import RecordStoreError
-from app.core.holds import Hold, IdAt, Refill, overflow_warning, refilling, session_hold
 from app.core.messages import Message, message_text
-from app.core.params import RunParams
-from app.core.records import (
+from app.core.options import RunParams
+from app.core.result import CompactResult, RefillingMessage
+from app.core.sessions import (
     RECORDED_FAILURES,
     CompactionRecord,
+    Hold,
+    IdAt,
     RecordStore,
+    Refill,
     cooldown_end,
     message_id,
+    overflow_warning,
+    refilling,
+    session_hold,
     successful_compactions,
 )
 from app.core.vocabulary import StrategyName
@@ -58,7 +63,7 @@ async def session_gate(
     records: RecordStore | None, defaults: Defaults, now: datetime, prepared: Prepared
 ) -> Admitted | Declined:
     """The strategy to run, per the session's records: none past `max_iterations`, none
-    while a hold is on the context (`app.core.holds`; a forced request ignores it);
+    while a hold is on the context (`app.core.sessions.holds`; a forced request ignores it);
     `prune` instead of a summarizing strategy during the cooldown after a failed summary."""
     request = prepared.request
     admitted = Admitted(request.options.strategy)
@@ -158,7 +163,7 @@ def refill_info(refill: Refill) -> RefillingMessage:
 async def record(
     records: RecordStore | None, now: datetime, prepared: Prepared, result: CompactResult
 ) -> CompactResult:
-    """Appends the session's record of an attempted compaction (see `app.core.records`).
+    """Appends the session's record of an attempted compaction (see `app.core.sessions.records`).
     A record that cannot be written costs a warning, never the compaction."""
     request = prepared.request
     recorded = result.compacted or result.reason in RECORDED_FAILURES

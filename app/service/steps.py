@@ -16,22 +16,11 @@ from datetime import datetime
 
 from anyio import to_thread
 
-from app.core.compaction import (
-    ArchiveInfo,
-    CompactResult,
-    CompactStats,
-    LedgerFactInfo,
-    PhaseInfo,
-    RestoredFileInfo,
-    SkippedFileInfo,
-)
-from app.core.dialects import dump_as
 from app.core.errors import ArchiveError, InvalidOutputError
-from app.core.facts import ExtractedFacts, extract_facts
-from app.core.ids import archive_sha256
+from app.core.history import ExtractedFacts, extract_facts
 from app.core.ledger import LedgerReport, guard_summary
 from app.core.messages import Message
-from app.core.params import RestoreParams, SummaryParams
+from app.core.options import RestoreParams, SummaryParams
 from app.core.ports import (
     Archive,
     ArchiveRef,
@@ -41,14 +30,24 @@ from app.core.ports import (
     Tokenizer,
     WorkdirReader,
 )
+from app.core.provider import dump_as, violations
 from app.core.recall import recall_note
 from app.core.restore import (
     RestoreSelection,
     plan_restore,
     select_restored,
 )
+from app.core.result import (
+    ArchiveInfo,
+    CompactResult,
+    CompactStats,
+    LedgerFactInfo,
+    PhaseInfo,
+    RestoredFileInfo,
+    SkippedFileInfo,
+)
+from app.core.sessions import archive_sha256
 from app.core.tokens import count_messages
-from app.core.validate import violations
 from app.core.vocabulary import StrategyName
 from app.service.chunked import ChunkedSummary, SummaryOutcome
 from app.service.defaults import Defaults

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
-from app.core.compaction import CompactResult
+from app.core.result import CompactResult
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared
 from app.service.steps import Steps
@@ -21,7 +21,7 @@ class Strategy(Protocol[P]):
     @property
     def params(self) -> type[P]:
         """Its parameters record: a frozen dataclass of the `CompactOptions` it reads (by
-        field name, or nested records of them), filled by `app.core.params.resolve_params`
+        field name, or nested records of them), filled by `app.core.options.params.resolve_params`
         and handed to `run`."""
         ...
 

@@ -13,19 +13,20 @@ from dataclasses import replace
 
 from anyio import to_thread
 
-from app.core.digest_summary import digest_summary
 from app.core.errors import SummarizerError
-from app.core.facts import ExtractedFacts
+from app.core.history import ExtractedFacts
 from app.core.messages import Message
-from app.core.params import SummaryParams
+from app.core.options import SummaryParams
 from app.core.ports import Summarizer, SummaryRequest, SummaryTemplate, Tokenizer, WindowSource
-from app.core.prompt import (
+from app.core.summary import (
     SUMMARY_SYSTEM,
     build_archived_prompt,
     build_summary_prompt,
+    digest_summary,
+    fit_warning,
+    fitted_budget,
     serialize_for_summary,
 )
-from app.core.window_fit import fit_warning, fitted_budget
 from app.service.chunked import ChunkedSummary, SummaryOutcome, summarize_in_chunks
 from app.service.defaults import Defaults
 from app.service.digested import digest_requests
@@ -61,7 +62,7 @@ class Summaries:
         facts: ExtractedFacts | None = None,
     ) -> SummaryOutcome:
         """The summary of `rest`: from its digest in one call on the digest path
-        (`app.core.digest`), else in chunks when its prompt would exceed the input budget.
+        (`app.core.summary.digest`), else in chunks when its prompt would exceed the input budget.
         `counts`: the token counts of `rest`'s messages when the caller has them; `facts`:
         `rest`'s facts, handed to a summarizer that reads the whole rest at once.
 

@@ -15,22 +15,26 @@ from typing import Any, Literal
 
 from anyio import to_thread
 
-from app.core.dialects import OpenAIForms
 from app.core.errors import InvalidConversationError, InvalidOutputError
-from app.core.layers import RULES_FILE, ContextLayers, Layer, assemble_layers, pick_rules_file
-from app.core.mentions import append_reminders, find_mentions
 from app.core.messages import Message
 from app.core.ports import FileInfo, FileSkip, WorkdirInspector, WorkdirReader
-from app.core.tool_results import (
+from app.core.provider import OpenAIForms, violations
+from app.core.toolkit import (
     PATH_FIELDS,
+    RULES_FILE,
     CompressedResult,
+    ContextLayers,
+    Layer,
     ToolResult,
     ToolResultLimits,
+    append_reminders,
+    assemble_layers,
     compress_tool_result,
+    find_mentions,
     parse_output,
+    pick_rules_file,
     rule_for,
 )
-from app.core.validate import violations
 from app.core.vocabulary import Format
 from app.service.freshness import Freshness
 from app.service.overrides import pick

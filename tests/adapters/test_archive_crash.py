@@ -20,8 +20,8 @@ import pytest
 
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.files import is_temp_name, remove_stale_temps
-from app.core.ids import archive_sha256, new_archive_id
 from app.core.ports import Archive, ArchiveRef
+from app.core.sessions.ids import archive_sha256, new_archive_id
 from tests.forking import fork
 
 KILLS = 30

@@ -12,9 +12,9 @@ import pytest
 import app.adapters.archive_store as archive_store
 from app.adapters.archive_store import FileArchiveStore
 from app.core.errors import ArchiveError, RecallDeadlineError
-from app.core.recall import RecallHit, RecallResult
-from app.core.recall_rank import PostingBudget
-from app.core.recall_terms import parse_query
+from app.core.recall.rank import PostingBudget
+from app.core.recall.search import RecallHit, RecallResult
+from app.core.recall.terms import parse_query
 from tests.adapters.test_archive_store import archive
 
 

@@ -11,10 +11,10 @@ import pytest
 
 from app.adapters.archive_store import FileArchiveStore
 from app.core.errors import ArchiveError
-from app.core.ids import archive_sha256
 from app.core.ports import Archive, ArchiveRef
-from app.core.recall import RecallHit
-from app.core.recall_terms import parse_query
+from app.core.recall.search import RecallHit
+from app.core.recall.terms import parse_query
+from app.core.sessions.ids import archive_sha256
 
 MESSAGES: list[dict[str, Any]] = [
     {"role": "user", "content": "héllo wörld — 日本語 🚀"},

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from app.adapters.job_store import FileJobStore
-from app.core.jobs import JobStoreError
 from app.core.json_numbers import LiteralFloat, LiteralInt, dumps
+from app.core.sessions.jobs import JobStoreError
 
 
 def test_saved_jobs_load_back_and_replace_older_versions(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 import respx
 
 from app.adapters.llm_probe import ModelsProbe, ollama_window
-from app.core.server_ratio import ratio_sample
+from app.core.summary.server_ratio import ratio_sample
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from app.adapters.o200k_tokenizer import (
     load_ranks,
 )
 from app.adapters.tokenizer import TiktokenTokenizer, TokenizerLoadError
-from app.core.dialects import parse_messages
+from app.core.provider.dialects import parse_messages
 from app.core.tokens import count_text
 from tests.corpus import ANTHROPIC_FILES, load
 

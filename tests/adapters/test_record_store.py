@@ -7,7 +7,7 @@ import pytest
 
 from app.adapters.record_store import FileRecordStore
 from app.core.errors import RecordStoreError
-from app.core.records import CompactionRecord
+from app.core.sessions.records import CompactionRecord
 
 
 def record(record_id: str, session_id: str = "s1", outcome: str = "compacted") -> CompactionRecord:

@@ -6,7 +6,7 @@ import pytest
 
 from app.adapters.seen_store import FileSeenStore
 from app.core.errors import SeenStoreError
-from app.core.freshness import seen_key
+from app.core.restore.freshness import seen_key
 
 
 def test_an_unseen_file_has_no_time(tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from app.core.ids import archive_sha256
 from app.core.ports import SummaryRequest
+from app.core.sessions.ids import archive_sha256
 from tests.builders import FakeSummarizer, assistant, bulk_round, read_round, system, user
 
 pytestmark = pytest.mark.anyio

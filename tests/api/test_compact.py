@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from app.core.assemble import SUMMARY_ACK
-from app.core.ids import archive_sha256
+from app.core.sessions.ids import archive_sha256
 from tests.builders import assistant, bulk_round, read_round, system, user
 from tests.corpus import ANTHROPIC_FILES
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.core.dialects import OpenAIMessage, from_openai, to_openai
 from app.core.messages import Message
-from app.core.validate import anthropic_violations, openai_violations
+from app.core.provider.dialects import OpenAIMessage, from_openai, to_openai
+from app.core.provider.rules import anthropic_violations, openai_violations
 from tests.corpus import FILES, OPENAI_FILES, load
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.dialects import to_openai
+from app.core.provider.dialects import to_openai
 from app.core.vocabulary import Format
 from tests.builders import assistant, parse, system, tool_result, tool_use, user
 

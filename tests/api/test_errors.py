@@ -24,8 +24,8 @@ from app.core.errors import (
     RecordStoreError,
     SummarizerError,
 )
-from app.core.jobs import JobStoreError
-from app.core.validate import violations
+from app.core.provider.rules import violations
+from app.core.sessions.jobs import JobStoreError
 from app.service.jobs import (
     JobNotDoneError,
     PrefixMismatchError,

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.dialects import from_openai, to_openai
 from app.core.messages import Message
-from app.core.validate import anthropic_violations, openai_violations
+from app.core.provider.dialects import from_openai, to_openai
+from app.core.provider.rules import anthropic_violations, openai_violations
 from app.core.vocabulary import Format
 from tests.builders import assistant, parse, system, tool_result, tool_use, user
 

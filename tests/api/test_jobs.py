@@ -9,8 +9,8 @@ import pytest
 from asgi_lifespan import LifespanManager
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.ids import archive_sha256
 from app.core.ports import SummaryRequest
+from app.core.sessions.ids import archive_sha256
 from app.main import build_service, create_app
 from app.settings import Settings
 from tests.builders import (

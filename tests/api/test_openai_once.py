@@ -18,11 +18,11 @@ import pytest
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.api.dialect import compact_request
 from app.api.schemas import CompactRequestBody
-from app.core import dialects
-from app.core.compaction import result_json
-from app.core.dialects import OpenAIForms, from_openai
-from app.core.extractive import ExtractiveSummarizer
 from app.core.messages import Message
+from app.core.provider import dialects
+from app.core.provider.dialects import OpenAIForms, from_openai
+from app.core.result import result_json
+from app.core.summary.extractive import ExtractiveSummarizer
 from tests.builders import DictWorkdir, MemoryArchive, build_service
 
 pytestmark = pytest.mark.anyio

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from app.core.digest import DIGEST_SYSTEM
+from app.core.summary.digest import DIGEST_SYSTEM
 from app.settings import Settings
 from tests.builders import bulk_round, system, user
 from tests.fakes.fake_llm_server import openai_completion, reply, start_fake_llm

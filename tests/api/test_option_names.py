@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.compaction import FORMER_NAMES
+from app.core.options.compact import FORMER_NAMES
 from tests.api.test_jobs import wait_for
 from tests.builders import assistant, system, tool_result, tool_use, user
 

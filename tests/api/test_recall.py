@@ -15,8 +15,8 @@ import pytest
 from asgi_lifespan import LifespanManager
 
 from app.core.errors import RecallDeadlineError
-from app.core.recall import RecallResult, TimeLeft, check_deadline
-from app.core.recall_terms import Query
+from app.core.recall.search import RecallResult, TimeLeft, check_deadline
+from app.core.recall.terms import Query
 from app.main import build_service, create_app
 from tests.builders import (
     MemoryArchive,

@@ -23,11 +23,11 @@ from pydantic import TypeAdapter
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.api.provider import PROVIDER_FIELDS, ProviderFields
 from app.core.compact_json import compact_json
-from app.core.dialects import parse_messages
 from app.core.messages import Message
-from app.core.models import CLAUDE_MARGIN, with_margin
+from app.core.model_table import CLAUDE_MARGIN, with_margin
+from app.core.provider.dialects import parse_messages
 from app.core.tokens import count_total
-from app.wiring_counting import shared_o200k
+from app.wiring.counting import shared_o200k
 from tests.builders import assistant, bulk_round, rounds, user
 
 pytestmark = pytest.mark.anyio

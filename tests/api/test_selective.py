@@ -17,9 +17,9 @@ import pytest
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.compact_json import compact_json
 from app.core.cut import cut_note, cut_text
-from app.core.dialects import from_openai
 from app.core.messages import Message
-from app.core.validate import anthropic_violations, openai_violations
+from app.core.provider.dialects import from_openai
+from app.core.provider.rules import anthropic_violations, openai_violations
 from tests.builders import assistant, system, tool_result, tool_use, user
 from tests.corpus import FILES, load
 

@@ -17,7 +17,7 @@ from app.api import dialect
 from app.api.parts import parts_of
 from app.api.sent_counts import SentCounts, sent_key
 from app.core.decide import estimate_pending_input
-from app.core.dialects import to_openai
+from app.core.provider.dialects import to_openai
 from app.core.tokens import count_total
 from app.main import build_service, create_app
 from app.settings import Settings

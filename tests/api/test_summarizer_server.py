@@ -15,7 +15,7 @@ import pytest
 import respx
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.server_ratio import ratio_sample
+from app.core.summary.server_ratio import ratio_sample
 from tests.builders import assistant, bulk_round, system, user
 from tests.fakes.fake_llm_server import openai_completion
 from tests.fakes.summaries import llm_summary

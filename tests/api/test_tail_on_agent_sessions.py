@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.tail import EARLIER_EXCHANGES_NOTE
+from app.core.plans.tail import EARLIER_EXCHANGES_NOTE
 from tests.corpus import FILES, load
 
 pytestmark = pytest.mark.anyio

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app.core.recall_terms import parse_query
+from app.core.recall.terms import parse_query
 from bench.recall import QUERY_CHARS, Corpus, main, messages
 
 

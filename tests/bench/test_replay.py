@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.dialects import to_openai
 from app.core.messages import Message
+from app.core.provider.dialects import to_openai
 from bench.replay import in_process, load_conversations, main, run_all
 from bench.replay_driver import (
     CONTINUE,

@@ -11,7 +11,7 @@ import pytest
 import respx
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.server_ratio import ratio_sample
+from app.core.summary.server_ratio import ratio_sample
 from bench.server_ratio import HEADING, main
 from tests.builders import assistant, tool_result, tool_use, user
 

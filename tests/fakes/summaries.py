@@ -1,6 +1,6 @@
 """What a good LLM answers: a real summary of the messages it was sent, for fake servers.
 
-The summary check (`app.core.summary_check`) accepts only an answer that has every section
+The summary check (`app.core.summary.check`) accepts only an answer that has every section
 of its template, each saying something about the conversation; the extractive summary of
 the same messages is such a text, so fakes answer with it (plus a `marker` line a test can
 look for) instead of a one-line stand-in."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from app.core.extractive import extract_archived, extract_summary
+from app.core.summary.extractive import extract_archived, extract_summary
 from tests.builders import parse
 
 

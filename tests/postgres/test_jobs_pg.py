@@ -14,7 +14,7 @@ import pytest
 from app.adapters.pg_database import Database
 from app.adapters.pg_stores import PgJobStore
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.jobs import JobStoreError
+from app.core.sessions.jobs import JobStoreError
 from app.service.jobs import (
     JobManager,
     JobPolicy,

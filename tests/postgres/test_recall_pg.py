@@ -15,8 +15,8 @@ from app.adapters.pg_database import Conn, Database
 from app.adapters.pg_stores import PgArchiveStore
 from app.core.errors import RecallDeadlineError
 from app.core.ports import Archive, ArchiveRef
-from app.core.recall import RecallResult, TimeLeft
-from app.core.recall_terms import Query, parse_query
+from app.core.recall.search import RecallResult, TimeLeft
+from app.core.recall.terms import Query, parse_query
 
 
 @pytest.fixture(scope="module")

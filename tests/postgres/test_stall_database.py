@@ -17,8 +17,8 @@ import pytest
 from app.adapters.pg_database import READY_TIMEOUT, Database, PoolLimits
 from app.adapters.pg_stores import PgJobStore
 from app.adapters.pg_watchdog import Conn, DatabaseStalled
-from app.core.jobs import JobStoreError
 from app.core.request_context import deadline_at
+from app.core.sessions.jobs import JobStoreError
 from tests.postgres.conftest import ADMIN_URL, url_through
 from tests.postgres.freezing_proxy import FreezingProxy
 

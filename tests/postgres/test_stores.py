@@ -12,11 +12,11 @@ import pytest
 from app.adapters.pg_database import Database
 from app.adapters.pg_stores import PgArchiveStore, PgJobStore, PgRecordStore, PgSeenStore
 from app.core.errors import ArchiveError
-from app.core.jobs import JobTakenOverError
 from app.core.ports import Archive, ArchiveRef
-from app.core.recall import RecallHit
-from app.core.recall_terms import parse_query
-from app.core.records import CompactionRecord
+from app.core.recall.search import RecallHit
+from app.core.recall.terms import parse_query
+from app.core.sessions.jobs import JobTakenOverError
+from app.core.sessions.records import CompactionRecord
 
 
 @pytest.fixture(scope="module")

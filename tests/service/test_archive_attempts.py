@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import pytest
 
-from app.core.compaction import CompactOptions
 from app.core.errors import SummarizerError
 from app.core.messages import dump_messages
+from app.core.options.compact import CompactOptions
 from app.core.ports import SummaryRequest
 from app.core.vocabulary import StrategyName
 from app.service.compaction import CompactRequest

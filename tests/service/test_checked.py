@@ -11,7 +11,7 @@ import pytest
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
 from app.service.checked import CheckedSummarizer
-from tests.core.test_digest import _digest_source, session
+from tests.core.summary.test_digest import _digest_source, session
 from tests.summary_answers import SUMMARY, request
 
 pytestmark = pytest.mark.anyio

@@ -9,15 +9,15 @@ import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import SUMMARY_ACK
-from app.core.compaction import CompactOptions
-from app.core.dialects import from_openai
 from app.core.errors import InvalidConversationError
-from app.core.extractive import ExtractiveSummarizer
 from app.core.messages import dump_messages
+from app.core.options.compact import CompactOptions
 from app.core.ports import SummaryRequest, Tokenizer
-from app.core.prompt import SUMMARY_SYSTEM
+from app.core.provider.dialects import from_openai
+from app.core.provider.rules import violations
+from app.core.summary.extractive import ExtractiveSummarizer
+from app.core.summary.prompt import SUMMARY_SYSTEM
 from app.core.tokens import count_text
-from app.core.validate import violations
 from app.core.vocabulary import Format
 from app.service.compaction import CompactionService, CompactRequest
 from tests.builders import (

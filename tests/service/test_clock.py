@@ -1,4 +1,4 @@
-from app.core.ids import is_valid_id
+from app.core.sessions.ids import is_valid_id
 from app.service.clock import time_sortable_id, utc_now
 
 

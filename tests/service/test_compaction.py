@@ -7,13 +7,14 @@ import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import SUMMARY_ACK
-from app.core.compaction import CompactOptions, result_json
 from app.core.errors import InvalidConversationError, SummarizerError
-from app.core.extractive import ExtractiveSummarizer, extract_summary
 from app.core.messages import dump_messages
+from app.core.options.compact import CompactOptions
 from app.core.ports import SummaryRequest
-from app.core.prompt import MOST_RECENT_RULE
-from app.core.recall import recall_note
+from app.core.recall.search import recall_note
+from app.core.result import result_json
+from app.core.summary.extractive import ExtractiveSummarizer, extract_summary
+from app.core.summary.prompt import MOST_RECENT_RULE
 from app.core.tokens import count_total
 from app.service.compaction import CompactionService, CompactRequest
 from tests.builders import (

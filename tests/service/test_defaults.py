@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.core.compaction import CompactOptions
-from app.core.ledger import LedgerBudget, summary_words_for
-from app.core.params import SummaryParams, resolve_params
+from app.core.ledger.extract import LedgerBudget, summary_words_for
+from app.core.options.compact import CompactOptions
+from app.core.options.params import SummaryParams, resolve_params
 from app.service.defaults import Defaults
 
 LEDGER = LedgerBudget(share=0.05, floor=1000, cap=20_000)

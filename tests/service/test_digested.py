@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from app.core.compaction import CompactOptions
-from app.core.digest import DIGEST_SHARE, DIGEST_SYSTEM
 from app.core.errors import SummarizerError
-from app.core.extractive import ExtractiveSummarizer
 from app.core.messages import dump_messages
+from app.core.options.compact import CompactOptions
 from app.core.ports import SummaryRequest
-from app.core.prompt import SUMMARY_SYSTEM
+from app.core.summary.digest import DIGEST_SHARE, DIGEST_SYSTEM
+from app.core.summary.extractive import ExtractiveSummarizer
+from app.core.summary.prompt import SUMMARY_SYSTEM
 from app.service.compaction import CompactionService, CompactRequest
 from tests.builders import (
     FakeSummarizer,

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.compaction import CompactOptions
 from app.core.messages import Message, dump_messages
+from app.core.options.compact import CompactOptions
 from app.service.compaction import CompactRequest
 from tests.builders import (
     FakeSummarizer,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.core.compaction import CompactOptions
+from app.core.options.compact import CompactOptions
 from app.service.compaction import CompactRequest
 from app.service.strategies.full import KEPT_TURN_SHARE
 from tests.builders import FakeSummarizer, assistant, build_service, parse, system, user

@@ -12,7 +12,7 @@ import pytest
 
 from app.adapters.job_store import FileJobStore
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.jobs import JobTakenOverError
+from app.core.sessions.jobs import JobTakenOverError
 from app.service.jobs import JobManager, JobPolicy
 from tests.builders import FakeSummarizer, MemoryArchive, build_service
 from tests.service.test_jobs import CONVERSATION, Clock, Gate, submit, wait_for

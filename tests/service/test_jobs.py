@@ -13,11 +13,11 @@ import pytest
 from app.adapters.job_store import FileJobStore
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.decide import Basis
-from app.core.dialects import dump_as
-from app.core.ids import archive_sha256
-from app.core.jobs import SEAM_USER_MESSAGE, Job, JobState
 from app.core.ports import SummaryRequest
+from app.core.provider.dialects import dump_as
 from app.core.request_context import DEADLINE, deadline_at
+from app.core.sessions.ids import archive_sha256
+from app.core.sessions.jobs import SEAM_USER_MESSAGE, Job, JobState
 from app.service.compaction import CompactRequest
 from app.service.jobs import (
     JobManager,

@@ -7,7 +7,7 @@ import inspect
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.compaction import CompactOptions
+from app.core.options.compact import CompactOptions
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.metered import MeteredCompactionService
 from app.service.metrics import NoMetrics

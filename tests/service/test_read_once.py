@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core import failures, file_ops
-from app.core.compaction import CompactOptions
-from app.core.extractive import ExtractiveSummarizer
+from app.core.history import failures, file_ops
+from app.core.options.compact import CompactOptions
+from app.core.summary.extractive import ExtractiveSummarizer
 from app.service.compaction import CompactRequest
 from tests.builders import (
     assistant,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.recall import RecallResult, TimeLeft
-from app.core.recall_terms import Query
+from app.core.recall.search import RecallResult, TimeLeft
+from app.core.recall.terms import Query
 from app.service.recall import Recaller
 from tests.builders import MemoryArchive
 

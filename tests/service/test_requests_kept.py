@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.compaction import CompactOptions
-from app.core.ledger_lines import parse_ledger
+from app.core.ledger.lines import parse_ledger
 from app.core.messages import Message, dump_messages
+from app.core.options.compact import CompactOptions
 from app.service.compaction import CompactRequest
 from tests.builders import (
     FakeSummarizer,

@@ -7,11 +7,12 @@ from typing import Any
 import pytest
 
 from app.core.assemble import SUMMARY_ACK
-from app.core.compaction import CompactOptions, CompactResult
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import dump_messages
+from app.core.options.compact import CompactOptions
+from app.core.plans.selective import GAP_TEXT, SelectivePlan, plan_selective
 from app.core.ports import FileSkip, FileText, SummaryRequest
-from app.core.selective import GAP_TEXT, SelectivePlan, plan_selective
+from app.core.result import CompactResult
 from app.core.tokens import count_total
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.prepared import Prepared

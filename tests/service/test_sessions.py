@@ -7,10 +7,10 @@ from datetime import datetime, timedelta
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.compaction import CompactOptions
 from app.core.errors import SummarizerError
+from app.core.options.compact import CompactOptions
 from app.core.ports import SummaryRequest
-from app.core.records import CompactionRecord, message_id
+from app.core.sessions.records import CompactionRecord, message_id
 from app.service.compaction import CompactionService, CompactRequest
 from tests.builders import (
     NOW,

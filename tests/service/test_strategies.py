@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.compaction import CompactOptions
 from app.core.errors import InvalidConversationError, SummarizerError
 from app.core.messages import Message, dump_messages
+from app.core.options.compact import CompactOptions
 from app.core.ports import SummaryRequest
 from app.service.compaction import CompactionService, CompactRequest, Defaults
 from tests.builders import (

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.compaction import CompactOptions
 from app.core.errors import SummarizerError
 from app.core.messages import message_text
+from app.core.options.compact import CompactOptions
 from app.core.ports import SummaryRequest
-from app.core.prompt import ARCHIVED_HEADINGS
-from app.core.records import message_id
+from app.core.sessions.records import message_id
+from app.core.summary.prompt import ARCHIVED_HEADINGS
 from app.service.compaction import CompactionService, CompactRequest
 from app.service.slots import BusyError, SummarySlots
 from tests.builders import (

@@ -13,7 +13,7 @@ import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.errors import SummarizerError
-from app.core.params import SummaryParams
+from app.core.options.params import SummaryParams
 from app.core.ports import SummaryRequest
 from app.service.chunked import ChunkedSummary, SummaryOutcome
 from app.service.defaults import Defaults

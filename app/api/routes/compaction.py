@@ -11,8 +11,8 @@ from app.api.dialect import compact_request
 from app.api.responses import JsonResponse
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import CompactRequestBody, CompactResponse, ErrorResponse
-from app.core.compaction import result_json
-from app.core.dialects import OpenAIForms
+from app.core.provider import OpenAIForms
+from app.core.result import result_json
 
 router = APIRouter(
     route_class=FastJsonRoute,

@@ -15,8 +15,8 @@ from app.api.job_schemas import ApplyRequest, ApplyResponse, JobResponse, job_js
 from app.api.responses import JsonResponse
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
 from app.api.schemas import CompactRequestBody, ErrorResponse
-from app.core.dialects import OpenAIForms, dump_as
-from app.core.jobs import Job
+from app.core.provider import OpenAIForms, dump_as
+from app.core.sessions import Job
 from app.service.jobs import JobManager
 
 router = APIRouter(

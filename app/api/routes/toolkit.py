@@ -22,7 +22,7 @@ from app.api.toolkit_schemas import (
     PreprocessInputResponse,
     ProjectRulesResponse,
 )
-from app.core.dialects import OpenAIForms, dump_as
+from app.core.provider import OpenAIForms, dump_as
 from app.service.toolkit import AssembleInput, Preprocessed
 
 router = APIRouter(

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from anyio import to_thread
 
-from app.core.jobs import IN_FLIGHT, Job
+from app.core.sessions import IN_FLIGHT, Job
 from app.service.jobs.table import JobTable
 
 log = logging.getLogger("context_compact.jobs")

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.errors import CompactError
-from app.core.jobs import Job, JobState
-from app.core.validate import Violation
+from app.core.provider import Violation
+from app.core.sessions import Job, JobState
 
 JsonDict = dict[str, Any]
 

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from anyio import to_thread
 
-from app.core.jobs import (
+from app.core.sessions import (
     IN_FLIGHT,
     Job,
     JobQueue,

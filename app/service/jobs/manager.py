@@ -36,7 +36,14 @@ from datetime import datetime
 
 from anyio import to_thread
 
-from app.core.jobs import Job, JobQueue, JobStore, first_difference, seam_violations, swap_prefix
+from app.core.sessions import (
+    Job,
+    JobQueue,
+    JobStore,
+    first_difference,
+    seam_violations,
+    swap_prefix,
+)
 from app.service.clock import time_sortable_id, utc_now
 from app.service.compaction import CompactionService
 from app.service.jobs.cancelling import cancel

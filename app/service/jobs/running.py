@@ -9,10 +9,10 @@ import logging
 import time
 from dataclasses import replace
 
-from app.core.compaction import result_json
 from app.core.errors import ArchiveError, InvalidConversationError
-from app.core.jobs import JobState
 from app.core.request_context import DEADLINE, answer_reserve, deadline_at
+from app.core.result import result_json
+from app.core.sessions import JobState
 from app.service.compaction import CompactionService
 from app.service.jobs.errors import JsonDict
 from app.service.jobs.table import JobTable

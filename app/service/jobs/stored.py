@@ -7,10 +7,10 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from app.core.compaction import CompactOptions
 from app.core.decide import Basis
 from app.core.messages import Message, dump_messages
-from app.core.provider_request import ProviderRequest
+from app.core.options import CompactOptions
+from app.core.provider import ProviderRequest
 from app.core.vocabulary import TokenizerName
 from app.service.jobs.errors import JsonDict
 from app.service.prepared import CompactRequest

@@ -10,8 +10,15 @@ from collections.abc import Callable
 from anyio import to_thread
 
 from app.core.errors import InvalidRequestError
-from app.core.ids import archive_sha256
-from app.core.jobs import IN_FLIGHT, Job, JobQueue, JobStoreError, job_to_json, message_hashes
+from app.core.sessions import (
+    IN_FLIGHT,
+    Job,
+    JobQueue,
+    JobStoreError,
+    archive_sha256,
+    job_to_json,
+    message_hashes,
+)
 from app.service.jobs.errors import JsonDict, QueueFullError, SessionBusyError
 from app.service.jobs.leasing import Leases
 from app.service.jobs.running import Runner

@@ -16,7 +16,7 @@ from typing import Any
 
 from anyio import to_thread
 
-from app.core.jobs import (
+from app.core.sessions import (
     IN_FLIGHT,
     Job,
     JobQueue,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.assemble import assemble_messages, current_turn
-from app.core.compaction import CompactResult
-from app.core.params import RestoreParams, SummaryParams
+from app.core.options import RestoreParams, SummaryParams
+from app.core.result import CompactResult
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared
 from app.service.steps import Output, Steps

@@ -1,4 +1,4 @@
-"""`prune`: no LLM call. Plan the clearing (`app.core.prune`), archive the originals of
+"""`prune`: no LLM call. Plan the clearing (`app.core.plans.prune`), archive the originals of
 every changed message, return the list with old tool results replaced by placeholders."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from anyio import to_thread
 
-from app.core.compaction import CompactResult
-from app.core.prune import PruneRules, plan_prune
+from app.core.plans import PruneRules, plan_prune
+from app.core.result import CompactResult
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared, refuse_from
 from app.service.steps import Output, Steps

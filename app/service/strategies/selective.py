@@ -3,7 +3,7 @@
 1. The whole input is checked against the provider's rules: unlike `full`, most of it comes
    back as sent, so a break anywhere is the caller's 422. Then the rest is archived (the
    archive holds every original the rules cut or drop) before any rule runs.
-2. The rules (`app.core.selective.plan_selective`) run until the list is under the
+2. The rules (`app.core.plans.selective.plan_selective`) run until the list is under the
    threshold (all of them with `force`).
 3. Still over it and `selective_fallback_to_summary`: the rules' output (its memory messages aside,
    which stay verbatim) is summarized through the same path as `full` (chunked when
@@ -23,17 +23,15 @@ from functools import partial
 from anyio import to_thread
 
 from app.core.assemble import assemble_messages
-from app.core.compaction import CompactResult, PhaseInfo
-from app.core.dialects import OpenAIForms
-from app.core.ledger import LedgerReport
+from app.core.ledger import LedgerReport, carried_ledger, is_ledger_message, ledger_message
 from app.core.messages import Message
-from app.core.params import RestoreParams, SummaryParams
+from app.core.options import RestoreParams, SummaryParams
+from app.core.plans import SelectiveLimits, SelectivePlan, gap_filled, plan_selective
 from app.core.ports import Archive
+from app.core.provider import OpenAIForms, violations
 from app.core.restore import RestoreSelection
-from app.core.selective import SelectiveLimits, SelectivePlan, gap_filled, plan_selective
-from app.core.standing_ledger import carried_ledger, is_ledger_message, ledger_message
+from app.core.result import CompactResult, PhaseInfo
 from app.core.tokens import count_messages
-from app.core.validate import violations
 from app.core.vocabulary import Format, StrategyName
 from app.service.chunked import ChunkedSummary
 from app.service.prepared import Prepared, refuse

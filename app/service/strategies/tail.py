@@ -1,8 +1,8 @@
 """`tail`: the most recent rounds kept verbatim, the older ones archived
 and summarized into one system message.
 
-The pure parts are in `app.core.tail` (the plan, the header, the assembly) and
-`app.core.rounds`; this module sequences them with the steps.
+The pure parts are in `app.core.plans.tail` (the plan, the header, the assembly) and
+`app.core.history.rounds`; this module sequences them with the steps.
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.core.compaction import CompactResult
+from app.core.ledger import carried_ledger
 from app.core.messages import Message
-from app.core.params import SummaryParams
-from app.core.prompt import ARCHIVED_TITLE
-from app.core.standing_ledger import carried_ledger
-from app.core.tail import (
+from app.core.options import SummaryParams
+from app.core.plans import (
     KEPT_SHARE,
     TailDeclined,
     archive_span,
@@ -24,6 +22,8 @@ from app.core.tail import (
     assemble_tail,
     plan_tail,
 )
+from app.core.result import CompactResult
+from app.core.summary import ARCHIVED_TITLE
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared, refuse
 from app.service.steps import Output, Steps

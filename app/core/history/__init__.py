@@ -1,0 +1,49 @@
+"""What a history shows, read once from its messages (`facts`): file operations by the
+agents' tool vocabularies (`file_ops`), errors and the line that names them (`failures`), the
+user's own words apart from the harness's text (`harness`, `own_words`), and rounds
+(`rounds`)."""
+
+from app.core.history.facts import (
+    COMMANDS_LINE,
+    EDITOR_TOOLS,
+    ExtractedFacts,
+    cut_words,
+    extract_facts,
+    listed_commands,
+    one_line,
+)
+from app.core.history.failures import CLEARED_PREFIX, FAILED_MARK, error_line, occurrences
+from app.core.history.file_ops import (
+    DEFAULT_VOCABULARY,
+    FILE_KINDS,
+    FileOp,
+    Vocabulary,
+    shell_command,
+)
+from app.core.history.harness import user_words
+from app.core.history.own_words import request_fact
+from app.core.history.rounds import Round, opens_round, segment_rounds
+
+__all__ = [
+    "CLEARED_PREFIX",
+    "COMMANDS_LINE",
+    "DEFAULT_VOCABULARY",
+    "EDITOR_TOOLS",
+    "FAILED_MARK",
+    "FILE_KINDS",
+    "ExtractedFacts",
+    "FileOp",
+    "Round",
+    "Vocabulary",
+    "cut_words",
+    "error_line",
+    "extract_facts",
+    "listed_commands",
+    "occurrences",
+    "one_line",
+    "opens_round",
+    "request_fact",
+    "segment_rounds",
+    "shell_command",
+    "user_words",
+]

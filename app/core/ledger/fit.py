@@ -1,0 +1,209 @@
+"""Which facts the ledger keeps within its token budget.
+
+Order of value (`PRIORITY`), recent before old within a kind, with two guards so that one
+kind cannot take the whole budget (a long session's commands, a read-heavy one's paths):
+
+- the user's requests are the task: they take their part first, up to `REQUEST_SHARE` of
+  the budget (what the other floors leave), and when they need more than that the later
+  requests are shortened (`request_fact`: own words first, then cut) rather than dropped;
+  only when even the shortest cut cannot hold them all do the oldest later ones go (the
+  first request never does, before any other fact);
+- then each of errors, paths and commands takes up to `FLOOR_SHARE` of the budget for its
+  own facts, before any kind takes the rest;
+- commands that differ only in their numbers (`sleep 5` / `sleep 10`, `kill 4127`,
+  `tail -n 50 log.1` / `tail -n 80 log.2`) are near duplicates: only the latest is kept.
+
+What is left out, near duplicates included, is counted by kind in the ledger's last line;
+recall has it all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+
+from app.core.history import request_fact
+from app.core.ledger.lines import (
+    FAILED_SUFFIX,
+    GROUP_SEPARATOR,
+    GROUP_TAG,
+    LEDGER_HEADING,
+    PRIORITY,
+    Fact,
+    dropped_line,
+    program_of,
+    render_ledger,
+)
+
+FLOOR_SHARE = 0.15
+REQUESTS = frozenset({"goal", "request", "latest_request"})
+# The kinds that each get a floor, what the user asked first: then errors, paths, commands.
+FLOORS = (
+    REQUESTS,
+    frozenset({"error"}),
+    frozenset({"file_changed", "file_read"}),
+    frozenset({"command"}),
+)
+# The requests' part: what the floors of the other kinds leave of the budget.
+REQUEST_SHARE = 1 - FLOOR_SHARE * (len(FLOORS) - 1)
+# The lengths (characters) a later request is shortened to, longest first, until the
+# requests fit their part.
+REQUEST_CUTS = (200, 140, 100, 70, 50)
+REFILL_TRIES = 8
+_DIGITS = re.compile(r"\d+")
+
+
+def near_key(command: str) -> str:
+    """What near-duplicate commands share: the text with its whitespace collapsed, a
+    trailing ` (failed)` left out and every run of digits read as one `0`."""
+    return _DIGITS.sub("0", " ".join(command.removesuffix(FAILED_SUFFIX).split()))
+
+
+def without_near_duplicates(facts: Sequence[Fact]) -> tuple[list[Fact], int]:
+    """The facts with each set of near-duplicate commands (`near_key`) reduced to its
+    latest, where it stands; and how many were left out."""
+    latest = {near_key(f.text): i for i, f in enumerate(facts) if f.kind == "command"}
+    kept = [f for i, f in enumerate(facts) if f.kind != "command" or latest[near_key(f.text)] == i]
+    return kept, len(facts) - len(kept)
+
+
+def fit_budget(
+    facts: Sequence[Fact], budget: int, count: Callable[[str], int]
+) -> tuple[list[Fact], int]:
+    """The facts that fit `budget` tokens, returned in priority order, oldest first within
+    a kind; and the number left out."""
+    kept, _ = fit(facts, budget, count)
+    return kept, len(facts) - len(kept)
+
+
+def fit(
+    facts: Sequence[Fact],
+    budget: int,
+    count: Callable[[str], int],
+    near_duplicates: Mapping[str, int] | None = None,
+) -> tuple[list[Fact], int]:
+    """`fit_budget`'s facts and the tokens the rendered ledger takes (at most `budget`).
+    `near_duplicates`: the facts already left out as such, by kind, for the last line.
+
+    A fact costs its line (the first of a kind also its tag; a command joining its
+    program's group, only its arguments). The floors are filled first, then the rest by
+    value. Token counts of joined lines are not exactly additive, so the rendered ledger is
+    counted at the end and the facts picked last are given back while it is over."""
+    facts = shortened_requests(facts, int(budget * REQUEST_SHARE), count)
+    rank = {kind: i for i, kind in enumerate(PRIORITY)}
+    order = sorted(range(len(facts)), key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), -i))
+    costs = _Costs(facts, count)
+    everything = Counter(f.kind for f in facts) + Counter(near_duplicates or {})
+    used = count(LEDGER_HEADING) + count(dropped_line(sum(everything.values()), everything))
+    picked: list[int] = []
+    for kinds in FLOORS:
+        floor = int(budget * (REQUEST_SHARE if kinds is REQUESTS else FLOOR_SHARE))
+        spent = 0
+        for i in (i for i in order if facts[i].kind in kinds):
+            cost = costs.of(i)
+            if spent + cost <= floor and used + cost <= budget:
+                costs.take(i)
+                picked.append(i)
+                spent += cost
+                used += cost
+    taken = set(picked)
+    for i in order:
+        if i not in taken:
+            cost = costs.of(i)
+            if used + cost <= budget:
+                costs.take(i)
+                picked.append(i)
+                used += cost
+
+    def rendered(picks: list[int]) -> tuple[list[Fact], int]:
+        chosen = sorted(picks, key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), i))
+        kept = [facts[i] for i in chosen]
+        left_out = left_out_kinds(facts, kept, near_duplicates)
+        return kept, count(render_ledger(kept, sum(left_out.values()), left_out))
+
+    kept, tokens = rendered(picked)
+    while picked and tokens > budget:
+        picked.pop()
+        kept, tokens = rendered(picked)
+    # The costs above are estimates on the safe side (the last line counted at its
+    # longest): what they left unused is offered to the next facts in order, each tried on
+    # the rendered ledger (a few tries at most); a fact taken may shorten the last line.
+    tries = REFILL_TRIES
+    for i in order:
+        if tries == 0:
+            break
+        left = left_out_kinds(facts, kept, near_duplicates)
+        shorter = count(dropped_line(sum(left.values()), left))
+        if i in picked or costs.of(i) > budget - tokens + shorter:
+            continue
+        tries -= 1
+        more, more_tokens = rendered([*picked, i])
+        if more_tokens <= budget:
+            costs.take(i)
+            picked.append(i)
+            kept, tokens = more, more_tokens
+    return (kept, tokens) if kept else ([], 0)
+
+
+def shortened_requests(
+    facts: Sequence[Fact], share: int, count: Callable[[str], int]
+) -> Sequence[Fact]:
+    """`facts` with the later requests cut to the longest of `REQUEST_CUTS` at which all
+    the requests' lines fit `share` tokens (the shortest when none does); unchanged when
+    they fit whole. The first request (`goal`) is never cut here."""
+    asked = [f for f in facts if f.kind in REQUESTS]
+
+    def cost(of: Sequence[Fact]) -> int:
+        tags = sum(count(f"[{kind}] ") for kind in {f.kind for f in of})
+        return sum(count(f"- {f.text}") + 1 for f in of) + tags
+
+    if cost(asked) <= share:
+        return facts
+    for limit in REQUEST_CUTS:
+        cut = [_cut_request(f, limit) for f in facts]
+        if cost([f for f in cut if f.kind in REQUESTS]) <= share:
+            break
+    return cut
+
+
+def _cut_request(fact: Fact, limit: int) -> Fact:
+    if fact.kind not in ("request", "latest_request") or len(fact.text) <= limit:
+        return fact
+    return Fact(fact.kind, request_fact(fact.text, limit))
+
+
+def left_out_kinds(
+    facts: Sequence[Fact], kept: Sequence[Fact], near_duplicates: Mapping[str, int] | None = None
+) -> dict[str, int]:
+    """The facts not kept, by kind, near duplicates included."""
+    left = Counter(f.kind for f in facts) - Counter(f.kind for f in kept)
+    return dict(sorted((left + Counter(near_duplicates or {})).items()))
+
+
+class _Costs:
+    """What each fact adds to the rendered ledger, given the facts taken so far."""
+
+    def __init__(self, facts: Sequence[Fact], count: Callable[[str], int]) -> None:
+        self.facts = facts
+        self.count = count
+        self.tagged: set[str] = set()
+        self.programs: Counter[str] = Counter()
+
+    def of(self, i: int) -> int:
+        fact = self.facts[i]
+        tag = 0 if fact.kind in self.tagged else self.count(f"[{fact.kind}] ")
+        parts = program_of(fact.text) if fact.kind == "command" else None
+        if parts is None or not self.programs[parts[0]]:
+            return self.count(f"- {fact.text}") + 1 + tag
+        joining = f"{GROUP_SEPARATOR}{parts[1]}"
+        if self.programs[parts[0]] == 1:  # the program's line becomes a group line
+            joining = f"[{GROUP_TAG}] : {joining}"
+        return self.count(joining) + tag
+
+    def take(self, i: int) -> None:
+        fact = self.facts[i]
+        self.tagged.add(fact.kind)
+        parts = program_of(fact.text) if fact.kind == "command" else None
+        if parts is not None:
+            self.programs[parts[0]] += 1

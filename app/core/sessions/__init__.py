@@ -1,0 +1,65 @@
+"""What a session keeps between requests: archive and session ids (`ids`), compaction
+records (`records`) and the holds read from them (`holds`), and background jobs (`jobs`)."""
+
+from app.core.sessions.holds import Hold, IdAt, Refill, overflow_warning, refilling, session_hold
+from app.core.sessions.ids import archive_sha256, is_valid_id, new_archive_id
+from app.core.sessions.jobs import (
+    IN_FLIGHT,
+    Job,
+    JobQueue,
+    JobState,
+    JobStore,
+    JobStoreError,
+    JobTakenOverError,
+    first_difference,
+    is_abandoned,
+    is_expired,
+    job_from_json,
+    job_to_json,
+    message_hashes,
+    seam_violations,
+    swap_prefix,
+)
+from app.core.sessions.records import (
+    RECORDED_FAILURES,
+    CompactionRecord,
+    RecordReason,
+    RecordStore,
+    cooldown_end,
+    message_id,
+    successful_compactions,
+)
+
+__all__ = [
+    "IN_FLIGHT",
+    "RECORDED_FAILURES",
+    "CompactionRecord",
+    "Hold",
+    "IdAt",
+    "Job",
+    "JobQueue",
+    "JobState",
+    "JobStore",
+    "JobStoreError",
+    "JobTakenOverError",
+    "RecordReason",
+    "RecordStore",
+    "Refill",
+    "archive_sha256",
+    "cooldown_end",
+    "first_difference",
+    "is_abandoned",
+    "is_expired",
+    "is_valid_id",
+    "job_from_json",
+    "job_to_json",
+    "message_hashes",
+    "message_id",
+    "new_archive_id",
+    "overflow_warning",
+    "refilling",
+    "seam_violations",
+    "session_hold",
+    "successful_compactions",
+    "swap_prefix",
+]

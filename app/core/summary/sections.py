@@ -1,0 +1,133 @@
+"""The sections of a summary: which of its template's headings it has, and what is under each.
+
+A heading is a line naming one of the template's sections (case and emoji ignored) as a
+markdown heading, in bold, numbered, or as `Title:`; its body is the rest of a `Title: …`
+line and every line up to the next heading. A body has content when, without invisible
+characters and markup, it holds a word; it is substantive when it holds at least
+`SUBSTANTIVE_WORDS` distinct words and is more than a "none" line ("None.", "No errors.",
+"Nothing yet", "N/A"): a short conversation's summary may say "None" for a section, but
+not for all of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.core.ports import SummaryTemplate
+from app.core.summary.digest import MODEL_SECTIONS
+from app.core.summary.overlap import words
+from app.core.summary.prompt import ARCHIVED_HEADINGS, DIMENSIONS
+
+SUBSTANTIVE_WORDS = 3
+# Sections that must be substantive, at least: the summary of a single request may have
+# nothing but "none" to say in the other four, never in all five.
+MIN_SUBSTANTIVE_SECTIONS = 1
+
+
+def _heading_key(title: str) -> str:
+    """`Goals & Decisions` → `goals`, `🏗️ Technical Context (Static)` → `technical context`."""
+    words_only = re.sub(r"^[^A-Za-z]+", "", title)
+    return re.split(r"\s*[&(]", words_only, maxsplit=1)[0].strip().lower()
+
+
+_TITLES: dict[SummaryTemplate, tuple[str, ...]] = {
+    "sections": tuple(title for title, _ in DIMENSIONS),
+    "archived": tuple(re.sub(r"^[^A-Za-z]+", "", h) for h in ARCHIVED_HEADINGS),
+    # The digest path's model writes three of the five; the service writes the other two.
+    "digest": MODEL_SECTIONS,
+}
+HEADING_KEYS: dict[SummaryTemplate, tuple[str, ...]] = {
+    template: tuple(_heading_key(title) for title in titles) for template, titles in _TITLES.items()
+}
+# Each title as a pattern, "&" or "and" alike: a `Title:` line names the whole title.
+_TITLE_PATTERNS: dict[SummaryTemplate, tuple[str, ...]] = {
+    template: tuple(re.escape(t.lower()).replace("\\ \\&\\ ", r"\s*(?:&|and)\s*") for t in titles)
+    for template, titles in _TITLES.items()
+}
+# A heading line: markdown heading, bold, a numbered or bulleted title, or `Title:`.
+_DECORATED = re.compile(r"^\s*(?:#{1,6}|\*\*|__|\d{1,2}[.)]|[-*]\s+\*\*)")
+_LEAD = re.compile(r"^[^A-Za-z]+")
+# A markdown heading of any title: it ends the section before it.
+_ANY_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_INLINE_BODY = re.compile(r"^[^:]*?:(?:\*\*|__)?\s*(.*)$")
+_NONE_WORDS_TEXT = (
+    "none no nothing n a na nil not yet so far applicable shown reported relevant errors "
+    "error files file tool tools calls call recorded made encountered occurred changes "
+    "changed the were was in this segment archived messages"
+)
+_NONE_WORDS = frozenset(_NONE_WORDS_TEXT.split())
+
+
+@dataclass(frozen=True)
+class Section:
+    """One heading of the template found in the answer, and the text under it."""
+
+    key: str
+    body: str
+
+    @property
+    def words(self) -> list[str]:
+        return words(self.body)
+
+    def has_content(self) -> bool:
+        return bool(self.words)
+
+    def is_substantive(self) -> bool:
+        distinct = set(self.words)
+        return len(distinct) >= SUBSTANTIVE_WORDS and not distinct <= _NONE_WORDS
+
+
+def heading_of(line: str, template: SummaryTemplate) -> str | None:
+    """The key of the template's heading `line` is, if it is one."""
+    rest = _LEAD.sub("", line).lower()
+    for key, title in zip(HEADING_KEYS[template], _TITLE_PATTERNS[template], strict=True):
+        if not rest.startswith(key):
+            continue
+        if _DECORATED.match(line) or re.match(rf"(?:{title}|{re.escape(key)})\W{{0,4}}:", rest):
+            return key
+    return None
+
+
+def without_title(line: str, template: SummaryTemplate) -> str | None:
+    """What `line` says besides a heading's title: the line itself when it is no heading,
+    the text after the title of a `Title: text` heading, None for a bare heading."""
+    if heading_of(line, template) is None:
+        return line
+    inline = _INLINE_BODY.match(line.strip()) if ":" in line else None
+    return inline.group(1) if inline and inline.group(1).strip() else None
+
+
+def split_sections(text: str, template: SummaryTemplate) -> list[Section]:
+    """The template's sections found in `text`, in order, each with its body (a heading
+    written twice has both bodies)."""
+    found: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        key = heading_of(line, template)
+        if key is not None:
+            inline = _INLINE_BODY.match(line.strip()) if ":" in line else None
+            found.append((key, [inline.group(1)] if inline else []))
+        elif _ANY_HEADING.match(line) and found:
+            found.append(("", []))  # a heading of another name ends the section
+        elif found:
+            found[-1][1].append(line)
+    merged: dict[str, list[str]] = {}
+    for key, body in found:
+        if key:
+            merged.setdefault(key, []).extend(body)
+    return [Section(key, "\n".join(body)) for key, body in merged.items()]
+
+
+def title_of(key: str, template: SummaryTemplate) -> str:
+    """The heading's title as the prompt writes it (without emoji)."""
+    return dict(zip(HEADING_KEYS[template], _TITLES[template], strict=True))[key]
+
+
+def missing_sections(
+    sections: list[Section], template: SummaryTemplate, required: Sequence[str] | None = None
+) -> list[str]:
+    """The titles of the template's headings (or of those `required`) not among `sections`."""
+    present = {s.key for s in sections}
+    titles = [title_of(key, template) for key in HEADING_KEYS[template] if key not in present]
+    return titles if required is None else [t for t in titles if t in required]

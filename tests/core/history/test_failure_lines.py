@@ -1,0 +1,179 @@
+"""Failures stated in ordinary (unflagged) tool output, per ecosystem: the line kept states
+the failure and, for a test run, the test it belongs to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.core.history.failures import error_line
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "failures"
+
+
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        (
+            "pytest-assert.txt",
+            "FAILED tests/test_dates.py::test_parse_iso - AssertionError: assert 2 == 3",
+        ),
+        (
+            "pytest-collect.txt",
+            "ERROR collecting tests/test_client.py"
+            " | E   ModuleNotFoundError: No module named 'respx'",
+        ),
+        (
+            "pytest-verbose.txt",
+            "tests/test_api.py::test_search FAILED                                    [100%]"
+            " | E       assert 422 == 200",
+        ),
+        (
+            "pytest-wrapped.txt",  # the summary, not the progress line; its message wrapped
+            "FAILED tests/unit/web/test_api.py::test_search_with_mock_engine -"
+            " | AssertionError: assert 1 == 2",
+        ),
+        ("jest.txt", "● cart › applies the discount | Expected: 90 Received: 100"),
+        ("go-test.txt", "--- FAIL: TestTotal (0.00s) | cart_test.go:21: total = 100, want 90"),
+        (
+            "cargo-test.txt",
+            "test tests::totals ... FAILED | thread 'tests::totals' panicked at src/lib.rs:31:9:",
+        ),
+        ("mvn.txt", "[ERROR] COMPILATION ERROR :"),
+        ("curl-500.txt", "< HTTP/1.1 500 Internal Server Error"),
+    ],
+)
+def test_a_test_or_build_log_keeps_the_failed_test_and_how_it_failed(name: str, line: str) -> None:
+    assert error_line((DATA / name).read_text(encoding="utf-8")) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (
+            "    def test_total():\n>       assert total([1, 2]) == 4\nE       assert 3 == 4\n\n"
+            "tests/test_sum.py:5: AssertionError",
+            "E       assert 3 == 4",
+        ),
+        (
+            '  File "cli.py", line 8\n    def run(:\n            ^\nSyntaxError: invalid syntax',
+            "SyntaxError: invalid syntax",
+        ),
+        (
+            'Traceback (most recent call last):\n  File "fetch.py", line 9, in <module>\n'
+            "    response.raise_for_status()\n"
+            "httpx.HTTPStatusError: Client error '404 Not Found' for url 'https://api.test/v1/x'\n"
+            "For more information check: https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/404",
+            "httpx.HTTPStatusError: Client error '404 Not Found' for url 'https://api.test/v1/x'",
+        ),
+        (
+            "requests.exceptions.HTTPError: 403 Client Error: Forbidden for url: https://api.test/",
+            "requests.exceptions.HTTPError: 403 Client Error: Forbidden for url: https://api.test/",
+        ),
+        (
+            "int('x')\nValueError: invalid literal for int() with base 10: 'x'",
+            "ValueError: invalid literal for int() with base 10: 'x'",
+        ),
+        (
+            "src/cart.ts(12,5): error TS2345: Argument of type 'string' is not assignable.\n"
+            "Found 1 error in src/cart.ts:12",
+            "src/cart.ts(12,5): error TS2345: Argument of type 'string' is not assignable.",
+        ),
+        (
+            "goroutine 1 [running]:\npanic: runtime error: index out of range [3] with length 3\n"
+            "main.main()\n\t/app/main.go:5 +0x1d\nexit status 2",
+            "panic: runtime error: index out of range [3] with length 3",
+        ),
+        (
+            "error[E0382]: borrow of moved value: `items`\n --> src/cart.rs:4:20",
+            "error[E0382]: borrow of moved value: `items`",
+        ),
+        (
+            'Exception in thread "main" java.lang.NullPointerException: Cannot invoke '
+            '"String.length()"\n\tat shop.Main.main(Main.java:5)',
+            'Exception in thread "main" java.lang.NullPointerException: Cannot invoke '
+            '"String.length()"',
+        ),
+        ("$ gcloud auth login\nbash: gcloud: command not found", "bash: gcloud: command not found"),
+        (
+            "cat: deploy.yaml: No such file or directory",
+            "cat: deploy.yaml: No such file or directory",
+        ),
+        ("bash: ./deploy.sh: Permission denied", "bash: ./deploy.sh: Permission denied"),
+        ("HTTP/2 403\ncontent-type: application/json\n\n{}", "HTTP/2 403"),
+        (
+            "main.c: In function 'main':\nmain.c:12:5: error: 'count' undeclared\n"
+            "   12 |     count = 1;",
+            "main.c:12:5: error: 'count' undeclared",
+        ),
+        (
+            "app/a.py:3:1: E501 Line too long (120 > 88)\nFound 1 error.",
+            "app/a.py:3:1: E501 Line too long (120 > 88)",
+        ),
+        ("app/a.py:7:1: W291 trailing whitespace", "app/a.py:7:1: W291 trailing whitespace"),
+        (
+            "app/a.py:9:5: UP006 Use `list` instead of `List`",
+            "app/a.py:9:5: UP006 Use `list` instead of `List`",
+        ),
+        (
+            "app/a.py:10: error: Incompatible types in assignment  [assignment]\n"
+            "Found 1 error in 1 file (checked 3 source files)",
+            "app/a.py:10: error: Incompatible types in assignment  [assignment]",
+        ),
+        (
+            "/repo/src/cart.js\n"
+            "  3:7  error  'total' is assigned a value but never used  no-unused-vars\n\n"
+            "✖ 1 problem (1 error, 0 warnings)",
+            "3:7  error  'total' is assigned a value but never used  no-unused-vars",
+        ),
+        ("npm ERR! code ENOENT\nnpm ERR! syscall open", "npm ERR! code ENOENT"),
+        (
+            "  Determining projects to restore...\n"
+            "Program.cs(5,13): error CS1002: ; expected [/src/Shop.csproj]\nBuild FAILED.",
+            "Program.cs(5,13): error CS1002: ; expected [/src/Shop.csproj]",
+        ),
+        (
+            "main.cpp(12): error C2065: 'total': undeclared identifier",
+            "main.cpp(12): error C2065: 'total': undeclared identifier",
+        ),
+        (
+            "cc -c shop.c\nmake: *** [Makefile:12: shop.o] Error 1",
+            "make: *** [Makefile:12: shop.o] Error 1",
+        ),
+    ],
+)
+def test_a_failure_in_ordinary_output_is_found_by_what_it_says(text: str, line: str) -> None:
+    assert error_line(text) == line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0 errors",
+        "Found 0 errors in 3 files",
+        "no errors found",
+        "Success: no issues found in 3 source files",
+        "All checks passed!",
+        "app/error_handler.py\napp/errors.py",
+        "python run.py --on-error=skip",
+        "  raise_on_error: false\n  errors = []",
+        "def handle_error(e):\n    return None",
+        "12 passed in 0.31s",
+        "tests/test_api.py::test_health PASSED                                    [100%]",
+        "test tests::parses ... ok\ntest result: ok. 1 passed; 0 failed",
+        "--- PASS: TestParse (0.00s)\nok  \texample.com/shop\t0.004s",
+        "Tests:       6 passed, 6 total",
+        "HTTP/1.1 200 OK\ncontent-length: 2",
+        'INFO HTTP Request: GET https://api.test/v1/search\n     "HTTP/1.1 400 Bad Request"',
+        "- `HTTP/1.1 404` is what the API answers for an unknown id",
+        "> GET /v1/health HTTP/1.1\n< HTTP/1.1 204 No Content",
+        "[INFO] BUILD SUCCESS",
+        "Expected: the cart total, in cents",
+        "see docs/errors.md for every error code",
+        "make: Nothing to be done for 'all'.",
+        "Build succeeded.\n    0 Warning(s)\n    0 Error(s)",
+    ],
+)
+def test_a_line_that_merely_mentions_an_error_is_no_failure(text: str) -> None:
+    assert error_line(text) is None

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from app.core.summary.prompt import (
+    ARCHIVED_HEADINGS,
+    ARCHIVED_RULE,
+    ARCHIVED_TEMPLATE,
+    ARCHIVED_TITLE,
+    build_archived_prompt,
+)
+
+
+def test_the_archived_headings_are_pinned_byte_for_byte() -> None:
+    # The archived-summary template's headings are part of the summary format that agents,
+    # people and tools read and search: these exact lines, emoji and the variation selector
+    # after the building emoji included. A changed character is a breaking change.
+    assert ARCHIVED_TITLE == "## 📌 Archived Session Summary"
+    assert ARCHIVED_HEADINGS == (
+        "### 🎯 Objectives & Status",
+        "### 🏗️ Technical Context (Static)",
+        '### ✅ Completed Milestones (The "Done" Pile)',
+        "### 🧠 Key Insights & Decisions (Persistent Memory)",
+        "### 📂 File System State (Snapshot)",
+    )
+    assert "### 🏗\ufe0f Technical" in ARCHIVED_HEADINGS[1]
+
+
+def test_the_archived_prompt_asks_for_the_template_with_the_word_limit_and_focus() -> None:
+    prompt = build_archived_prompt("[user]\nhi", 300, "the parser")
+    assert prompt == (
+        "Summarize the older part of a conversation below for the archive. Fill in exactly "
+        "this template, keeping its headings (with their emoji) as they are, and output only "
+        f"the filled-in template:\n\n{ARCHIVED_TEMPLATE}\n\n{ARCHIVED_RULE}\n\n"
+        "Keep the summary under 300 words.\n\n"
+        "Additional instructions from the user for this summary:\nthe parser\n\n"
+        "<conversation>\n[user]\nhi\n</conversation>"
+    )
+    assert all(heading in ARCHIVED_TEMPLATE for heading in ARCHIVED_HEADINGS)
