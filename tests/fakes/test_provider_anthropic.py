@@ -3,6 +3,7 @@ and how each refusal surfaces."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anthropic
@@ -62,6 +63,7 @@ def test_create_returns_a_scripted_tool_use(
     assert (call.type, getattr(call, "name", None)) == ("tool_use", "read_file")
     assert getattr(call, "input", None) == {"path": "app/main.py"}
     assert call.id.startswith("toolu_")
+    anthropic.types.Message.model_validate(json.loads(provider.last.sent.body), strict=True)
 
 
 def test_stream_text_arrives_in_deltas_and_ends_as_one_message(
@@ -299,3 +301,27 @@ def test_a_request_without_a_key_is_refused_as_unauthenticated(provider: FakePro
         "type": "authentication_error",
         "message": "x-api-key header is required",
     }
+
+
+EVENT_TYPES: dict[str, type[Any]] = {
+    "message_start": anthropic.types.RawMessageStartEvent,
+    "content_block_start": anthropic.types.RawContentBlockStartEvent,
+    "content_block_delta": anthropic.types.RawContentBlockDeltaEvent,
+    "content_block_stop": anthropic.types.RawContentBlockStopEvent,
+    "message_delta": anthropic.types.RawMessageDeltaEvent,
+    "message_stop": anthropic.types.RawMessageStopEvent,
+}
+
+
+def test_every_event_of_a_stream_is_valid_as_the_sdks_own_type(
+    provider: FakeProvider, claude: anthropic.Anthropic
+) -> None:
+    blocks = (Thinking("plan it", "sig"), Text("text"), ToolCall("f", {"a": [1, 2]}))
+    provider.script(answer(*blocks))
+    streamed(claude, max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 1024})
+    for chunk in provider.last.sent.chunks:
+        name, data = chunk.removesuffix(b"\n\n").split(b"\n")
+        event = json.loads(data.removeprefix(b"data: "))
+        assert name == b"event: " + event["type"].encode()
+        if event["type"] != "ping":
+            EVENT_TYPES[event["type"]].model_validate(event, strict=True)

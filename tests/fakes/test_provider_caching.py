@@ -99,7 +99,7 @@ def test_two_keys_never_share_a_cache(small: FakeProvider) -> None:
 
 
 def chat_cached(client: openai.OpenAI, messages: list[dict[str, Any]]) -> tuple[int, int]:
-    usage = client.chat.completions.create(model="gpt-4o", messages=messages).usage  # type: ignore[arg-type]
+    usage = client.chat.completions.create(model="gpt-4o", messages=messages).usage
     assert usage is not None
     assert usage.prompt_tokens_details is not None
     return usage.prompt_tokens, usage.prompt_tokens_details.cached_tokens or 0

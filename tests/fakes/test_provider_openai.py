@@ -9,7 +9,7 @@ from typing import Any
 import openai
 import pytest
 from openai.types import responses as types
-from openai.types.chat import ChatCompletionChunk
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from tests.fakes.provider import (
     FakeProvider,
@@ -58,7 +58,7 @@ def sse_data(body: bytes) -> list[Any]:
 
 
 def test_chat_returns_the_default_text_with_usage(gpt: openai.OpenAI) -> None:
-    completion = gpt.chat.completions.create(model=MODEL, messages=HELLO)  # type: ignore[arg-type]
+    completion = gpt.chat.completions.create(model=MODEL, messages=HELLO)
     choice = completion.choices[0]
     assert (choice.message.content, choice.finish_reason) == (
         "Hello from the fake provider.",
@@ -73,7 +73,7 @@ def test_chat_returns_the_default_text_with_usage(gpt: openai.OpenAI) -> None:
 
 def test_chat_returns_scripted_tool_calls(provider: FakeProvider, gpt: openai.OpenAI) -> None:
     provider.script(answer(ToolCall("read_file", {"path": "a.py"})))
-    completion = gpt.chat.completions.create(model=MODEL, messages=HELLO, tools=[READ])  # type: ignore[arg-type, list-item]
+    completion = gpt.chat.completions.create(model=MODEL, messages=HELLO, tools=[READ])
     choice = completion.choices[0]
     assert choice.finish_reason == "tool_calls"
     assert choice.message.content is None
@@ -81,13 +81,14 @@ def test_chat_returns_scripted_tool_calls(provider: FakeProvider, gpt: openai.Op
     assert call.type == "function"
     assert (call.function.name, call.function.arguments) == ("read_file", '{"path":"a.py"}')
     assert call.id.startswith("call_")
+    ChatCompletion.model_validate(json.loads(provider.last.sent.body), strict=True)
 
 
 def test_a_chat_stream_has_no_usage_chunk_unless_asked(
     provider: FakeProvider, gpt: openai.OpenAI
 ) -> None:
     provider.script(answer(Text("one two three", pieces=("one ", "two ", "three"))))
-    chunks = list(gpt.chat.completions.create(model=MODEL, messages=HELLO, stream=True))  # type: ignore[call-overload]
+    chunks = list(gpt.chat.completions.create(model=MODEL, messages=HELLO, stream=True))
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "one two three"
     assert [c.choices[0].finish_reason for c in chunks] == [None, None, None, None, "stop"]
     assert all(c.usage is None for c in chunks)
@@ -104,7 +105,7 @@ def test_a_chat_stream_ends_with_the_usage_chunk_when_asked(
     provider: FakeProvider, gpt: openai.OpenAI
 ) -> None:
     chunks = list(
-        gpt.chat.completions.create(  # type: ignore[call-overload]
+        gpt.chat.completions.create(
             model=MODEL, messages=HELLO, stream=True, stream_options={"include_usage": True}
         )
     )
@@ -124,7 +125,7 @@ def test_a_chat_stream_sends_tool_calls_in_fragments(
     provider.script(answer("Reading.", ToolCall("read_file", {"path": "src/app.py"}, fragments=3)))
     chunks = list(
         gpt.chat.completions.create(model=MODEL, messages=HELLO, tools=[READ], stream=True)
-    )  # type: ignore[call-overload, list-item]
+    )
     fragments = [d.tool_calls[0] for c in chunks for d in [c.choices[0].delta] if d.tool_calls]
     assert fragments[0].id is not None
     assert fragments[0].function is not None
@@ -145,7 +146,7 @@ def test_a_chat_mid_stream_error_surfaces_as_an_api_error(
 ) -> None:
     provider.script(answer("never finished", error_after=2))
     with pytest.raises(openai.APIError) as caught:
-        list(gpt.chat.completions.create(model=MODEL, messages=HELLO, stream=True))  # type: ignore[call-overload]
+        list(gpt.chat.completions.create(model=MODEL, messages=HELLO, stream=True))
     assert (
         caught.value.message
         == "The server had an error while processing your request. Sorry about that!"
@@ -157,7 +158,7 @@ def test_a_chat_mid_stream_error_surfaces_as_an_api_error(
 def test_a_chat_prompt_over_the_window_is_context_length_exceeded(small: FakeProvider) -> None:
     messages = [{"role": "user", "content": "word " * 44}]
     with openai_client(small.url) as client, pytest.raises(openai.BadRequestError) as caught:
-        client.chat.completions.create(model="gpt-tiny", messages=messages)  # type: ignore[arg-type]
+        client.chat.completions.create(model="gpt-tiny", messages=messages)
     assert caught.value.code == "context_length_exceeded"
     assert caught.value.param == "messages"
     assert caught.value.body == {
@@ -174,9 +175,9 @@ def test_a_chat_prompt_that_fits_but_not_with_its_budget_names_both(small: FakeP
     with openai_client(small.url) as client, pytest.raises(openai.BadRequestError) as caught:
         client.chat.completions.create(
             model="gpt-tiny", messages=messages, max_completion_tokens=20
-        )  # type: ignore[arg-type]
+        )
     assert caught.value.code == "context_length_exceeded"
-    assert caught.value.body["message"] == (  # type: ignore[index]
+    assert caught.value.body["message"] == (
         "This model's maximum context length is 40 tokens. However, you requested 50 tokens "
         "(30 in the messages, 20 in the completion). Please reduce the length of the messages "
         "or completion."
@@ -186,9 +187,9 @@ def test_a_chat_prompt_that_fits_but_not_with_its_budget_names_both(small: FakeP
 def test_a_chat_prompt_over_a_models_input_limit_names_the_limit(small: FakeProvider) -> None:
     messages = [{"role": "user", "content": "word " * 34}]
     with openai_client(small.url) as client, pytest.raises(openai.BadRequestError) as caught:
-        client.chat.completions.create(model="gpt-capped", messages=messages)  # type: ignore[arg-type]
+        client.chat.completions.create(model="gpt-capped", messages=messages)
     assert caught.value.code == "context_length_exceeded"
-    assert caught.value.body["message"] == (  # type: ignore[index]
+    assert caught.value.body["message"] == (
         "Input tokens exceed the configured limit of 30 tokens. Your messages resulted in 35 "
         "tokens. Please reduce the length of the messages."
     )
@@ -202,7 +203,7 @@ def test_a_llamacpp_flavoured_provider_refuses_with_llamacpps_error() -> None:
         openai_client(llama.url) as client,
         pytest.raises(openai.BadRequestError) as caught,
     ):
-        client.chat.completions.create(model="qwen", messages=messages)  # type: ignore[arg-type]
+        client.chat.completions.create(model="qwen", messages=messages)
     assert caught.value.status_code == 400
     assert caught.value.response.json() == {
         "error": {
@@ -220,8 +221,8 @@ def test_an_unanswered_tool_call_is_refused_as_openai_does(gpt: openai.OpenAI) -
     call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     messages = [*HELLO, {"role": "assistant", "content": None, "tool_calls": [call]}, HELLO[0]]
     with pytest.raises(openai.BadRequestError) as caught:
-        gpt.chat.completions.create(model=MODEL, messages=messages)  # type: ignore[arg-type]
-    assert caught.value.body["message"] == (  # type: ignore[index]
+        gpt.chat.completions.create(model=MODEL, messages=messages)
+    assert caught.value.body["message"] == (
         "An assistant message with 'tool_calls' must be followed by tool messages responding "
         "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
         "call_1"
@@ -247,6 +248,7 @@ def test_responses_returns_a_scripted_function_call(
     assert item.type == "function_call"
     assert (item.name, item.arguments) == ("read_file", '{"path":"a.py"}')
     assert item.call_id.startswith("call_")
+    types.Response.model_validate(json.loads(provider.last.sent.body), strict=True)
 
 
 def test_a_responses_stream_sends_numbered_events_the_sdk_accepts(
@@ -274,7 +276,7 @@ def test_a_responses_stream_sends_numbered_events_the_sdk_accepts(
         "response.completed",
     ]
     assert [e.sequence_number for e in events] == list(range(15))
-    completed = events[-1].response  # type: ignore[union-attr]
+    completed = events[-1].response
     assert completed.output_text == "one two"
     assert completed.usage is not None
     for chunk in provider.last.sent.chunks:
@@ -306,7 +308,7 @@ def test_a_responses_request_over_the_window_is_a_400_unstreamed(small: FakeProv
     with openai_client(small.url) as client, pytest.raises(openai.BadRequestError) as caught:
         client.responses.create(model="gpt-tiny", input="word " * 44)
     assert (caught.value.code, caught.value.param) == ("context_length_exceeded", "input")
-    assert caught.value.body["message"] == RESPONSES_MESSAGE  # type: ignore[index]
+    assert caught.value.body["message"] == RESPONSES_MESSAGE
 
 
 def test_a_responses_mid_stream_error_is_scripted(
@@ -332,7 +334,7 @@ def test_models_lists_the_window_table_in_each_apis_shape(
 def test_the_bytes_the_client_got_are_the_bytes_sent(provider: FakeProvider) -> None:
     capture = Capture()
     with openai_client(provider.url, "sk-canary-2", capture=capture) as client:
-        list(client.chat.completions.create(model=MODEL, messages=HELLO, stream=True))  # type: ignore[call-overload]
+        list(client.chat.completions.create(model=MODEL, messages=HELLO, stream=True))
     assert capture.last.body == provider.last.sent.body
     assert capture.last.chunks != []
     assert provider.last.received.header("authorization") == "Bearer sk-canary-2"

@@ -203,9 +203,7 @@ class _Handler(BaseHTTPRequestHandler):
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
         sent.status, sent.headers, sent.head = reply.status, headers, head
         if reply.events is None:
-            self.wfile.write(head + reply.body)
-            sent.chunks.append(reply.body)
-            sent.times.append(time.monotonic())
+            self._write(sent, head + reply.body, reply.body)
             return
         sent.streamed = True
         self.wfile.write(head)
@@ -217,10 +215,20 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if n and reply.event_delay:
                 time.sleep(reply.event_delay)
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-            sent.chunks.append(event)
-            sent.times.append(time.monotonic())
+            self._write(sent, b"%x\r\n%s\r\n" % (len(event), event), event)
         self.wfile.write(b"0\r\n\r\n")
+
+    def _write(self, sent: Sent, data: bytes, chunk: bytes) -> None:
+        """Records the chunk before it goes out (a client may read it and look at the record
+        at once) and takes it back if the client is gone."""
+        sent.chunks.append(chunk)
+        sent.times.append(time.monotonic())
+        try:
+            self.wfile.write(data)
+        except _GONE:
+            sent.chunks.pop()
+            sent.times.pop()
+            raise
 
 
 def _reason(status: int) -> str:
