@@ -11,7 +11,7 @@ import anthropic
 import httpx2
 import pytest
 
-from tests.fakes.provider import FakeProvider, Text, answer, raw
+from tests.fakes.provider import Answer, FakeProvider, Received, Text, answer, raw, raw_stream
 
 MODEL = "claude-sonnet-4-6"
 BODY = {"model": MODEL, "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}
@@ -171,3 +171,37 @@ def test_reset_forgets_exchanges_and_script(
     message = claude.messages.create(**BODY)
     assert [getattr(b, "text", None) for b in message.content] == ["Hello from the fake provider."]
     assert len(provider.exchanges) == 1
+
+
+def test_a_raw_stream_is_sent_chunk_by_chunk_as_given(
+    provider: FakeProvider, claude: anthropic.Anthropic
+) -> None:
+    recorded = [
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_real",'
+        b'"type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,'
+        b'"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}\n\n',
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    ]
+    provider.script(raw_stream(recorded, {"content-type": "text/event-stream"}))
+    with claude.messages.stream(**BODY) as stream:
+        final = stream.get_final_message()
+    assert final.id == "msg_real"
+    assert provider.last.sent.chunks == recorded
+
+
+def test_a_responder_answers_by_content_and_leaves_the_rest_to_the_queue(
+    provider: FakeProvider, claude: anthropic.Anthropic
+) -> None:
+    def by_content(received: Received) -> Answer | None:
+        summarizing = "summarize" in received.body.decode()
+        return answer("## Summary\nthe facts") if summarizing else None
+
+    provider.respond_with(by_content)
+    provider.script(answer("the agent's answer"))
+    texts = []
+    for prompt in ("please summarize this", "go on", "summarize again"):
+        message = claude.messages.create(
+            **BODY | {"messages": [{"role": "user", "content": prompt}]}
+        )
+        texts.append(getattr(message.content[0], "text", None))
+    assert texts == ["## Summary\nthe facts", "the agent's answer", "## Summary\nthe facts"]

@@ -28,6 +28,7 @@ from tests.fakes.provider.scripts import (
     ToolCall,
     answer,
     raw,
+    raw_stream,
 )
 from tests.fakes.provider.server import FakeProvider, start_fake_provider
 from tests.fakes.provider.windows import Limits, cl100k_count
@@ -47,5 +48,6 @@ __all__ = [
     "answer",
     "cl100k_count",
     "raw",
+    "raw_stream",
     "start_fake_provider",
 ]

@@ -24,8 +24,8 @@ from tests.fakes.provider.wire import Ids, named_event
 
 
 def messages(state: State, received: Received) -> Reply:
-    if state.script.peek().is_raw:
-        return raw_reply(state.script.pop())
+    if state.script.peek(received).is_raw:
+        return raw_reply(state.script.pop(received))
     ids = Ids(received.path, received.body)
     refused = _refusal(state, received, ids, needs_max_tokens=True)
     if refused:
@@ -41,7 +41,7 @@ def messages(state: State, received: Received) -> Reply:
     if total + max_tokens > window:
         overflow = errors.input_and_max_tokens(total, max_tokens, window)
         return _error(400, "invalid_request_error", overflow, ids)
-    answer = state.script.pop()
+    answer = state.script.pop(received)
     usage = state.cache.anthropic((received.api_key or "", model), segments)
     output = state.output_tokens(answer)
     headers = {"request-id": ids.make("req_")}

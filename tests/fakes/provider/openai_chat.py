@@ -32,8 +32,8 @@ FINGERPRINT = "fp_fake0001"
 
 
 def chat_completions(state: State, received: Received) -> Reply:
-    if state.script.peek().is_raw:
-        return raw_reply(state.script.pop())
+    if state.script.peek(received).is_raw:
+        return raw_reply(state.script.pop(received))
     ids = Ids(received.path, received.body)
     headers = {"x-request-id": ids.make("req_")}
     refused = refusal(received, headers) or _problem(state, received, headers)
@@ -48,7 +48,7 @@ def chat_completions(state: State, received: Received) -> Reply:
     )
     if overflow:
         return json_reply(400, overflow, headers)
-    answer = state.script.pop()
+    answer = state.script.pop(received)
     usage = _usage(
         state.cache.openai((received.api_key or "", model), segments),
         state.output_tokens(answer, thinking=False),

@@ -27,8 +27,8 @@ from tests.fakes.provider.wire import CREATED, Ids, named_event
 
 
 def responses(state: State, received: Received) -> Reply:
-    if state.script.peek().is_raw:
-        return raw_reply(state.script.pop())
+    if state.script.peek(received).is_raw:
+        return raw_reply(state.script.pop(received))
     ids = Ids(received.path, received.body)
     headers = {"x-request-id": ids.make("req_")}
     refused = refusal(received, headers)
@@ -47,7 +47,7 @@ def responses(state: State, received: Received) -> Reply:
         if not body.get("stream"):
             return json_reply(400, errors.responses_context_length(), headers)
         return stream_reply(_refused_stream(body, ids, model), Answer(), headers)
-    answer = state.script.pop()
+    answer = state.script.pop(received)
     usage = _usage(
         state.cache.openai((received.api_key or "", model), segments),
         state.output_tokens(answer, thinking=False),

@@ -46,6 +46,9 @@ def stream_reply(events: list[bytes], answer: Answer, headers: Mapping[str, str]
 
 
 def raw_reply(answer: Answer) -> Reply:
-    """A scripted raw answer: its status, body and headers, as they are."""
+    """A scripted raw answer: its status, body and headers, as they are; a tuple of chunks
+    is sent as an event stream."""
     assert answer.status is not None
+    if isinstance(answer.body, tuple):
+        return stream_reply(list(answer.body), answer, answer.headers)
     return json_reply(answer.status, answer.body, answer.headers, delay=answer.first_byte_delay)

@@ -9,9 +9,14 @@ By default every generating request (`/v1/messages`, `/v1/chat/completions`,
     answer(error_after=3)          # a stream that fails after its first 3 events
     raw(529, {"type": "error", ...})  # this status and body, whatever the request
 
+    raw_stream([b"event: ping\ndata: {...}\n\n", ...])  # these chunks, as they are
+
 A scripted answer is used only by a request the provider accepts: one refused for its size
 or shape gets the provider's error and leaves the script as it was (the retry a proxy makes
-after compacting gets it). A `raw` answer is sent whatever the request.
+after compacting gets it). A raw answer is sent whatever the request. Answers are taken in
+the order requests arrive; where several clients share one provider (an agent and a
+summarizer), `provider.respond_with(fn)` answers by content instead: `fn(received)` returns
+the answer for that request, or None to leave it to the queue.
 
 Thinking has no place in the OpenAI APIs and is left out there.
 """
@@ -22,9 +27,11 @@ import json
 import re
 import threading
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from tests.fakes.provider.records import Received
 
 DEFAULT_TEXT = "Hello from the fake provider."
 
@@ -117,12 +124,33 @@ def raw(
     return Answer(status=status, body=body, headers=dict(headers or {}), first_byte_delay=delay)
 
 
+def raw_stream(
+    chunks: Sequence[bytes],
+    headers: Mapping[str, str] | None = None,
+    *,
+    delay: float = 0.0,
+    event_delay: float = 0.0,
+) -> Answer:
+    """A 200 event stream of these chunks, byte for byte (a recorded provider stream)."""
+    return Answer(
+        status=200,
+        body=tuple(chunks),
+        headers=dict(headers or {}),
+        first_byte_delay=delay,
+        event_delay=event_delay,
+    )
+
+
+Responder = Callable[[Received], Answer | None]
+
+
 class Script:
     """The queue of scripted answers, shared by the server's threads."""
 
     def __init__(self) -> None:
         self._queue: deque[Answer] = deque()
         self._lock = threading.Lock()
+        self.responder: Responder | None = None
 
     def add(self, *answers: Answer) -> None:
         with self._lock:
@@ -131,14 +159,17 @@ class Script:
     def clear(self) -> None:
         with self._lock:
             self._queue.clear()
+        self.responder = None
 
-    def peek(self) -> Answer:
+    def peek(self, received: Received) -> Answer:
+        chosen = self.responder(received) if self.responder else None
         with self._lock:
-            return self._queue[0] if self._queue else Answer()
+            return chosen or (self._queue[0] if self._queue else Answer())
 
-    def pop(self) -> Answer:
+    def pop(self, received: Received) -> Answer:
+        chosen = self.responder(received) if self.responder else None
         with self._lock:
-            return self._queue.popleft() if self._queue else Answer()
+            return chosen or (self._queue.popleft() if self._queue else Answer())
 
     def __len__(self) -> int:
         with self._lock:

@@ -25,7 +25,7 @@ from typing import Any
 from tests.fakes.provider import anthropic, openai_chat, openai_responses
 from tests.fakes.provider.records import Exchange, Received, Sent
 from tests.fakes.provider.reply import Reply, json_reply
-from tests.fakes.provider.scripts import Answer
+from tests.fakes.provider.scripts import Answer, Responder
 from tests.fakes.provider.state import Flavor, State
 from tests.fakes.provider.windows import Limits
 
@@ -69,6 +69,10 @@ class FakeProvider:
 
     def script(self, *answers: Answer) -> None:
         self.state.script.add(*answers)
+
+    def respond_with(self, responder: Responder | None) -> None:
+        """Answer by content: `responder(received)` gives the answer, or None for the queue."""
+        self.state.script.responder = responder
 
     def reset(self) -> None:
         """Forget the exchanges, the script and the prompt cache (a test's fresh start)."""
