@@ -10,12 +10,13 @@ the cache fields; a window per model with the providers' exact context-length er
 simulated prompt caching per credential and model (`caching.py`); the request rules a
 rewritten body can break (`validation.py`); scripted answers, delays and failures
 (`scripts.py`); a record of every request's raw bytes and of every byte sent back.
-What it does not: a model (answers are scripted, the default is one short text), images,
-batches, files, server tools, rate limits, cache expiry, HTTP/2, compression.
+What it does not: a model (answers are scripted, the default is one short text), batches,
+files, server tools, rate limits, cache expiry, HTTP/2, compression; images and documents
+are counted as their JSON.
 
     with FakeProvider() as provider:
         client = anthropic_client(provider.url)   # tests.fakes.provider.sdk
-        client.messages.create(model="claude-sonnet-4-5", max_tokens=64, messages=[...])
+        client.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=[...])
 """
 
 from tests.fakes.provider.records import Exchange, Received, Sent

@@ -16,16 +16,24 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 
 @dataclass(frozen=True)
 class Segment:
     text: str  # what is counted
-    canon: str  # what is compared and hashed
+    canon: bytes  # what is compared and hashed
     breakpoint: bool = False
 
 
-def canonical(value: Any) -> str:
-    return json.dumps(_without_cache_control(value), sort_keys=True, ensure_ascii=False)
+def canonical(value: Any) -> bytes:
+    """What a value is, for comparing: sorted keys, no `cache_control`, compact."""
+    return orjson.dumps(_without_cache_control(value), option=orjson.OPT_SORT_KEYS)
+
+
+def readable(value: Any) -> str:
+    """A value as the model reads it, for counting: JSON as written, `cache_control` aside."""
+    return json.dumps(_without_cache_control(value), ensure_ascii=False)
 
 
 def chain(segments: list[Segment]) -> list[str]:
@@ -33,7 +41,7 @@ def chain(segments: list[Segment]) -> list[str]:
     hashes: list[str] = []
     digest = hashlib.sha256()
     for segment in segments:
-        digest.update(segment.canon.encode())
+        digest.update(segment.canon)
         digest.update(b"\x00")
         hashes.append(digest.copy().hexdigest())
     return hashes
@@ -66,7 +74,7 @@ def openai_chat_segments(body: dict[str, Any]) -> list[Segment]:
         if isinstance(message, dict):
             text = f"{message.get('role')}: {_text(message.get('content'))}"
             if message.get("tool_calls"):
-                text += canonical(message["tool_calls"])
+                text += readable(message["tool_calls"])
             segments.append(Segment(text, canonical(message)))
     return segments
 
@@ -94,24 +102,24 @@ def openai_responses_segments(body: dict[str, Any]) -> list[Segment]:
 
 def _block(block: Any, prefix: str) -> Segment:
     if not isinstance(block, dict):
-        return Segment(prefix + canonical(block), canonical(block))
+        return Segment(prefix + readable(block), canonical(block))
     kind = block.get("type")
     if kind == "text":
         text = str(block.get("text", ""))
     elif kind == "thinking":
         text = str(block.get("thinking", ""))
     elif kind == "tool_use":
-        text = f"{block.get('name')} {canonical(block.get('input'))}"
+        text = f"{block.get('name')} {readable(block.get('input'))}"
     elif kind == "tool_result":
         text = _text(block.get("content"))
     else:
-        text = canonical(block)
+        text = readable(block)
     return Segment(prefix + text, canonical({"p": prefix, "b": block}), "cache_control" in block)
 
 
 def _whole(item: Any) -> Segment:
-    canon = canonical(item)
-    return Segment(canon, canon, isinstance(item, dict) and "cache_control" in item)
+    breakpoint = isinstance(item, dict) and "cache_control" in item
+    return Segment(readable(item), canonical(item), breakpoint)
 
 
 def _text(content: Any) -> str:
@@ -122,7 +130,7 @@ def _text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(_part_text(part) for part in content)
-    return canonical(content)
+    return readable(content)
 
 
 def _part_text(part: Any) -> str:
@@ -130,7 +138,7 @@ def _part_text(part: Any) -> str:
         return str(part["text"])
     if isinstance(part, dict) and part.get("type") == "tool_result":
         return _text(part.get("content"))
-    return canonical(part)
+    return readable(part)
 
 
 def _list(value: Any) -> list[Any]:

@@ -11,7 +11,6 @@ is read like one with a length. A client that goes away mid-stream is noted
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
@@ -21,6 +20,8 @@ from email.utils import formatdate
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import orjson
 
 from tests.fakes.provider import anthropic, openai_chat, openai_responses
 from tests.fakes.provider.records import Exchange, Received, Sent
@@ -172,8 +173,8 @@ class _Handler(BaseHTTPRequestHandler):
         path, _, query = self.path.partition("?")
         body = self._read_body()
         try:
-            parsed = json.loads(body) if body else None
-        except ValueError:
+            parsed = orjson.loads(body) if body else None
+        except orjson.JSONDecodeError:
             parsed = None
         return Received(
             self.command, path, query, tuple(self.headers.items()), body, parsed, time.monotonic()

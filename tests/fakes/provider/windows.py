@@ -11,7 +11,6 @@ model's window is found by exact name, else by the longest name it starts with (
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -74,19 +73,22 @@ class Counter:
     """Counts segments with the limits' counter, each distinct text once (a replayed
     session sends the same history again and again)."""
 
+    KEPT = 50_000  # distinct texts remembered before starting over
+
     def __init__(self, limits: Limits) -> None:
         self._limits = limits
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def raw(self, text: str) -> int:
-        key = hashlib.sha256(text.encode()).hexdigest()
         with self._lock:
-            if key in self._seen:
-                return self._seen[key]
+            if text in self._seen:
+                return self._seen[text]
         count = self._limits.counter(text)
         with self._lock:
-            self._seen[key] = count
+            if len(self._seen) >= self.KEPT:
+                self._seen.clear()
+            self._seen[text] = count
         return count
 
     def scaled(self, raw: int) -> int:
