@@ -15,16 +15,32 @@ def words(text: str) -> int:
     return len(text.split())
 
 
+@pytest.fixture(scope="session")
+def _sdks_ready() -> None:
+    """The tokenizer and the SDKs' answer types are built on first use (the Responses API's
+    alone takes over half a second): once here, not in whichever test comes first."""
+    cl100k_count("load the encoding")
+    hello = [{"role": "user", "content": "hi"}]
+    with FakeProvider() as fake, anthropic_client(fake.url) as claude:
+        claude.messages.create(model="claude-haiku-4-5", max_tokens=8, messages=hello)
+        with claude.messages.stream(model="claude-haiku-4-5", max_tokens=8, messages=hello) as s:
+            s.until_done()
+        with openai_client(fake.url) as gpt:
+            gpt.chat.completions.create(model="gpt-4o", messages=hello)
+            list(gpt.chat.completions.create(model="gpt-4o", messages=hello, stream=True))
+            gpt.responses.create(model="gpt-4o", input="hi")
+            list(gpt.responses.create(model="gpt-4o", input="hi", stream=True))
+
+
 @pytest.fixture(scope="module")
-def provider() -> Iterator[FakeProvider]:
+def provider(_sdks_ready: None) -> Iterator[FakeProvider]:
     """One server per test module (starting one is the slow part); each test gets it fresh."""
-    cl100k_count("load the encoding before the first test")
     with FakeProvider() as started:
         yield started
 
 
 @pytest.fixture(scope="module")
-def small() -> Iterator[FakeProvider]:
+def small(_sdks_ready: None) -> Iterator[FakeProvider]:
     """A provider that counts words, with small windows a test can fill by hand."""
     limits = Limits(
         windows={"claude-tiny": 40, "claude-small": 200, "gpt-tiny": 40, "gpt-capped": 100},
@@ -38,7 +54,7 @@ def small() -> Iterator[FakeProvider]:
 
 
 @pytest.fixture(autouse=True)
-def _fresh(request: pytest.FixtureRequest) -> Iterator[None]:
+def _fresh(request: pytest.FixtureRequest, _sdks_ready: None) -> Iterator[None]:
     used = [request.getfixturevalue(n) for n in ("provider", "small") if n in request.fixturenames]
     for fake in used:
         fake.reset()

@@ -23,6 +23,7 @@ from tests.fakes.provider.state import State
 from tests.fakes.provider.validation import openai_chat_problem
 from tests.fakes.provider.wire import CREATED, DONE, Ids, data_event
 
+# The start of OpenAI's answer to a request without a key (the rest points to its help pages).
 NO_KEY = (
     "You didn't provide an API key. You need to provide your API key in an Authorization "
     "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
