@@ -178,8 +178,9 @@ def _serve(settings: Any, args: argparse.Namespace, unknown: list[str]) -> int:
 
     import uvicorn
 
-    from app.main import create_app, setup_logging
+    from app.main import create_app
     from app.serving import server_config
+    from app.wiring.service import setup_logging
 
     setup_logging(settings)
     for line in unknown:

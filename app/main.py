@@ -1,7 +1,7 @@
 """The app factory: settings in, a wired FastAPI app out. Nothing is built at import time.
 
-With `app.wiring.service` (which adapter implements which port), the one place that wires
-adapters to the service and the routes.
+The app, its lifespan and its routes; what they are handed is built in `app.wiring`
+(`web.build_parts`, `service.build_service`), the one place that wires adapters.
 """
 
 from __future__ import annotations
@@ -10,73 +10,33 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from datetime import timedelta
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from anyio import to_thread
 from fastapi import FastAPI
 
 from app import __version__
-from app.adapters.data_dir import DataDirectory
-from app.adapters.lazy_counter import LazyProviderCounter
-from app.adapters.prometheus_metrics import PrometheusMetrics
 from app.api.auth import BearerAuth, document_bearer_auth
 from app.api.deadline import RequestDeadline
 from app.api.docs import install_docs
 from app.api.errors import install_error_handlers
-from app.api.limits import BodySizeLimit, ShapeLimits
+from app.api.limits import BodySizeLimit
 from app.api.observe import ObserveRequests
 from app.api.operations import operation_id
 from app.api.parts import AppParts
-from app.api.routes import (
-    archives,
-    compaction,
-    counting,
-    health,
-    jobs,
-    metrics,
-    sessions,
-    toolkit,
-)
-from app.api.sent_counts import SentCounts
+from app.api.routes import archives, compaction, counting, health, jobs, metrics, sessions, toolkit
 from app.api.spec import finish_openapi
+from app.core.ports import DataDirectory
 from app.core.summary import deadline_warning
 from app.service.compaction import CompactionService
-from app.service.jobs import JobManager, JobPolicy
-from app.service.metered import MeteredCompactionService
-from app.service.recall import Recaller
 from app.settings import Settings
-from app.wiring.counting import build_provider_counter, build_tokenizer, shared_o200k
+from app.wiring.service import Stores, build_service, close_ports
+from app.wiring.web import build_parts
 
-# The service's construction lives in `app.wiring.service`, `app.wiring.counting` and
-# `app.wiring.toolkit` (the command line builds what it needs without the web framework);
-# these names stay importable from here.
-from app.wiring.service import (
-    SUMMARY_CAP_FACTOR,
-    Stores,
-    build_probe,
-    build_service,
-    build_summarizer,
-    close_ports,
-    setup_logging,
-)
-from app.wiring.toolkit import build_toolkit
+__all__ = ["create_app"]
 
-__all__ = [
-    "SUMMARY_CAP_FACTOR",
-    "Stores",
-    "build_probe",
-    "build_provider_counter",
-    "build_service",
-    "build_summarizer",
-    "build_tokenizer",
-    "build_toolkit",
-    "close_ports",
-    "create_app",
-    "setup_logging",
-    "shared_o200k",
-]
+ROUTERS = (counting, compaction, jobs, archives, sessions, toolkit, health, metrics)
 
 log = logging.getLogger("context_compact")
 DESCRIPTION = """\
@@ -113,110 +73,25 @@ def create_app(
     service: CompactionService | None = None,
     stores: Stores | None = None,
 ) -> FastAPI:
-    """A ready app. The tokenizer loads here, at start-up, never on the first request.
-    A `service` built beforehand should be given the same `stores` (one pool)."""
+    """A ready app: its parts built from the settings (`app.wiring.web`), its lifespan and
+    its routes. A `service` built beforehand should be given the same `stores` (one pool)."""
     settings = settings or Settings()
     stores = stores or Stores(settings)
-    service = service or build_service(settings, stores=stores)
-    shared_o200k()  # o200k loads at start-up too (the command line loads it when it counts)
-    if isinstance(service.provider_counter, LazyProviderCounter):
-        service.provider_counter.load()  # and the provider's counter, with its SDK
-    recorder = service.metrics if isinstance(service, MeteredCompactionService) else None
-    recorder = recorder or PrometheusMetrics()
-    policy = JobPolicy(
-        workers=settings.job_workers,
-        queue_limit=settings.job_queue_limit,
-        ttl=timedelta(seconds=settings.job_ttl_seconds),
-        lease=timedelta(seconds=settings.job_lease_seconds),
-        deadline=settings.request_timeout,
-    )
-    job_manager = JobManager(service, stores.jobs, policy, queue=stores.queue)
-
-    data_dir = DataDirectory(settings.data_dir, min_free_bytes=settings.min_free_bytes)
-    probe = build_probe(settings, count=service.summaries.tokenizer.count)
-    if probe is not None:  # chunks fit the server's window when it reports one
-        service.summaries.window = probe
-        service.summaries.answer_tokens = settings.summary_max_tokens
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await stores.open()
-        await to_thread.run_sync(data_dir.sweep_temps)  # debris of a process killed mid-write
-        sweeper = (
-            asyncio.create_task(sweep_periodically(data_dir, settings.temp_sweep_seconds))
-            if settings.temp_sweep_seconds > 0
-            else None
-        )
-        await job_manager.start()
-        # Start-up builds ~120k long-lived objects (pydantic validators, the SDKs) that every
-        # full collection walked, stalling every request (docs/design.md); a large request
-        # allocates enough to trigger one every few requests. Frozen, they are skipped.
-        gc.freeze()
-        bound = settings.local_call_bound
-        too_slow = deadline_warning(bound) if bound is not None else None
-        if too_slow is not None:
-            log.warning(too_slow)
-        fallback = service.fallback
-        log.info(
-            "context compact ready",
-            extra={
-                "summarizer": service.summarizer.name,
-                "summary_fallback": fallback.name if fallback is not None else "none",
-                "workdir": settings.workdir,
-            },
-        )
-        if settings.summarizer == "auto" and settings.anthropic_key != settings.anthropic_api_key:
-            log.info(IGNORED_SDK_KEY)
-        if settings.summarizer == "auto" and settings.openai_api_key is not None:
-            log.info(IGNORED_OPENAI_KEY)
-        yield
-        gc.unfreeze()
-        if sweeper is not None:
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
-        await job_manager.close()
-        if probe is not None:
-            await probe.aclose()
-        await close_ports(service)
-        await stores.close()
-
+    parts = build_parts(settings, service or build_service(settings, stores=stores), stores)
     app = FastAPI(
         title="Context Compact",
         version=__version__,
         description=DESCRIPTION,
         servers=SERVERS,
         license_info=LICENSE,
-        lifespan=lifespan,
+        lifespan=lifespan_of(settings, parts, stores),
         docs_url=None,  # served from installed assets instead of a CDN: install_docs
         redoc_url=None,
         generate_unique_id_function=operation_id,
     )
-    AppParts(
-        service=service,
-        jobs=job_manager,
-        toolkit=build_toolkit(settings, stores.seen),
-        metrics=recorder,
-        data_dir=data_dir,
-        shape_limits=ShapeLimits(
-            max_messages=settings.max_messages,
-            max_blocks=settings.max_blocks,
-            max_depth=settings.max_depth,
-        ),
-        summarizer_probe=probe,
-        summarizer_required=settings.readyz_requires_summarizer,
-        sent_counts=(
-            SentCounts(settings.token_cache_entries) if settings.token_cache_entries else None
-        ),
-        recaller=Recaller(
-            service.archive,
-            slots=settings.recall_slots,
-            wait=settings.recall_slot_wait,
-            deadline=settings.request_timeout,
-        ),
-    ).install(app)
+    parts.install(app)
     install_error_handlers(app)
-    for module in (counting, compaction, jobs, archives, sessions, toolkit, health, metrics):
+    for module in ROUTERS:
         app.include_router(module.router)
     install_docs(app)
     # Added last runs first: observe (request id, metrics), authenticate, start the clock,
@@ -227,8 +102,66 @@ def create_app(
         app.add_middleware(BearerAuth, token=settings.api_token.get_secret_value())
     document_bearer_auth(app)
     finish_openapi(app)
-    app.add_middleware(ObserveRequests, metrics=recorder)  # last added: outermost
+    app.add_middleware(ObserveRequests, metrics=parts.metrics)  # last added: outermost
     return app
+
+
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+
+
+def lifespan_of(settings: Settings, parts: AppParts, stores: Stores) -> Lifespan:
+    """Opens the stores, sweeps a killed process's debris and starts the jobs; closes them
+    all, and the LLM clients, at shutdown."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await stores.open()
+        await to_thread.run_sync(parts.data_dir.sweep_temps)  # a killed process's debris
+        sweeper = (
+            asyncio.create_task(sweep_periodically(parts.data_dir, settings.temp_sweep_seconds))
+            if settings.temp_sweep_seconds > 0
+            else None
+        )
+        await parts.jobs.start()
+        # Start-up builds ~120k long-lived objects (pydantic validators, the SDKs) that every
+        # full collection walked, stalling every request (docs/design.md); a large request
+        # allocates enough to trigger one every few requests. Frozen, they are skipped.
+        gc.freeze()
+        log_ready(settings, parts.service)
+        yield
+        gc.unfreeze()
+        if sweeper is not None:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+        await parts.jobs.close()
+        if parts.summarizer_probe is not None:
+            await parts.summarizer_probe.aclose()
+        await close_ports(parts.service)
+        await stores.close()
+
+    return lifespan
+
+
+def log_ready(settings: Settings, service: CompactionService) -> None:
+    """The start-up line, and what the configuration may not do as its author meant."""
+    bound = settings.local_call_bound
+    too_slow = deadline_warning(bound) if bound is not None else None
+    if too_slow is not None:
+        log.warning(too_slow)
+    fallback = service.fallback
+    log.info(
+        "context compact ready",
+        extra={
+            "summarizer": service.summarizer.name,
+            "summary_fallback": fallback.name if fallback is not None else "none",
+            "workdir": settings.workdir,
+        },
+    )
+    if settings.summarizer == "auto" and settings.anthropic_key != settings.anthropic_api_key:
+        log.info(IGNORED_SDK_KEY)
+    if settings.summarizer == "auto" and settings.openai_api_key is not None:
+        log.info(IGNORED_OPENAI_KEY)
 
 
 async def sweep_periodically(data_dir: DataDirectory, seconds: float) -> None:

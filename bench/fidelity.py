@@ -42,9 +42,9 @@ from app.core.history.harness import user_words
 from app.core.messages import Message, message_text, tool_result_text, tool_uses
 from app.core.ports import Summarizer, SummaryRequest
 from app.core.summary.extractive import ExtractiveSummarizer
-from app.main import build_service
 from app.service.compaction import CompactionService, CompactRequest
 from app.settings import Settings
+from app.wiring.service import build_service
 from bench.corpus import CORPUS_DIR
 from bench.results import write_section
 

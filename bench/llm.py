@@ -41,9 +41,9 @@ import httpx
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.messages import Message, tool_uses
 from app.core.tokens import count_messages
-from app.main import build_service, build_summarizer
 from app.service.compaction import CompactRequest
 from app.settings import Settings
+from app.wiring.service import build_service, build_summarizer
 from bench.llm_facts import COPY_SHARE, KINDS, copy_share, facts_of, prose_of, stated
 from bench.results import RESULTS, write_section
 

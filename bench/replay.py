@@ -34,8 +34,9 @@ import httpx
 from asgi_lifespan import LifespanManager
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.main import build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import build_service
 from bench.replay_driver import Conversation, RunResult, ServiceClient, replay
 from bench.replay_report import render, totals
 from bench.results import write_section

@@ -34,8 +34,8 @@ from app.core.messages import Message
 from app.core.options.compact import CompactOptions
 from app.core.options.params import RestoreParams, resolve_params
 from app.core.tokens import count_text
-from app.main import build_service
 from app.settings import Settings
+from app.wiring.service import build_service
 from bench.corpus import (
     Msg,
     build_transcript,

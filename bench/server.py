@@ -20,8 +20,9 @@ import httpx
 from fastapi import FastAPI
 
 from app.core.ports import SummaryRequest
-from app.main import build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import build_service
 
 FAKE_SUMMARY = "## Goals & Decisions\n- (fake LLM summary)"
 

@@ -22,9 +22,9 @@ from typing import Any
 
 from app.api.dialect import read_messages
 from app.core.options.compact import CompactOptions
-from app.main import build_service
 from app.service.compaction import CompactRequest
 from app.settings import Settings
+from app.wiring.service import build_service
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
 STRATEGIES: dict[str, CompactOptions] = {

@@ -24,7 +24,7 @@ from app.core.ports import (
 from app.core.recall.search import RecallResult, TimeLeft, index_archive, search
 from app.core.recall.terms import Query
 from app.core.sessions.records import CompactionRecord
-from app.service.compaction import CompactionService, Defaults
+from app.service.compaction import CompactionPorts, CompactionService, Defaults
 from app.service.slots import SummarySlots
 
 _ids = itertools.count(1)
@@ -234,14 +234,16 @@ def build_service(
     """A service over the fakes above: fixed clock, every archive id `arch-1` (unless
     `new_id`), `overrides` replacing fields of `defaults`."""
     return CompactionService(
-        tokenizer=tokenizer,
-        summarizer=summarizer or FakeSummarizer(),
-        fallback=fallback,
-        workdir=workdir or DictWorkdir(),
-        archive=archive or MemoryArchive(),
-        defaults=defaults_with(defaults, **overrides),
-        clock=clock,
-        new_id=new_id,
-        records=records,
-        slots=slots,
+        CompactionPorts(
+            tokenizer=tokenizer,
+            summarizer=summarizer or FakeSummarizer(),
+            fallback=fallback,
+            workdir=workdir or DictWorkdir(),
+            archive=archive or MemoryArchive(),
+            clock=clock,
+            new_id=new_id,
+            records=records,
+            slots=slots,
+        ),
+        defaults_with(defaults, **overrides),
     )

@@ -36,8 +36,9 @@ from fastapi import FastAPI
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.ports import Summarizer, SummaryRequest
-from app.main import build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import build_service
 from tests.builders import (
     BULK_OUTPUT,
     FakeSummarizer,

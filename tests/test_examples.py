@@ -16,8 +16,9 @@ import pytest
 from context_compact_client import ContextCompactClient
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.main import build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import build_service
 from tests.live_server import serve_in_thread
 
 ROOT = Path(__file__).resolve().parent.parent

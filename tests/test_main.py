@@ -10,8 +10,9 @@ from asgi_lifespan import LifespanManager
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.summary.prompt import MOST_RECENT_RULE
-from app.main import build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import build_service
 from tests.builders import FakeSummarizer, assistant, parse, user
 
 pytestmark = pytest.mark.anyio

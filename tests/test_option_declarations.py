@@ -27,10 +27,10 @@ from app.core.options.compact import (
 )
 from app.core.options.declaration import FormerName, Setting, settings_of
 from app.core.options.params import DecideParams, RunParams, options_read, resolve_params
-from app.main import build_service
 from app.service.defaults import Defaults, declared_defaults, server_options
 from app.service.registry import STRATEGIES
 from app.settings.model import ENV_PREFIX, Settings
+from app.wiring.service import build_service
 
 DECLARED = settings_of(CompactOptions)
 BY_FIELD = {field: (name, spec) for name, (field, spec) in DECLARED.items()}

@@ -27,6 +27,7 @@ import math
 import random
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import anyio
 
@@ -42,30 +43,42 @@ DEADLINE_SETTING = "COMPACT_SUMMARY_DEADLINE"
 RETRYABLE_4XX = frozenset({408, 409, 429})
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long (see module doc): calls in all, the backoff's base and cap,
+    the whole loop's deadline and each call's bound, in seconds."""
+
+    attempts: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    deadline: float = 120.0
+    attempt_timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("attempts must be at least 1")
+
+
 class RetryingSummarizer:
-    """A `Summarizer` that retries its inner one on retryable errors (see module doc)."""
+    """A `Summarizer` that retries its inner one on retryable errors (see module doc);
+    `sleep`, `clock` and `jitter` are the time it waits on (tests give fake ones)."""
 
     def __init__(
         self,
         inner: Summarizer,
+        policy: RetryPolicy | None = None,
         *,
-        attempts: int = 3,
-        base_delay: float = 0.5,
-        max_delay: float = 8.0,
-        deadline: float = 120.0,
-        attempt_timeout: float | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
         jitter: Callable[[], float] = random.random,
     ) -> None:
-        if attempts < 1:
-            raise ValueError("attempts must be at least 1")
+        policy = policy or RetryPolicy()
         self._inner = inner
-        self._attempts = attempts
-        self._base_delay = base_delay
-        self._max_delay = max_delay
-        self._deadline = deadline
-        self._attempt_timeout = attempt_timeout
+        self._attempts = policy.attempts
+        self._base_delay = policy.base_delay
+        self._max_delay = policy.max_delay
+        self._deadline = policy.deadline
+        self._attempt_timeout = policy.attempt_timeout
         self._sleep = sleep
         self._clock = clock
         self._jitter = jitter

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from app.api.deadline import OPEN_PATHS
 from app.api.error_examples import error_example
+from app.service.registry import STRATEGIES
 
 _ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}}
 _ERROR_REF = "#/components/schemas/ErrorResponse"
@@ -84,6 +85,13 @@ def _subclasses(base: type[BaseModel]) -> Iterable[type[BaseModel]]:
         yield from _subclasses(sub)
 
 
+def _describe_strategies(schema: dict[str, Any]) -> None:
+    """The request's `strategy` field says what each registered strategy does, in the
+    registry's order, as each strategy describes itself."""
+    field = schema["components"]["schemas"]["CompactOptions"]["properties"]["strategy"]
+    field["description"] = " ".join(f"`{n}`: {s.description}" for n, s in STRATEGIES.items())
+
+
 def finish_openapi(app: FastAPI) -> None:
     """Wraps `app.openapi` (after `document_bearer_auth`) to add the common errors and put
     back the examples' nulls."""
@@ -95,6 +103,7 @@ def finish_openapi(app: FastAPI) -> None:
         schema = build()
         if not any(schema is done for done in finished):
             _add_errors(schema)
+            _describe_strategies(schema)
             ours = {m for m in _subclasses(BaseModel) if m.__module__.startswith("app.")}
             _restore_examples(schema, ours)
             finished.append(schema)

@@ -208,12 +208,14 @@ class SummarizerProbe(Protocol):
 
     async def unreachable_reason(self) -> str | None: ...
 
+    async def aclose(self) -> None: ...
+
 
 class WindowSource(Protocol):
     """The LLM server's context window when it reports one (llama.cpp `/props`, vLLM
     `max_model_len`, Ollama's `num_ctx`) or one is configured, else None; and its tokens
-    per cl100k token when it can count them (`app.core.summary.server_ratio`), else None. Asked once
-    a summary, answered from a cache."""
+    per cl100k token when it can count them (`app.core.summary.server_ratio`), else None.
+    Asked once a summary, answered from a cache."""
 
     async def window(self) -> int | None: ...
 

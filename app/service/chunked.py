@@ -68,23 +68,32 @@ class ChunkPlan:
     next_unit: int
 
 
+@dataclass(frozen=True)
+class ChunkedInput:
+    """What is summarized in chunks: `rest`, within `budget` tokens a call, in at most
+    `max_words` words, with the caller's `instructions`; `counts`: the token counts of
+    `rest`'s messages when the caller has them (they are not made again)."""
+
+    rest: Sequence[Message]
+    budget: int
+    max_words: int
+    instructions: str | None
+    counts: Sequence[int] | None = None
+
+
 async def summarize_in_chunks(
-    rest: Sequence[Message],
+    given: ChunkedInput,
     *,
-    budget: int,
-    max_words: int,
-    instructions: str | None,
     tokenizer: Tokenizer,
     build_request: BuildRequest,
     summarize: Summarize,
-    counts: Sequence[int] | None = None,
     fall_back: FallBack | None = None,
 ) -> SummaryOutcome:
-    """The summary of `rest`; none when a chunk's summary failed with no fallback, or the
-    budget cannot hold even the prompt (both with a warning). `counts`: the token counts of
-    `rest`'s messages when the caller has them (they are not made again). `fall_back`: the
-    summary of the whole rest by the fallback summarizer, called once after a failed chunk."""
-    planner = _Planner(rest, budget, max_words, instructions, tokenizer, counts)
+    """The summary of `given.rest`; none when a chunk's summary failed with no fallback, or
+    the budget cannot hold even the prompt (both with a warning). `fall_back`: the summary
+    of the whole rest by the fallback summarizer, called once after a failed chunk."""
+    rest, budget = given.rest, given.budget
+    planner = _Planner(rest, budget, given.max_words, given.instructions, tokenizer, given.counts)
     await to_thread.run_sync(planner.prepare)
     if planner.room <= 0:
         return SummaryOutcome(

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -79,51 +80,58 @@ from app.service.steps import Steps
 from app.service.strategy import Strategy
 from app.service.summaries import Summaries
 
-__all__ = ["CompactRequest", "CompactionService", "Count", "Defaults"]
+__all__ = ["CompactRequest", "CompactionPorts", "CompactionService", "Count", "Defaults"]
 
 log = logging.getLogger("context_compact.compaction")
+
+
+@dataclass(frozen=True)
+class CompactionPorts:
+    """What a compaction service works with, beside its defaults: the core's ports (the
+    tokenizers, summarizers, work directory, stores and provider counter) and the service's
+    own parts (slots, the seen-file times, the clock, the id source and the model table)."""
+
+    tokenizer: Tokenizer
+    summarizer: Summarizer
+    workdir: WorkdirReader
+    archive: ArchiveStore
+    fallback: Summarizer | None = None
+    provider_counter: ProviderCounter | None = None
+    freshness: Freshness | None = None
+    records: RecordStore | None = None
+    slots: SummarySlots | None = None
+    o200k: Tokenizer | None = None
+    models: Mapping[str, ModelSpec] = field(default_factory=lambda: MODELS)
+    clock: Callable[[], datetime] = utc_now
+    new_id: Callable[[], str] = time_sortable_id
 
 
 class CompactionService(CountingService):
     """Counts (`CountingService`), decides and compacts. Built once at start-up with its
     ports."""
 
-    def __init__(
-        self,
-        *,
-        tokenizer: Tokenizer,
-        summarizer: Summarizer,
-        workdir: WorkdirReader,
-        archive: ArchiveStore,
-        defaults: Defaults,
-        fallback: Summarizer | None = None,
-        provider_counter: ProviderCounter | None = None,
-        freshness: Freshness | None = None,
-        clock: Callable[[], datetime] = utc_now,
-        new_id: Callable[[], str] = time_sortable_id,
-        records: RecordStore | None = None,
-        slots: SummarySlots | None = None,
-        o200k: Tokenizer | None = None,
-        models: Mapping[str, ModelSpec] = MODELS,
-    ) -> None:
+    def __init__(self, ports: CompactionPorts, defaults: Defaults) -> None:
         super().__init__(
-            tokenizer=tokenizer, provider_counter=provider_counter, o200k=o200k, models=models
+            tokenizer=ports.tokenizer,
+            provider_counter=ports.provider_counter,
+            o200k=ports.o200k,
+            models=ports.models,
         )
-        self.workdir = workdir
-        self.archive = archive
-        self.records = records
-        self.slots = slots
-        self._clock = clock
-        self.summaries = Summaries(summarizer, fallback, tokenizer, defaults)
+        self.workdir = ports.workdir
+        self.archive = ports.archive
+        self.records = ports.records
+        self.slots = ports.slots
+        self._clock = ports.clock
+        self.summaries = Summaries(ports.summarizer, ports.fallback, ports.tokenizer, defaults)
         self.steps = Steps(
-            tokenizer=tokenizer,
+            tokenizer=ports.tokenizer,
             summaries=self.summaries,
-            workdir=workdir,
-            archives=archive,
+            workdir=ports.workdir,
+            archives=ports.archive,
             defaults=defaults,
-            freshness=freshness,
-            clock=clock,
-            new_id=new_id,
+            freshness=ports.freshness,
+            clock=ports.clock,
+            new_id=ports.new_id,
         )
 
     @property

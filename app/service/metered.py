@@ -1,81 +1,44 @@
 """Recording what compactions do, without touching the pipeline: the service with its
 outcomes counted, and a summarizer with its latency timed.
 
-A subclass keeps `CompactionService.compact` free of bookkeeping, and keeps every caller
+A wrapper keeps `CompactionService.compact` free of bookkeeping, and keeps every caller
 (the `/compact` route, background jobs, the command line) recorded the same way.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from typing import Any
 
 from app.core.errors import InvalidConversationError, SummarizerError
-from app.core.model_table import MODELS, ModelSpec
-from app.core.ports import (
-    ArchiveStore,
-    ProviderCounter,
-    Summarizer,
-    SummaryRequest,
-    Tokenizer,
-    WorkdirReader,
-)
+from app.core.ports import Summarizer, SummaryRequest
 from app.core.result import CompactResult
-from app.core.sessions import RecordStore
 from app.core.summary import known_reason
-from app.service.clock import time_sortable_id, utc_now
 from app.service.compaction import CompactionService, CompactRequest
-from app.service.defaults import Defaults
-from app.service.freshness import Freshness
 from app.service.metrics import Metrics
-from app.service.slots import BusyError, SummarySlots
+from app.service.slots import BusyError
 
 
 class MeteredCompactionService(CompactionService):
-    """A `CompactionService` that records each compaction's outcome in `metrics`."""
+    """`wrapped`, each compaction's outcome recorded in `metrics`.
 
-    def __init__(
-        self,
-        *,
-        metrics: Metrics,
-        tokenizer: Tokenizer,
-        summarizer: Summarizer,
-        workdir: WorkdirReader,
-        archive: ArchiveStore,
-        defaults: Defaults,
-        fallback: Summarizer | None = None,
-        provider_counter: ProviderCounter | None = None,
-        freshness: Freshness | None = None,
-        clock: Callable[[], datetime] = utc_now,
-        new_id: Callable[[], str] = time_sortable_id,
-        records: RecordStore | None = None,
-        slots: SummarySlots | None = None,
-        o200k: Tokenizer | None = None,
-        models: Mapping[str, ModelSpec] = MODELS,
-    ) -> None:
-        super().__init__(
-            tokenizer=tokenizer,
-            summarizer=summarizer,
-            workdir=workdir,
-            archive=archive,
-            defaults=defaults,
-            fallback=fallback,
-            provider_counter=provider_counter,
-            freshness=freshness,
-            clock=clock,
-            new_id=new_id,
-            records=records,
-            slots=slots,
-            o200k=o200k,
-            models=models,
-        )
+    A wrapper by delegation, as pydantic-ai's `WrapperModel`: it holds the wrapped service
+    and the metrics only, and every attribute it does not define is the wrapped service's
+    (`__getattr__`), so the ports and the state live in one object. Only `compact` is its
+    own; the inherited methods run against the wrapped service's attributes."""
+
+    def __init__(self, wrapped: CompactionService, metrics: Metrics) -> None:
+        # No `super().__init__`: the wrapped service holds every port and all state.
+        self.wrapped = wrapped
         self.metrics = metrics
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
 
     async def compact(self, request: CompactRequest) -> CompactResult:
         requested: str = request.options.strategy
         try:
-            result = await super().compact(request)
+            result = await self.wrapped.compact(request)
         except InvalidConversationError:
             self.metrics.observe_compaction(requested, "invalid_conversation", 0, None)
             raise

@@ -19,6 +19,12 @@ class Strategy(Protocol[P]):
     def name(self) -> StrategyName: ...
 
     @property
+    def description(self) -> str:
+        """What it does, in a sentence: the API's `strategy` field and docs/strategies.md's
+        table say it after its name."""
+        ...
+
+    @property
     def params(self) -> type[P]:
         """Its parameters record: a frozen dataclass of the `CompactOptions` it reads (by
         field name, or nested records of them), filled by `app.core.options.params.resolve_params`

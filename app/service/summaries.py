@@ -27,7 +27,12 @@ from app.core.summary import (
     fitted_budget,
     serialize_for_summary,
 )
-from app.service.chunked import ChunkedSummary, SummaryOutcome, summarize_in_chunks
+from app.service.chunked import (
+    ChunkedInput,
+    ChunkedSummary,
+    SummaryOutcome,
+    summarize_in_chunks,
+)
 from app.service.defaults import Defaults
 from app.service.digested import digest_requests
 
@@ -80,17 +85,16 @@ class Summaries:
             request = await self._whole(rest, params, instructions, template, facts)
             outcome = await self._summarize(request)
             return SummaryOutcome(outcome.summary, fitted + outcome.warnings, outcome.calls)
+        given = ChunkedInput(
+            rest, params.summary_input_budget, params.max_summary_words, instructions, counts
+        )
         outcome = await summarize_in_chunks(
-            rest,
-            budget=params.summary_input_budget,
-            max_words=params.max_summary_words,
-            instructions=instructions,
+            given,
             tokenizer=self.tokenizer,
             build_request=lambda chunk: self.request(
                 chunk, params.max_summary_words, instructions, template, params.file_tools
             ),
             summarize=self._primary,  # a failed chunk goes to `fall_back`, not per chunk
-            counts=counts,
             fall_back=None
             if self.fallback is None
             else lambda: self._whole_by_fallback(rest, params, instructions, template, facts),

@@ -25,7 +25,7 @@ from app.core.ledger import LedgerBudget
 from app.core.ports import ArchiveStore, SeenStore, Summarizer, Tokenizer
 from app.core.sessions import JobQueue, JobStore, RecordStore
 from app.core.summary import ExtractiveSummarizer
-from app.service.compaction import CompactionService, Defaults
+from app.service.compaction import CompactionPorts, CompactionService, Defaults
 from app.service.defaults import server_options
 from app.service.freshness import Freshness
 from app.service.metered import MeteredCompactionService, TimedSummarizer
@@ -120,7 +120,7 @@ def build_summarizer(
     kind = settings.summarizer_kind
     if kind == "extractive":
         return ExtractiveSummarizer()
-    from app.adapters.retry import RetryingSummarizer
+    from app.adapters.retry import RetryingSummarizer, RetryPolicy
     from app.service.checked import CheckedSummarizer
 
     client: Summarizer
@@ -156,9 +156,11 @@ def build_summarizer(
         )
     retrying = RetryingSummarizer(
         client,
-        attempts=settings.summary_attempts,
-        deadline=settings.summary_deadline,
-        attempt_timeout=settings.summary_timeout,
+        RetryPolicy(
+            attempts=settings.summary_attempts,
+            deadline=settings.summary_deadline,
+            attempt_timeout=settings.summary_timeout,
+        ),
     )
     return CheckedSummarizer(
         retrying,
@@ -209,8 +211,7 @@ def build_service(
         if settings.summary_fallback == "extractive" and summarizer.name != "extractive"
         else None
     )
-    return MeteredCompactionService(
-        metrics=metrics,
+    ports = CompactionPorts(
         tokenizer=counting,
         summarizer=TimedSummarizer(summarizer, metrics),
         fallback=fallback,
@@ -219,19 +220,20 @@ def build_service(
         archive=stores.archive,
         freshness=Freshness(stores.seen),
         records=stores.records,
-        defaults=Defaults(
-            options=server_options(settings.model_dump()),
-            overflow_threshold=settings.overflow_threshold,
-            ledger=LedgerBudget(
-                settings.ledger_share, settings.ledger_min_tokens, settings.ledger_max_tokens
-            ),
-            summary_cooldown_seconds=settings.summary_cooldown_seconds,
-            summary_mode=settings.summary_path,
-        ),
         slots=SummarySlots(settings.max_concurrent_summaries, settings.summary_slot_wait),
         o200k=build_o200k(settings, o200k),
         models=model_table(settings),
     )
+    defaults = Defaults(
+        options=server_options(settings.model_dump()),
+        overflow_threshold=settings.overflow_threshold,
+        ledger=LedgerBudget(
+            settings.ledger_share, settings.ledger_min_tokens, settings.ledger_max_tokens
+        ),
+        summary_cooldown_seconds=settings.summary_cooldown_seconds,
+        summary_mode=settings.summary_path,
+    )
+    return MeteredCompactionService(CompactionService(ports, defaults), metrics)
 
 
 async def close_ports(service: CompactionService) -> None:

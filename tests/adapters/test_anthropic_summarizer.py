@@ -8,7 +8,7 @@ import pytest
 import respx
 
 from app.adapters.anthropic_summarizer import AnthropicSummarizer
-from app.adapters.retry import RetryingSummarizer
+from app.adapters.retry import RetryingSummarizer, RetryPolicy
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
 from tests.fakes.fake_llm_server import anthropic_message, reply, start_fake_llm
@@ -310,7 +310,9 @@ async def test_retrying_anthropic_succeeds_after_a_server_error(
     async def sleep(seconds: float) -> None:
         sleeps.append(seconds)
 
-    retrying = RetryingSummarizer(summarizer, base_delay=0.5, sleep=sleep, jitter=lambda: 1.0)
+    retrying = RetryingSummarizer(
+        summarizer, RetryPolicy(base_delay=0.5), sleep=sleep, jitter=lambda: 1.0
+    )
 
     assert await retrying.summarize(REQUEST) == "after retry"
     assert route.call_count == 2

@@ -9,7 +9,7 @@ import pytest
 import respx
 
 from app.adapters.openai_summarizer import OpenAICompatibleSummarizer
-from app.adapters.retry import RetryingSummarizer
+from app.adapters.retry import RetryingSummarizer, RetryPolicy
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
 from tests.fakes.fake_llm_server import openai_completion, reply, start_fake_llm
@@ -96,7 +96,9 @@ async def test_retry_then_success(
         httpx.Response(200, json=openai_completion("third time")),
     ]
     sleeps, sleep = recording_sleep()
-    retrying = RetryingSummarizer(summarizer, base_delay=0.5, sleep=sleep, jitter=lambda: 1.0)
+    retrying = RetryingSummarizer(
+        summarizer, RetryPolicy(base_delay=0.5), sleep=sleep, jitter=lambda: 1.0
+    )
 
     assert await retrying.summarize(REQUEST) == "third time"
     assert route.call_count == 3
@@ -108,7 +110,9 @@ async def test_all_attempts_failing_raise_the_last_error(
 ) -> None:
     route = api.post("/chat/completions").respond(500, json={"error": {"message": "echo"}})
     sleeps, sleep = recording_sleep()
-    retrying = RetryingSummarizer(summarizer, attempts=3, sleep=sleep, jitter=lambda: 1.0)
+    retrying = RetryingSummarizer(
+        summarizer, RetryPolicy(attempts=3), sleep=sleep, jitter=lambda: 1.0
+    )
 
     error = await failure(retrying)
 
@@ -136,7 +140,7 @@ async def test_client_errors_are_not_retried(
     summarizer: OpenAICompatibleSummarizer, api: respx.MockRouter, status: int
 ) -> None:
     route = api.post("/chat/completions").respond(status, json={"error": {}})
-    retrying = RetryingSummarizer(summarizer, attempts=3)
+    retrying = RetryingSummarizer(summarizer, RetryPolicy(attempts=3))
     error = await failure(retrying)
     assert error.retryable is False
     assert route.call_count == 1

@@ -3,7 +3,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from app.adapters.retry import RetryingSummarizer
+from app.adapters.retry import RetryingSummarizer, RetryPolicy
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
 
@@ -75,10 +75,9 @@ def retrying(
     """The summarizer under test, on fake time, with jitter fixed at its maximum."""
     return RetryingSummarizer(
         inner,
-        attempts=attempts,
-        base_delay=base_delay,
-        max_delay=max_delay,
-        deadline=deadline,
+        RetryPolicy(
+            attempts=attempts, base_delay=base_delay, max_delay=max_delay, deadline=deadline
+        ),
         sleep=time.sleep,
         clock=time.clock,
         jitter=lambda: 1.0,
@@ -116,7 +115,7 @@ async def test_delays_double_and_are_capped_at_max_delay() -> None:
 async def test_jitter_scales_the_delay_between_half_and_full() -> None:
     inner, time = ScriptedSummarizer(retryable(), "summary"), FakeTime()
     summarizer = RetryingSummarizer(
-        inner, base_delay=2.0, sleep=time.sleep, clock=time.clock, jitter=lambda: 0.0
+        inner, RetryPolicy(base_delay=2.0), sleep=time.sleep, clock=time.clock, jitter=lambda: 0.0
     )
 
     await summarizer.summarize(REQUEST)
@@ -242,7 +241,7 @@ async def test_reads_prompt_is_the_inner_ones() -> None:
 
 def test_attempts_must_be_positive() -> None:
     with pytest.raises(ValueError, match="attempts"):
-        RetryingSummarizer(ScriptedSummarizer(), attempts=0)
+        RetryingSummarizer(ScriptedSummarizer(), RetryPolicy(attempts=0))
 
 
 class SlowThenFast:
@@ -265,14 +264,16 @@ class SlowThenFast:
 
 async def test_an_attempt_past_its_timeout_is_cut_and_retried() -> None:
     inner = SlowThenFast(slow=5.0)
-    summarizer = RetryingSummarizer(inner, attempt_timeout=0.05, base_delay=0.01, deadline=5.0)
+    summarizer = RetryingSummarizer(
+        inner, RetryPolicy(attempt_timeout=0.05, base_delay=0.01, deadline=5.0)
+    )
     assert await summarizer.summarize(REQUEST) == "## Goals\nok"
     assert inner.calls == 2
 
 
 async def test_a_call_past_the_deadline_is_cut_and_not_retried() -> None:
     inner = SlowThenFast(slow=5.0)
-    summarizer = RetryingSummarizer(inner, attempt_timeout=1.0, deadline=0.05)
+    summarizer = RetryingSummarizer(inner, RetryPolicy(attempt_timeout=1.0, deadline=0.05))
     with pytest.raises(SummarizerError) as info:
         await summarizer.summarize(REQUEST)
     error = info.value
@@ -284,6 +285,6 @@ async def test_a_call_past_the_deadline_is_cut_and_not_retried() -> None:
 
 async def test_without_an_attempt_timeout_the_deadline_bounds_the_call() -> None:
     inner = SlowThenFast(slow=5.0)
-    summarizer = RetryingSummarizer(inner, deadline=0.05)
+    summarizer = RetryingSummarizer(inner, RetryPolicy(deadline=0.05))
     with pytest.raises(SummarizerError, match=r"^\[deadline\]"):
         await summarizer.summarize(REQUEST)

@@ -6,8 +6,8 @@ import pytest
 
 from app.adapters.token_cache import CachingTokenizer
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.main import build_tokenizer
 from app.settings import Settings
+from app.wiring.counting import build_tokenizer
 
 
 class CountingFake:

@@ -21,8 +21,10 @@ from hypothesis import strategies as st
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
-from app.main import build_service, create_app
+from app.main import create_app
+from app.service.registry import STRATEGIES
 from app.settings import Settings
+from app.wiring.service import build_service
 from tests.builders import FakeSummarizer
 
 Event = tuple[str, ...]
@@ -150,7 +152,7 @@ def archives(data_dir: Path) -> dict[str, dict[str, Any]]:
 @given(
     events=st.one_of(one_exchange(), histories()),
     shape=st.sampled_from(("anthropic", "openai")),
-    strategy=st.sampled_from(("full", "tail", "selective", "prune")),
+    strategy=st.sampled_from(tuple(STRATEGIES)),
     fallback=st.booleans(),
     # Weighted to compact more often than not: that is where archives are written.
     force=st.sampled_from((True, True, False)),

@@ -13,8 +13,9 @@ from asgi_lifespan import LifespanManager
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.api.routes.health import READY_CHECK_SECONDS
-from app.main import build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import build_service
 
 pytestmark = pytest.mark.anyio
 

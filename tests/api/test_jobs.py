@@ -11,8 +11,9 @@ from asgi_lifespan import LifespanManager
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.ports import SummaryRequest
 from app.core.sessions.ids import archive_sha256
-from app.main import build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import build_service
 from tests.builders import (
     FakeSummarizer,
     assistant,

@@ -10,7 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
-from app.main import build_service, create_app
+from app.main import create_app
+from app.wiring.service import build_service
 from tests.builders import FakeSummarizer, assistant, bulk_round, read_round, system, user
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,8 @@ import pytest
 
 from app.adapters.logs import build_handler
 from app.core.ports import SummaryRequest
-from app.main import build_service, create_app
+from app.main import create_app
+from app.wiring.service import build_service
 from tests.builders import FakeSummarizer, assistant, bulk_round, read_round, system, user
 
 pytestmark = pytest.mark.anyio

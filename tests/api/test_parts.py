@@ -12,8 +12,9 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.api.deps import ServiceDep
 from app.api.limits import ShapeLimits
 from app.api.parts import parts_of
-from app.main import build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import build_service
 
 pytestmark = pytest.mark.anyio
 

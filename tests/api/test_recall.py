@@ -17,7 +17,8 @@ from asgi_lifespan import LifespanManager
 from app.core.errors import RecallDeadlineError
 from app.core.recall.search import RecallResult, TimeLeft, check_deadline
 from app.core.recall.terms import Query
-from app.main import build_service, create_app
+from app.main import create_app
+from app.wiring.service import build_service
 from tests.builders import (
     MemoryArchive,
     assistant,

@@ -19,8 +19,9 @@ from app.api.sent_counts import SentCounts, sent_key
 from app.core.decide import estimate_pending_input
 from app.core.provider.dialects import to_openai
 from app.core.tokens import count_total
-from app.main import build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import build_service
 from tests.builders import assistant, parse, read_round, system, user
 
 pytestmark = pytest.mark.anyio

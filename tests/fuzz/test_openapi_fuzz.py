@@ -25,8 +25,9 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.main import build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import build_service
 
 pytestmark = pytest.mark.fuzz
 

@@ -15,8 +15,9 @@ import pytest
 from asgi_lifespan import LifespanManager
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.main import Stores, build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import Stores, build_service
 from tests.builders import FakeSummarizer
 from tests.postgres.conftest import CuttableProxy, url_through
 from tests.service.test_compaction import CONVERSATION

@@ -20,8 +20,9 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.json_numbers import LiteralFloat, LiteralInt, dumps
 from app.core.ports import Archive, ArchiveRef
 from app.core.vocabulary import Format
-from app.main import Stores, build_service, create_app
+from app.main import create_app
 from app.settings import Settings
+from app.wiring.service import Stores, build_service
 from tests.api.test_sent_numbers import assert_archived_as_sent
 from tests.sent_numbers import ODD_NUMBERS, numbered_messages, tagged, with_numbers
 

@@ -15,6 +15,7 @@ from app.core.options.compact import CompactOptions
 from app.core.ports import SummaryRequest
 from app.core.vocabulary import StrategyName
 from app.service.compaction import CompactRequest
+from app.service.registry import STRATEGIES
 from tests.builders import (
     FakeSummarizer,
     MemoryArchive,
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.anyio
 
 WORDS = WordTokenizer()
 CONVERSATION = [system("You are an agent."), *rounds(1, 3)]
-SUMMARIZERS: list[StrategyName] = ["full", "tail", "selective"]
+SUMMARIZERS: list[StrategyName] = [name for name, s in STRATEGIES.items() if s.summarizes]
 
 
 def request(strategy: StrategyName, raw: list[dict[str, Any]] = CONVERSATION) -> CompactRequest:

@@ -16,7 +16,7 @@ from app.core.result import result_json
 from app.core.summary.extractive import ExtractiveSummarizer, extract_summary
 from app.core.summary.prompt import MOST_RECENT_RULE
 from app.core.tokens import count_total
-from app.service.compaction import CompactionService, CompactRequest
+from app.service.compaction import CompactionPorts, CompactionService, CompactRequest
 from tests.builders import (
     NOW,
     SERVICE_DEFAULTS,
@@ -355,11 +355,13 @@ async def test_the_extractive_summarizer_gets_its_messages_without_a_prompt(
 ) -> None:
     extractive = RecordingExtractive()
     service = CompactionService(
-        tokenizer=tokenizer,
-        summarizer=extractive,
-        workdir=DictWorkdir(),
-        archive=MemoryArchive(),
-        defaults=SERVICE_DEFAULTS,
+        CompactionPorts(
+            tokenizer=tokenizer,
+            summarizer=extractive,
+            workdir=DictWorkdir(),
+            archive=MemoryArchive(),
+        ),
+        SERVICE_DEFAULTS,
     )
     messages = parse(CONVERSATION)
     result = await service.compact(CompactRequest(messages=messages, force=True))
@@ -373,12 +375,14 @@ async def test_an_llm_with_an_extractive_fallback_still_gets_the_prompt(
 ) -> None:
     llm = FakeSummarizer(name="anthropic")
     service = CompactionService(
-        tokenizer=tokenizer,
-        summarizer=llm,
-        fallback=RecordingExtractive(),
-        workdir=DictWorkdir(),
-        archive=MemoryArchive(),
-        defaults=SERVICE_DEFAULTS,
+        CompactionPorts(
+            tokenizer=tokenizer,
+            summarizer=llm,
+            fallback=RecordingExtractive(),
+            workdir=DictWorkdir(),
+            archive=MemoryArchive(),
+        ),
+        SERVICE_DEFAULTS,
     )
     await service.compact(CompactRequest(messages=parse(CONVERSATION), force=True))
     (request,) = llm.requests

@@ -17,6 +17,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.messages import Message, dump_messages
 from app.core.options.compact import CompactOptions
 from app.service.compaction import CompactRequest
+from app.service.registry import STRATEGIES
 from tests.builders import (
     FakeSummarizer,
     assistant,
@@ -92,7 +93,7 @@ def flat(messages: list[Message]) -> str:
 
 @pytest.mark.slow
 @pytest.mark.anyio
-@pytest.mark.parametrize("strategy", ["full", "tail", "selective", "prune"])
+@pytest.mark.parametrize("strategy", tuple(STRATEGIES))
 @settings(
     max_examples=25,
     deadline=None,

@@ -6,7 +6,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import RestoredFile
 from app.core.errors import SeenStoreError
 from app.core.ports import FileSkip, FileText, SkipReason
-from app.service.compaction import CompactionService, CompactRequest
+from app.service.compaction import CompactionPorts, CompactionService, CompactRequest
 from app.service.freshness import Freshness, FreshnessCheck
 from tests.builders import (
     SERVICE_DEFAULTS,
@@ -113,13 +113,17 @@ class TimedWorkdir:
 
 def compaction(workdir: TimedWorkdir, store: MemorySeen, tokenizer: TiktokenTokenizer) -> Any:
     return CompactionService(
-        tokenizer=tokenizer,
-        summarizer=FakeSummarizer(),
-        workdir=workdir,
-        archive=MemoryArchive(),
-        freshness=Freshness(store),
-        defaults=defaults_with(
-            SERVICE_DEFAULTS, max_restore_tokens_per_file=30, max_summary_words=100
+        CompactionPorts(
+            tokenizer=tokenizer,
+            summarizer=FakeSummarizer(),
+            workdir=workdir,
+            archive=MemoryArchive(),
+            freshness=Freshness(store),
+        ),
+        defaults_with(
+            SERVICE_DEFAULTS,
+            max_restore_tokens_per_file=30,
+            max_summary_words=100,
         ),
     )
 

@@ -15,6 +15,7 @@ from app.core.ports import SummaryRequest
 from app.core.sessions.records import message_id
 from app.core.summary.prompt import ARCHIVED_HEADINGS
 from app.service.compaction import CompactionService, CompactRequest
+from app.service.registry import STRATEGIES
 from app.service.slots import BusyError, SummarySlots
 from tests.builders import (
     FakeSummarizer,
@@ -130,7 +131,7 @@ async def test_prune_needs_no_summary_slot_while_a_summarizing_strategy_is_refus
             )
         )
         assert (pruned.compacted, pruned.strategy) == (True, "prune")
-        for strategy in ("full", "tail", "selective"):
+        for strategy in [name for name, s in STRATEGIES.items() if s.summarizes]:
             with pytest.raises(BusyError):
                 await service.compact(
                     CompactRequest(

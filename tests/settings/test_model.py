@@ -7,8 +7,8 @@ from pydantic import ValidationError
 
 from app.__main__ import main
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.main import build_service
 from app.settings import Settings
+from app.wiring.service import build_service
 
 
 def test_strategy_settings_come_from_the_environment_and_reach_the_service_defaults(

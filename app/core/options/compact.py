@@ -35,19 +35,9 @@ class CompactOptions(BaseModel):
 
     model_config = _FROZEN
 
-    strategy: StrategyName = Field(
-        "full",
-        description=(
-            "`full`: everything after the system prompt is summarized (but the user's new "
-            "request, when the list ends with one: kept last). `tail`: the most "
-            "recent rounds are kept verbatim, older ones become an archived summary (a "
-            "system message). `selective`: per-type "
-            "rules in priority order (old tool blocks dropped and large fields of the kept "
-            "ones cut to a preview, skill prompts, assistant and user messages beyond "
-            "`selective_keep_recent`), stopping once under the threshold; an LLM summary "
-            "only if still over it. `prune`: old tool results are cleared, no LLM call."
-        ),
-    )
+    # Each strategy says what it does (`description` in app/service/strategies/): the API
+    # document lists them under this field (app/api/spec.py).
+    strategy: StrategyName = Field("full", description="How to compact.")
     tail_keep_recent_rounds: Annotated[
         int | None,
         setting(

@@ -29,6 +29,10 @@ class FullParams:
 @dataclass(frozen=True)
 class Full:
     name: StrategyName = "full"
+    description: str = (
+        "everything after the system prompt is summarized (but the user's new request, when "
+        "the list ends with one: kept last)."
+    )
     params: type[FullParams] = FullParams
     summarizes: bool = True
     # It summarizes everything after the system prompt: nothing smaller is left to try.

@@ -33,6 +33,7 @@ class PruneParams:
 @dataclass(frozen=True)
 class Prune:
     name: StrategyName = "prune"
+    description: str = "old tool results are cleared, no LLM call."
     params: type[PruneParams] = PruneParams
     fallbacks: tuple[StrategyName, ...] = ("tail", "full")
     summarizes: bool = False

@@ -68,6 +68,12 @@ class Selective:
     """`plan`: the rules (a test passes another to exercise the rollback)."""
 
     name: StrategyName = "selective"
+    description: str = (
+        "per-type rules in priority order (old tool blocks dropped and large fields of the kept "
+        "ones cut to a preview, skill prompts, assistant and user messages beyond "
+        "`selective_keep_recent`), stopping once under the threshold; an LLM summary only if "
+        "still over it."
+    )
     params: type[SelectiveParams] = SelectiveParams
     summarizes: bool = True
     fallbacks: tuple[StrategyName, ...] = ("full",)

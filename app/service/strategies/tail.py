@@ -55,6 +55,10 @@ class TailParams:
 @dataclass(frozen=True)
 class Tail:
     name: StrategyName = "tail"
+    description: str = (
+        "the most recent rounds are kept verbatim, older ones become an archived summary (a "
+        "system message)."
+    )
     params: type[TailParams] = TailParams
     summarizes: bool = True
     fallbacks: tuple[StrategyName, ...] = ("full",)

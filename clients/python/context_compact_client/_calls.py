@@ -43,7 +43,6 @@ TokenizerName = Literal["tiktoken", "o200k", "anthropic"]
 System = str | Sequence[Mapping[str, Any]]
 Tools = Sequence[Mapping[str, Any]]
 Reason = Literal["llm_call", "tool_execution", "manual"]
-Strategy = Literal["full", "tail", "selective", "prune"]
 
 _T = TypeVar("_T")
 

@@ -1,8 +1,12 @@
 """The API's JSON bodies as `TypedDict`s: what each method returns is the decoded JSON,
-typed. Written from openapi.yaml; a test in the server's suite fails when a key or its
+typed. Written from openapi.yaml (the strategies and request options generated from it,
+`_generated.py`); a test in the server's suite fails when a key or its
 requiredness differs from the spec. A key the spec marks optional is `NotRequired`."""
 
 from typing import Any, Literal, NotRequired, TypedDict
+
+from context_compact_client._generated import CompactOptions as CompactOptions
+from context_compact_client._generated import Strategy
 
 # One message in either shape (Anthropic Messages or OpenAI Chat Completions), as JSON.
 Message = dict[str, Any]
@@ -68,7 +72,7 @@ class ShouldCompactResponse(TypedDict):
 class FallbackInfo(TypedDict):
     """A strategy tried before the one that produced the answer, and why it was not kept."""
 
-    strategy: Literal["full", "tail", "selective", "prune"]
+    strategy: Strategy
     reason: str
     tokens_after: NotRequired[int | None]
     detail: NotRequired[str | None]
@@ -338,43 +342,6 @@ class ErrorResponse(TypedDict):
     error: str
     message: str
     details: NotRequired[list[ErrorDetail]]
-
-
-class CompactOptions(TypedDict, total=False):
-    """Per-request overrides of the server's defaults; every field is optional."""
-
-    strategy: Literal["full", "tail", "selective", "prune"]
-    tail_keep_recent_rounds: int | None
-    prune_keep_recent: int | None
-    prune_exclude_tools: list[str] | None
-    prune_min_tokens: int | None
-    prune_clear_inputs: bool | None
-    max_iterations: int | None
-    context_window: int | None
-    threshold: float | None
-    min_messages: int | None
-    max_restore_files: int | None
-    max_restore_tokens_per_file: int | None
-    max_restore_tokens_total: int | None
-    ledger_budget: int | None
-    file_tools: list[str] | None
-    max_summary_words: int | None
-    read_tools: list[str] | None
-    selective_keep_recent: int | None
-    selective_tool_call_threshold: int | None
-    selective_tool_result_threshold: int | None
-    selective_preview_tokens: int | None
-    selective_fallback_to_summary: bool | None
-    summary_input_budget: int | None
-    fallback: bool | None
-    # Deprecated: the former names of the options above, still accepted by the server (its
-    # answer then warns); sent beside the new name, only with the same value.
-    keep_recent_rounds: int | None  # tail_keep_recent_rounds
-    keep_recent: int | None  # selective_keep_recent
-    tool_call_threshold: int | None  # selective_tool_call_threshold
-    tool_result_threshold: int | None  # selective_tool_result_threshold
-    preview_tokens: int | None  # selective_preview_tokens
-    fallback_to_summary: bool | None  # selective_fallback_to_summary
 
 
 class ToolResultLimits(TypedDict, total=False):
