@@ -64,6 +64,7 @@ class ProxyPolicy:
     keep_share: float = 0.35
     fold_share: float = 0.35
     wait_seconds: float = 3.0
+    quiet_share: float = 0.1  # of the limit, grown after a head is put in before the next
     max_sessions: int = 1000
 
 
@@ -104,6 +105,10 @@ class _Session:
     running: asyncio.Task[Head | None] | None = None
     based_on: Head | None = None  # the head the running compaction started from
     ratio: float | None = None
+    # After a head is put in, no compaction starts in the background below this count: a
+    # head and kept part that together stay above the start mark would otherwise start
+    # the next compaction at once, turn after turn.
+    quiet_below: int = 0
 
 
 @dataclass(frozen=True)
@@ -169,7 +174,8 @@ class ProxyCompactor:
                 session.head, sent, action = ready, spliced, "applied"
                 count = await self._count(ex, sent)
                 now = stage(self._judged(ex, session, count.raw), ex.limit, self.policy.marks)
-        if now in ("start", "splice") and session.running is None:
+        quiet = before < session.quiet_below
+        if now in ("start", "splice") and session.running is None and not quiet:
             self._start(ex, session, client)
             action = "precompact_started" if action == "none" else action
         if now == "over":
@@ -183,6 +189,8 @@ class ProxyCompactor:
                 reason = reason or "nothing_to_compact"
         sent = self._within_breakpoints(ex, sent)
         after = self._judged(ex, session, count.raw)
+        if action in ("applied", "compacted") and after < before:
+            session.quiet_below = after + int(self.policy.quiet_share * ex.limit)
         return Planned(ex.session_id, sent, action, reason, before, after, count.raw)
 
     async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
