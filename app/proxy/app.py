@@ -33,6 +33,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from app.core import json_numbers
 from app.core.errors import UpstreamError
 from app.core.model_table import ModelSpec, find_model
@@ -206,7 +208,10 @@ class ProxyApp:
     def _exchange(self, route: _Route, named: Mapping[str, str], body: bytes) -> Exchange | None:
         if route.path not in COMPACTED and route.path != COUNT:
             return None
-        document, _ = json_numbers.loads(body)
+        try:
+            document = orjson.loads(body)
+        except orjson.JSONDecodeError:  # numbers orjson refuses (NaN, over 64 bits): as sent
+            document, _ = json_numbers.loads(body)
         if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
             return None
         model = document.get("model")
@@ -217,7 +222,7 @@ class ProxyApp:
         key = session_key(named, document)
         session = scoped_session_id(self.config.secret, credential_of(named), key)
         limit = input_limit(spec.context_window, None, document)
-        return Exchange(route.api, session, document, spec, limit)
+        return Exchange(route.api, session, document, spec, limit, len(body))
 
     async def _plan(self, route: _Route, ex: Exchange, body: bytes) -> tuple[Planned | None, bytes]:
         assert self.compactor is not None
@@ -225,7 +230,7 @@ class ProxyApp:
             spliced = self.compactor.head_for(ex.session_id, ex.messages)
             if spliced is None:
                 return None, body
-            planned = Planned(ex.session_id, spliced, "applied", None, 0, 0, 0)
+            planned = Planned(ex.session_id, spliced, "applied", None, None, None, 0)
             return planned, json_numbers.dumps({**ex.body, "messages": spliced})
         planned = await self.compactor.plan(ex)
         if planned.messages is ex.messages or planned.messages == ex.messages:

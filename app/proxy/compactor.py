@@ -56,6 +56,7 @@ log = logging.getLogger("context_compact.proxy")
 Api = Literal["anthropic", "openai"]
 Action = Literal["none", "skipped", "precompact_started", "applied", "compacted", "retried"]
 _SYSTEM_ROLES = frozenset({"system", "developer"})
+BYTES_PER_TOKEN_FLOOR = 2
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ class Exchange:
     body: Mapping[str, Any]
     spec: ModelSpec
     limit: int
+    size: int = 0  # the body's bytes
 
     @property
     def messages(self) -> list[JsonDict]:
@@ -93,8 +95,8 @@ class Planned:
     messages: list[JsonDict]
     action: Action
     reason: str | None
-    tokens_before: int
-    tokens_after: int
+    tokens_before: int | None  # None: not counted (surely below the start mark)
+    tokens_after: int | None
     counted: int  # our own count of what is sent (before any ratio): for the usage ratio
 
 
@@ -165,6 +167,8 @@ class ProxyCompactor:
                 reason = "history_changed"
             else:
                 sent, action = spliced, "applied"
+        if session.ready is None and self._surely_below(ex, session):
+            return Planned(ex.session_id, sent, action, reason, None, None, 0)
         count = await self._count(ex, sent)
         before = self._judged(ex, session, count.raw)
         now = stage(before, ex.limit, self.policy.marks)
@@ -232,6 +236,14 @@ class ProxyCompactor:
         texts.append(orjson.dumps(fixed).decode() if fixed else "")
         counts = await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts)
         return _Count(counts[:-1], counts[-1])
+
+    def _surely_below(self, ex: Exchange, session: _Session) -> bool:
+        """Whether the body is too small to reach the start mark whatever its tokens: half
+        its bytes bound its tokens (a token of agent text is three to four bytes; of any
+        text, hardly ever under two), so most requests of a session are judged without
+        being counted."""
+        bound = self._judged(ex, session, ex.size // BYTES_PER_TOKEN_FLOOR)
+        return bound < self.policy.marks.start * ex.limit
 
     def _judged(self, ex: Exchange, session: _Session, raw: int) -> int:
         """Our count raised to the provider's: by the ratio its answers showed, else by

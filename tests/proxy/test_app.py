@@ -15,7 +15,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.model_table import ModelSpec
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.app import ProxyApp, ProxyConfig
-from app.proxy.compactor import ProxyCompactor, ProxyPolicy
+from app.proxy.compactor import Exchange, ProxyCompactor, ProxyPolicy
 from app.service.metrics import NoMetrics
 from tests.builders import FakeSummarizer, build_service, rounds, user
 from tests.proxy.fakes import FakeUpstream, Reply, Sent
@@ -82,6 +82,7 @@ async def test_below_the_threshold_the_bytes_go_through_both_ways_unchanged(
     assert response.headers["request-id"] == "req_1"
     assert "connection" not in response.headers
     assert response.headers["x-compact-action"] == "none"
+    assert "x-compact-tokens-before" not in response.headers  # far below: not even counted
     assert response.headers["x-accel-buffering"] == "no"
     assert response.headers["x-compact-session"].startswith("proxy-")
 
@@ -339,7 +340,7 @@ async def test_a_stream_is_relayed_chunk_by_chunk_and_its_usage_read(
     stream = [(b"content-type", b"text/event-stream")]
     upstream = FakeUpstream(lambda sent: Reply(200, stream, events))
     app = proxy(upstream, tokenizer)
-    body = _anthropic([user("hello")], stream=True)
+    body = _anthropic([user("word " * 1600)], stream=True)  # counted: near the tiny window
     async with (
         client(app) as http,
         http.stream("POST", "/v1/messages", content=body, headers=HEADERS) as response,
@@ -352,12 +353,11 @@ async def test_a_stream_is_relayed_chunk_by_chunk_and_its_usage_read(
     assert app.compactor._sessions[session].ratio is not None
 
 
-async def _tokens(app: ProxyApp, messages: list[dict[str, Any]]) -> int:
-    async with client(app) as http:
-        response = await http.post(
-            "/v1/messages", content=_anthropic(messages, model="big"), headers=HEADERS
-        )
-    return int(response.headers["x-compact-tokens-before"])
+async def _tokens(compactor: ProxyCompactor, messages: list[dict[str, Any]]) -> int:
+    """The proxy's own count of an Anthropic request with `messages` (no margin)."""
+    body = orjson.loads(_anthropic(messages))
+    ex = Exchange("anthropic", "count", body, MODELS["big"], 1_000_000)
+    return (await compactor._count(ex, messages)).raw
 
 
 async def test_a_compaction_begun_in_the_background_is_put_in_at_the_splice_mark(
@@ -373,9 +373,7 @@ async def test_a_compaction_begun_in_the_background_is_put_in_at_the_splice_mark
     immediate = build_service(tokenizer, ExtractiveSummarizer(), new_id=_ids())
     compactor = ProxyCompactor(background, immediate, ProxyPolicy(wait_seconds=0.2))
     upstream = FakeUpstream()
-    measured = ProxyApp(
-        CONFIG, FakeUpstream(), ProxyCompactor(immediate, immediate), MODELS, NoMetrics()
-    )
+    measured = ProxyCompactor(immediate, immediate)
     at_start, at_splice = long_session(8), long_session(10)
     start_tokens, splice_tokens = (
         await _tokens(measured, at_start),
