@@ -157,6 +157,8 @@ def _fraction(text: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
 
+    from pydantic_settings import SettingsError
+
     from app.settings import Settings
     from app.settings.names import explain, unknown_variables
 
@@ -165,12 +167,31 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"error: configuration: {explain(exc)}", file=sys.stderr)
         return 2
+    except SettingsError as exc:  # a value the settings could not even decode (JSON)
+        print(f"error: configuration: {_undecodable(exc)}", file=sys.stderr)
+        return 2
     unknown = unknown_variables(os.environ)
     if args.command == "serve":
         return _serve(settings, args, unknown)
     for line in unknown:
         print(f"warning: {line}", file=sys.stderr)
     return _run(settings, args)
+
+
+def _undecodable(error: Exception) -> str:
+    """One line naming the variable whose value could not be decoded, and why:
+    pydantic-settings names only the field, and the reason only in the chained error."""
+    import json
+    import re
+
+    from app.settings.names import variable_of
+
+    field = re.search(r'field "(\w+)"', str(error))
+    where = variable_of((field.group(1),)) if field else "a setting"
+    cause = error.__cause__
+    if isinstance(cause, json.JSONDecodeError):
+        return f"{where}: not valid JSON ({cause})"
+    return f"{where}: {cause or error}"
 
 
 def _serve(settings: Any, args: argparse.Namespace, unknown: list[str]) -> int:

@@ -31,7 +31,7 @@ from app.core.ports import DataDirectory
 from app.core.summary import deadline_warning
 from app.service.compaction import CompactionService
 from app.settings import Settings
-from app.wiring.service import Stores, build_service, close_ports
+from app.wiring.service import Stores, build_service, close_ports, local_call_bound
 from app.wiring.web import build_parts
 
 __all__ = ["create_app"]
@@ -147,7 +147,7 @@ def lifespan_of(settings: Settings, parts: AppParts, stores: Stores) -> Lifespan
 
 def log_ready(settings: Settings, service: CompactionService) -> None:
     """The start-up line, and what the configuration may not do as its author meant."""
-    bound = settings.local_call_bound
+    bound = local_call_bound(settings)
     too_slow = deadline_warning(bound) if bound is not None else None
     if too_slow is not None:
         log.warning(too_slow)

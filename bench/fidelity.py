@@ -165,10 +165,14 @@ async def measure() -> list[tuple[str, dict[str, float]]]:
         raise SystemExit(f"no transcripts under {CORPUS}")
     table: list[tuple[str, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(_env_file=None, workdir=tmp, data_dir=f"{tmp}/data")  # type: ignore[call-arg]
         for case in CASES:
-            budget = {"ledger_budget": 1500 if case.ledger else 0}
-            base = build_service(settings.model_copy(update=budget), summarizer=case.summarizer)
+            settings = Settings(  # type: ignore[call-arg]
+                _env_file=None,
+                workdir=tmp,
+                data_dir=f"{tmp}/data",
+                ledger_budget=1500 if case.ledger else 0,
+            )
+            base = build_service(settings, summarizer=case.summarizer)
             shares: dict[str, float] = {}
             for path in paths:
                 raw: list[dict[str, Any]] = json.loads(path.read_text())["messages"]

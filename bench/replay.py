@@ -37,7 +37,8 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.main import create_app
 from app.settings import Settings
 from app.wiring.service import build_service
-from bench.replay_driver import Conversation, RunResult, ServiceClient, replay
+from bench.replay_agents import render_by_agent
+from bench.replay_driver import Conversation, RunResult, ServiceClient, replay, run_from_json
 from bench.replay_report import render, totals
 from bench.results import write_section
 from bench.run import machine
@@ -46,6 +47,7 @@ CORPUS_LONG = Path(__file__).resolve().parents[2] / "shared" / "corpus-long"
 STRATEGIES = ("full", "tail", "selective", "prune")
 WINDOWS = (32_000, 64_000, 128_000)
 SECTION = "## Long-session replay"
+AGENTS_SECTION = "## Wide-corpus replay"
 SHAPES = ("anthropic", "openai")
 
 
@@ -69,8 +71,11 @@ def load_conversations(corpus: Path, quick: bool = False) -> list[Conversation]:
         for shape in SHAPES:
             path = corpus / f"{name}.{shape}.json"
             if path.exists():
-                messages = json.loads(path.read_text(encoding="utf-8"))["messages"]
-                conversations.append(Conversation(name, shape, messages))  # type: ignore[arg-type]
+                data = json.loads(path.read_text(encoding="utf-8"))
+                agent, split = str(data.get("agent", "")), str(data.get("split", ""))
+                conversations.append(
+                    Conversation(name, shape, data["messages"], agent, split)  # type: ignore[arg-type]
+                )
     return conversations
 
 
@@ -122,6 +127,17 @@ def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def runs_from_reports(paths: Sequence[Path]) -> list[RunResult]:
+    """The runs of `--json` reports, a later report's runs of a conversation replacing an
+    earlier one's."""
+    by_conversation: dict[str, list[RunResult]] = {}
+    for path in paths:
+        runs = [run_from_json(r) for r in json.loads(path.read_text(encoding="utf-8"))["runs"]]
+        for name in {r.conversation for r in runs}:
+            by_conversation[name] = [r for r in runs if r.conversation == name]
+    return [run for runs in by_conversation.values() for run in runs]
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.replay", description=__doc__)
     parser.add_argument("--corpus", type=Path, default=CORPUS_LONG, help="conversations dir")
@@ -136,6 +152,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--force", action="store_true", help="send `force: true` to /compact")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--write", action="store_true", help="write into bench/RESULTS.md")
+    parser.add_argument(
+        "--by-agent",
+        action="store_true",
+        help="report per agent kind and split, with the issue-36 targets (the wide corpus)",
+    )
+    parser.add_argument("--section", help="the RESULTS.md section to write (a `## ` heading)")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        action="append",
+        default=[],
+        help="render the runs of earlier --json reports instead of replaying (a later "
+        "report's runs of a conversation replace an earlier one's)",
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.strategies) - set(STRATEGIES))
     if unknown:
@@ -176,9 +206,9 @@ the window; *wall s*: the replays' time. The first table sums the conversations 
 strategy, window and shape."""
 
 
-def section(report: dict[str, Any], tables: str) -> str:
+def section(report: dict[str, Any], tables: str, heading: str = SECTION) -> str:
     return (
-        f"{SECTION}\n\n`{report['command']}` on {report['date']}, {report['machine']}; "
+        f"{heading}\n\n`{report['command']}` on {report['date']}, {report['machine']}; "
         f"{report['wall_seconds']} s in all.\n\n{LEGEND}\n\n{tables}"
     )
 
@@ -186,7 +216,6 @@ def section(report: dict[str, Any], tables: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     command = "python -m bench.replay " + " ".join(sys.argv[1:] if argv is None else argv)
-    conversations = load_conversations(args.corpus, args.quick)
 
     def progress(run: RunResult) -> None:
         print(
@@ -197,17 +226,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     started = time.perf_counter()
-    runs = asyncio.run(
-        run_all(conversations, args.strategies, args.windows, force=args.force, progress=progress)
-    )
-    report = report_json(runs, command.strip(), time.perf_counter() - started)
-    tables = render(runs, report["totals"])
+    if args.from_json:
+        runs = runs_from_reports(args.from_json)
+    else:
+        conversations = load_conversations(args.corpus, args.quick)
+        runs = asyncio.run(
+            run_all(
+                conversations, args.strategies, args.windows, force=args.force, progress=progress
+            )
+        )
+    seconds = time.perf_counter() - started
+    if args.from_json:
+        seconds = sum(r.wall_seconds for r in runs)  # the replays' own time
+    report = report_json(runs, command.strip(), seconds)
+    tables = render_by_agent(runs) if args.by_agent else render(runs, report["totals"])
+    heading = args.section or (AGENTS_SECTION if args.by_agent else SECTION)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(section(report, tables))
+        print(section(report, tables, heading))
     if args.write:
-        write_section(SECTION, section(report, tables))
+        write_section(heading, section(report, tables, heading))
     return 0
 
 

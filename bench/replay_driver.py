@@ -37,6 +37,8 @@ class Conversation:
     name: str
     shape: Shape
     messages: list[Msg]
+    agent: str = ""  # the agent kind (`cursor`, `claude-code`, ...), when the file says
+    split: str = ""  # `dev` or `held-out`, when the file says
 
 
 @dataclass
@@ -47,6 +49,8 @@ class RunResult:
     shape: str
     strategy: str
     window: int
+    agent: str = ""
+    split: str = ""
     messages: int = 0
     llm_calls: int = 0
     compactions: int = 0
@@ -57,6 +61,7 @@ class RunResult:
     answered_by: Counter[str] = field(default_factory=Counter)
     max_sent_tokens: int = 0
     over_window: int = 0
+    growth: int = 0  # compactions whose answer was no smaller than the context sent
     invalid: int = 0
     invalid_samples: list[str] = field(default_factory=list)
     http_errors: int = 0
@@ -75,6 +80,8 @@ class RunResult:
     def as_json(self) -> dict[str, Any]:
         return {
             "conversation": self.conversation,
+            "agent": self.agent,
+            "split": self.split,
             "shape": self.shape,
             "strategy": self.strategy,
             "window": self.window,
@@ -87,6 +94,7 @@ class RunResult:
             "answered_by": dict(sorted(self.answered_by.items())),
             "max_sent_tokens": self.max_sent_tokens,
             "over_window": self.over_window,
+            "growth": self.growth,
             "invalid": self.invalid,
             "invalid_samples": self.invalid_samples,
             "http_errors": self.http_errors,
@@ -108,6 +116,47 @@ class RunResult:
             "final_valid": self.final_valid,
             "wall_seconds": round(self.wall_seconds, 3),
         }
+
+
+def run_from_json(data: dict[str, Any]) -> RunResult:
+    """A run as `RunResult.as_json` wrote it (the samples and the final context aside)."""
+    facts = {k: [v["kept"], v["total"]] for k, v in data["facts"].items() if k != "all"}
+    fields = {
+        k: data[k]
+        for k in (
+            "messages",
+            "llm_calls",
+            "compactions",
+            "continuations",
+            "refills",
+            "max_sent_tokens",
+            "over_window",
+            "growth",
+            "invalid",
+            "http_errors",
+            "first_request_kept",
+            "missing",
+            "recalled",
+            "ledger_tokens_max",
+            "summary_tokens_max",
+            "final_tokens",
+            "final_valid",
+            "wall_seconds",
+        )
+        if k in data
+    }
+    return RunResult(
+        data["conversation"],
+        data["shape"],
+        data["strategy"],
+        data["window"],
+        data.get("agent", ""),
+        data.get("split", ""),
+        refusals=Counter(data["refusals"]),
+        answered_by=Counter(data["answered_by"]),
+        facts=facts,
+        **fields,
+    )
 
 
 def violations_of(messages: list[Msg], shape: str, *, pending_tail_ok: bool = False) -> list[str]:
@@ -193,7 +242,7 @@ class _Loop:
 
     def __post_init__(self) -> None:
         c = self.conversation
-        self.result = RunResult(c.name, c.shape, self.strategy, self.window)
+        self.result = RunResult(c.name, c.shape, self.strategy, self.window, c.agent, c.split)
         self.session_id = f"replay.{c.name}.{c.shape}.{self.strategy}.{self.window}"
         self.fmt = c.shape
 
@@ -275,6 +324,8 @@ class _Loop:
                 body = {"messages": context, "format": self.fmt}
                 status, counted = await self.service.post("/count", body)
                 if status == 200:
+                    if int(counted["token_count"]) >= sent:
+                        result.growth += 1
                     sent = int(counted["token_count"])
                 else:
                     self.failed("/count", status, counted)

@@ -4,7 +4,8 @@ Deliberately independent of the service's fact ledger (`app/core/ledger/extract.
 must be able to tell the ledger is wrong. The rules, applied to the messages as sent, in
 either shape (Anthropic Messages or OpenAI Chat Completions):
 
-- path: the string value of a tool call input key named `path`, `file_path`,
+- path: the string value of a tool call input key named `path`, `file_path`, `absolute_path`,
+  `absolutePath`, `notebook_path`,
   `target_file`, `filepath` or `filename` (a file read, written or edited; directories
   passed as `relative_workspace_path` or `dir_path` are not files).
 - command: a tool call input `command` (or `cmd`), whitespace collapsed; distinct ones.
@@ -21,8 +22,9 @@ either shape (Anthropic Messages or OpenAI Chat Completions):
 - first_request and request: each user text that is not a tool result, with the blocks an
   agent's harness injects removed (`<environment_details>`, `<system-reminder>` and the
   like, see `HARNESS_TAGS`, and the notices it writes from their opening line to the
-  block's end: `[Request interrupted by user]`, Cline's `[TASK RESUMPTION]`, see
-  `HARNESS_NOTICES`); its first non-empty line, whitespace collapsed, cut to 200
+  block's end: Cline's `[TASK RESUMPTION]`, Gemini CLI's setup message, see
+  `HARNESS_NOTICES`; one-line notices such as `[Request interrupted by user]` only their
+  line, `HARNESS_LINES`); its first non-empty line, whitespace collapsed, cut to 200
   characters. The first one is `first_request`, every later distinct one a `request`.
 
 A fact is kept when its text occurs in the final context's text (every string of every
@@ -45,7 +47,16 @@ Msg = dict[str, Any]
 # The kinds of the issue's table: errors flagged `is_error` apart from error lines found in
 # unflagged output, the user's first request apart from the later ones.
 KINDS = ("path", "command", "error", "output_error", "first_request", "request")
-PATH_KEYS = ("path", "file_path", "target_file", "filepath", "filename")
+PATH_KEYS = (
+    "path",
+    "file_path",
+    "target_file",
+    "filepath",
+    "filename",
+    "absolute_path",
+    "absolutePath",
+    "notebook_path",
+)
 COMMAND_KEYS = ("command", "cmd")
 FACT_CHARS = 200
 HARNESS_TAGS = (
@@ -66,15 +77,27 @@ _HARNESS = re.compile(
 )
 # Lines that open text the harness wrote into a user message (not the user's words).
 HARNESS_NOTICES = (
-    "[Request interrupted by user",
     "[TASK RESUMPTION]",
     "[ERROR] You did not use a tool",
     "# TODO LIST UPDATE REQUIRED",
+    "This is the Gemini CLI. We are setting up the context",
+    "This session is being continued from a previous conversation",
+    "I committed the changes with git hash",
+    "I added these files to the chat:",
+)
+# Notices of one line: only the line is the harness's (the user's words may follow).
+HARNESS_LINES = (
+    "[Request interrupted by user",
     "Caveat: The messages below were generated",
 )
 _NOTICE = re.compile(
     r"^\s*(?:" + "|".join(map(re.escape, HARNESS_NOTICES)) + r").*\Z", re.DOTALL | re.MULTILINE
 )
+_NOTICE_LINE = re.compile(
+    r"^\s*(?:" + "|".join(map(re.escape, HARNESS_LINES)) + r").*$", re.MULTILINE
+)
+# Tags that wrap the user's own words (Cline's `<task>`, Cursor's `<user_query>`, ...).
+_WRAPPER_TAG = re.compile(r"</?(?:task|user_query|user_message|feedback|answer)>")
 _TRACEBACK = "Traceback (most recent call last)"
 _GROUP_LINE = re.compile(r"^- \[commands\] (.+?): (.+)$", re.MULTILINE)
 _NAMED_ERROR = re.compile(r"^\s*(?:[A-Z]+\d+\s+)?(?:[\w]+\.)*[A-Z]\w*(?:Error|Exception)\b:")
@@ -193,8 +216,10 @@ def error_line(text: str, flagged: bool) -> str | None:
 
 
 def request_line(text: str) -> str | None:
-    """The first line of what the user said, harness-injected blocks removed."""
-    stripped = _NOTICE.sub("", _HARNESS.sub("", text))
+    """The first line of what the user said, harness-injected blocks removed and the tags
+    of the wrappers that hold the user's words (`<task>`, `<user_query>`, ...) dropped."""
+    stripped = _NOTICE.sub("", _NOTICE_LINE.sub("", _HARNESS.sub("", text)))
+    stripped = _WRAPPER_TAG.sub("", stripped)
     for line in stripped.splitlines():
         if line.strip():
             return _cut(line)

@@ -19,15 +19,20 @@ FACT_HEADS = {
 }
 
 
-def totals(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
-    """One row per (strategy, window, shape), over every conversation, in run order."""
-    keys: list[tuple[str, int, str]] = []
+GROUPING = ("strategy", "window", "shape")
+
+
+def totals(runs: Sequence[RunResult], by: Sequence[str] = GROUPING) -> list[dict[str, Any]]:
+    """One row per distinct value of the fields `by` (strategy, window and shape unless
+    told), over every conversation, in run order."""
+    keys: list[tuple[Any, ...]] = []
     for run in runs:
-        if (run.strategy, run.window, run.shape) not in keys:
-            keys.append((run.strategy, run.window, run.shape))
+        if tuple(getattr(run, f) for f in by) not in keys:
+            keys.append(tuple(getattr(run, f) for f in by))
     rows = []
-    for strategy, window, shape in keys:
-        group = [r for r in runs if (r.strategy, r.window, r.shape) == (strategy, window, shape)]
+    for key in keys:
+        group = [r for r in runs if tuple(getattr(r, f) for f in by) == key]
+        window = max(r.window for r in group)
         refusals: Counter[str] = Counter()
         answered: Counter[str] = Counter()
         for run in group:
@@ -46,10 +51,8 @@ def totals(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
         }
         ledger = max(r.ledger_tokens_max for r in group)
         rows.append(
-            {
-                "strategy": strategy,
-                "window": window,
-                "shape": shape,
+            dict(zip(by, key, strict=True))
+            | {
                 "runs": len(group),
                 "llm_calls": sum(r.llm_calls for r in group),
                 "compactions": sum(r.compactions for r in group),
@@ -59,6 +62,7 @@ def totals(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
                 "max_sent_tokens": max(r.max_sent_tokens for r in group),
                 "over_window": sum(r.over_window for r in group),
                 "runs_over_window": sum(1 for r in group if r.over_window),
+                "growth": sum(r.growth for r in group),
                 "invalid": sum(r.invalid for r in group),
                 "final_invalid": sum(1 for r in group if not r.final_valid),
                 "http_errors": sum(r.http_errors for r in group),
@@ -67,7 +71,7 @@ def totals(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
                 "missing": sum(r.missing for r in group),
                 "recalled": sum(r.recalled for r in group),
                 "ledger_tokens_max": ledger,
-                "ledger_share_max": round(ledger / window, 4),
+                "ledger_share_max": round(ledger / window, 4) if "window" in by else None,
                 "summary_tokens_max": max(r.summary_tokens_max for r in group),
                 "wall_seconds": round(sum(r.wall_seconds for r in group), 3),
             }
@@ -75,15 +79,15 @@ def totals(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
     return rows
 
 
-def _share(kept: int, total: int) -> str:
+def share(kept: int, total: int) -> str:
     return f"{kept}/{total} ({kept / total:.0%})" if total else "-"
 
 
-def _refusals(refusals: dict[str, int]) -> str:
+def refusals_text(refusals: dict[str, int]) -> str:
     return ", ".join(f"{n} {reason}" for reason, n in refusals.items()) or "0"
 
 
-def _sent(max_sent: int, window: int, over: int) -> str:
+def sent_text(max_sent: int, window: int, over: int) -> str:
     flag = f" **OVER ×{over}**" if over else ""
     return f"{max_sent:,} ({max_sent / window:.0%}){flag}"
 
@@ -93,12 +97,12 @@ def _cells(row: dict[str, Any], window: int) -> list[str]:
     return [
         str(row["llm_calls"]),
         f"{row['compactions']} / {row['refills']}",
-        _refusals(row["refusals"]),
-        _refusals(row["answered_by"]),
-        _sent(row["max_sent_tokens"], window, row["over_window"]),
+        refusals_text(row["refusals"]),
+        refusals_text(row["answered_by"]),
+        sent_text(row["max_sent_tokens"], window, row["over_window"]),
         str(row["invalid"]),
-        *(_share(facts[k]["kept"], facts[k]["total"]) for k in (*KINDS, "all")),
-        _share(row["recalled"], row["missing"]),
+        *(share(facts[k]["kept"], facts[k]["total"]) for k in (*KINDS, "all")),
+        share(row["recalled"], row["missing"]),
         f"{row['ledger_tokens_max']:,} ({row['ledger_tokens_max'] / window:.1%})",
         f"{row['wall_seconds']:.1f}",
     ]

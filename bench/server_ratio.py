@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.adapters.llm_probe import ModelsProbe
+from app.adapters.llm_probe import ModelsProbe, ProbeTiming
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.messages import Message
 from app.core.summary.prompt import SUMMARY_SYSTEM, build_summary_prompt, serialize_for_summary
@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     async def run() -> list[Count]:
-        probe = ModelsProbe(args.base_url, model=args.model, timeout=60.0)
+        probe = ModelsProbe(args.base_url, model=args.model, timing=ProbeTiming(timeout=60.0))
         try:
             return await measure(probe, args.corpus)
         finally:

@@ -1,7 +1,8 @@
 """Render the configuration table (docs/configuration.md) from the settings model (a test
 keeps them equal).
 
-One row per field of `app.settings.model.Settings`, in declaration order: its environment
+One row per setting (`app.settings.names.every_setting`: the fields of `Settings` in order,
+with the settings declared beside request models' fields placed among them): its environment
 variable(s) (`COMPACT_` + the name, or every alias, e.g. `COMPACT_ANTHROPIC_API_KEY` /
 `ANTHROPIC_API_KEY`), its default — with the container image's value beside it when the
 Dockerfile's final stage sets the variable — and its `description`. The table lives in
@@ -25,8 +26,7 @@ if __package__ in (None, ""):  # run as a file: make `scripts.` importable
 from pydantic import SecretStr  # noqa: E402
 from pydantic.fields import FieldInfo  # noqa: E402
 
-from app.settings import Settings  # noqa: E402
-from app.settings.names import env_names  # noqa: E402
+from app.settings.names import env_names, every_setting  # noqa: E402
 from scripts.check_container import parse_dockerfile, stage_env  # noqa: E402
 
 PAGE = ROOT / "docs" / "configuration.md"
@@ -60,9 +60,9 @@ def image_env(dockerfile: Path = DOCKERFILE) -> dict[str, str]:
 def render(image: Mapping[str, str]) -> str:
     """The table, with `image` (the Dockerfile's ENV) for the image's values."""
     rows = list(HEADER)
-    for name, field in Settings.model_fields.items():
+    for name, field in every_setting():
         if not field.description:
-            raise ValueError(f"Settings.{name} has no description: the table needs one")
+            raise ValueError(f"setting {name} has no description: the table needs one")
         names = env_names(name, field)
         default = show(default_of(field))
         in_image = next((image[n] for n in names if n in image), None)

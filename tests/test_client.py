@@ -156,7 +156,7 @@ async def test_async_count_and_should_compact_answer_the_api_json(
         "exact": True,
         "format": "anthropic",
         "warnings": [],
-        "parts": {"system": 8, "tools": 0, "messages": counted["token_count"] - 8},
+        "parts": {"system": 11, "tools": 0, "messages": counted["token_count"] - 11},
     }
     decision = await aclient.should_compact(
         CONVERSATION, last_usage={"input_tokens": 8500}, context_window=10_000

@@ -27,9 +27,10 @@ from app.core.options.compact import (
 )
 from app.core.options.declaration import FormerName, Setting, settings_of
 from app.core.options.params import DecideParams, RunParams, options_read, resolve_params
-from app.service.defaults import Defaults, declared_defaults, server_options
+from app.service.defaults import Defaults
 from app.service.registry import STRATEGIES
 from app.settings.model import ENV_PREFIX, Settings
+from app.settings.names import every_setting
 from app.wiring.service import build_service
 
 DECLARED = settings_of(CompactOptions)
@@ -73,16 +74,19 @@ def test_every_request_option_has_a_setting_or_a_reason_for_none() -> None:
     assert all(reason.strip() for reason in REQUEST_ONLY.values())
 
 
-def test_every_declared_setting_is_a_settings_field_with_its_declared_default() -> None:
-    for name, (_, spec) in DECLARED.items():
-        field = Settings.model_fields[name]
+def test_every_declared_setting_is_a_setting_with_its_declared_default() -> None:
+    rows = dict(every_setting())
+    server = Settings(_env_file=None).options  # type: ignore[call-arg]
+    for name, (option, spec) in DECLARED.items():
+        field = rows[name]
         assert field.description == spec.field(ENV_PREFIX).description, name
         assert (field.description or "").startswith(spec.description), name
-        assert field.get_default(call_default_factory=True) == declared_defaults()[name], name
+        assert field.get_default(call_default_factory=True) == spec.default_value, name
+        assert getattr(server, option) == spec.default_value, name
 
 
 def test_the_declared_defaults_are_the_service_defaults() -> None:
-    built = server_options(Settings(_env_file=None).model_dump())  # type: ignore[call-arg]
+    built = Settings(_env_file=None).options  # type: ignore[call-arg]
     assert built == Defaults().options
     for field, (_, spec) in BY_FIELD.items():
         assert (getattr(built, field) is None) == spec.optional, field
@@ -204,7 +208,7 @@ def test_a_former_setting_name_is_read_after_the_settings_own() -> None:
     for name, (_, spec) in DECLARED.items():
         names = spec.env_names(ENV_PREFIX)
         assert names[0] == f"COMPACT_{name.upper()}"
-        alias = Settings.model_fields[name].validation_alias
+        alias = dict(every_setting())[name].validation_alias
         if spec.formerly:
             assert alias is not None
             assert list(getattr(alias, "choices", ())) == list(names)

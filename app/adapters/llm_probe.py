@@ -20,8 +20,15 @@ sample, from `POST /tokenize` (llama.cpp `{"content"}` → `tokens`, vLLM `{"pro
 
 Without the reachability check `/readyz` is ready while the LLM server is down and every
 compaction fails (or falls back). The answer is kept `ttl` seconds, so probes every second
-from an orchestrator cost one request to the LLM server per `ttl`; one call waits at most
-`timeout`. Reasons carry the status or the exception class, never a body or the key.
+from an orchestrator cost one request to the LLM server per `ttl`. Reasons carry the status
+or the exception class, never a body or the key.
+
+Each call is bounded as a whole by `timeout`, and by what is left of the deadline of the
+request or job it serves (httpx's timeout bounds each read: a server that sends a byte a
+second never trips it). These are metadata questions a server answers at once: one that
+did not answer one in time is asked nothing more for `ttl` (its window and ratio are then
+unknown), so a summary waits for a stalled server at most `timeout` before its own calls,
+whose time the retry loop bounds.
 """
 
 from __future__ import annotations
@@ -29,15 +36,21 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+import anyio
 import httpx
 
 from app.adapters.openai_http import server_client
+from app.core.request_context import time_left
 from app.core.summary import measured_ratio, ratio_sample
 
 log = logging.getLogger("context_compact.summarizer")
 T = TypeVar("T")
+# Seconds one question to the server may take, as a whole (see the module's docstring).
+PROBE_TIMEOUT = 1.0
+NO_ANSWER = "the summarizer's server did not answer"
 
 UNSTATED_OLLAMA_WINDOW = (
     "Ollama serves the model {model} with its default context length (no num_ctx in its "
@@ -65,6 +78,16 @@ class _Found(Generic[T]):
         return found
 
 
+@dataclass(frozen=True)
+class ProbeTiming:
+    """How long one question may take, as a whole (`timeout`), and how long an answer, or
+    a server's silence, is kept (`ttl`), on `clock`."""
+
+    timeout: float = PROBE_TIMEOUT
+    ttl: float = 10.0
+    clock: Callable[[], float] = time.monotonic
+
+
 class ModelsProbe:
     """`SummarizerProbe` of an OpenAI-compatible server (llama.cpp, vLLM, Ollama, OpenAI)."""
 
@@ -76,24 +99,24 @@ class ModelsProbe:
         model: str | None = None,
         count: Callable[[str], int] | None = None,
         configured_window: int | None = None,
-        timeout: float = 2.0,
-        ttl: float = 10.0,
-        clock: Callable[[], float] = time.monotonic,
+        timing: ProbeTiming = ProbeTiming(),
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         """`model`: the summarizer's, named to Ollama and the tokenize endpoints; `count`:
         cl100k's count, without which no ratio is measured; `configured_window`: the window
         of a server that reports none."""
-        self._client = server_client(base_url, api_key, timeout, transport)
-        self._ttl = ttl
-        self._clock = clock
+        self._client = server_client(base_url, api_key, timing.timeout, transport)
+        self._timeout = timing.timeout
+        self._silent: tuple[float, str] | None = None  # when and why a call ran out of time
+        self._ttl = timing.ttl
+        self._clock = timing.clock
         self._kept: tuple[float, str | None] | None = None
         self._root = base_url.rstrip("/").removesuffix("/v1")
-        self._window: _Found[int] = _Found(ttl, clock)
+        self._window: _Found[int] = _Found(timing.ttl, timing.clock)
         self._model = model
         self._count = count
         self._configured_window = configured_window
-        self._ratio: _Found[float] = _Found(ttl, clock)
+        self._ratio: _Found[float] = _Found(timing.ttl, timing.clock)
         self._warned = False
 
     async def unreachable_reason(self) -> str | None:
@@ -106,12 +129,34 @@ class ModelsProbe:
 
     async def _ask(self) -> str | None:
         try:
-            response = await self._client.get("/models")
+            response = await self._call("/models")
         except httpx.HTTPError as exc:
             return f"the summarizer's server did not answer: {type(exc).__name__}"
+        except _NoTimeError as exc:
+            return str(exc)
         if response.status_code != 200:
             return f"the summarizer's server answered HTTP {response.status_code} to GET /models"
         return None
+
+    async def _call(self, url: str, body: dict[str, Any] | None = None) -> httpx.Response:
+        """One GET (or POST of `body`), read whole within the call's bound (the module's
+        docstring); raises `_NoTimeError` past it, or at once while the server is silent."""
+        silent = self._silent
+        if silent is not None and self._clock() - silent[0] < self._ttl:
+            raise _NoTimeError(silent[1])
+        left = time_left()
+        bound = self._timeout if left is None else min(self._timeout, left)
+        try:
+            with anyio.fail_after(bound):
+                if body is None:
+                    return await self._client.get(url)
+                return await self._client.post(url, json=body)
+        except TimeoutError:
+            if bound < self._timeout:  # the request's end, not the server's doing
+                raise _NoTimeError(NO_ANSWER + " before the deadline of the request") from None
+            reason = f"{NO_ANSWER} within {bound:g} s"
+            self._silent = (self._clock(), reason)
+            raise _NoTimeError(reason) from None
 
     async def window(self) -> int | None:
         return await self._window.get(self._read_window)
@@ -180,17 +225,18 @@ class ModelsProbe:
     async def _json(self, url: str, body: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """The JSON object a 200 answers to a GET (or a POST of `body`); None otherwise."""
         try:
-            if body is None:
-                response = await self._client.get(url)
-            else:
-                response = await self._client.post(url, json=body)
+            response = await self._call(url, body)
             payload = response.json() if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
+        except (httpx.HTTPError, ValueError, _NoTimeError):
             return None
         return payload if isinstance(payload, dict) else None
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+class _NoTimeError(Exception):
+    """A question to the server ran out of time, or was not asked: the server is silent."""
 
 
 def ollama_window(show: dict[str, Any]) -> int | None:

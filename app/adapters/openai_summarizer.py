@@ -109,7 +109,8 @@ class OpenAICompatibleSummarizer:
         status = response.status_code
         if status < 400:
             return await self._read_answer(response)
-        said = describe_refusal(status, await _error_body(response), prompt, self._key)
+        body = await _error_body(response)
+        said = describe_refusal(status, body, prompt, self._key, window_setting=True)
         if status >= 500 or status in RETRYABLE_4XX:
             raise SummarizerError(
                 _describe_status(said),

@@ -37,6 +37,8 @@ MIGRATION_LOCK_KEY = 0x636F6D7061637401
 
 # Seconds `/readyz` gives the database: a probe must answer even when the database does not.
 READY_TIMEOUT = 2.0
+# Bytes a second a large write is allowed at least, beside the per-call bounds (`step`).
+MIN_WRITE_RATE = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,49 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (session_id, word, archive_id, message_index)
         );
         CREATE INDEX compact_recall_words_archive ON compact_recall_words (archive_id);
+        """,
+    ),
+    Migration(
+        4,
+        "recall: one row of packed postings per bucket of words and archive, sessions and"
+        " archives numbered; every archive indexed again by the next recalls, oldest first",
+        """
+        DROP TABLE compact_recall_words;
+        DROP TABLE compact_recall_messages;
+        CREATE TABLE compact_recall_sessions (
+            no bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            session_id text NOT NULL UNIQUE
+        );
+        CREATE TABLE compact_recall_archives (
+            no bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            archive_id text NOT NULL UNIQUE
+                REFERENCES compact_archives (id) ON DELETE CASCADE,
+            session_no bigint NOT NULL REFERENCES compact_recall_sessions (no)
+        );
+        CREATE TABLE compact_recall_messages (
+            archive_no bigint NOT NULL REFERENCES compact_recall_archives (no) ON DELETE CASCADE,
+            message_index integer NOT NULL,
+            length integer NOT NULL,
+            role text NOT NULL,
+            tool_name text,
+            digest text NOT NULL,
+            text text NOT NULL,
+            PRIMARY KEY (archive_no, message_index)
+        );
+        CREATE TABLE compact_recall_postings (
+            session_no bigint NOT NULL,
+            archive_no bigint NOT NULL,
+            bucket integer NOT NULL,
+            words bytea NOT NULL,
+            PRIMARY KEY (session_no, bucket, archive_no)
+        );
+        INSERT INTO compact_recall_sessions (session_id)
+            SELECT DISTINCT session_id FROM compact_archives WHERE session_id IS NOT NULL
+            ORDER BY 1;
+        INSERT INTO compact_recall_archives (archive_id, session_no)
+            SELECT a.id, s.no FROM compact_archives a
+            JOIN compact_recall_sessions s USING (session_id) ORDER BY a.id;
+        UPDATE compact_archives SET recall_indexed = false WHERE session_id IS NOT NULL;
         """,
     ),
 )
@@ -248,13 +293,37 @@ class Database:
         deadline = time.monotonic() + seconds
         conn = self._checkout(deadline, seconds)
         try:
-            with self._watchdog.bound(conn, deadline, seconds):
+            with self._watchdog.bound(conn, deadline, seconds) as watch:
                 if not self._migrated:
                     self._ensure_schema(conn, deadline)
-                with conn:  # commits, or rolls back on an error, inside the bound
-                    yield conn
+                self._call.watch = watch
+                try:
+                    with conn:  # commits, or rolls back on an error, inside the bound
+                        yield conn
+                finally:
+                    self._call.watch = None
         finally:
             self.pool.putconn(conn)  # a connection cut or broken is discarded, not kept
+
+    def step(self, conn: Conn, size: int = 0) -> None:
+        """Starts the next step of a call that writes much (a chunk of a `COPY`, a large
+        value) on `conn`, inside a transaction: the call's bound and the server's statement
+        timeout start again from now, sized for `size` bytes at `MIN_WRITE_RATE` at least
+        (never past the request's deadline). A write that makes progress is never cut by a
+        bound sized for one small statement; a step that stalls still is, by the watchdog,
+        and a vanished peer by the keepalives."""
+        watch = getattr(self._call, "watch", None)
+        if watch is None:
+            raise RuntimeError("Database.step outside Database.connection")
+        extra = size / MIN_WRITE_RATE
+        seconds = self.limits.call_timeout + extra
+        deadline = DEADLINE.get()
+        if deadline is not None:
+            seconds = min(seconds, deadline - time.monotonic())
+        self._watchdog.renew(watch, time.monotonic() + seconds, seconds)
+        if self.limits.statement_timeout > 0:
+            statement = max(0.001, min(self.limits.statement_timeout + extra, seconds))
+            conn.execute(f"SET LOCAL statement_timeout = {int(statement * 1000) or 1}")
 
     def unavailable_reason(self, timeout: float = READY_TIMEOUT) -> str | None:
         """None when a connection is to be had and the schema is current, else why not;

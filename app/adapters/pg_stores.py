@@ -59,9 +59,11 @@ class PgArchiveStore:
         if ref.session_id is not None and not is_valid_id(ref.session_id):
             raise ArchiveError("invalid session id")
         body = encode_archive(archive)
+        index = pg_recall.prepare(archive)  # the CPU work, before a connection is taken
         with _errors(ArchiveError, "archive write failed"), self._db.connection() as conn:
             with conn.transaction():
                 conn.execute("SET LOCAL synchronous_commit TO on")
+                self._db.step(conn, len(body))  # a large body is given time by its size
                 inserted = conn.execute(
                     "INSERT INTO compact_archives (id, session_id, created_at, message_count,"
                     " sha256, body, body_sha256) VALUES (%s, %s, %s, %s, %s, %s, %s)"
@@ -77,7 +79,7 @@ class PgArchiveStore:
                     ),
                 ).rowcount
                 if inserted == 1:
-                    pg_recall.write_words(conn, archive)
+                    pg_recall.write(conn, index, ref.id, lambda size: self._db.step(conn, size))
             if inserted != 1:
                 raise ArchiveError("archive already exists")
 
@@ -101,8 +103,8 @@ class PgArchiveStore:
         if not is_valid_id(archive_id):
             raise ArchiveError("invalid archive id")
         with _errors(ArchiveError, "archive delete failed"), self._db.connection() as conn:
-            # Its word index has no foreign key (a check per word would slow every save).
-            conn.execute("DELETE FROM compact_recall_words WHERE archive_id = %s", (archive_id,))
+            # Its postings have no foreign key (a check per word would slow every save).
+            pg_recall.delete(conn, archive_id)
             conn.execute("DELETE FROM compact_archives WHERE id = %s", (archive_id,))
 
     def search(

@@ -35,6 +35,7 @@ class _Watch:
     def __init__(self, sock: socket.socket, deadline: float) -> None:
         self.sock = sock
         self.deadline = deadline
+        self.seconds = 0.0  # the time the current step was given, for the error
         self.fired = False
 
 
@@ -55,25 +56,36 @@ class Watchdog:
         self._closed = False
 
     @contextmanager
-    def bound(self, conn: Conn, deadline: float, seconds: float) -> Iterator[None]:
-        """Runs the block on `conn` until `deadline` (`time.monotonic`); past it the
-        connection is cut and the block's database error becomes `DatabaseStalled`
-        naming `seconds`, the time it was given."""
+    def bound(self, conn: Conn, deadline: float, seconds: float) -> Iterator[_Watch]:
+        """Runs the block on `conn` until `deadline` (`time.monotonic`), or the later one a
+        `renew` of the watch it yields sets; past it the connection is cut and the block's
+        database error becomes `DatabaseStalled` naming the time it was given."""
         if deadline <= time.monotonic():
             raise DatabaseStalled(f"no time left for the database call ({seconds:.1f} s given)")
         watch = self._watch(conn, deadline)
+        watch.seconds = seconds
         try:
-            yield
+            yield watch
         except psycopg.Error as exc:
             if watch.fired:
                 raise DatabaseStalled(
-                    f"no answer from the database within {seconds:.1f} s; connection closed"
+                    f"no answer from the database within {watch.seconds:.1f} s; connection closed"
                 ) from exc
             raise
         finally:
             self._unwatch(watch)
             if watch.fired:  # cut just as the block ended: never lend it again
                 conn.close()
+
+    def renew(self, watch: _Watch, deadline: float, seconds: float) -> None:
+        """Moves a watch's deadline (a call that made progress starts its next step): a
+        watch that already fired stays fired."""
+        with self._cond:
+            if watch.fired:
+                return
+            watch.deadline, watch.seconds = deadline, seconds
+            if deadline < self._wake_at:
+                self._cond.notify()
 
     def close(self) -> None:
         with self._cond:

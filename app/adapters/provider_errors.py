@@ -28,12 +28,17 @@ _WINDOW = re.compile(
 )
 KEY_CHARS = 8
 INPUT_BUDGET_SETTING = "COMPACT_SUMMARY_INPUT_BUDGET"
+SERVER_WINDOW_SETTING = "COMPACT_SUMMARY_SERVER_WINDOW"
 
 
-def describe_refusal(status: int, body: bytes, prompt: str, key: str | None = None) -> str:
+def describe_refusal(
+    status: int, body: bytes, prompt: str, key: str | None = None, *, window_setting: bool = False
+) -> str:
     """`HTTP <status>` followed by the server's code and message when the body has them;
-    a context-length refusal first says which setting to lower."""
-    return with_hint(f"HTTP {status}{server_said(body, prompt, key)}", body, prompt)
+    a context-length refusal first says which settings to change (`window_setting`: the
+    configured window of the server too, which the service fits its prompts to)."""
+    described = f"HTTP {status}{server_said(body, prompt, key)}"
+    return with_hint(described, body, prompt, window_setting=window_setting)
 
 
 def server_said(body: bytes, prompt: str, key: str | None = None) -> str:
@@ -44,16 +49,23 @@ def server_said(body: bytes, prompt: str, key: str | None = None) -> str:
     return f" ({said})" if said else ""
 
 
-def with_hint(described: str, body: bytes, prompt: str) -> str:
-    """`described`, led by the setting to lower when the body is a context-length refusal."""
+def with_hint(described: str, body: bytes, prompt: str, *, window_setting: bool = False) -> str:
+    """`described`, led by the settings to change when the body is a context-length
+    refusal: the input budget, and with `window_setting` the configured window (a stale
+    one, larger than the server's, is what lets a fitted prompt through to be refused)."""
     code, message = _code_and_message(body)
     if not _is_context_length(code, message):
         return described
     window = _window(message, body)
     server = f"the server's context window ({window} tokens)" if window else "its window"
+    if window_setting:
+        server = f"{SERVER_WINDOW_SETTING} to {server}, or unset it (a larger one is stale), and"
+        budget = f"{server} {INPUT_BUDGET_SETTING} below it"
+    else:
+        budget = f"{INPUT_BUDGET_SETTING} below {server}"
     return (
-        f"the prompt is longer than the model's context window: set {INPUT_BUDGET_SETTING} "
-        f"below {server}, leaving room for COMPACT_SUMMARY_MAX_TOKENS; {described}"
+        f"the prompt is longer than the model's context window: set {budget}, leaving room "
+        f"for COMPACT_SUMMARY_MAX_TOKENS; {described}"
     )
 
 

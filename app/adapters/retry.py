@@ -12,6 +12,9 @@ Policy:
 - `deadline` seconds, counted from the first call, bound the whole loop, calls included:
   a call still running at the deadline is cancelled (`deadline`, not retryable), and a
   wait that would end past it is not started (the last error is raised instead).
+- Inside a request or background job, the loop ends by its deadline too (`DEADLINE`, less
+  the reserve to answer in): the call is cut there (`deadline`, not retryable) and no wait
+  past it is started, so the service gives its defined answer instead of a 504.
 - When the loop gives up, the last error is raised, same type, its message ending with
   how many attempts were made.
 
@@ -33,12 +36,14 @@ import anyio
 
 from app.core.errors import SummarizerError
 from app.core.ports import Summarizer, SummaryRequest
+from app.core.request_context import time_left
 
 _log = logging.getLogger(__name__)
 
 # The settings a user changes when calls run out of time (named in the errors).
 TIMEOUT_SETTING = "COMPACT_SUMMARY_TIMEOUT"
 DEADLINE_SETTING = "COMPACT_SUMMARY_DEADLINE"
+REQUEST_DEADLINE_SETTING = "COMPACT_REQUEST_TIMEOUT"
 # Statuses below 500 that a later attempt may get past (timeout, conflict, rate limit).
 RETRYABLE_4XX = frozenset({408, 409, 429})
 
@@ -88,12 +93,14 @@ class RetryingSummarizer:
         return self._inner.name
 
     async def summarize(self, request: SummaryRequest) -> str:
-        ends_at = self._clock() + self._deadline
+        left = time_left()
+        by_request = left is not None and left < self._deadline
+        ends_at = self._clock() + (left if left is not None and by_request else self._deadline)
         made = 0
         while True:
             made += 1
             try:
-                return await self._attempt(request, ends_at)
+                return await self._attempt(request, ends_at, by_request)
             except SummarizerError as exc:
                 if exc.reason == "deadline":
                     _note_attempts(exc, made, "")
@@ -104,7 +111,12 @@ class RetryingSummarizer:
                     raise
                 wait = self._wait_before_retry(made - 1, exc.retry_after)
                 if self._clock() + wait > ends_at:
-                    _note_attempts(exc, made, f" (retry deadline {self._deadline:g}s)")
+                    why = (
+                        f"deadline of the request or job, {REQUEST_DEADLINE_SETTING}"
+                        if by_request
+                        else f"retry deadline {self._deadline:g}s"
+                    )
+                    _note_attempts(exc, made, f" ({why})")
                     raise
                 _log.warning(
                     "summarizer %s failed (%s); attempt %d of %d in %.2fs",
@@ -120,8 +132,9 @@ class RetryingSummarizer:
     def reads_prompt(self) -> bool:
         return self._inner.reads_prompt
 
-    async def _attempt(self, request: SummaryRequest, ends_at: float) -> str:
-        """One call, cut off at the attempt timeout or the deadline, whichever comes first."""
+    async def _attempt(self, request: SummaryRequest, ends_at: float, by_request: bool) -> str:
+        """One call, cut off at the attempt timeout or the deadline (the summary's, or the
+        request's when `by_request`), whichever comes first."""
         left = max(0.0, ends_at - self._clock())
         bound = left if self._attempt_timeout is None else min(self._attempt_timeout, left)
         try:
@@ -134,11 +147,12 @@ class RetryingSummarizer:
                     retryable=True,
                     reason="timeout",
                 ) from None
-            raise SummarizerError(
-                f"summary deadline of {self._deadline:g}s passed ({DEADLINE_SETTING})",
-                retryable=False,
-                reason="deadline",
-            ) from None
+            said = (
+                f"summary cut at the deadline of its request or job ({REQUEST_DEADLINE_SETTING})"
+                if by_request
+                else f"summary deadline of {self._deadline:g}s passed ({DEADLINE_SETTING})"
+            )
+            raise SummarizerError(said, retryable=False, reason="deadline") from None
 
     async def aclose(self) -> None:
         await self._inner.aclose()

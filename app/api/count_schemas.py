@@ -18,7 +18,7 @@ from app.api.schemas import (
 )
 from app.core.decide import Basis
 from app.core.result import RefillingMessage
-from app.core.vocabulary import Format, RequestFormat, TokenizerName
+from app.core.vocabulary import Format, LimitName, RequestFormat, TokenizerName
 from app.service.answers import Count
 
 
@@ -43,6 +43,21 @@ class CountRequest(ProviderFields):
         description=TOKENIZER_DESCRIPTION,
     )
 
+
+LIMIT_TOKENS_DESCRIPTION = (
+    "The most input tokens the provider takes for this request: the context window less "
+    "`output_budget`, within the model's input limit (gpt-5: 272,000 of 400,000). The "
+    "thresholds are shares of it."
+)
+LIMITED_BY_DESCRIPTION = (
+    "Which limit `limit_tokens` is: `context_window` (the window, no output reserved), "
+    "`output_budget` (the window less the output the request reserves) or `input_limit` "
+    "(the model's input limit, below that)."
+)
+OUTPUT_BUDGET_DESCRIPTION = (
+    "The output the request reserves: its `max_tokens`, `max_completion_tokens` or "
+    "`max_output_tokens` (0 when none is sent)."
+)
 
 PARTS_DESCRIPTION = (
     "`token_count` split into its parts (they add up to it); null when the provider's "
@@ -157,6 +172,9 @@ class ShouldCompactResponse(BaseModel):
                     "threshold_tokens": 160000,
                     "overflow_tokens": 180000,
                     "context_window": 200000,
+                    "limit_tokens": 200000,
+                    "limited_by": "context_window",
+                    "output_budget": 0,
                     "message_count": 120,
                     "format": "anthropic",
                     "exact": True,
@@ -191,9 +209,12 @@ class ShouldCompactResponse(BaseModel):
     )
     token_count: int
     token_source: Literal["counted", "last_usage"]
-    threshold_tokens: int
-    overflow_tokens: int
+    threshold_tokens: int = Field(description="`threshold` x `limit_tokens`, rounded up.")
+    overflow_tokens: int = Field(description="`overflow_threshold` x `limit_tokens`, rounded up.")
     context_window: int
+    limit_tokens: int = Field(description=LIMIT_TOKENS_DESCRIPTION)
+    limited_by: LimitName = Field(description=LIMITED_BY_DESCRIPTION)
+    output_budget: int = Field(description=OUTPUT_BUDGET_DESCRIPTION)
     message_count: int
     format: Format = Field(description="The format of the request.")
     exact: bool = Field(True, description="False when the count is an estimate.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Header, Request
 
 from app.api.parts import AppParts, parts_of
 from app.api.sent_counts import SentCounts
@@ -62,3 +62,14 @@ MetricsDep = Annotated[Metrics, Depends(_metrics)]
 DataDirDep = Annotated[DataDirectory, Depends(_data_dir)]
 SentCountsDep = Annotated[SentCounts | None, Depends(_sent_counts)]
 RecallerDep = Annotated[Recaller, Depends(_recaller)]
+
+BetaHeaderDep = Annotated[
+    str | None,
+    Header(
+        alias="anthropic-beta",
+        description=(
+            "Anthropic betas, comma-separated, as the SDK sends them to the provider (the body's "
+            "`betas` counts too): `context-1m-...` gives the models that take it their 1M window."
+        ),
+    ),
+]

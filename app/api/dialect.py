@@ -62,12 +62,14 @@ def _at(loc: tuple[int | str, ...], positions: Sequence[int] | None) -> tuple[in
 
 
 async def compact_request(
-    body: CompactRequestBody, forms: OpenAIForms, service: CompactionService
+    body: CompactRequestBody,
+    forms: OpenAIForms,
+    service: CompactionService,
+    beta_header: str | None = None,
 ) -> CompactRequest:
     """The service's request for a `/compact` or `/compactions` body (one mapping for both),
     carrying in `forms` the OpenAI form of each message as sent: a top-level `system` at
     the head, the window and tokenizer from the `model`, the tools counted."""
     fmt = format_for(body, body.messages, body.format)
-    return await service_request(
-        body, fmt, read_as(body.messages, fmt, forms=forms), forms, service
-    )
+    messages = read_as(body.messages, fmt, forms=forms)
+    return await service_request(body, fmt, messages, forms, service, beta_header)

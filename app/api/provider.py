@@ -31,8 +31,15 @@ from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from app.core.decide import Basis
 from app.core.messages import Message
-from app.core.model_table import ModelSpec, find_model, with_margin
-from app.core.provider import detect_format, parse_messages
+from app.core.model_table import ModelSpec, with_margin
+from app.core.provider import (
+    OutputBudget,
+    closest_names,
+    detect_format,
+    find_model,
+    output_budget,
+    parse_messages,
+)
 from app.core.vocabulary import Format, RequestFormat, TokenizerName
 from app.service.answers import Count
 from app.service.counting import CountingService
@@ -135,6 +142,20 @@ class ProviderFields(BaseModel):
             if k in own or k in extra or k == "messages"
         }
 
+    def output_budget(self) -> OutputBudget:
+        """The output the request reserves (`max_tokens`, `max_completion_tokens`,
+        `max_output_tokens`): the decision leaves it room in the window."""
+        return output_budget(self.model_extra or {})
+
+    def betas(self, header: str | None = None) -> frozenset[str]:
+        """Anthropic betas the request turns on: the body's `betas` (as the SDK's
+        `beta.messages.create` takes them) and an `anthropic-beta` header (comma-separated,
+        as the SDK sends them to the provider) on the request to us."""
+        sent = (self.model_extra or {}).get("betas")
+        named = [b for b in sent if isinstance(b, str)] if isinstance(sent, list) else []
+        named += (header or "").split(",")
+        return frozenset(b.strip() for b in named if b.strip())
+
     @property
     def from_provider(self) -> bool:
         """Whether the body carries any provider field: then the answer holds `request`."""
@@ -203,6 +224,17 @@ class Counting:
     margin: float = 0.0
     context_window: int | None = None
     warnings: tuple[str, ...] = ()
+    input_limit: int | None = None
+    output_limit: int | None = None
+
+    def output_warnings(self, output: OutputBudget) -> tuple[str, ...]:
+        """A warning when the request asks for more output than the model gives."""
+        if self.output_limit is None or output.tokens <= self.output_limit:
+            return ()
+        return (
+            f"{output.field} {output.tokens} is over the model's maximum output of "
+            f"{self.output_limit}: the provider refuses it",
+        )
 
 
 def counting_for(
@@ -212,18 +244,23 @@ def counting_for(
     *,
     window_given: bool,
     needs_window: bool,
+    betas: frozenset[str] = frozenset(),
 ) -> Counting:
-    """The counting of a request. An unknown model is a 422 naming `model` where a window is
-    needed and none is given; elsewhere it is counted with cl100k, not exact, with a warning."""
+    """The counting of a request. An unknown model is a 422 naming `model` (and the closest
+    known names) where a window is needed and none is given; elsewhere it is counted with
+    cl100k, not exact, with a warning. `betas`: Anthropic's `context-1m` opens the 1M
+    window of the models that take it."""
     if model is None:
         return Counting(tokenizer or "tiktoken")
     spec = find_model(model, table)
     if spec is None:
         if needs_window and not window_given:
+            close = closest_names(model, table)
+            hint = f" (closest known: {', '.join(close)})" if close else ""
             raise invalid(
                 "model",
-                f"unknown model {model!r}: give `context_window`, or add the model to "
-                "COMPACT_MODELS (docs/models.md)",
+                f"unknown model {model!r}{hint}: give `context_window`, or add the model "
+                "to COMPACT_MODELS (docs/models.md)",
             )
         warning = f"unknown model {model!r}: counted with cl100k, not exact"
         return Counting(tokenizer or "tiktoken", exact=False, warnings=(warning,))
@@ -232,7 +269,9 @@ def counting_for(
         chosen,
         exact=spec.exact and chosen == spec.tokenizer,
         margin=spec.margin,
-        context_window=spec.context_window,
+        context_window=spec.window(betas),
+        input_limit=spec.input_limit,
+        output_limit=spec.output_limit,
     )
 
 

@@ -204,6 +204,8 @@ class CompactRequestBody(ProviderFields):
             reason=self.reason,
             forms=forms,
             basis=basis_of(self.last_usage, self.pending_input, counting, tool_tokens),
+            input_limit=counting.input_limit,
+            output=self.output_budget(),
         )
 
 

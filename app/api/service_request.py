@@ -20,17 +20,20 @@ async def service_request(
     messages: list[Message],
     forms: OpenAIForms,
     service: CompactionService,
+    beta_header: str | None = None,
 ) -> CompactRequest:
     """The service's request for a compacting body whose `messages` were read in `fmt`
     (one mapping for `/compact`, `/compactions` and the command line): a top-level
-    `system` at the head, the window and tokenizer from the `model`, the tools counted,
-    and the provider request to hand back when the body was one."""
+    `system` at the head, the limits and tokenizer from the `model` (its 1M window with
+    the `context-1m` beta, in the body's `betas` or `beta_header`), the output the request
+    reserves, the tools counted, and the provider request to hand back when the body was one."""
     counting = counting_for(
         body.model,
         body.tokenizer,
         service.models,
         window_given=body.options.context_window is not None,
         needs_window=True,
+        betas=body.betas(beta_header),
     )
     system = system_messages(body)
     tool_tokens = await service.count_tools(body.tools or [], counting.tokenizer)

@@ -25,7 +25,7 @@ from app.cli.reading import (
     validated,
 )
 from app.core.decide import Thresholds
-from app.core.errors import InvalidConversationError
+from app.core.errors import InvalidConversationError, InvalidRequestError
 from app.core.provider import OpenAIForms
 from app.core.result import result_json
 from app.service.compaction import CompactionService
@@ -67,6 +67,8 @@ def compact(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Set
         head = request.provider.head if request.provider is not None else 0
         try:
             result = await service.compact(request)
+        except InvalidRequestError as exc:
+            raise InputError(f"{exc.field}: {exc}") from None
         except InvalidConversationError as exc:
             raise InputError(
                 "; ".join(
@@ -74,11 +76,13 @@ def compact(data: Mapping[str, Any], overrides: Mapping[str, Any], settings: Set
                     for v in exc.violations[:5]
                 )
             ) from None
-        options = body.options
+        options = request.options
         thresholds = service.thresholds(
             context_window=options.context_window,
             threshold=options.threshold,
             min_messages=options.min_messages,
+            input_limit=request.input_limit,
+            output=request.output,
         )
         answer = result_json(result, forms, request.provider)
         return Answer(answer, _not_compacted_note(answer, thresholds))
@@ -101,9 +105,8 @@ def _not_compacted_note(answer: Mapping[str, Any], thresholds: Thresholds) -> st
     if reason == "below_threshold":
         return (
             f"not compacted (below_threshold): {answer['token_count']} tokens, under "
-            f"{thresholds.threshold_tokens} ({thresholds.threshold} x a "
-            f"{thresholds.context_window}-token window); give --context-window and "
-            "--threshold for your model, or --force"
+            f"{thresholds.threshold_tokens} ({thresholds.threshold} x a {_limit(thresholds)}); "
+            "give --context-window and --threshold for your model, or --force"
         )
     if reason == "below_min_messages":
         return (
@@ -111,3 +114,14 @@ def _not_compacted_note(answer: Mapping[str, Any], thresholds: Thresholds) -> st
             "messages; --force compacts anyway"
         )
     return f"not compacted ({reason})"
+
+
+def _limit(thresholds: Thresholds) -> str:
+    """The limit the threshold is a share of, in words."""
+    window = f"{thresholds.context_window}-token window"
+    if thresholds.limited_by == "input_limit":
+        return f"{thresholds.limit}-token input limit of the {window}"
+    if thresholds.limited_by == "output_budget":
+        output = thresholds.output
+        return f"{thresholds.limit}-token limit: the {window} less {output.field} {output.tokens}"
+    return window

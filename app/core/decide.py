@@ -1,7 +1,10 @@
 """Whether to compact.
 
-Compact when `token_count >= threshold * context_window` and the list has at least
-`min_messages` messages; report an overflow at `overflow_threshold`, whatever the length.
+Compact when `token_count >= threshold * limit` and the list has at least `min_messages`
+messages; report an overflow at `overflow_threshold`, whatever the length. The limit is
+what the provider lets the input take: `min(input limit, context window - output budget)`,
+since a provider refuses input plus the requested `max_tokens` over the window (Anthropic)
+or input over the model's input limit (gpt-5: 272k of a 400k window).
 The token count is either counted from the messages or, when the agent sends the provider's
 `usage` block of its last response, that exact figure plus an estimate of the input it is
 about to add (`len(text) // 3`).
@@ -10,14 +13,18 @@ about to add (`len(text) // 3`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from app.core.errors import InvalidRequestError
 from app.core.model_table import with_margin
-from app.core.vocabulary import TokenizerName
+from app.core.provider import OutputBudget
+from app.core.tokens import REPLY_PRIMING
+from app.core.vocabulary import LimitName, TokenizerName
 
 PENDING_INPUT_CHARS_PER_TOKEN = 3
+
 
 # Every key under which Anthropic or OpenAI report tokens that will be in the next prompt:
 # the previous prompt (fresh, cache-written and cache-read parts) and the answer to it.
@@ -43,14 +50,38 @@ class Thresholds:
     threshold: float
     overflow_threshold: float
     min_messages: int
+    input_limit: int | None = None
+    output: OutputBudget = field(default_factory=OutputBudget)
+
+    def __post_init__(self) -> None:
+        if self.output.tokens >= self.context_window:
+            raise InvalidRequestError(
+                self.output.field or "max_tokens",
+                f"{self.output.field} {self.output.tokens} leaves no room for input in "
+                f"the {self.context_window}-token context window",
+            )
+
+    @property
+    def limit(self) -> int:
+        """The most input tokens the provider takes for this request."""
+        room = self.context_window - self.output.tokens
+        return room if self.input_limit is None else min(self.input_limit, room)
+
+    @property
+    def limited_by(self) -> LimitName:
+        """Which limit `limit` is: the window, the model's input limit, or the window
+        less the requested output."""
+        if self.input_limit is not None and self.input_limit <= self.limit:
+            return "input_limit"
+        return "output_budget" if self.output.tokens else "context_window"
 
     @property
     def threshold_tokens(self) -> int:
-        return _ceil(self.threshold * self.context_window)
+        return _ceil(self.threshold * self.limit)
 
     @property
     def overflow_tokens(self) -> int:
-        return _ceil(self.overflow_threshold * self.context_window)
+        return _ceil(self.overflow_threshold * self.limit)
 
 
 @dataclass(frozen=True)
@@ -71,8 +102,11 @@ class Basis:
 
     def raised(self, tokens: int, local: bool) -> int:
         """A count of the messages as the threshold sees it: a local count raised by the
-        margin, then the tokens outside the messages."""
-        return (with_margin(tokens, self.margin) if local else tokens) + self.fixed_tokens
+        margin and the reply's priming (a request that has messages), then the tokens
+        outside the messages."""
+        if local and tokens:
+            tokens = with_margin(tokens, self.margin) + REPLY_PRIMING
+        return tokens + self.fixed_tokens
 
     def usage_count(self) -> int | None:
         """The tokens by the provider's count, or None when there is no `usage`."""

@@ -8,6 +8,7 @@ background job's runner for the deadline); None outside a request.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -17,6 +18,13 @@ REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
 # The moment (on the `time.monotonic` clock) by which a blocking call made for the current
 # request or job must be over, so it fails in time for the answer to name the failure.
 DEADLINE: ContextVar[float | None] = ContextVar("deadline", default=None)
+
+
+def time_left() -> float | None:
+    """Seconds before `DEADLINE` (0 once it has passed); None outside a request or job. An
+    outbound call takes at most this long, whatever its own bound allows."""
+    deadline = DEADLINE.get()
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 def answer_reserve(seconds: float) -> float:

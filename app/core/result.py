@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.messages import Message
 from app.core.provider import OpenAIForms, ProviderRequest, dump_as, hand_back
-from app.core.vocabulary import Format, StrategyName
+from app.core.vocabulary import Format, LimitName, StrategyName
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -148,7 +148,39 @@ class CompactResult(BaseModel):
     reason: NotCompactedReason | None = None
     messages: list[Message]
     summary: str | None = None
-    token_count: int = Field(description="Tokens of the input messages.")
+    token_count: int = Field(
+        description=(
+            "The input's tokens as `/should-compact` counts the same body: the system "
+            "prompt, the tool definitions and the messages by the model's tokenizer and "
+            "margin, or the provider's `last_usage` with `pending_input` (`token_source`). "
+            "`stats` measure the messages alone by cl100k, before and after."
+        )
+    )
+    token_source: Literal["counted", "last_usage"] = Field(
+        "counted", description="As for `/should-compact`: where `token_count` comes from."
+    )
+    exact: bool = Field(True, description="False when `token_count` is an estimate.")
+    limit_tokens: int | None = Field(
+        None,
+        description=(
+            "As for `/should-compact`: the most input tokens the provider takes for this "
+            "request (the window less `output_budget`, within the model's input limit); the "
+            "threshold is a share of it."
+        ),
+    )
+    limited_by: LimitName | None = Field(
+        None,
+        description=(
+            "As for `/should-compact`: `context_window`, `output_budget` or `input_limit`."
+        ),
+    )
+    output_budget: int = Field(
+        0,
+        description=(
+            "The output the request reserves (`max_tokens`, `max_completion_tokens`, "
+            "`max_output_tokens`)."
+        ),
+    )
     restored_files: list[RestoredFileInfo] = Field(default_factory=list)
     skipped_files: list[SkippedFileInfo] = Field(default_factory=list)
     stats: CompactStats | None = Field(None, description="Null when nothing was compacted.")

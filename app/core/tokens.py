@@ -1,24 +1,33 @@
 """One deterministic serialization of a message for counting, used everywhere.
 
 The count of a list is the sum of the counts of its messages, and a message's count is the
-token count of `count_text(message)`: its role on one line, then each block's text. Counts
-therefore add up: counting a list after appending one message costs that message only, and
-the same conversation counts the same in every dialect that converts to this model.
+token count of `count_text(message)` plus its fixed surcharge: its role on one line, then
+each block's text. Counts therefore add up: counting a list after appending one message
+costs that message only, and the same conversation counts the same in every dialect that
+converts to this model. A request with messages costs `REPLY_PRIMING` more.
 
-What each block contributes:
+It follows OpenAI's published recipe ("How to count tokens with tiktoken"), which OpenAI's
+own counts meet: `MESSAGE_OVERHEAD` tokens per message beside its role and content. What
+each block contributes:
 - text, thinking: the text; redacted_thinking: its opaque data (the provider bills it);
-- tool_use: the tool name and its input as compact, key-sorted JSON;
-- tool_result: its content, recursively;
-- image: a fixed estimate (the provider sizes images by pixels, not by their base64);
-- document: its text when the source is text, otherwise the same fixed estimate;
-- OpenAI image parts (image_url): the image estimate;
+- tool_use: the tool name and its arguments as sent (an OpenAI call's `arguments` string,
+  else the input as JSON with the separators SDKs send), never a re-serialized compact
+  form, plus a message's overhead: the provider renders each call as a message of its own;
+- tool_result: the id it answers and its content, recursively, plus a message's overhead
+  (OpenAI sends each result as a `tool` message);
+- image, OpenAI image parts: by the provider's rule from the image's own size
+  (`app.core.provider.media`), never by its base64;
+- document: its text when the source is text or content blocks, else its pages (a PDF);
+- OpenAI file parts: their pages (a PDF);
 - any other unknown block: its compact, key-sorted JSON.
 
-Fields a dialect keeps for its round trip (`x-openai`) are never read here.
+Fields a dialect keeps for its round trip (`x-openai`) are never read here, but for the
+arguments string an OpenAI call was sent with.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,19 +44,31 @@ from app.core.messages import (
     ToolUseBlock,
 )
 from app.core.ports import Tokenizer
-from app.core.provider import BOOKKEEPING
+from app.core.provider import (
+    BOOKKEEPING,
+    PDF_PAGE_TOKENS,
+    anthropic_image_tokens,
+    decode_base64,
+    image_size_of_base64,
+    openai_image_tokens,
+    pdf_tokens,
+)
 
-# Anthropic documents ~(width*height)/750 tokens for an image, capped near 1,600 for the
-# largest size it accepts unscaled; counting the base64 payload instead would inflate a
-# screenshot to hundreds of thousands of tokens.
-MEDIA_TOKEN_ESTIMATE = 1600
+MESSAGE_OVERHEAD = 3
+"""Tokens each message costs beside its role and content (OpenAI's recipe:
+`<|start|>{role}<|message|>{content}<|end|>`)."""
+REPLY_PRIMING = 3
+"""Tokens a request with messages costs once: every reply is primed with
+`<|start|>assistant<|message|>`."""
 MEDIA_PLACEHOLDER = "[media]"
-# OpenAI's image parts, kept as unknown blocks, cost what an image block costs.
-MEDIA_PART_TYPES = frozenset({"image_url", "input_image"})
+# OpenAI's image and file parts, kept as unknown blocks, cost what the provider bills them.
+IMAGE_PART_TYPES = frozenset({"image_url", "input_image"})
+FILE_PART_TYPES = frozenset({"file", "input_file"})
+MEDIA_PART_TYPES = IMAGE_PART_TYPES | FILE_PART_TYPES
 
 
 def _block_count_text(block: ContentBlock) -> tuple[str, int]:
-    """Text to tokenize for one block, plus a fixed token surcharge (media)."""
+    """Text to tokenize for one block, plus a fixed token surcharge."""
     if isinstance(block, TextBlock):
         return block.text, 0
     if isinstance(block, ThinkingBlock):
@@ -55,35 +76,96 @@ def _block_count_text(block: ContentBlock) -> tuple[str, int]:
     if isinstance(block, RedactedThinkingBlock):
         return block.data, 0
     if isinstance(block, ToolUseBlock):
-        return f"{block.name} {compact_json(block.input)}", 0
+        return f"{block.name}\n{_arguments(block)}", MESSAGE_OVERHEAD
     if isinstance(block, ToolResultBlock):
-        if block.content is None:
-            return "", 0
-        if isinstance(block.content, str):
-            return block.content, 0
-        parts = [_block_count_text(b) for b in block.content]
-        return "\n".join(t for t, _ in parts), sum(extra for _, extra in parts)
+        text, extra = _result_text(block)
+        return f"{block.tool_use_id}\n{text}", extra + MESSAGE_OVERHEAD
     if isinstance(block, ImageBlock):
-        return MEDIA_PLACEHOLDER, MEDIA_TOKEN_ESTIMATE
+        return MEDIA_PLACEHOLDER, anthropic_image_tokens(_source_size(block.source))
     if isinstance(block, DocumentBlock):
-        source = block.source
-        if source.get("type") == "text" and isinstance(source.get("data"), str):
-            return source["data"], 0
-        return MEDIA_PLACEHOLDER, MEDIA_TOKEN_ESTIMATE
-    if block.type in MEDIA_PART_TYPES:
-        return MEDIA_PLACEHOLDER, MEDIA_TOKEN_ESTIMATE
+        return _document(block.source)
+    if block.type in IMAGE_PART_TYPES:
+        return MEDIA_PLACEHOLDER, _openai_image(block.model_extra or {})
+    if block.type in FILE_PART_TYPES:
+        return MEDIA_PLACEHOLDER, _openai_file(block.model_extra or {})
     data = block.model_dump(mode="json", exclude_unset=True)
     data.pop(BOOKKEEPING, None)
     return compact_json(data), 0
 
 
+def _arguments(block: ToolUseBlock) -> str:
+    """A call's arguments as sent: the OpenAI call's own string when the call came so."""
+    note = (block.model_extra or {}).get(BOOKKEEPING)
+    call = note.get("call") if isinstance(note, dict) else None
+    function = call.get("function") if isinstance(call, dict) else None
+    sent = function.get("arguments") if isinstance(function, dict) else None
+    if isinstance(sent, str):
+        return sent
+    return json.dumps(block.input, ensure_ascii=False)
+
+
+def _result_text(block: ToolResultBlock) -> tuple[str, int]:
+    if block.content is None:
+        return "", 0
+    if isinstance(block.content, str):
+        return block.content, 0
+    parts = [_block_count_text(b) for b in block.content]
+    return "\n".join(t for t, _ in parts), sum(extra for _, extra in parts)
+
+
+def _source_size(source: Mapping[str, Any]) -> tuple[int, int] | None:
+    data = source.get("data")
+    if source.get("type") != "base64" or not isinstance(data, str):
+        return None
+    return image_size_of_base64(data)
+
+
+def _document(source: Mapping[str, Any]) -> tuple[str, int]:
+    """A document's text (text or content sources), else its pages as a PDF."""
+    kind, data = source.get("type"), source.get("data")
+    if kind == "text" and isinstance(data, str):
+        return data, 0
+    if kind == "content" and isinstance(content := source.get("content"), list):
+        blocks = [b for b in content if isinstance(b, dict)]
+        texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
+        return "\n".join(texts), 0
+    if kind == "base64" and isinstance(data, str):
+        return MEDIA_PLACEHOLDER, pdf_tokens(decode_base64(data))
+    return MEDIA_PLACEHOLDER, PDF_PAGE_TOKENS
+
+
+def _openai_image(part: Mapping[str, Any]) -> int:
+    """An `image_url` part (`{"image_url": {"url", "detail"}}`) or a Responses
+    `input_image` (`{"image_url": url, "detail"}`)."""
+    image = part.get("image_url")
+    url, detail = (
+        (image.get("url"), image.get("detail"))
+        if isinstance(image, dict)
+        else (
+            image,
+            part.get("detail"),
+        )
+    )
+    size = image_size_of_base64(url) if isinstance(url, str) and url.startswith("data:") else None
+    return openai_image_tokens(size, detail)
+
+
+def _openai_file(part: Mapping[str, Any]) -> int:
+    """A `file` part (`{"file": {"file_data"}}`) or a Responses `input_file`
+    (`{"file_data"}`): its pages, one when it is sent by id."""
+    file = part.get("file")
+    data = (file if isinstance(file, dict) else part).get("file_data")
+    return pdf_tokens(decode_base64(data)) if isinstance(data, str) else PDF_PAGE_TOKENS
+
+
 def count_text(message: Message) -> tuple[str, int]:
-    """The text whose tokens a message costs, and the fixed surcharge of its media."""
+    """The text whose tokens a message costs, and its fixed surcharge (the message's
+    overhead, its calls' and results' overheads, its media)."""
     if isinstance(message.content, str):
-        return f"{message.role}\n{message.content}", 0
+        return f"{message.role}\n{message.content}", MESSAGE_OVERHEAD
     parts = [_block_count_text(b) for b in message.content]
     body = "\n".join(t for t, _ in parts)
-    return f"{message.role}\n{body}", sum(extra for _, extra in parts)
+    return f"{message.role}\n{body}", MESSAGE_OVERHEAD + sum(extra for _, extra in parts)
 
 
 def count_messages(tokenizer: Tokenizer, messages: Sequence[Message]) -> list[int]:

@@ -25,4 +25,8 @@ release), `o200k` is o200k_base."""
 TokenizerName = Literal["tiktoken", "o200k", "anthropic"]
 """Who counts: a local encoding, or the provider's count API."""
 
+LimitName = Literal["context_window", "input_limit", "output_budget"]
+"""Which limit a decision applied: the context window, the model's input limit (below its
+window), or the window less the output the request reserves."""
+
 STRATEGY_NAMES: tuple[StrategyName, ...] = get_args(StrategyName)

@@ -37,8 +37,9 @@ import orjson
 
 from app.core import json_numbers
 from app.core.errors import UpstreamError
-from app.core.model_table import ModelSpec, find_model
+from app.core.model_table import ModelSpec
 from app.core.ports import RawHeaders, Upstream, UpstreamAnswer
+from app.core.provider import find_model
 from app.core.proxy import (
     Usage,
     UsageTap,
@@ -221,7 +222,8 @@ class ProxyApp:
         )
         key = session_key(named, document)
         session = scoped_session_id(self.config.secret, credential_of(named), key)
-        limit = input_limit(spec.context_window, None, document)
+        betas = frozenset(b.strip() for b in named.get("anthropic-beta", "").split(","))
+        limit = input_limit(spec.window(betas), spec.input_limit, document)
         return Exchange(route.api, session, document, spec, limit, len(body))
 
     async def _plan(self, route: _Route, ex: Exchange, body: bytes) -> tuple[Planned | None, bytes]:

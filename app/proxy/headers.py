@@ -2,8 +2,8 @@
 
 An allow-list drops what providers add every month (a beta's identification header
 dropped made Anthropic answer 429 for the 1M-context beta behind a peer's gateway), so
-only what belongs to one hop is dropped: the hop-by-hop headers of RFC 9110 §7.6.1 and the
-ones `Connection` names, `Host` and `Content-Length` (the next hop has its own), and on the
+only what belongs to one hop is dropped: the hop-by-hop headers of RFC 9110, section 7.6.1,
+and the ones `Connection` names, `Host` and `Content-Length` (the next hop has its own), and on the
 way in our own `x-compact-*` headers (the proxy's token among them: never forwarded).
 """
 

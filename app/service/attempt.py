@@ -63,16 +63,20 @@ async def kept_or_refused(
 ) -> tuple[CompactResult, int | None]:
     """A result that is not smaller than the input and under the threshold is refused
     (`no_gain`): the input comes back unchanged and its archive is removed. The tokens the
-    refused result would have left, for the fallback's record."""
+    refused result would have left, for the fallback's record. Both are measured as the
+    decision was (the model's margin, the tools, the reply's priming), so a result kept is
+    under the threshold the provider's limit sets, not only by cl100k."""
     if not result.compacted or result.stats is None or result.archive is None:
         return result, None
-    after = result.stats.compacted_token_count
+    basis = prepared.request.basis
+    after = basis.raised(result.stats.compacted_token_count, local=True)
+    before = basis.raised(prepared.token_count, local=True)
     limit = prepared.thresholds.threshold_tokens
-    if after < prepared.token_count and after < limit:
+    if after < before and after < limit:
         return result, None
     note = (
         f"{result.strategy} would leave {after} tokens: not smaller than the "
-        f"{prepared.token_count} sent and under the threshold of {limit}"
+        f"{before} sent and under the threshold of {limit}"
     )
     stays = await _discard(steps, [result.archive.id])
     warnings = [*result.warnings, *stays, note]

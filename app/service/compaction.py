@@ -54,7 +54,7 @@ from app.core.ports import (
     Tokenizer,
     WorkdirReader,
 )
-from app.core.provider import violations
+from app.core.provider import OutputBudget, violations
 from app.core.result import CompactResult, FallbackInfo
 from app.core.sessions import CompactionRecord, RecordStore, refilling
 from app.service.answers import Count, Held, HoldCheck, Judged
@@ -168,9 +168,13 @@ class CompactionService(CountingService):
         threshold: float | None = None,
         overflow_threshold: float | None = None,
         min_messages: int | None = None,
+        input_limit: int | None = None,
+        output: OutputBudget | None = None,
     ) -> Thresholds:
         """The server's thresholds with a request's overrides. A raised threshold lifts the
-        default overflow threshold with it; an explicit overflow below it is refused."""
+        default overflow threshold with it; an explicit overflow below it is refused. The
+        shares apply to what the provider lets the input take: the window less the output
+        the request reserves, within the model's input limit."""
         base = self.defaults.thresholds
         share = pick(threshold, base.threshold)
         if overflow_threshold is not None and overflow_threshold < share:
@@ -182,6 +186,8 @@ class CompactionService(CountingService):
             threshold=share,
             overflow_threshold=pick(overflow_threshold, max(base.overflow_threshold, share)),
             min_messages=pick(min_messages, base.min_messages),
+            input_limit=input_limit,
+            output=output or OutputBudget(),
         )
 
     async def judge(
@@ -272,7 +278,10 @@ class CompactionService(CountingService):
         return result.model_copy(update={"warnings": [*renamed, *result.warnings]})
 
     async def _compact(self, request: CompactRequest) -> CompactResult:
-        prepared = await self._prepare(request)
+        prepared, judged, thresholds = await self._prepare(request)
+        return _reported(await self._compact_prepared(prepared), judged, thresholds)
+
+    async def _compact_prepared(self, prepared: Prepared | CompactResult) -> CompactResult:
         if isinstance(prepared, CompactResult):
             return prepared
         admitted = await session_gate(self.records, self.defaults, self.now(), prepared)
@@ -318,9 +327,12 @@ class CompactionService(CountingService):
             return nullcontext()
         return self.slots.hold(background=request.background)
 
-    async def _prepare(self, request: CompactRequest) -> Prepared | CompactResult:
+    async def _prepare(
+        self, request: CompactRequest
+    ) -> tuple[Prepared | CompactResult, Judged, Thresholds]:
         """The front every strategy shares: validate, count, decide, partition, and decline
-        to compact with unanswered tool calls at the end."""
+        to compact with unanswered tool calls at the end. With the decision and the
+        thresholds it applied, which every answer reports."""
         messages = request.messages
         options = request.options
         fmt = request.format
@@ -331,11 +343,14 @@ class CompactionService(CountingService):
             context_window=options.context_window,
             threshold=options.threshold,
             min_messages=options.min_messages,
+            input_limit=request.input_limit,
+            output=request.output,
         )
         counter = self._counter(messages, request.basis, token_count)
         judged = await self.judge(len(messages), thresholds, request.basis, counter)
         server = self.defaults.server_options_for(options)
-        return prepared_for(request, counts, thresholds, broken, judged.decision, server)
+        prepared = prepared_for(request, counts, thresholds, broken, judged.decision, server)
+        return prepared, judged, thresholds
 
     async def list_records(self, session_id: str) -> list[CompactionRecord]:
         if self.records is None:
@@ -344,3 +359,19 @@ class CompactionService(CountingService):
 
     async def load_archive(self, archive_id: str) -> Archive | None:
         return await to_thread.run_sync(self.archive.load, archive_id)
+
+
+def _reported(result: CompactResult, judged: Judged, thresholds: Thresholds) -> CompactResult:
+    """`result` with the count and the limit its decision was made on, as `/should-compact`
+    reports them for the same body: one count, whatever the route."""
+    counted = judged.counted
+    return result.model_copy(
+        update={
+            "token_count": judged.decision.token_count,
+            "token_source": judged.source,
+            "exact": counted.exact if counted is not None else True,
+            "limit_tokens": thresholds.limit,
+            "limited_by": thresholds.limited_by,
+            "output_budget": thresholds.output.tokens,
+        }
+    )

@@ -1,37 +1,18 @@
 """The server's defaults that a request's options may override (built by `app.main`).
 
 `options` holds the server's value of every request option that declares a setting
-(`Setting` beside its field in `CompactOptions`), filled from the settings generically, so a
-new option adds nothing here; the rest are settings no request overrides.
+(`Setting` beside its field in `CompactOptions`): `Settings.options`, so a new option adds
+nothing here; the rest are settings no request overrides.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from app.core.decide import Thresholds
 from app.core.ledger import LedgerBudget, summary_words_for
-from app.core.options import CompactOptions, DecideParams, resolve_params, settings_of
-
-
-def server_options(settings: Mapping[str, Any]) -> CompactOptions:
-    """The server's value of each request option, from its setting's value by setting name.
-    Not validated against the request's bounds: a server may allow more than a request
-    (e.g. `tail_keep_recent_rounds`)."""
-    values: dict[str, Any] = {
-        field: settings[name] for name, (field, _) in settings_of(CompactOptions).items()
-    }
-    return CompactOptions.model_construct(**values)
-
-
-def declared_defaults() -> dict[str, object]:
-    """Every declared setting at its declared default, by setting name."""
-    return {
-        name: spec.default_factory() if spec.default_factory else spec.default
-        for name, (_, spec) in settings_of(CompactOptions).items()
-    }
+from app.core.options import CompactOptions, DecideParams, defaults_of, resolve_params
 
 
 @dataclass(frozen=True)
@@ -39,7 +20,7 @@ class Defaults:
     """Server-wide defaults: the request options' (`options`) and the settings no request
     overrides."""
 
-    options: CompactOptions = field(default_factory=lambda: server_options(declared_defaults()))
+    options: CompactOptions = field(default_factory=lambda: defaults_of(CompactOptions))
     overflow_threshold: float = 0.9
     ledger: LedgerBudget = field(default_factory=LedgerBudget)
     summary_cooldown_seconds: float = 300.0

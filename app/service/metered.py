@@ -51,7 +51,8 @@ class MeteredCompactionService(CompactionService):
         strategy = result.strategy  # the one that ran: a cooldown may have run prune
         after = result.stats.compacted_token_count if result.stats else None
         outcome = "compacted" if result.compacted else str(result.reason)
-        self.metrics.observe_compaction(strategy, outcome, result.token_count, after)
+        before = result.stats.original_token_count if result.stats else result.token_count
+        self.metrics.observe_compaction(strategy, outcome, before, after)
         for skipped in result.skipped_files:
             self.metrics.observe_restore_skip(skipped.reason)
         return result

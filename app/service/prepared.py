@@ -11,7 +11,7 @@ from app.core.errors import InvalidConversationError
 from app.core.messages import Message, tool_uses
 from app.core.options import CompactOptions, P, resolve_params
 from app.core.partition import Partition, partition_messages
-from app.core.provider import OpenAIForms, ProviderRequest, Violation
+from app.core.provider import OpenAIForms, OutputBudget, ProviderRequest, Violation
 from app.core.result import CompactResult, NotCompactedReason
 from app.core.sessions import RecordReason
 from app.core.vocabulary import Format, StrategyName
@@ -33,6 +33,10 @@ class CompactRequest:
     archive_id: str | None = None
     # What the threshold decision counts from, as `/should-compact` takes it.
     basis: Basis = field(default_factory=Basis)
+    # What the provider lets the input take besides the window: the model's input limit,
+    # and the output the request reserves (the threshold applies to what is left).
+    input_limit: int | None = None
+    output: OutputBudget = field(default_factory=OutputBudget)
     # Each message's OpenAI JSON, once: seeded when an OpenAI request is read, so the
     # input check, the archive and the answer reuse the items sent.
     forms: OpenAIForms = field(default_factory=OpenAIForms, compare=False, repr=False)

@@ -218,8 +218,9 @@ class Summaries:
                 ChunkedSummary(await _summary_text(self.summarizer, request), name, 1), calls=1
             )
         except SummarizerError as exc:
-            log.warning("summarizer failed", extra={"summarizer": name})
-            return SummaryOutcome(None, (f"summarizer {name} failed: {exc}",), calls=1)
+            said = f"summarizer {name} failed: {exc}"
+            log.warning(said, extra=_why(name, exc))
+            return SummaryOutcome(None, (said,), calls=1)
 
     async def _fall_back(self, request: SummaryRequest) -> SummaryOutcome:
         if self.fallback is None:
@@ -228,9 +229,17 @@ class Summaries:
         try:
             summary = await _summary_text(self.fallback, request)
         except SummarizerError as exc:
-            return SummaryOutcome(None, (f"fallback summarizer {fallback} failed: {exc}",))
+            said = f"fallback summarizer {fallback} failed: {exc}"
+            log.warning(said, extra=_why(fallback, exc))
+            return SummaryOutcome(None, (said,))
         written = f"summary written by the fallback summarizer {fallback}"
         return SummaryOutcome(ChunkedSummary(summary, fallback, 1), (written,))
+
+
+def _why(name: str, error: SummarizerError) -> dict[str, object]:
+    """A failure's log fields: who, its reason, and the last error (the adapters' messages
+    carry a status, a class name or the server's short message: never a key or the prompt)."""
+    return {"summarizer": name, "reason": error.reason, "error": str(error.args[0])}
 
 
 async def _summary_text(summarizer: Summarizer, request: SummaryRequest) -> str:

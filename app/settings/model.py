@@ -8,38 +8,156 @@ own prefix (`COMPACT_ANTHROPIC_API_KEY`); the SDK's `ANTHROPIC_API_KEY`, exporte
 every agent developer's shell, is used only once `COMPACT_SUMMARIZER=anthropic` asks for it.
 The base URLs and the OpenAI key are also read from the SDKs' own names.
 
-A setting that defaults a request option is declared beside that option (`CompactOptions`,
-app/core/options/compact.py) and placed among the others by `place`; the others are declared in
-`CompactionSettings` (app/settings/compaction.py: the first rows of the configuration table)
-and below (the rest, in order). A renamed setting is still read under its former names
-(deprecated); the same setting given under two of its names with different values is refused
-at start-up (`FormerNamesAgree`). The helpers live in app/settings/sources.py.
+`Settings` names each setting on one line, in the configuration table's order, declared in
+the module of its subject (`storage`, `counting`, `summaries`, `providers`, `jobs`,
+`toolkit`, `limits`, `serving`, `proxy`). The settings declared beside a request model's fields
+(`CompactOptions`, `ToolResultLimits`) are one field each, `options` and `tool_results`
+(app/settings/declared.py reads them); `SHOWN_AFTER` places some of them elsewhere in the
+table. A renamed setting is still read under its former names (deprecated); the same setting
+given under two of its names with different values is refused at start-up.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import SecretStr, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from app.core.restore import read_tools_from
-from app.core.summary import DIGEST_PROMPT_TOKENS, DIGEST_SHARE, CallBound
-from app.settings.compaction import CompactionSettings
-from app.settings.sources import DECLARED, ENV_PREFIX, FormerNamesAgree, is_loopback, place
+from app.core.options import CompactOptions, DecideParams, P, resolve_params
+from app.core.toolkit import ToolResultLimits
+from app.settings import (
+    counting,
+    jobs,
+    limits,
+    providers,
+    proxy,
+    serving,
+    storage,
+    summaries,
+    toolkit,
+)
+from app.settings.declared import Declared, DeclaredSource
+from app.settings.sources import ENV_PREFIX, is_loopback
 
-__all__ = ["DECLARED", "ENV_PREFIX", "Settings"]
+__all__ = ["ENV_PREFIX", "SHOWN_AFTER", "Settings"]
 
-UPSTREAM_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# Where a setting declared beside a request model's field shows in the configuration table
+# when not beside the others of its model (the `options` and `tool_results` fields below):
+# right after the setting named, in this order.
+SHOWN_AFTER: dict[str, tuple[str, ...]] = {
+    "database_tcp_user_timeout": ("context_window", "threshold"),
+    "models": (
+        "min_messages",
+        "max_restore_files",
+        "max_restore_tokens_per_file",
+        "max_restore_tokens_total",
+        "read_tools",
+    ),
+    "summary_model": ("max_summary_words", "ledger_budget"),
+    "summary_server_window": (
+        "summary_input_budget",
+        "selective_keep_recent",
+        "selective_tool_call_threshold",
+        "selective_tool_result_threshold",
+        "selective_preview_tokens",
+        "selective_fallback_to_summary",
+    ),
+    "api_token": (
+        "tail_keep_recent_rounds",
+        "prune_keep_recent",
+        "prune_exclude_tools",
+        "prune_min_tokens",
+        "prune_clear_inputs",
+        "max_iterations",
+    ),
+}
 
 
-class Settings(CompactionSettings):
-    # `validate_by_name`: a field with aliases (its former names) is still set by its name.
+# Fields only, and no docstring: a class docstring would become a schema description.
+class Settings(BaseSettings):
+    # `validate_by_name`: a field with aliases (the SDKs' names) is still set by its name.
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, extra="ignore", frozen=True, validate_by_name=True
     )
+
+    workdir: storage.Workdir
+    workdir_aliases: storage.WorkdirAliases
+    data_dir: storage.DataDir
+    database_url: storage.DatabaseUrl
+    database_pool_min: storage.DatabasePoolMin
+    database_pool_max: storage.DatabasePoolMax
+    database_pool_wait: storage.DatabasePoolWait
+    database_connect_timeout: storage.DatabaseConnectTimeout
+    database_statement_timeout: storage.DatabaseStatementTimeout
+    database_call_timeout: storage.DatabaseCallTimeout
+    database_keepalives_idle: storage.DatabaseKeepalivesIdle
+    database_keepalives_interval: storage.DatabaseKeepalivesInterval
+    database_keepalives_count: storage.DatabaseKeepalivesCount
+    database_tcp_user_timeout: storage.DatabaseTcpUserTimeout
+    overflow_threshold: counting.OverflowThreshold
+    models: counting.Models
+    summarizer: summaries.Summarizer
+    summary_fallback: summaries.SummaryFallback
+    summary_mode: summaries.SummaryMode
+    log_rejected_summaries: summaries.LogRejectedSummaries
+    readyz_requires_summarizer: summaries.ReadyzRequiresSummarizer
+    summary_model: summaries.SummaryModel
+    ledger_share: summaries.LedgerShare
+    ledger_min_tokens: summaries.LedgerMinTokens
+    ledger_max_tokens: summaries.LedgerMaxTokens
+    summary_max_tokens: summaries.SummaryMaxTokens
+    summary_temperature: summaries.SummaryTemperature
+    summary_timeout: summaries.SummaryTimeout
+    summary_attempts: summaries.SummaryAttempts
+    summary_deadline: summaries.SummaryDeadline
+    summary_server_window: summaries.SummaryServerWindow
+    anthropic_api_key: providers.AnthropicApiKey
+    sdk_anthropic_api_key: providers.SdkAnthropicApiKey
+    anthropic_base_url: providers.AnthropicBaseUrl
+    openai_base_url: providers.OpenaiBaseUrl
+    openai_api_key: providers.OpenaiApiKey
+    count_model: counting.CountModel
+    count_timeout: counting.CountTimeout
+    max_request_bytes: limits.MaxRequestBytes
+    token_cache_entries: counting.TokenCacheEntries
+    job_workers: jobs.JobWorkers
+    job_queue_limit: jobs.JobQueueLimit
+    job_ttl_seconds: jobs.JobTtlSeconds
+    job_lease_seconds: jobs.JobLeaseSeconds
+    tool_results: Declared[ToolResultLimits]
+    mention_limit: toolkit.MentionLimit
+    project_rules_max_bytes: toolkit.ProjectRulesMaxBytes
+    max_messages: limits.MaxMessages
+    max_blocks: limits.MaxBlocks
+    max_depth: limits.MaxDepth
+    request_timeout: limits.RequestTimeout
+    max_concurrent_summaries: summaries.MaxConcurrentSummaries
+    summary_slot_wait: summaries.SummarySlotWait
+    recall_slots: limits.RecallSlots
+    recall_slot_wait: limits.RecallSlotWait
+    api_token: limits.ApiToken
+    summary_cooldown_seconds: summaries.SummaryCooldownSeconds
+    min_free_bytes: storage.MinFreeBytes
+    temp_sweep_seconds: storage.TempSweepSeconds
+    host: serving.Host
+    port: serving.Port
+    max_header_bytes: serving.MaxHeaderBytes
+    header_timeout: serving.HeaderTimeout
+    keep_alive_timeout: serving.KeepAliveTimeout
+    log_level: serving.LogLevel
+    log_format: serving.LogFormat
+    proxy_port: proxy.ProxyPort
+    proxy_host: proxy.ProxyHost
+    proxy_anthropic_url: proxy.ProxyAnthropicUrl
+    proxy_openai_url: proxy.ProxyOpenaiUrl
+    proxy_upstreams: proxy.ProxyUpstreams
+    proxy_token: proxy.ProxyToken
+    proxy_start: proxy.ProxyStart
+    proxy_splice: proxy.ProxySplice
+    proxy_wait_seconds: proxy.ProxyWaitSeconds
+    options: Declared[CompactOptions]  # its settings not shown after another come last
 
     @classmethod
     def settings_customise_sources(
@@ -50,246 +168,12 @@ class Settings(CompactionSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        check = FormerNamesAgree(settings_cls, env_settings, dotenv_settings)
-        return init_settings, check, env_settings, dotenv_settings, file_secret_settings
-
-    # The toolkit (/compress-tool-result, /preprocess-input, /project-rules, /assemble)
-    tool_result_read_lines: int = Field(
-        500, ge=1, description="`Read` results: lines kept in history"
-    )
-    tool_result_grep_matches: int = Field(5, ge=1, description="`Grep` results: matches kept")
-    tool_result_glob_hits: int = Field(10, ge=1, description="`Glob` results: paths kept")
-    tool_result_ls_entries: int = Field(20, ge=1, description="`LS` results: entries kept")
-    tool_result_edit_lines: int = Field(20, ge=1, description="`Edit`/`MultiEdit`: new lines kept")
-    tool_result_write_lines: int = Field(50, ge=1, description="`Write`: first lines kept")
-    tool_result_bash_stdout_head: int = Field(
-        3, ge=0, description="`Bash`: first stdout lines kept"
-    )
-    tool_result_bash_stdout_tail: int = Field(5, ge=0, description="`Bash`: last stdout lines kept")
-    tool_result_bash_stderr_lines: int = Field(
-        20, ge=0, description="`Bash`: last stderr lines kept"
-    )
-    tool_result_todo_items: int = Field(
-        3, ge=0, description="`TodoWrite`: in-progress items named in the recap"
-    )
-    tool_result_fallback_chars: int = Field(
-        2000, ge=1, description="other tools: longer results are cut to this many characters"
-    )
-    mention_limit: int = Field(
-        5, ge=0, description='`@file` mentions named in reminders, then "(and N more…)"'
-    )
-    project_rules_max_bytes: int = Field(
-        256 * 1024,
-        gt=0,
-        description="a larger `CODE_LAW.md` is not injected (`skipped: too_large`)",
-    )
-    # Hardening: request limits, a deadline, a bound on summaries, optional auth.
-    max_messages: int = Field(
-        10_000, gt=0, description="more messages in one request get 422 `too_many_messages`"
-    )
-    max_blocks: int = Field(
-        50_000,
-        gt=0,
-        description=(
-            "more content blocks and tool calls in one request, all messages together, "
-            "get 422 `too_many_blocks`"
-        ),
-    )
-    max_depth: int = Field(
-        64,
-        ge=8,  # a content block already sits at level 5: body, messages, message, content
-        le=512,
-        description="deeper JSON nesting gets 422 `too_deep`",
-    )
-    request_timeout: float = Field(
-        300.0,
-        gt=0,
-        description=(
-            "seconds a request may take, upload included (504 `deadline_exceeded` after); "
-            "not `/healthz`, `/readyz`, `/metrics`"
-        ),
-    )
-    max_concurrent_summaries: int = Field(
-        64,
-        ge=1,
-        description=(
-            "compactions summarizing at once, `/compact` and background jobs together; "
-            "a bound on memory and on the LLM's load, not on throughput (the calls wait on "
-            "the network)"
-        ),
-    )
-    summary_slot_wait: float = Field(
-        1.0,
-        ge=0,
-        description=(
-            "seconds a `/compact` waits for a free slot before 503 `busy` with `Retry-After` "
-            "(`0`: at once); jobs wait as long as it takes"
-        ),
-    )
-    recall_slots: int = Field(
-        4,
-        ge=1,
-        description=(
-            "recalls searching at once, each on a thread of its own pool, so recalls never "
-            "take the threads of the other routes"
-        ),
-    )
-    recall_slot_wait: float = Field(
-        1.0,
-        ge=0,
-        description="seconds a recall waits for a free slot before 503 `busy` with `Retry-After`",
-    )
-    api_token: SecretStr | None = Field(
-        None,
-        description=(
-            "when set, every route but `/healthz`, `/readyz`, `/metrics` and the docs "
-            "(`/docs`, `/redoc`, `/openapi.json`) needs `Authorization: Bearer <token>` "
-            "(401 otherwise); never logged"
-        ),
-    )
-    # The `tail` and `prune` strategies and the session limits read from its records.
-    place(
-        vars(),
-        "tail_keep_recent_rounds",
-        "prune_keep_recent",
-        "prune_exclude_tools",
-        "prune_min_tokens",
-        "prune_clear_inputs",
-        "max_iterations",
-    )
-    summary_cooldown_seconds: float = Field(
-        300.0,
-        ge=0,
-        description=(
-            "after a failed summary in a session, summarizing strategies run `prune` instead "
-            "for this long (`0` disables)"
-        ),
-    )
-    # The data directory's health: room left, and crash debris swept.
-    min_free_bytes: int = Field(
-        64 * 1024 * 1024,
-        ge=0,
-        description=(
-            "`/readyz` answers 503 when the data directory's file system has fewer free "
-            "bytes than this (`0`: not checked)"
-        ),
-    )
-    temp_sweep_seconds: float = Field(
-        600.0,
-        ge=0,
-        description=(
-            "every this many seconds, temp files of killed writes older than an hour are "
-            "deleted in every directory of the data directory (`0`: at start-up only)"
-        ),
-    )
-    host: str = Field("127.0.0.1", description="where `context-compact serve` listens")
-    port: int = Field(8080, gt=0, lt=65536, description="port of `context-compact serve`")
-    max_header_bytes: int = Field(
-        64 * 1024, ge=1024, description="bytes of a request line and its headers (431 past it)"
-    )
-    header_timeout: float = Field(
-        10.0,
-        gt=0,
-        description="seconds from connecting (or a request's first byte) to the headers' end",
-    )
-    keep_alive_timeout: int = Field(5, ge=1, description="seconds an idle connection stays open")
-    log_level: Literal["debug", "info", "warning", "error"] = Field(
-        "info", description="`debug`, `info`, `warning`, `error`"
-    )
-    log_format: Literal["json", "text"] = Field(
-        "json",
-        description=(
-            "`json`: one JSON object a line (time, level, logger, message, request_id, "
-            "fields); `text`: one readable line with the same fields as `key=value`; never "
-            "message contents either way"
-        ),
-    )
-
-    # The transparent proxy (docs/proxy.md): an agent's SDK pointed at it.
-    proxy_port: int | None = Field(
-        None,
-        gt=0,
-        lt=65536,
-        description=(
-            "set: `context-compact serve` also listens on this port for the transparent "
-            "proxy (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`, `base_url=`; docs/proxy.md); "
-            "unset: no proxy"
-        ),
-    )
-    proxy_host: str = Field("127.0.0.1", description="where the proxy listens")
-    proxy_anthropic_url: str = Field(
-        "https://api.anthropic.com",
-        description="the provider behind the proxy's Anthropic routes (`/v1/messages`, ...)",
-    )
-    proxy_openai_url: str = Field(
-        "https://api.openai.com",
-        description="the provider behind the proxy's other `/v1/` routes",
-    )
-    proxy_upstreams: dict[str, str] = Field(
-        default_factory=dict,
-        description=(
-            'more providers by name, as JSON (`{"local": "http://127.0.0.1:8000"}`), '
-            "reached as `/u/{name}/v1/...`; upstreams come from here only, never from a "
-            "request"
-        ),
-    )
-    proxy_token: SecretStr | None = Field(
-        None,
-        description=(
-            "when set, a proxied request needs it in `x-compact-proxy-token` (stripped "
-            "before forwarding); never logged"
-        ),
-    )
-    proxy_start: float = Field(
-        0.7,
-        gt=0,
-        le=1,
-        description="share of the request's limit where a background compaction starts",
-    )
-    proxy_splice: float = Field(
-        0.85,
-        gt=0,
-        le=1,
-        description="share of the request's limit where a finished compaction is put in",
-    )
-    proxy_wait_seconds: float = Field(
-        3.0,
-        ge=0,
-        description=(
-            "over the limit, how long a request waits for a running compaction before one "
-            "is made at once with the extractive summarizer"
-        ),
-    )
-
-    place(vars(), placed=CompactionSettings.model_fields)  # the rest, last
-
-    @field_validator("workdir_aliases", "read_tools", "prune_exclude_tools", mode="before")
-    @classmethod
-    def _split_commas(cls, value: object) -> object:
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
-
-    @field_validator("proxy_upstreams")
-    @classmethod
-    def _upstreams_named_and_http(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, url in value.items():
-            if not UPSTREAM_NAME.fullmatch(name):
-                raise ValueError(f"upstream name {name!r}: letters, digits, `-` and `_` only")
-            if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
-                raise ValueError(f"upstream {name!r}: {url!r} is not an http(s) URL")
-        return value
-
-    @field_validator("read_tools")
-    @classmethod
-    def _read_tools_parse(cls, value: list[str]) -> list[str]:
-        read_tools_from(value)
-        return value
+        declared = DeclaredSource(settings_cls, init_settings, env_settings, dotenv_settings)
+        return init_settings, declared, env_settings, dotenv_settings, file_secret_settings
 
     @model_validator(mode="after")
     def _overflow_above_threshold(self) -> Settings:
-        values = vars(self)  # the declared settings have no attribute mypy knows
-        if self.overflow_threshold < values["threshold"]:
+        if self.overflow_threshold < self.server(DecideParams).threshold:
             raise ValueError("COMPACT_OVERFLOW_THRESHOLD must be >= COMPACT_THRESHOLD")
         if self.proxy_splice < self.proxy_start:
             raise ValueError("COMPACT_PROXY_SPLICE must be >= COMPACT_PROXY_START")
@@ -299,31 +183,20 @@ class Settings(CompactionSettings):
             raise ValueError("COMPACT_LEDGER_MAX_TOKENS must be >= COMPACT_LEDGER_MIN_TOKENS")
         return self
 
+    def server(self, kind: type[P]) -> P:
+        """A parameters record of the server's options (`options`), as a request that sets
+        none of them reads it."""
+        return resolve_params(kind, _NO_REQUEST, self.options)
+
     @property
     def anthropic_key(self) -> SecretStr | None:
         """The key an explicit request for Anthropic uses: ours first, then the SDK's."""
         return self.anthropic_api_key or self.sdk_anthropic_api_key
 
     @property
-    def local_call_bound(self) -> CallBound | None:
-        """The largest summary call and the time it gets, for an OpenAI-compatible server on
-        a loopback address (a local model, likely on a CPU); None for any other."""
-        if self.summarizer_kind != "openai" or not self._local_server:
-            return None
-        budget = int(vars(self)["summary_input_budget"])  # placed beside the options
-        if self.summary_path == "digest":  # the notes, within a share of the window
-            window = int(vars(self)["context_window"])
-            budget = min(budget, int(DIGEST_SHARE * window) + DIGEST_PROMPT_TOKENS)
-        return CallBound(
-            input_tokens=budget,
-            output_tokens=self.summary_max_tokens,
-            timeout=self.summary_timeout,
-            attempts=self.summary_attempts,
-            deadline=self.summary_deadline,
-        )
-
-    @property
-    def _local_server(self) -> bool:
+    def local_server(self) -> bool:
+        """The `openai` summarizer's server is on this machine (a local model, likely on a
+        CPU)."""
         return is_loopback(urlsplit(self.openai_base_url).hostname or "")
 
     @property
@@ -333,7 +206,7 @@ class Settings(CompactionSettings):
         transcript to every other (hosted models summarize a transcript better)."""
         if self.summary_mode != "auto":
             return self.summary_mode
-        local = self.summarizer_kind == "openai" and self._local_server
+        local = self.summarizer_kind == "openai" and self.local_server
         return "digest" if local else "transcript"
 
     @property
@@ -342,3 +215,6 @@ class Settings(CompactionSettings):
         if self.summarizer == "auto":
             return "anthropic" if self.anthropic_api_key else "extractive"
         return self.summarizer
+
+
+_NO_REQUEST = CompactOptions()

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from pydantic import AliasChoices, ValidationError
 from pydantic.fields import FieldInfo
 
-from app.settings.model import DECLARED, ENV_PREFIX, Settings
+from app.settings.declared import declared_fields, values_model
+from app.settings.model import ENV_PREFIX, SHOWN_AFTER, Settings
 
 # `COMPACT_*` variables that are not server settings but belong to the project: the clients'
 # and examples' address and token, the PostgreSQL tests' server, the compose database password.
@@ -31,11 +32,32 @@ def env_names(name: str, field: FieldInfo) -> list[str]:
     return [(ENV_PREFIX + name).upper()]
 
 
+def every_setting() -> list[tuple[str, FieldInfo]]:
+    """Every setting, as the configuration table lists them: the fields of `Settings` in
+    order, each followed by the declared settings `SHOWN_AFTER` it, and in place of a field
+    of declared settings (`options`, `tool_results`) those of its settings shown nowhere
+    else."""
+    placed = {name for names in SHOWN_AFTER.values() for name in names}
+    models = declared_fields(Settings)
+    declared = {
+        name: info
+        for model in models.values()
+        for name, info in values_model(model).model_fields.items()
+    }
+    found: list[tuple[str, FieldInfo]] = []
+    for name, field in Settings.model_fields.items():
+        if name in models:
+            own = values_model(models[name]).model_fields
+            found += [(n, info) for n, info in own.items() if n not in placed]
+        else:
+            found.append((name, field))
+        found += [(n, declared[n]) for n in SHOWN_AFTER.get(name, ())]
+    return found
+
+
 def known_variables() -> frozenset[str]:
     """Every variable a setting is read from (former names included), and `NOT_SETTINGS`."""
-    names = {n for name, field in Settings.model_fields.items() for n in env_names(name, field)}
-    for _, spec in DECLARED.values():
-        names.update(spec.env_names(ENV_PREFIX))
+    names = {n for name, field in every_setting() for n in env_names(name, field)}
     return frozenset(names | NOT_SETTINGS)
 
 
@@ -52,10 +74,17 @@ def unknown_variables(environ: Mapping[str, str]) -> list[str]:
     return lines
 
 
-def variable_of(location: str) -> str:
-    """The variable behind a setting's error location: a field's own name, or an alias."""
-    field = Settings.model_fields.get(location)
-    return env_names(location, field)[0] if field is not None else location
+def variable_of(location: tuple[str | int, ...]) -> str:
+    """The variable behind a setting's error location: a field's own name, or an alias; a
+    declared setting's is (the field of `Settings`, its name)."""
+    name, *inner = map(str, location)
+    models = declared_fields(Settings)
+    if name in models and inner:
+        name, fields = inner[0], values_model(models[name]).model_fields
+    else:
+        fields = Settings.model_fields
+    field = fields.get(name)
+    return env_names(name, field)[0] if field is not None else name
 
 
 def explain(error: ValidationError) -> str:
@@ -66,7 +95,7 @@ def explain(error: ValidationError) -> str:
 def _lines(errors: Iterable[Mapping[str, object]]) -> Iterable[str]:
     for item in errors:
         loc = item.get("loc") or ()
-        where = variable_of(str(loc[0])) if isinstance(loc, tuple) and loc else None
+        where = variable_of(loc) if isinstance(loc, tuple) and loc else None
         message = str(item.get("msg", "invalid")).removeprefix("Value error, ")
         shown = item.get("input")
         value = f" (got {shown!r})" if where and isinstance(shown, str) else ""

@@ -77,4 +77,4 @@ def build_provider_counter(settings: Settings) -> ProviderCounter | None:
             timeout=settings.count_timeout,
         )
 
-    return LazyProviderCounter("anthropic", build)
+    return LazyProviderCounter("anthropic", build, timeout=settings.count_timeout)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from anyio import to_thread
@@ -24,9 +25,8 @@ from app.adapters.workdir import SandboxedWorkdir
 from app.core.ledger import LedgerBudget
 from app.core.ports import ArchiveStore, SeenStore, Summarizer, Tokenizer
 from app.core.sessions import JobQueue, JobStore, RecordStore
-from app.core.summary import ExtractiveSummarizer
+from app.core.summary import DIGEST_PROMPT_TOKENS, DIGEST_SHARE, CallBound, ExtractiveSummarizer
 from app.service.compaction import CompactionPorts, CompactionService, Defaults
-from app.service.defaults import server_options
 from app.service.freshness import Freshness
 from app.service.metered import MeteredCompactionService, TimedSummarizer
 from app.service.metrics import Metrics
@@ -189,6 +189,33 @@ def build_probe(
     )
 
 
+def local_call_bound(settings: Settings) -> CallBound | None:
+    """The largest summary call and the time it gets, for an OpenAI-compatible server on a
+    loopback address (a local model, likely on a CPU); None for any other. Here, not in
+    `Settings`, so that reading the settings loads no summary code (`count`)."""
+    if settings.summarizer_kind != "openai" or not settings.local_server:
+        return None
+    read = settings.server(_CallInput)
+    budget = read.summary_input_budget
+    if settings.summary_path == "digest":  # the notes, within a share of the window
+        budget = min(budget, int(DIGEST_SHARE * read.context_window) + DIGEST_PROMPT_TOKENS)
+    return CallBound(
+        input_tokens=budget,
+        output_tokens=settings.summary_max_tokens,
+        timeout=settings.summary_timeout,
+        attempts=settings.summary_attempts,
+        deadline=settings.summary_deadline,
+    )
+
+
+@dataclass(frozen=True)
+class _CallInput:
+    """The options `local_call_bound` reads (a record like a strategy's)."""
+
+    context_window: int
+    summary_input_budget: int
+
+
 def build_service(
     settings: Settings,
     tokenizer: Tokenizer | None = None,
@@ -225,7 +252,7 @@ def build_service(
         models=model_table(settings),
     )
     defaults = Defaults(
-        options=server_options(settings.model_dump()),
+        options=settings.options,
         overflow_threshold=settings.overflow_threshold,
         ledger=LedgerBudget(
             settings.ledger_share, settings.ledger_min_tokens, settings.ledger_max_tokens

@@ -8,7 +8,6 @@ from __future__ import annotations
 from app.adapters.seen_store import FileSeenStore
 from app.adapters.workdir import SandboxedWorkdir
 from app.core.ports import SeenStore
-from app.core.toolkit import ToolResultLimits
 from app.service.freshness import Freshness
 from app.service.toolkit import ToolkitDefaults, ToolkitService
 from app.settings import Settings
@@ -17,18 +16,12 @@ from app.settings import Settings
 def build_toolkit(settings: Settings, seen: SeenStore | None = None) -> ToolkitService:
     """The context-engineering toolkit: the same sandbox and data directory as the compaction."""
     workdir = SandboxedWorkdir(settings.workdir, aliases=settings.workdir_aliases)
-    prefix = "tool_result_"
-    limits = {
-        name.removeprefix(prefix): value
-        for name, value in settings.model_dump().items()
-        if name.startswith(prefix)
-    }
     return ToolkitService(
         reader=workdir,
         inspector=workdir,
         freshness=Freshness(seen or FileSeenStore(settings.data_dir)),
         defaults=ToolkitDefaults(
-            limits=ToolResultLimits(**limits),
+            limits=settings.tool_results,
             mention_limit=settings.mention_limit,
             rules_max_bytes=settings.project_rules_max_bytes,
         ),

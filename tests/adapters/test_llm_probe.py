@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import respx
 
-from app.adapters.llm_probe import ModelsProbe, ollama_window
+from app.adapters.llm_probe import ModelsProbe, ProbeTiming, ollama_window
+from app.core.request_context import deadline_at
 from app.core.summary.server_ratio import ratio_sample
+from tests.fakes.fake_llm_server import reply, start_fake_llm
 
 pytestmark = pytest.mark.anyio
 
@@ -80,7 +83,7 @@ async def test_ollama_without_num_ctx_is_warned_about_once_and_keeps_the_budget(
 ) -> None:
     server.post(f"{ROOT}/api/show").respond(200, json=ollama_show("temperature 0.2"))
     now = [0.0]
-    probe = probe_of(server, model="llama3.2", ttl=10.0, clock=lambda: now[0])
+    probe = probe_of(server, model="llama3.2", timing=ProbeTiming(ttl=10.0, clock=lambda: now[0]))
     with caplog.at_level(logging.WARNING, logger="context_compact.summarizer"):
         assert await probe.window() is None
         now[0] = 11.0
@@ -150,7 +153,7 @@ async def test_a_server_that_cannot_count_has_no_ratio_asked_again_after_the_ttl
 ) -> None:
     now = [0.0]
     extras = server.post(f"{ROOT}/extras/tokenize/count").respond(404)
-    probe = probe_of(server, count=cl100k_1000, ttl=10.0, clock=lambda: now[0])
+    probe = probe_of(server, count=cl100k_1000, timing=ProbeTiming(ttl=10.0, clock=lambda: now[0]))
     assert [await probe.ratio(), await probe.ratio()] == [None, None]
     assert server.calls.call_count == 2  # /tokenize and /extras/tokenize/count, once
     now[0] = 11.0
@@ -174,3 +177,43 @@ async def test_without_a_local_count_no_ratio_is_asked(server: respx.MockRouter)
     assert await probe.ratio() is None
     assert server.calls.call_count == 0
     await probe.aclose()
+
+
+# An answer of ~200 bytes, one byte every 20 ms: ~4 s in all.
+DRIPPING = reply(200, {"data": [], "note": "x" * 200}, drip=0.02)
+
+
+async def test_a_server_that_drips_is_cut_at_the_timeout_and_not_asked_again_before_the_ttl() -> (
+    None
+):
+    """httpx's read timeout is per read: a byte every 20 ms never trips it. The whole call is
+    bounded, and a server that did not answer in time is not asked the next question."""
+    with start_fake_llm([DRIPPING], any_path=True) as fake:
+        probe = ModelsProbe(
+            fake.url + "/v1",
+            model="m",
+            count=cl100k_1000,
+            configured_window=4096,
+            timing=ProbeTiming(timeout=0.2),
+        )
+        started = time.monotonic()
+        window, ratio = await probe.window(), await probe.ratio()
+        reason = await probe.unreachable_reason()
+        took = time.monotonic() - started
+        asked = fake.received
+        await probe.aclose()
+    assert (window, ratio, asked) == (4096, None, 1)
+    assert reason == "the summarizer's server did not answer within 0.2 s"
+    assert took < 0.6  # the answer would take ~4 s
+
+
+async def test_a_probe_call_ends_at_the_deadline_of_the_request_it_serves() -> None:
+    with start_fake_llm([DRIPPING], any_path=True) as fake:
+        probe = ModelsProbe(fake.url + "/v1", timing=ProbeTiming(timeout=30.0))
+        started = time.monotonic()
+        with deadline_at(time.monotonic() + 0.2):
+            reason = await probe.unreachable_reason()
+        took = time.monotonic() - started
+        await probe.aclose()
+    assert reason == "the summarizer's server did not answer before the deadline of the request"
+    assert took < 0.6

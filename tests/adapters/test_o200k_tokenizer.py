@@ -63,6 +63,7 @@ def test_o200k_is_not_cl100k(o200k: O200kTokenizer, tokenizer: TiktokenTokenizer
     assert o200k.name == "o200k"
 
 
+@pytest.mark.slow  # builds tiktoken's own o200k encoding to compare with
 def test_o200k_counts_a_literal_special_token_as_text(o200k: O200kTokenizer) -> None:
     assert o200k.count("a <|endoftext|> b") == len(
         _reference().encode_ordinary("a <|endoftext|> b")

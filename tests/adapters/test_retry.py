@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from time import monotonic
+
 import anyio
 import pytest
 
 from app.adapters.retry import RetryingSummarizer, RetryPolicy
 from app.core.errors import SummarizerError
 from app.core.ports import SummaryRequest
+from app.core.request_context import deadline_at
 
 pytestmark = pytest.mark.anyio
 
@@ -288,3 +291,33 @@ async def test_without_an_attempt_timeout_the_deadline_bounds_the_call() -> None
     summarizer = RetryingSummarizer(inner, RetryPolicy(deadline=0.05))
     with pytest.raises(SummarizerError, match=r"^\[deadline\]"):
         await summarizer.summarize(REQUEST)
+
+
+async def test_a_call_ends_at_the_deadline_of_the_request_it_serves() -> None:
+    """Inside a request (or job) the loop ends by its deadline, the summary's own bounds
+    notwithstanding, so the service answers with its defined outcome instead of a 504."""
+    inner = SlowThenFast(slow=5.0)
+    summarizer = RetryingSummarizer(inner, RetryPolicy(attempt_timeout=30.0, deadline=60.0))
+    started = monotonic()
+    with deadline_at(monotonic() + 0.1), pytest.raises(SummarizerError) as info:
+        await summarizer.summarize(REQUEST)
+    error = info.value
+    assert (error.reason, error.retryable, inner.calls) == ("deadline", False, 1)
+    assert str(error) == (
+        "[deadline] summary cut at the deadline of its request or job (COMPACT_REQUEST_TIMEOUT)"
+        " after 1 attempt"
+    )
+    assert monotonic() - started < 0.5
+
+
+async def test_no_retry_is_waited_for_past_the_deadline_of_the_request() -> None:
+    inner = ScriptedSummarizer(retryable(), "never")
+    summarizer = RetryingSummarizer(
+        inner, RetryPolicy(base_delay=1.0, deadline=60.0), jitter=lambda: 1.0
+    )
+    with deadline_at(monotonic() + 0.1), pytest.raises(SummarizerError) as info:
+        await summarizer.summarize(REQUEST)
+    assert inner.calls == 1
+    assert str(info.value) == (
+        "boom after 1 attempt (deadline of the request or job, COMPACT_REQUEST_TIMEOUT)"
+    )

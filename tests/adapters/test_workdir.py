@@ -371,6 +371,7 @@ def test_no_descriptor_leaks_whatever_the_outcome(reader: SandboxedWorkdir, root
     assert _open_fds() == before
 
 
+@pytest.mark.slow
 @settings(
     max_examples=300,
     deadline=None,

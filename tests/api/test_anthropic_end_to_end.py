@@ -83,6 +83,7 @@ async def test_all_attempts_failing_returns_the_original_messages(client_for: An
     assert SECRET not in response.text
 
 
+@pytest.mark.slow
 async def test_extractive_fallback_when_configured(client_for: Any) -> None:
     with start_fake_llm([reply(200, anthropic_message(""))]) as fake:
         client = await client_for(

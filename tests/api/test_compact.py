@@ -10,6 +10,7 @@ import pytest
 
 from app.core.assemble import SUMMARY_ACK
 from app.core.sessions.ids import archive_sha256
+from app.core.tokens import REPLY_PRIMING
 from tests.builders import assistant, bulk_round, read_round, system, user
 from tests.corpus import ANTHROPIC_FILES
 
@@ -67,7 +68,7 @@ async def test_forced_compaction_restores_files_and_archives_the_rest(
     assert stats["compacted_message_count"] == 8
     assert stats["retained_message_count"] == 1
     assert stats["restored_file_count"] == 1
-    assert stats["original_token_count"] == data["token_count"]
+    assert data["token_count"] == stats["original_token_count"] + REPLY_PRIMING
 
     archive = data["archive"]
     assert archive["session_id"] == "s-1"

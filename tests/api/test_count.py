@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
-from app.core.tokens import count_total
+from app.core.tokens import REPLY_PRIMING, count_total
 from tests.builders import assistant, parse, read_round, system, tool_use, user
 
 pytestmark = pytest.mark.anyio
@@ -19,7 +19,7 @@ async def test_count_matches_the_core_count(
 ) -> None:
     response = await client.post("/count", json={"messages": CONVERSATION})
     assert response.status_code == 200
-    total = count_total(tokenizer, parse(CONVERSATION))
+    total = count_total(tokenizer, parse(CONVERSATION)) + REPLY_PRIMING
     head = count_total(tokenizer, parse(CONVERSATION[:1]))
     assert response.json() == {
         "token_count": total,
@@ -139,7 +139,7 @@ async def test_body_over_the_limit_is_refused_with_413(client_for: Any) -> None:
 async def test_should_compact_counts_when_no_usage_is_given(
     client: httpx.AsyncClient, tokenizer: TiktokenTokenizer
 ) -> None:
-    tokens = count_total(tokenizer, parse(CONVERSATION))
+    tokens = count_total(tokenizer, parse(CONVERSATION)) + REPLY_PRIMING
     head = count_total(tokenizer, parse(CONVERSATION[:1]))
     response = await client.post(
         "/should-compact", json={"messages": CONVERSATION, "context_window": tokens}
@@ -153,6 +153,9 @@ async def test_should_compact_counts_when_no_usage_is_given(
         "threshold_tokens": -(-tokens * 8 // 10),
         "overflow_tokens": -(-tokens * 9 // 10),
         "context_window": tokens,
+        "limit_tokens": tokens,
+        "limited_by": "context_window",
+        "output_budget": 0,
         "message_count": 5,
         "format": "anthropic",
         "exact": True,

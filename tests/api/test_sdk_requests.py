@@ -25,8 +25,9 @@ from app.api.provider import PROVIDER_FIELDS, ProviderFields
 from app.core.compact_json import compact_json
 from app.core.messages import Message
 from app.core.model_table import CLAUDE_MARGIN, with_margin
+from app.core.provider import output_budget
 from app.core.provider.dialects import parse_messages
-from app.core.tokens import count_total
+from app.core.tokens import REPLY_PRIMING, count_total
 from app.wiring.counting import shared_o200k
 from tests.builders import assistant, bulk_round, rounds, user
 
@@ -122,7 +123,11 @@ async def test_an_anthropic_sdk_body_is_counted_part_by_part_with_claude_s_margi
     system = count_total(tokenizer, _system_message(SYSTEM))
     messages = count_total(tokenizer, parse_messages(HISTORY, "anthropic"))
     tools = _tools_tokens(tokenizer, ANTHROPIC_TOOLS)
-    total = with_margin(system + messages, CLAUDE_MARGIN) + with_margin(tools, CLAUDE_MARGIN)
+    total = (
+        with_margin(system + messages, CLAUDE_MARGIN)
+        + REPLY_PRIMING
+        + with_margin(tools, CLAUDE_MARGIN)
+    )
     assert data["token_count"] == total
     assert data["parts"] == {
         "system": with_margin(system, CLAUDE_MARGIN),
@@ -201,9 +206,9 @@ async def test_an_openai_sdk_body_is_counted_exactly_with_o200k(
     assert data["parts"] == {
         "system": system,
         "tools": tools,
-        "messages": count_total(o200k, canonical) - system,
+        "messages": count_total(o200k, canonical) - system + REPLY_PRIMING,
     }
-    assert data["token_count"] == count_total(o200k, canonical) + tools
+    assert data["token_count"] == count_total(o200k, canonical) + REPLY_PRIMING + tools
 
 
 async def test_an_older_openai_model_is_counted_exactly_with_cl100k(
@@ -334,7 +339,8 @@ async def test_tools_count_against_the_window_on_both_routes(client: httpx.Async
     body = {**openai_body(), "tools": big_tools}
     counted = (await client.post("/count", json=body)).json()
     total, tools = counted["token_count"], counted["parts"]["tools"]
-    window = int((total - tools // 2) / 0.8)  # over the threshold only with the tools
+    # Over the threshold only with the tools; the output the body reserves is room too.
+    window = int((total - tools // 2) / 0.8) + output_budget(body).tokens
     judged = {**body, "context_window": window}
     assert (await client.post("/should-compact", json=judged)).json()["should_compact"] is True
     without = {**judged, "tools": []}

@@ -48,7 +48,7 @@ def test_the_sessions_are_one_request_and_many_exchanges() -> None:
         assert texts[1:] in ([], ["Please continue."]), path.name
 
 
-@pytest.mark.parametrize("window", [8000, 16000])
+@pytest.mark.parametrize("window", [8000, 14000])
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.name)
 async def test_tail_compacts_a_one_request_session_without_falling_back(
     path: Path, window: int, client: httpx.AsyncClient

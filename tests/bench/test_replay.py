@@ -20,8 +20,9 @@ from bench.replay_driver import (
     _Loop,
     ledger_section,
     replay,
+    run_from_json,
 )
-from bench.replay_facts import context_text, error_line, extract, kept, request_line
+from bench.replay_facts import KINDS, context_text, error_line, extract, kept, request_line
 from bench.replay_report import render, totals
 
 pytestmark = pytest.mark.anyio
@@ -167,7 +168,13 @@ def test_harness_blocks_are_not_the_users_words() -> None:
         ("[Request interrupted by user for tool use]", None),
         ("[Request interrupted by user]", None),
         ("keep the old name\n[Request interrupted by user]\nnoise", "keep the old name"),
+        ("[Request interrupted by user]\n\nNo, call the v2 endpoint.", "No, call the v2 endpoint."),
         ("[TASK RESUMPTION] This task was interrupted 3 minutes ago.\nGo on.", None),
+        (
+            "<task>\nRename the key `timeout`.\n</task>\n<environment_details>x",
+            "Rename the key `timeout`.",
+        ),
+        ("This is the Gemini CLI. We are setting up the context for our chat.\nToday", None),
         ("  # TODO LIST UPDATE REQUIRED\n- [ ] step", None),
         (
             "Use [Request interrupted] as the marker text",
@@ -177,7 +184,8 @@ def test_harness_blocks_are_not_the_users_words() -> None:
 )
 def test_harness_notices_are_not_the_users_words(text: str, line: str | None) -> None:
     """A notice the harness writes into a user message is not a request (the service's
-    ledger leaves it out on purpose): from its line to the block's end it goes."""
+    ledger leaves it out on purpose): from its line to the block's end it goes, or only
+    its line for a notice of one line."""
     assert request_line(text) == line
 
 
@@ -465,3 +473,10 @@ async def test_recall_finds_an_archived_fact_and_nothing_for_one_never_said() ->
         # the first command was summarized long ago: its archive holds the call
         assert await loop.recalled("grep -rn item0 src")
         assert not await loop.recalled("grep -rn item99 src")
+
+
+def test_a_report_renders_again_from_its_json() -> None:
+    run = RunResult("s", "openai", "tail", 32_000, "aider", "held-out", llm_calls=3, growth=1)
+    run.facts = {kind: [1, 2] for kind in KINDS}
+    again = run_from_json(json.loads(json.dumps(run.as_json())))
+    assert again.as_json() == run.as_json()

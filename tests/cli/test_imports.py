@@ -67,5 +67,5 @@ def test_count_then_compact_load_no_framework_sdk_driver_or_more_than_they_use(
         ["compact", str(REQUEST_FILE), "--force", "-o", str(tmp_path / "compact.json")],
     ]
     assert loaded_by(commands, env) == {"count": [], "compact": sorted(PIPELINE)}
-    assert json.loads((tmp_path / "count.json").read_text())["token_count"] == 1829
+    assert json.loads((tmp_path / "count.json").read_text())["token_count"] == 1933
     assert json.loads((tmp_path / "compact.json").read_text())["compacted"] is True

@@ -45,7 +45,7 @@ def _strategy_error(value: str) -> str:
 UNKNOWN_STRATEGY = _strategy_error("bogus")
 OPENAI_REQUEST_FILE = ROOT / "examples" / "compact-request.openai.json"
 BELOW_THRESHOLD_NOTE = (
-    "not compacted (below_threshold): 1829 tokens, under 160000 (0.8 x a 200000-token "
+    "not compacted (below_threshold): 1933 tokens, under 160000 (0.8 x a 200000-token "
     "window); give --context-window and --threshold for your model, or --force"
 )
 
@@ -234,7 +234,7 @@ def test_a_context_window_and_threshold_compact_without_force_as_the_api_does(
     argv = ["compact", str(REQUEST_FILE), "--no-force", "--context-window", "3000"]
     code, answer, err = run_in_process(capsys, *argv, "--threshold", "0.5")
     assert (code, err) == (0, "")
-    assert (answer["compacted"], answer["reason"], answer["token_count"]) == (True, None, 1829)
+    assert (answer["compacted"], answer["reason"], answer["token_count"]) == (True, None, 1933)
     body = {**REQUEST, "force": False, "options": {"context_window": 3000, "threshold": 0.5}}
     expected = asyncio.run(api_answer("/compact", body))
     assert without_archive_id(answer) == without_archive_id(expected)
@@ -247,7 +247,7 @@ def test_a_window_the_list_stays_under_says_why_it_was_not_compacted(
     code, answer, err = run_in_process(capsys, *argv, "--threshold", "0.5")
     assert (code, answer["compacted"], answer["reason"]) == (0, False, "below_threshold")
     assert err == (
-        "note: not compacted (below_threshold): 1829 tokens, under 2000 (0.5 x a 4000-token "
+        "note: not compacted (below_threshold): 1933 tokens, under 2000 (0.5 x a 4000-token "
         "window); give --context-window and --threshold for your model, or --force\n"
     )
 
@@ -457,10 +457,48 @@ def test_the_console_script_leaves_with_its_answer_flushed_and_its_exit_code(
 
     counted = console("count", str(REQUEST_FILE))
     assert (counted.returncode, counted.stderr) == (0, "")
-    assert json.loads(counted.stdout)["token_count"] == 1829
+    assert json.loads(counted.stdout)["token_count"] == 1933
     kept = console("compact", str(REQUEST_FILE), "--no-force")
     assert (kept.returncode, kept.stderr) == (0, f"note: {BELOW_THRESHOLD_NOTE}\n")
     assert json.loads(kept.stdout)["reason"] == "below_threshold"
     refused = console("count", stdin="[1,")
     assert (refused.returncode, refused.stdout) == (2, "")
     assert refused.stderr == "error: invalid JSON: Expecting value: line 1 column 4 (char 3)\n"
+
+
+@pytest.mark.parametrize("command", [["count", "-"], ["serve"]])
+def test_a_setting_that_is_not_valid_json_is_one_line_naming_its_variable(
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+) -> None:
+    monkeypatch.setenv("COMPACT_MODELS", '{"my-model": {"context_window": 32000,}')
+    code, answer, err = run_in_process(capsys, *command, stdin="[]")
+    assert (code, answer) == (2, None)
+    assert err == (
+        "error: configuration: COMPACT_MODELS: not valid JSON (Expecting property name "
+        "enclosed in double quotes: line 1 column 39 (char 38))\n"
+    )
+
+
+def test_valid_json_of_the_wrong_shape_names_the_variable_too(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COMPACT_MODELS", '{"my-model": {"context_window": "big"}}')
+    code, _, err = run_in_process(capsys, "count", "-", stdin="[]")
+    assert code == 2
+    assert err.startswith("error: configuration: COMPACT_MODELS: ")
+    assert err.count("\n") == 1
+
+
+def test_an_output_budget_that_fills_the_window_exits_2_naming_it(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = {**REQUEST, "model": "claude-sonnet-4-5", "max_tokens": 250_000}
+    code, answer, err = run_in_process(capsys, "compact", "-", stdin=json.dumps(body))
+    assert (code, answer) == (2, None)
+    assert err == (
+        "error: max_tokens: max_tokens 250000 leaves no room for input in the "
+        "200000-token context window\n"
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import importlib
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -15,6 +16,7 @@ CORE = APP / "core"
 PACKAGES = sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").is_file())
 
 
+@cache  # parsed once for the tests below
 def _imports_from_packages() -> tuple[dict[str, set[str]], list[str]]:
     """Per package, the public names imported from it by modules outside it; and every
     import that reaches past a face into a package's module."""

@@ -2,7 +2,9 @@
 
 It serves `POST /v1/messages` (Anthropic) and `POST /v1/chat/completions` (OpenAI-compatible)
 from one script of replies, answered in order whatever the path (the last one repeats), and
-records every request it receives. Use it as a context manager:
+records every request it receives (with `any_path`, every GET and POST to any path is
+answered from the script too: a server whose every endpoint misbehaves). Use it as a
+context manager:
 
     with start_fake_llm([reply(500, {...}), reply(200, anthropic_message("hi"))]) as fake:
         summarizer = AnthropicSummarizer(api_key="k", model="m", base_url=fake.url)
@@ -98,11 +100,13 @@ class FakeLlm:
         script: Sequence[Reply | tuple[int, Any, Mapping[str, str]]],
         *,
         record: bool = True,
+        any_path: bool = False,
     ) -> None:
         if not script:
             raise ValueError("the script needs at least one reply")
         self._script = [r if isinstance(r, Reply) else Reply(*r) for r in script]
         self._record_requests = record
+        self.any_path = any_path
         self._lock = threading.Lock()
         self._received = 0
         self._requests: list[ReceivedRequest] = []
@@ -158,17 +162,28 @@ class _Server(ThreadingHTTPServer):
 
 
 def start_fake_llm(
-    script: Sequence[Reply | tuple[int, Any, Mapping[str, str]]], *, record: bool = True
+    script: Sequence[Reply | tuple[int, Any, Mapping[str, str]]],
+    *,
+    record: bool = True,
+    any_path: bool = False,
 ) -> FakeLlm:
     """Starts a fake LLM server on a free port of 127.0.0.1; use it with `with`. With
-    `record=False` it keeps no request bodies (a long benchmark would hoard them)."""
-    return FakeLlm(script, record=record)
+    `record=False` it keeps no request bodies (a long benchmark would hoard them); with
+    `any_path`, every GET and POST is answered from the script, whatever its path."""
+    return FakeLlm(script, record=record, any_path=any_path)
 
 
 def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if not fake.any_path:
+                self.send_error(501, "Unsupported method ('GET')")  # as before any_path
+                return
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            self._send(fake._record(ReceivedRequest(self.path, headers, b"")))
+
         def do_POST(self) -> None:
-            if self.path not in PATHS:
+            if self.path not in PATHS and not fake.any_path:
                 self._send(Reply(404, {"error": {"type": "not_found_error", "message": "no"}}))
                 return
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))

@@ -260,3 +260,77 @@ async def test_a_claimed_job_whose_request_is_unreadable_fails_instead_of_loopin
     assert failed.reason == "error"
     assert failed.message is not None
     assert failed.message.startswith("stored request is unreadable")
+
+
+class FrozenStore(PgJobStore):
+    """A replica's view of a database that stopped answering: while `frozen`, every call
+    fails as a stalled one does (after its bound), and nothing is written."""
+
+    frozen = False
+
+    def _check(self) -> None:
+        if self.frozen:
+            raise JobStoreError("job write failed: database unavailable: DatabaseStalled")
+
+    def save(self, job: dict[str, Any]) -> None:
+        self._check()
+        super().save(job)
+
+    def load(self, job_id: str) -> dict[str, Any] | None:
+        self._check()
+        return super().load(job_id)
+
+    def cancel_requested(self, job_id: str) -> bool:
+        self._check()
+        return super().cancel_requested(job_id)
+
+    def take_over(self, *args: Any, **kwargs: Any) -> list[tuple[dict[str, Any], Any]]:
+        self._check()
+        return super().take_over(*args, **kwargs)
+
+
+async def test_a_job_finished_during_a_database_freeze_is_not_run_again(
+    replica: Replica, database: Database, clock: Clock
+) -> None:
+    """Its owner could not write `done`, and no replica could renew a lease: once the
+    database answers again, the owner writes the result and nobody runs the job again."""
+    a_store, b_store = FrozenStore(database), FrozenStore(database)
+    a_gate, b_gate = Gate(), Gate()
+    a = await replica("a", a_gate, a_store)
+    b = await replica("b", b_gate, b_store)
+    job = await submit(a, session=session())
+    await stored(database, job.id, "running")
+    a_store.frozen = b_store.frozen = True
+    a_gate.opened.set()
+    await wait_for(a, job.id, "done")  # answered from a's memory: its write failed
+    await b.heartbeat()  # b's looks for abandoned jobs fail too, all along the freeze
+    clock.now += LEASE  # the freeze outlasts the lease
+    await b.heartbeat()
+    a_store.frozen = b_store.frozen = False
+    await b.heartbeat()  # first after the thaw: a had no chance to renew
+    await a.heartbeat()
+    clock.now += LEASE
+    await b.heartbeat()
+    await a.heartbeat()
+    seen = await b.get(job.id)
+    assert seen is not None
+    assert (seen.state, seen.owner) == ("done", a.instance_id)
+    assert (a_gate.started, b_gate.started) == (1, 0)
+    assert (await a.get(job.id)) == seen  # a answers it from the database now, as b does
+
+
+async def test_a_job_its_own_replica_finished_during_a_freeze_is_not_claimed_by_it(
+    replica: Replica, database: Database, clock: Clock
+) -> None:
+    store, gate = FrozenStore(database), Gate()
+    a = await replica("a", gate, store)
+    job = await submit(a, session=session())
+    await stored(database, job.id, "running")
+    store.frozen = True
+    gate.opened.set()
+    await wait_for(a, job.id, "done")
+    clock.now += LEASE
+    store.frozen = False
+    await a.heartbeat()
+    await stored(database, job.id, "done")
+    assert gate.started == 1

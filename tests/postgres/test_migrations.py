@@ -25,8 +25,8 @@ def _indexes(conn: psycopg.Connection[tuple[object, ...]], table: str) -> set[st
 def test_an_empty_database_is_migrated_to_the_latest_version(empty_database_url: str) -> None:
     with psycopg.connect(empty_database_url, autocommit=True) as conn:
         assert schema_version(conn) == 0
-        assert migrate(conn) == [1, 2, 3]
-        assert schema_version(conn) == SCHEMA_VERSION == 3
+        assert migrate(conn) == [1, 2, 3, 4]
+        assert schema_version(conn) == SCHEMA_VERSION == 4
         assert "compact_archives_session" in _indexes(conn, "compact_archives")
         assert migrate(conn) == []  # a second start applies nothing
 
@@ -55,10 +55,34 @@ def test_version_2_is_migrated_to_3_its_archives_waiting_for_recall_to_index_the
             "INSERT INTO compact_archives (id, session_id, created_at, message_count, sha256,"
             " body, body_sha256) VALUES ('a1', 's1', 't', 1, 'x', 'b', 'y')"
         )
-        assert migrate(conn) == [3]
+        assert migrate(conn, upto=3) == [3]
         rows = conn.execute("SELECT id, recall_indexed FROM compact_archives").fetchall()
         assert rows == [("a1", False)]
         assert "compact_recall_words_pkey" in _indexes(conn, "compact_recall_words")
+
+
+def test_version_3_is_migrated_to_4_its_archives_numbered_oldest_first_to_index_again(
+    empty_database_url: str,
+) -> None:
+    with psycopg.connect(empty_database_url, autocommit=True) as conn:
+        assert migrate(conn, upto=3) == [1, 2, 3]
+        for archive_id, session_id in [("a2", "s1"), ("a1", "s1"), ("a3", "s2"), ("a4", None)]:
+            conn.execute(
+                "INSERT INTO compact_archives (id, session_id, created_at, message_count, sha256,"
+                " body, body_sha256, recall_indexed) VALUES (%s, %s, 't', 1, 'x', 'b', 'y', true)",
+                (archive_id, session_id),
+            )
+        assert migrate(conn) == [4]
+        numbered = conn.execute(
+            "SELECT a.archive_id, s.session_id FROM compact_recall_archives a"
+            " JOIN compact_recall_sessions s ON s.no = a.session_no ORDER BY a.no"
+        ).fetchall()
+        assert numbered == [("a1", "s1"), ("a2", "s1"), ("a3", "s2")]
+        waiting = conn.execute(
+            "SELECT id FROM compact_archives WHERE NOT recall_indexed ORDER BY id"
+        ).fetchall()
+        assert waiting == [("a1",), ("a2",), ("a3",)]  # a4 has no session: never searched
+        assert _indexes(conn, "compact_recall_postings") == {"compact_recall_postings_pkey"}
 
 
 def test_replicas_starting_together_migrate_once(empty_database_url: str) -> None:
@@ -80,7 +104,7 @@ def test_replicas_starting_together_migrate_once(empty_database_url: str) -> Non
     for thread in threads:
         thread.join()
     assert errors == []
-    assert sorted(results) == [[], [], [], [], [], [1, 2, 3]]
+    assert sorted(results) == [[], [], [], [], [], [1, 2, 3, 4]]
 
 
 def test_the_pool_migrates_on_first_use(empty_database_url: str) -> None:

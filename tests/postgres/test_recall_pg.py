@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
 import app.adapters.pg_recall as pg_recall
+from app.adapters.archive_store import FileArchiveStore
 from app.adapters.pg_database import Conn, Database
 from app.adapters.pg_stores import PgArchiveStore
 from app.core.errors import RecallDeadlineError
 from app.core.ports import Archive, ArchiveRef
 from app.core.recall.search import RecallResult, TimeLeft
 from app.core.recall.terms import Query, parse_query
+from app.core.sessions.ids import new_archive_id
+from tests.corpus import FILES, load
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +82,9 @@ def test_archives_saved_before_the_index_are_indexed_by_the_next_recalls(
     for n in (1, 2, 3):
         save(store, f"000{n}-{mine}", mine, f"old note {n}")
     with database.connection() as conn:  # as written before migration 3
-        conn.execute("DELETE FROM compact_recall_words WHERE session_id = %s", (mine,))
-        conn.execute("DELETE FROM compact_recall_messages WHERE archive_id LIKE %s", (f"%-{mine}",))
+        for n in (1, 2, 3):
+            pg_recall.delete(conn, f"000{n}-{mine}")
+        conn.execute("DELETE FROM compact_recall_archives WHERE archive_id LIKE %s", (f"%-{mine}",))
         conn.execute(
             "UPDATE compact_archives SET recall_indexed = false WHERE session_id = %s", (mine,)
         )
@@ -121,10 +126,18 @@ def test_deleting_an_archive_deletes_its_index(store: PgArchiveStore, database: 
     store.delete(f"0001-{mine}")
     assert recall(store, mine, "refused").hits == []
     with database.connection() as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM compact_recall_words WHERE session_id = %s", (mine,)
-        ).fetchone()
-    assert row == (0,)
+        rows = [
+            conn.execute(
+                "SELECT count(*) FROM compact_recall_postings p JOIN compact_recall_sessions s"
+                " ON s.no = p.session_no WHERE s.session_id = %s",
+                (mine,),
+            ).fetchone(),
+            conn.execute(
+                "SELECT count(*) FROM compact_recall_archives WHERE archive_id = %s",
+                (f"0001-{mine}",),
+            ).fetchone(),
+        ]
+    assert rows == [(0,), (0,)]
 
 
 def test_text_postgres_cannot_store_is_indexed_in_place(store: PgArchiveStore) -> None:
@@ -132,3 +145,55 @@ def test_text_postgres_cannot_store_is_indexed_in_place(store: PgArchiveStore) -
     save(store, f"0001-{mine}", mine, "a nul\x00 then needle")
     [hit] = recall(store, mine, "needle").hits
     assert hit.snippet == "a nul\ufffd then needle"
+
+
+def _corpus_archives() -> list[Archive]:
+    """The corpus's sessions as the archives of one session, with ids as the service makes
+    them (a UUID session, time-sortable archive ids): the keys' sizes count."""
+    session_id = "0b6f3c1e-6d0f-4c3e-9d55-2a7c1f0e9b42"
+    archives = []
+    for n, path in enumerate(FILES):
+        messages = load(path)
+        ref = ArchiveRef(
+            id=new_archive_id(1_764_000_000_000_000_000 + n, "a1b2c3d4e5f6"),
+            session_id=session_id,
+            message_count=len(messages),
+            sha256="x",
+        )
+        archives.append(Archive(ref=ref, created_at="2026-11-25T00:00:00+00:00", messages=messages))
+    return archives
+
+
+def _bytes_under(root: Path, suffix: str, kept: bool) -> int:
+    return sum(
+        p.stat().st_size for p in root.rglob("*") if p.is_file() and p.name.endswith(suffix) == kept
+    )
+
+
+@pytest.mark.slow
+def test_the_word_index_is_about_the_size_of_the_file_stores(
+    empty_database_url: str, tmp_path: Path
+) -> None:
+    """A row per (word, message), with the session and archive ids on each, made the index
+    16 times the archives' size here (the file store's: 2.6 times)."""
+    archives = _corpus_archives()
+    files = FileArchiveStore(tmp_path)
+    for archive in archives:
+        files.save(archive)
+    file_ratio = _bytes_under(tmp_path, ".recall", True) / _bytes_under(tmp_path, ".recall", False)
+    database = Database(empty_database_url)
+    try:
+        pg = PgArchiveStore(database)
+        for archive in archives:
+            pg.save(archive)
+        with database.connection() as conn:
+            row = conn.execute(
+                "SELECT (SELECT sum(pg_total_relation_size(oid)) FROM pg_class"
+                "  WHERE relkind = 'r' AND relname LIKE 'compact_recall%%'),"
+                " (SELECT sum(length(body)) FROM compact_archives)"
+            ).fetchone()
+    finally:
+        database.close()
+    assert row is not None
+    pg_ratio = float(row[0]) / float(row[1])
+    assert pg_ratio < 1.3 * file_ratio, (pg_ratio, file_ratio)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import psycopg
 import pytest
 
-from app.adapters.pg_database import READY_TIMEOUT, Database, PoolLimits
+from app.adapters.pg_database import MIN_WRITE_RATE, READY_TIMEOUT, Database, PoolLimits
 from app.adapters.pg_stores import PgJobStore
 from app.adapters.pg_watchdog import Conn, DatabaseStalled
 from app.core.request_context import deadline_at
@@ -180,3 +180,41 @@ def test_a_stall_that_ends_in_a_cut_fails_the_call_at_once_with_the_driver_s_err
             select_one(database, then=freeze_then_cut)
         assert not isinstance(failed.value, DatabaseStalled)
         assert time.monotonic() - started <= 0.2 + MARGIN
+
+
+@pytest.mark.slow
+def test_a_call_making_progress_in_steps_outlives_its_timeout_and_a_stalled_step_is_cut(
+    database_url: str, frozen_proxy: FreezingProxy
+) -> None:
+    """What a large archive's write does (`Database.step` before each chunk): each step
+    is given the call timeout again; a step on a frozen connection is cut at it."""
+    with through(frozen_proxy, database_url, call_timeout=0.6) as database:
+        started = time.monotonic()
+        with database.connection() as conn:
+            for _ in range(3):
+                database.step(conn)
+                conn.execute("SELECT pg_sleep(0.3)")
+        assert time.monotonic() - started > 0.9  # past the call timeout, not cut
+        cut: list[float] = []
+
+        def step_then_freeze(conn: Conn) -> None:
+            database.step(conn)
+            conn.execute("SELECT 1")
+            database.step(conn)
+            frozen_proxy.freeze()
+            cut.append(time.monotonic())
+
+        with pytest.raises(DatabaseStalled, match=r"within 0\.6 s; connection closed"):
+            select_one(database, then=step_then_freeze)
+        assert time.monotonic() - cut[0] <= 0.6 + MARGIN
+
+
+def test_a_step_sized_for_its_bytes_gets_a_statement_timeout_to_match(database_url: str) -> None:
+    database = Database(database_url, PoolLimits(statement_timeout=2.0, call_timeout=3.0))
+    try:
+        with database.connection() as conn, conn.transaction():
+            database.step(conn, 3 * MIN_WRITE_RATE)
+            row = conn.execute("SHOW statement_timeout").fetchone()
+    finally:
+        database.close()
+    assert row == ("5s",)

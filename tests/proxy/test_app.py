@@ -25,6 +25,12 @@ pytestmark = pytest.mark.anyio
 MODELS = {
     "claude-tiny": ModelSpec(context_window=4000, tokenizer="tiktoken", margin=0.0),
     "big": ModelSpec(context_window=1_000_000, tokenizer="tiktoken", margin=0.0),
+    "big-input-4k": ModelSpec(
+        context_window=1_000_000, input_limit=4000, tokenizer="tiktoken", margin=0.0
+    ),
+    "tiny-1m-beta": ModelSpec(
+        context_window=4000, context_1m_window=1_000_000, tokenizer="tiktoken", margin=0.0
+    ),
 }
 CONFIG = ProxyConfig(
     anthropic_url="https://anthropic.example",
@@ -400,3 +406,23 @@ async def test_a_compaction_begun_in_the_background_is_put_in_at_the_splice_mark
     sent = upstream.sent[1].json["messages"]
     assert isinstance(sent, list)
     assert "Fix the parser build." in orjson.dumps(sent[0]).decode()
+
+
+@pytest.mark.parametrize(
+    ("model", "beta", "action"),
+    [
+        ("big", None, "none"),
+        ("big-input-4k", None, "compacted"),
+        ("tiny-1m-beta", None, "compacted"),
+        ("tiny-1m-beta", "context-1m-2025-08-07", "none"),
+    ],
+)
+async def test_the_limit_is_the_model_s_input_limit_and_its_1m_window_under_the_beta(
+    tokenizer: TiktokenTokenizer, model: str, beta: str | None, action: str
+) -> None:
+    upstream = FakeUpstream()
+    headers = {**HEADERS, "anthropic-beta": beta} if beta else HEADERS
+    body = _anthropic(long_session(12), model=model)
+    async with client(proxy(upstream, tokenizer)) as http:
+        response = await http.post("/v1/messages", content=body, headers=headers)
+    assert response.headers["x-compact-action"] == action

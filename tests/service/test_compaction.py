@@ -15,7 +15,7 @@ from app.core.recall.search import recall_note
 from app.core.result import result_json
 from app.core.summary.extractive import ExtractiveSummarizer, extract_summary
 from app.core.summary.prompt import MOST_RECENT_RULE
-from app.core.tokens import count_total
+from app.core.tokens import REPLY_PRIMING, count_total
 from app.service.compaction import CompactionPorts, CompactionService, CompactRequest
 from tests.builders import (
     NOW,
@@ -67,7 +67,7 @@ async def test_below_threshold_returns_the_input_unchanged(tokenizer: TiktokenTo
     assert result.reason == "below_threshold"
     assert result.messages == messages
     assert result.stats is None
-    assert result.token_count == count_total(tokenizer, messages)
+    assert result.token_count == count_total(tokenizer, messages) + REPLY_PRIMING
     assert summarizer.requests == []
 
 
@@ -310,7 +310,15 @@ async def test_the_summary_carries_a_ledger_by_default(tokenizer: TiktokenTokeni
 
 
 @pytest.mark.parametrize(
-    ("window", "budget"), [(64_000, 3200), (8000, 1000), (1_000_000, 20_000), (None, 10_000)]
+    ("window", "budget"),
+    [
+        (64_000, 8000),
+        (32_000, 8000),
+        (2000, 1000),
+        (128_000, 8000),
+        (1_000_000, 20_000),
+        (None, 10_000),
+    ],
 )
 async def test_the_ledger_budget_follows_the_window_within_floor_and_cap(
     tokenizer: TiktokenTokenizer, window: int | None, budget: int

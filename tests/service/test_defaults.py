@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.ledger.extract import LedgerBudget, summary_words_for
+from app.core.ledger.budget import LedgerBudget, summary_words_for
 from app.core.options.compact import CompactOptions
 from app.core.options.params import SummaryParams, resolve_params
 from app.service.defaults import Defaults
@@ -18,7 +18,7 @@ def test_a_small_window_lowers_the_servers_word_limit_and_sizes_the_ledger() -> 
     defaults = Defaults(ledger=LEDGER)
     got = summary(CompactOptions(context_window=16_000), defaults)
     assert got.max_summary_words == summary_words_for(16_000, 0.05, 1200) == 600
-    assert got.ledger_budget == 1000  # 5% of 16k is under the floor
+    assert got.ledger_budget == 4000  # a quarter of a small window, over its 5% and the floor
 
 
 def test_the_servers_window_applies_when_the_request_names_none() -> None:

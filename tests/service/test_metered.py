@@ -76,7 +76,12 @@ async def test_the_strategy_counted_is_the_one_that_ran(tokenizer: TiktokenToken
     result = await service.compact(CompactRequest(messages=messages, options=options, force=True))
     assert result.stats is not None
     assert metrics.compactions == [
-        ("prune", "compacted", result.token_count, result.stats.compacted_token_count)
+        (
+            "prune",
+            "compacted",
+            result.stats.original_token_count,
+            result.stats.compacted_token_count,
+        )
     ]
 
 

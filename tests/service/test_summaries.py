@@ -89,3 +89,31 @@ def test_no_function_takes_a_warnings_list_to_fill() -> None:
                     and "list" in ast.unparse(arg.annotation)
                 ]
     assert found == []
+
+
+async def test_the_log_says_why_each_summarizer_failed(
+    tokenizer: TiktokenTokenizer, caplog: pytest.LogCaptureFixture
+) -> None:
+    def timed_out(request: SummaryRequest) -> str:
+        raise SummarizerError(
+            "summary attempt took longer than 3s (COMPACT_SUMMARY_TIMEOUT) after 3 attempts",
+            retryable=True,
+            reason="timeout",
+        )
+
+    def refused(request: SummaryRequest) -> str:
+        raise SummarizerError("no messages", retryable=False)
+
+    main, fallback = FakeSummarizer(timed_out, name="openai"), FakeSummarizer(refused, name="x")
+    with caplog.at_level("WARNING", logger="context_compact.compaction"):
+        await summaries(tokenizer, main, fallback).summarize(REST, PARAMS, None)
+    said = [(r.getMessage(), r.reason, r.error) for r in caplog.records]  # type: ignore[attr-defined]
+    assert said == [
+        (
+            "summarizer openai failed: [timeout] summary attempt took longer than 3s "
+            "(COMPACT_SUMMARY_TIMEOUT) after 3 attempts",
+            "timeout",
+            "summary attempt took longer than 3s (COMPACT_SUMMARY_TIMEOUT) after 3 attempts",
+        ),
+        ("fallback summarizer x failed: no messages", None, "no messages"),
+    ]

@@ -44,7 +44,7 @@ def test_a_former_setting_name_still_sets_the_renamed_setting(
 ) -> None:
     monkeypatch.setenv("COMPACT_KEEP_RECENT_ROUNDS", "6")
     settings = Settings(_env_file=None, data_dir=str(tmp_path))  # type: ignore[call-arg]
-    assert vars(settings)["tail_keep_recent_rounds"] == 6
+    assert settings.options.tail_keep_recent_rounds == 6
     defaults = build_service(settings, tokenizer).defaults
     assert defaults.options.tail_keep_recent_rounds == 6
 
@@ -54,7 +54,8 @@ def test_the_new_name_and_the_former_one_may_both_be_set_to_the_same_value(
 ) -> None:
     monkeypatch.setenv("COMPACT_KEEP_RECENT_ROUNDS", "6")
     monkeypatch.setenv("COMPACT_TAIL_KEEP_RECENT_ROUNDS", "6")
-    assert vars(Settings(_env_file=None))["tail_keep_recent_rounds"] == 6  # type: ignore[call-arg]
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.options.tail_keep_recent_rounds == 6
 
 
 def test_a_setting_and_its_former_name_with_different_values_fail_start_up_naming_both(
@@ -80,7 +81,7 @@ def test_a_renamed_setting_is_still_set_by_its_field_name_beside_its_environment
     and tests that build `Settings(...)` directly, and wins over the environment."""
     monkeypatch.setenv("COMPACT_KEEP_RECENT_ROUNDS", "6")
     settings = Settings(_env_file=None, tail_keep_recent_rounds=3)  # type: ignore[call-arg]
-    assert vars(settings)["tail_keep_recent_rounds"] == 3
+    assert settings.options.tail_keep_recent_rounds == 3
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,17 @@ import pytest
 from pydantic import ValidationError
 
 from app.__main__ import main
+from app.core.options import CompactOptions, settings_of
+from app.core.toolkit import ToolResultLimits
 from app.settings import Settings
-from app.settings.names import NOT_SETTINGS, explain, known_variables, unknown_variables
+from app.settings.model import SHOWN_AFTER
+from app.settings.names import (
+    NOT_SETTINGS,
+    every_setting,
+    explain,
+    known_variables,
+    unknown_variables,
+)
 
 
 def refused(**environ: str) -> str:
@@ -91,3 +100,28 @@ def test_the_count_command_warns_about_an_unknown_variable(
         "warning: COMPACT_CONTEXT_WINDOWS is not a setting and is ignored "
         "(did you mean COMPACT_CONTEXT_WINDOW?)\n"
     )
+
+
+def test_every_setting_is_listed_once_the_declared_ones_where_placed() -> None:
+    names = [name for name, _ in every_setting()]
+    declared = [*settings_of(ToolResultLimits), *settings_of(CompactOptions)]
+    own = [name for name in Settings.model_fields if name not in ("options", "tool_results")]
+    assert sorted(names) == sorted(own + declared)
+    for after, placed in SHOWN_AFTER.items():
+        start = names.index(after) + 1
+        assert names[start : start + len(placed)] == list(placed)
+    tool_results = list(settings_of(ToolResultLimits))
+    start = names.index("job_lease_seconds") + 1
+    assert names[start : start + len(tool_results)] == tool_results
+
+
+def test_the_options_settings_placed_nowhere_come_last_in_declared_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fewer = {after: placed[1:] for after, placed in SHOWN_AFTER.items()}
+    monkeypatch.setattr("app.settings.names.SHOWN_AFTER", fewer)
+    placed = {name for names in fewer.values() for name in names}
+    last = [name for name in settings_of(CompactOptions) if name not in placed]
+    names = [name for name, _ in every_setting()]
+    assert names[-len(last) :] == last
+    assert len(names) == len(set(names))

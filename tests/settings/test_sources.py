@@ -1,40 +1,16 @@
-"""The helpers `Settings` is built with: where the options' settings are placed, and which
-servers are local. The settings are split over a chain of classes, so `place` with no names
-must skip the settings a parent class already placed."""
+"""What the settings are read with: comma-separated lists, and which servers are local."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from app.settings import Settings
-from app.settings.compaction import CompactionSettings
-from app.settings.sources import DECLARED, ENV_PREFIX, is_loopback, place
+from app.settings.sources import is_loopback, split_commas
 
 
-def test_named_settings_are_placed_in_the_order_given_with_their_declaration() -> None:
-    namespace: dict[str, Any] = {}
-    place(namespace, "threshold", "context_window")
-    assert list(namespace["__annotations__"]) == ["threshold", "context_window"]
-    _, spec = DECLARED["threshold"]
-    assert repr(namespace["threshold"]) == repr(spec.field(ENV_PREFIX))
-
-
-def test_with_no_names_only_the_settings_placed_nowhere_yet_are_added_in_declared_order() -> None:
-    first, second, *rest = DECLARED
-    namespace: dict[str, Any] = {}
-    place(namespace, first)
-    place(namespace, placed=[second])
-    assert list(namespace["__annotations__"]) == [first, *rest]
-
-
-def test_the_parent_class_fields_come_first_and_every_declared_setting_is_one_field() -> None:
-    parent = list(CompactionSettings.model_fields)
-    fields = list(Settings.model_fields)
-    assert fields[: len(parent)] == parent
-    assert len(fields) == len(set(fields))
-    assert set(DECLARED) <= set(fields)
+def test_a_list_given_as_text_is_its_comma_separated_parts_without_blanks() -> None:
+    assert split_commas(" Read, Bash ,,read_file ") == ["Read", "Bash", "read_file"]
+    assert split_commas("") == []
+    assert split_commas(["a, b"]) == ["a, b"]
 
 
 @pytest.mark.parametrize(

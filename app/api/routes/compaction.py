@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from app.api.deps import ServiceDep
+from app.api.deps import BetaHeaderDep, ServiceDep
 from app.api.dialect import compact_request
 from app.api.responses import JsonResponse
 from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute
@@ -27,7 +27,9 @@ router = APIRouter(
     response_model=CompactResponse,
     responses={503: {"model": ErrorResponse}, 504: {"model": ErrorResponse}},
 )
-async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
+async def compact(
+    body: CompactRequestBody, service: ServiceDep, anthropic_beta: BetaHeaderDep = None
+) -> Any:
     """Archives everything after the system prompt, replaces it with a structured summary
     (the user's new request, when the list ends with one, stays last as sent unless over a
     quarter of the threshold), and re-injects the files read most recently. Below the
@@ -46,6 +48,6 @@ async def compact(body: CompactRequestBody, service: ServiceDep) -> Any:
     # Only `forms` outlives the call: the request's messages may be freed before the answer
     # is serialized.
     forms = OpenAIForms()
-    request = await compact_request(body, forms, service)
+    request = await compact_request(body, forms, service, anthropic_beta)
     result = await service.compact(request)
     return JsonResponse(result_json(result, forms, request.provider))

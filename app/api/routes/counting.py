@@ -15,7 +15,7 @@ from app.api.count_schemas import (
     ShouldCompactRequest,
     ShouldCompactResponse,
 )
-from app.api.deps import SentCountsDep, ServiceDep
+from app.api.deps import BetaHeaderDep, SentCountsDep, ServiceDep
 from app.api.dialect import read_as
 from app.api.provider import (
     Counting,
@@ -29,6 +29,7 @@ from app.api.routing import UNSUPPORTED_MEDIA_TYPE, FastJsonRoute, parsed_by_orj
 from app.api.schemas import ErrorResponse, basis_of
 from app.api.sent_counts import SentCounts, sent_key
 from app.core.decide import Thresholds
+from app.core.provider import OutputBudget
 from app.core.vocabulary import Format
 from app.service.compaction import CompactionService, Count
 
@@ -110,12 +111,19 @@ async def _count_unseen(
 
 @router.post("/should-compact", summary="Decide whether the context needs compacting")
 async def should_compact(
-    body: ShouldCompactRequest, request: Request, service: ServiceDep, sent: SentCountsDep
+    body: ShouldCompactRequest,
+    request: Request,
+    service: ServiceDep,
+    sent: SentCountsDep,
+    anthropic_beta: BetaHeaderDep = None,
 ) -> ShouldCompactResponse:
-    """`should_compact` when tokens >= threshold x window and there are at least
+    """`should_compact` when tokens >= threshold x limit and there are at least
     `min_messages` messages; `overflow` at the overflow threshold. The tokens are the
     provider's `last_usage` when given, else the count of `/count` (system, tools and
-    messages); the window is `context_window`, else the `model`'s, else the server's."""
+    messages). The limit is what the provider lets the input take: the window
+    (`context_window`, else the `model`'s, else the server's) less the output the request
+    reserves (`max_tokens`, `max_completion_tokens`, `max_output_tokens`), within the
+    model's input limit; `limited_by` says which applied."""
     fmt = format_for(body, body.messages, body.format)
     counting = counting_for(
         body.model,
@@ -123,7 +131,9 @@ async def should_compact(
         service.models,
         window_given=body.context_window is not None,
         needs_window=True,
+        betas=body.betas(anthropic_beta),
     )
+    output = body.output_budget()
     basis = body.basis(counting, await service.count_tools(body.tools or [], counting.tokenizer))
     system_tokens: int | None = None
     if basis.usage is None:  # counted first: invalid messages are named before thresholds
@@ -132,10 +142,14 @@ async def should_compact(
     else:  # validated all the same, as the provider would
         messages = [*system_messages(body), *read_as(body.messages, fmt)]
         count = partial(_ready, Count(0, service.tokenizer.name))
-    thresholds = _thresholds(body, service, counting.context_window)
+    thresholds = _thresholds(body, service, counting, output)
     judged = await service.judge(len(body.messages), thresholds, basis, count)
     decision, counted = judged.decision, judged.counted
-    warnings = [*counting.warnings, *(counted.warnings if counted else ())]
+    warnings = [
+        *counting.warnings,
+        *counting.output_warnings(output),
+        *(counted.warnings if counted else ()),
+    ]
     held = None
     if body.session_id is not None and decision.should_compact:  # the hold reads the messages
         if basis.usage is None:
@@ -154,6 +168,9 @@ async def should_compact(
         threshold_tokens=thresholds.threshold_tokens,
         overflow_tokens=thresholds.overflow_tokens,
         context_window=thresholds.context_window,
+        limit_tokens=thresholds.limit,
+        limited_by=thresholds.limited_by,
+        output_budget=thresholds.output.tokens,
         message_count=decision.message_count,
         format=fmt,
         exact=counted.exact if counted else True,
@@ -167,11 +184,16 @@ async def _ready(counted: Count) -> Count:
 
 
 def _thresholds(
-    body: ShouldCompactRequest, service: CompactionService, model_window: int | None
+    body: ShouldCompactRequest,
+    service: CompactionService,
+    counting: Counting,
+    output: OutputBudget,
 ) -> Thresholds:
     return service.thresholds(
-        context_window=body.context_window or model_window,
+        context_window=body.context_window or counting.context_window,
         threshold=body.threshold,
         overflow_threshold=body.overflow_threshold,
         min_messages=body.min_messages,
+        input_limit=counting.input_limit,
+        output=output,
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from app.api.deps import JobsDep, ServiceDep
+from app.api.deps import BetaHeaderDep, JobsDep, ServiceDep
 from app.api.dialect import compact_request, read_messages
 from app.api.errors import ApiError
 from app.api.ids import require_id
@@ -41,13 +41,18 @@ def _not_found(job_id: str) -> ApiError:
         503: {"model": ErrorResponse},
     },
 )
-async def start_compaction(body: CompactRequestBody, jobs: JobsDep, service: ServiceDep) -> Any:
+async def start_compaction(
+    body: CompactRequestBody,
+    jobs: JobsDep,
+    service: ServiceDep,
+    anthropic_beta: BetaHeaderDep = None,
+) -> Any:
     """Takes the body of `/compact` and answers 202 at once with the job; poll
     `GET /compactions/{id}`. A session with a job queued or running gets 409
     `session_busy`; when too many jobs wait for a worker, 503 `queue_full` with
     `Retry-After`. An input that `/compact` would refuse fails the job with reason
     `invalid_conversation`."""
-    request = await compact_request(body, OpenAIForms(), service)
+    request = await compact_request(body, OpenAIForms(), service, anthropic_beta)
     head = request.provider.head if request.provider is not None else 0  # a top-level system
     sent = dump_as(request.messages[head:], request.format, request.forms)
     job = await jobs.submit(request, sent)

@@ -40,7 +40,8 @@ from app.core.messages import (
     tool_uses,
 )
 
-EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool"})
+ERROR_LINE_CHARS = 200  # an error's key line, kept whole up to this: it says what failed
+EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "text_editor"})
 LINE_CHARS = 120
 
 _CARRIED_REQUEST = re.compile(r"^- First request: (.+)$", re.MULTILINE)
@@ -145,6 +146,14 @@ def extract_facts(
                     requests.append(words)
     first = carried or (requests[0] if requests else None)
     counts = Counter(call.name for call in calls)
+    called = {use.id for message in messages for use in tool_uses(message)}
+    # A result whose call is not among these messages (a strategy cut the result and kept
+    # its call): its error is a fact all the same.
+    orphans = [
+        _orphan_result(block, errors, names.get(block.tool_use_id, ""))
+        for block in blocks
+        if block.tool_use_id not in called
+    ]
     return ExtractedFacts(
         first_request=first,
         latest_request=requests[-1] if requests and requests[-1] != first else None,
@@ -156,7 +165,7 @@ def extract_facts(
         commands=_distinct([*carried_commands, *files.commands]),
         last_assistant_text=last_text,
         last_call=calls[-1] if calls else None,
-        errors=_errors(calls),
+        errors=_errors([*calls, *orphans]),
         failed_calls=frozenset(
             block.tool_use_id
             for block in blocks
@@ -230,6 +239,21 @@ def _tool_call(use: ToolUseBlock, result: ToolResultBlock | None, errors: _Error
     )
 
 
+ORPHAN_LABEL = "an earlier call"
+
+
+def _orphan_result(result: ToolResultBlock, errors: _Errors, name: str) -> ToolCall:
+    error = errors.line(result, name)
+    return ToolCall(
+        name=name,
+        label=ORPHAN_LABEL,
+        input_json=f"result {result.tool_use_id}",
+        result=tool_result_text(result),
+        is_error=error is not None,
+        error=error,
+    )
+
+
 def _errors(calls: Sequence[ToolCall]) -> tuple[ErrorNote, ...]:
     """Each distinct error once, by the line that names it; resolved when the same call
     succeeded after its last failure."""
@@ -277,7 +301,9 @@ def _distinct(commands: Sequence[str]) -> tuple[str, ...]:
 
 def _key_lines(error: str) -> str:
     """An error's key lines (one or two, `error_line`'s), each cut to one short line."""
-    return KEY_LINE_SEPARATOR.join(one_line(part) for part in error.split(KEY_LINE_SEPARATOR))
+    return KEY_LINE_SEPARATOR.join(
+        one_line(part, ERROR_LINE_CHARS) for part in error.split(KEY_LINE_SEPARATOR)
+    )
 
 
 def cut_words(text: str, count: int) -> str:

@@ -8,6 +8,14 @@ when the provider says so *or* when its text says so: a Python traceback, an `Er
 out", "not executed", a call that was cancelled. The same session then gives the same
 errors in both shapes.
 
+Harnesses wrap a tool's failure in a tag: Claude Code's `<tool_use_error>`, Cline's and
+Roo Code's `<error>`; a line opening with one states an error, in either shape, as does
+Gemini CLI's `Failed to edit, 0 occurrences found ...` (`failed to` in any case), and the
+`Error from server (NotFound): ...` / `Error response from daemon: ...` of kubectl and
+Docker. An HTTP
+status line (`HTTP/1.1 500`) says a request failed, not what failed: a later line that
+states it is kept beside it.
+
 The line kept is the one that names the error, never simply the last line: SWE-agent ends
 a failed edit with boilerplate ("DO NOT re-run the same failed edit command"), while the
 line that matters ("E999 IndentationError: unexpected indent") is in the middle. The key
@@ -50,12 +58,20 @@ _EXCEPTION = re.compile(
 # or 5xx.
 _KEYWORD_AT_START = (
     r"^\W{0,3}(?i:error|fatal|failed|failure|exception)\s*:"
-    r"|^\W{0,3}(?:(?i:\[error\])|ERROR:|FAILED\b|FAIL\b|failed to\b)"
+    r"|^\W{0,3}(?:(?i:\[error\])|ERROR:|FAILED\b|FAIL\b|(?i:failed to)\b)"
+    r"|^<(?:tool_use_error|error)>"
+    r"|^\W{0,3}(?i:erreur|fehler|errore|ошибка|错误|エラー)\s*[:：]"
+    r"|^\W{0,3}Error (?:from|response from|while|during|in|on|when)\b[^:\n]{0,40}:\s"
     r"|^E {2,}\S|^Exception in thread |^thread '[^']*' panicked at |^npm ERR!"
     r"|^make(?:\[\d+\])?: \*\*\* "
     r"|^\d+:\d+ {2,}error {2}|^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b"
 )
 _KEYWORD = re.compile(_KEYWORD_AT_START)
+_NAMED = re.compile(_NAMED_AT_START)
+# A status that says a request failed without saying what failed: a later line that states
+# the failure is kept beside it.
+_BARE_TAG = re.compile(r"^<(?:tool_use_error|error)>$")
+_WEAK = re.compile(r"^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b")
 # A line that states an error from its start, not one that mentions it mid-line.
 _STATES = re.compile(f"{_NAMED_AT_START}|{_KEYWORD_AT_START}")
 KEY_LINE_SEPARATOR = " | "
@@ -111,6 +127,15 @@ _MAY_NAME = (
     (r"e  (?<!\Se  ) *\S", _KEY),  # the literal first: searched fast
     ("panicked at ", _KEY),
     ("npm err!", _KEY),
+    ("<tool_use_error>", _KEY),
+    (r"error (?:from|response from|while|during|in|on|when)\b[^:\n]{0,40}:\s", _KEY),
+    ("erreur", _KEY),
+    ("fehler", _KEY),
+    ("errore", _KEY),
+    ("ошибка", _KEY),
+    ("错误", _KEY),
+    ("エラー", _KEY),
+    ("<error>", _KEY),
     (r": \*\*\* ", _KEY),
     ("http/", _KEY),
     ("●", _TEST),
@@ -170,13 +195,25 @@ def error_line(text: str, is_error: bool | None = False, tool: str = "") -> str 
             return _key_line(head) if head else None
         if not may_name_error(text):
             return None  # most results: no line of it can name an error
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = _tags_joined([line.strip() for line in text.splitlines() if line.strip()])
     if not lines:
         return "(no error text)" if is_error else None
     found = _key_line(lines)
     if found is not None:
         return found
     return lines[0] if is_error else None
+
+
+def _tags_joined(lines: list[str]) -> list[str]:
+    """The lines with a failure tag standing alone (`<error>`) joined to the line after it,
+    which states what failed."""
+    joined: list[str] = []
+    for line in lines:
+        if joined and _BARE_TAG.match(joined[-1]):
+            joined[-1] = f"{joined[-1]} {line}"
+        else:
+            joined.append(line)
+    return joined
 
 
 def may_name_error(text: str) -> bool:
@@ -232,19 +269,26 @@ def _key_line(lines: list[str]) -> str | None:
     starts = _line_numbers(joined, occurrences(joined, _TRACEBACK))
     if starts:
         exceptions = [
-            lines[i]
+            (i, lines[i])
             for i, feeds in candidates
             if i >= starts[-1] and feeds & _EXC and _EXCEPTION.search(lines[i])
         ]
+        named = [(i, line) for i, line in exceptions if _NAMED.match(line)]
+        if named:  # the exception, and what the program said of it after (pip's `error:`)
+            at, line = named[-1]
+            after = [text for i, text in exceptions if i > at and _STATES.search(text)]
+            return f"{line}{KEY_LINE_SEPARATOR}{after[-1]}" if after else line
         if exceptions:
-            return exceptions[-1]
+            return exceptions[-1][1]
     for position, (at, feeds) in enumerate(candidates):
         line = lines[at]
         if _names_error(line, feeds):
-            if _STATES.search(line):
+            if _STATES.search(line) and not _WEAK.match(line):
                 return line
-            later = (lines[i] for i, more in candidates[position + 1 :] if more & (_EXC | _KEY))
-            stated = next((text for text in later if _STATES.search(text)), None)
+            later = [lines[i] for i, more in candidates[position + 1 :] if more & (_EXC | _KEY)]
+            stated = next((t for t in later if _STATES.search(t) and not _WEAK.match(t)), None)
+            if stated is None and _WEAK.match(line):  # any line naming what failed
+                stated = next((t for t in later if _names_error(t, _EXC | _KEY)), None)
             if stated is None or stated == line:
                 return line
             return f"{line}{KEY_LINE_SEPARATOR}{stated}"

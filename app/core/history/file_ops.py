@@ -1,9 +1,15 @@
 """Which files a tool call reads, creates, edits or deletes, and the shell command it ran.
 
 Agents name the same operations differently, so the vocabulary is a table of tool names
-(`FileTool`): Claude Code's `Read`/`Edit`/`MultiEdit`/`Write`, Cline's `read_file`/
-`replace_in_file`/`write_to_file`, Cursor's `read_file`/`edit_file`/`delete_file`,
-OpenHands' and Anthropic's `str_replace_editor` (by its `command`), SWE-agent's `open`/
+(`FileTool`) with the path fields their documented schemas use (`PATH_FIELDS`): Claude
+Code's `Read`/`Edit`/`MultiEdit`/`Write` (`file_path`), Cline's and Roo Code's
+`read_file`/`replace_in_file`/`write_to_file`/`apply_diff` (`path`, Cline's native calls
+`absolutePath`), Cursor's `read_file`/`edit_file`/`delete_file` (`target_file`), Gemini
+CLI's `read_file` (`absolute_path`), `write_file`/`replace` (`file_path`) and
+`read_many_files` (`paths`, a list), opencode's `read`/`write`/`edit` (`filePath`),
+Continue's `create_new_file`/`edit_existing_file` (`filepath`), Windsurf's `view_file`/
+`replace_file_content` (`AbsolutePath`, `TargetFile`), OpenHands' and Anthropic's
+`str_replace_editor` and Goose's `text_editor` (by their `command`), SWE-agent's `open`/
 `create`/`edit`/`insert` (the path is the command's second word, an edit changes the file
 opened last), Codex's `apply_patch` (paths from the patch text), and shell commands that
 read (`cat`, `head`, ...) or write (`sed -i`, `tee`, `>` and `>>`, `mv`, `cp`, `touch`,
@@ -29,6 +35,11 @@ PATH_FIELDS = (
     "file",
     "absolute_path",
     "notebook_path",
+    "absolutePath",
+    "filePath",
+    "filepath",
+    "AbsolutePath",
+    "TargetFile",
 )
 
 
@@ -61,17 +72,20 @@ def _tools(kind: FileKind, *names: str) -> list[FileTool]:
     return [FileTool(name, kind) for name in names]
 
 
-_EDITORS = ("str_replace_editor", "str_replace_based_edit_tool")
+_EDITORS = ("str_replace_editor", "str_replace_based_edit_tool", "text_editor")
 _EDITOR_COMMANDS: dict[str, FileKind] = {
     "view": "read",
     "create": "created",
+    "write": "created",
     "str_replace": "edited",
     "insert": "edited",
     "undo_edit": "edited",
 }
 BUILTIN_TOOLS: tuple[FileTool, ...] = (
-    *_tools("read", "Read", "read_file", "read_text_file", "view", "view_file", "open"),
-    *_tools("created", "Write", "write_to_file", "write_file", "create_file", "create"),
+    *_tools("read", "Read", "read_file", "read_text_file", "view", "view_file", "open", "read"),
+    FileTool("read_many_files", "read", ("paths",)),
+    *_tools("created", "Write", "write_to_file", "write_file", "create_file", "create", "write"),
+    FileTool("create_new_file", "created"),
     *_tools(
         "edited",
         "Edit",
@@ -86,6 +100,10 @@ BUILTIN_TOOLS: tuple[FileTool, ...] = (
         "str_replace",
         "edit",
         "insert",
+        "replace",
+        "edit_existing_file",
+        "replace_file_content",
+        "multi_edit",
     ),
     *_tools("deleted", "delete_file", "remove_file"),
     *(
@@ -153,9 +171,9 @@ class FileTracker:
         for tool in self.vocabulary.by_name.get(call.name, ()):
             if tool.command is not None and command != tool.command:
                 continue
-            path = _field(data, tool.fields)
-            if path:
-                yield FileOp(tool.kind, path)
+            paths = _paths(data, tool.fields)
+            if paths:
+                yield from (FileOp(tool.kind, path) for path in paths)
                 return
             if tool.command is not None:
                 return
@@ -174,12 +192,17 @@ class FileTracker:
             yield from shell_operations(shell)
 
 
-def _field(data: Mapping[str, Any], fields: Sequence[str]) -> str | None:
+def _paths(data: Mapping[str, Any], fields: Sequence[str]) -> list[str]:
+    """The paths in the first of `fields` that holds one: a string, or a list of them."""
     for key in fields:
         value = data.get(key)
         if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
+            return [value.strip()]
+        if isinstance(value, list):
+            found = [v.strip() for v in value if isinstance(v, str) and v.strip()]
+            if found:
+                return found
+    return []
 
 
 def shell_command(data: Mapping[str, Any]) -> str | None:

@@ -16,7 +16,7 @@ whitespace-insensitive substring check of its key), which shows how lossy a summ
 Budget order (`PRIORITY`): errors, changed files, files read, the goal, every later user
 request, instructions, commands, todos, failed approaches, identifiers; recent before old,
 with floors (`ledger.fit`); what does not fit is counted, never dropped silently. The budget
-follows the window (`LedgerBudget`), the lines `ledger.lines`; the facts are read by
+follows the window (`ledger.budget`), the lines `ledger.lines`; the facts are read by
 `app.core.history` (the user's own words, errors by text and flag, files by vocabulary).
 """
 
@@ -39,12 +39,14 @@ from app.core.history import (
     request_fact,
     shell_command,
 )
-from app.core.ledger.fit import fit, fit_budget, left_out_kinds, without_near_duplicates
+from app.core.ledger.fit import fit, fit_budget, left_out_kinds
 from app.core.ledger.lines import (
     FAILED_SUFFIX,
     LEDGER_HEADING,
     PRIORITY,
     Fact,
+    command_fact,
+    command_parts,
     parse_ledger,
     render_ledger,
 )
@@ -59,10 +61,6 @@ from app.core.messages import (
 
 # The closing line after the ledger (a quote, never a fact line).
 CLOSING_MARK = "> Recall: "
-DEFAULT_LEDGER_BUDGET = 1500  # the budget of a ledger asked for without a window
-DEFAULT_LEDGER_SHARE = 0.05
-DEFAULT_LEDGER_FLOOR = 1000
-DEFAULT_LEDGER_CAP = 20_000
 # A sentence ends at a newline, or at `.!?` followed by whitespace: the dot of
 # `storage.ts` or `v1.2` ends nothing.
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?]+(?=[^\s.!?]))+[.!?]*")
@@ -113,6 +111,8 @@ _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/
 _LINE_LABEL = re.compile(r"^#?L\d+(?:[-:]L?\d+)?$")
 _TODO_BOX = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
 MAX_FACT_CHARS = 300
+# An error fact: its call, and one or two key lines of `ERROR_LINE_CHARS` each.
+ERROR_FACT_CHARS = 480
 ERROR_CALL_CHARS = 60
 _LEADING_CD = re.compile(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
 
@@ -128,34 +128,6 @@ class LedgerReport:
     dropped_kinds: Mapping[str, int] = field(default_factory=dict)
     budget: int = 0
     token_count: int = 0
-
-
-SUMMARY_WORDS_FLOOR = 200
-WORDS_PER_TOKEN = 0.75  # English prose in cl100k-like tokenizers, roughly
-
-
-def summary_words_for(context_window: int, share: float, configured: int) -> int:
-    """The summary's word limit for a window: `share` of it in tokens, as words, at most
-    the configured limit and at least `SUMMARY_WORDS_FLOOR` (a 64k window or larger keeps
-    the default 1200 words)."""
-    scaled = int(context_window * share * WORDS_PER_TOKEN)
-    return min(configured, max(SUMMARY_WORDS_FLOOR, scaled))
-
-
-@dataclass(frozen=True)
-class LedgerBudget:
-    """The ledger's budget: `share` of the context window, at least `floor` and at most
-    `cap` tokens; `fixed` (when set) instead of all three, 0 turning the ledger off."""
-
-    share: float = DEFAULT_LEDGER_SHARE
-    floor: int = DEFAULT_LEDGER_FLOOR
-    cap: int = DEFAULT_LEDGER_CAP
-    fixed: int | None = None
-
-    def tokens(self, context_window: int) -> int:
-        if self.fixed is not None:
-            return self.fixed
-        return max(self.floor, min(self.cap, int(context_window * self.share)))
 
 
 def extract_ledger(
@@ -185,7 +157,8 @@ def extract_ledger(
         )
     for note in found.errors:
         resolved = " (resolved later)" if note.resolved else ""
-        facts.append(Fact("error", _cut(f"{_short_call(note.call)}: {note.message}{resolved}")))
+        error = " ".join(f"{_short_call(note.call)}: {note.message}{resolved}".split())
+        facts.append(Fact("error", _cut_collapsed(error, ERROR_FACT_CHARS)))
     return _unique(facts)
 
 
@@ -331,23 +304,27 @@ def _cut(text: str) -> str:
     return _cut_collapsed(" ".join(text.split()))
 
 
-def _cut_collapsed(flat: str) -> str:
-    return flat if len(flat) <= MAX_FACT_CHARS else flat[: MAX_FACT_CHARS - 2].rstrip() + " …"
+def _cut_collapsed(flat: str, chars: int = MAX_FACT_CHARS) -> str:
+    return flat if len(flat) <= chars else flat[: chars - 2].rstrip() + " …"
 
 
 def _command_key(text: str) -> str:
-    return " ".join(text.removesuffix(FAILED_SUFFIX).split())
+    return " ".join(command_parts(text)[0].split())
 
 
 def _unique(facts: Iterable[Fact]) -> list[Fact]:
     """Each fact once, where it first happened; a command once whatever its whitespace and
-    outcome, where and as it last happened (the latest run is the one that counts)."""
+    outcome, where it last happened, with the times it ran in all (`(×N)`) and the outcome
+    of its last run (the latest run is the one that counts)."""
     found: dict[tuple[str, str], Fact] = {}
+    times: dict[str, int] = {}
     for fact in facts:
         if fact.kind == "command":
-            key = (fact.kind, _command_key(fact.text))
-            found.pop(key, None)
-            found[key] = Fact("command", " ".join(fact.text.split()))
+            command, runs, failed = command_parts(fact.text)
+            key = " ".join(command.split())
+            times[key] = times.get(key, 0) + runs
+            found.pop((fact.kind, key), None)
+            found[(fact.kind, key)] = Fact("command", command_fact(key, times[key], failed))
         else:
             found.setdefault((fact.kind, fact.text), fact)
     return list(found.values())
@@ -410,7 +387,7 @@ def _said_elsewhere(fact: Fact, listed: set[str], requests: Sequence[str]) -> bo
     """A command the summary lists whole, or an instruction that is part of a request the
     ledger holds: either would be a second copy of the same words."""
     if fact.kind == "command":
-        return fact.text in listed
+        return command_parts(fact.text)[0] in listed
     if fact.kind == "instruction":
         sentence = _normal(fact.text)
         return any(sentence in request for request in requests)
@@ -440,13 +417,13 @@ def _guard(
     listed = set(listed_commands(body))
     requests = [_normal(f.text) for f in found if f.kind in ("goal", "request")]
     facts = [f for f in found if not _said_elsewhere(f, listed, requests)]
-    carried = tuple((f, True) for f in found if f.kind == "command" and f.text in listed)
+    carried = tuple(
+        (f, True) for f in found if f.kind == "command" and command_parts(f.text)[0] in listed
+    )
     if budget <= 0 or not facts:
         return LedgerReport(body, carried if budget > 0 else (), 0, budget=max(budget, 0))
-    facts, near = without_near_duplicates(facts)
-    near_kinds = {"command": near} if near else {}
-    kept, _ = fit(facts, budget, count, near_kinds)
-    left_out = left_out_kinds(facts, kept, near_kinds)
+    kept, _ = fit(facts, budget, count)
+    left_out = left_out_kinds(facts, kept)
     dropped = sum(left_out.values())
     # Whether the summary already states each fact: a normalized substring check, with the
     # summary normalized once rather than once per fact.

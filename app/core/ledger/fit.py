@@ -1,20 +1,21 @@
 """Which facts the ledger keeps within its token budget.
 
-Order of value (`PRIORITY`), recent before old within a kind, with two guards so that one
-kind cannot take the whole budget (a long session's commands, a read-heavy one's paths):
+Order of value (`PRIORITY`), recent before old within a kind (among commands, those whose
+last run failed first, then the latest), with two guards so that one kind cannot take the
+whole budget (a long session's commands, a read-heavy one's paths):
 
 - the user's requests are the task: they take their part first, up to `REQUEST_SHARE` of
   the budget (what the other floors leave), and when they need more than that the later
-  requests are shortened (`request_fact`: own words first, then cut) rather than dropped;
-  only when even the shortest cut cannot hold them all do the oldest later ones go (the
-  first request never does, before any other fact);
+  requests are shortened (`request_fact`: own words first, then cut) rather than dropped,
+  the latest ones least; only when even the shortest cut cannot hold them all do the
+  oldest later ones go (the first request never does, before any other fact);
 - then each of errors, paths and commands takes up to `FLOOR_SHARE` of the budget for its
   own facts, before any kind takes the rest;
-- commands that differ only in their numbers (`sleep 5` / `sleep 10`, `kill 4127`,
-  `tail -n 50 log.1` / `tail -n 80 log.2`) are near duplicates: only the latest is kept.
+- commands are written grouped (`app.core.ledger.lines`): the runs of one program that
+  differ only in their arguments cost those arguments, so they are kept, not dropped as
+  near duplicates (`without_near_duplicates` remains for callers that want it).
 
-What is left out, near duplicates included, is counted by kind in the ledger's last line;
-recall has it all.
+What is left out is counted by kind in the ledger's last line; recall has it all.
 """
 
 from __future__ import annotations
@@ -47,11 +48,15 @@ FLOORS = (
 )
 # The requests' part: what the floors of the other kinds leave of the budget.
 REQUEST_SHARE = 1 - FLOOR_SHARE * (len(FLOORS) - 1)
-# The lengths (characters) a later request is shortened to, longest first, until the
-# requests fit their part.
-REQUEST_CUTS = (200, 140, 100, 70, 50)
+# The lengths (characters) a later request is shortened to: the longest when all fit so,
+# else the latest ones at the longest and the others at the shortest.
+REQUEST_CUTS = (200, 50)
 REFILL_TRIES = 8
 _DIGITS = re.compile(r"\d+")
+
+
+def _failed(fact: Fact) -> bool:
+    return fact.kind == "command" and fact.text.endswith(FAILED_SUFFIX)
 
 
 def near_key(command: str) -> str:
@@ -92,7 +97,10 @@ def fit(
     counted at the end and the facts picked last are given back while it is over."""
     facts = shortened_requests(facts, int(budget * REQUEST_SHARE), count)
     rank = {kind: i for i, kind in enumerate(PRIORITY)}
-    order = sorted(range(len(facts)), key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), -i))
+    order = sorted(
+        range(len(facts)),
+        key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), not _failed(facts[i]), -i),
+    )
     costs = _Costs(facts, count)
     everything = Counter(f.kind for f in facts) + Counter(near_duplicates or {})
     used = count(LEDGER_HEADING) + count(dropped_line(sum(everything.values()), everything))
@@ -149,22 +157,32 @@ def fit(
 def shortened_requests(
     facts: Sequence[Fact], share: int, count: Callable[[str], int]
 ) -> Sequence[Fact]:
-    """`facts` with the later requests cut to the longest of `REQUEST_CUTS` at which all
-    the requests' lines fit `share` tokens (the shortest when none does); unchanged when
-    they fit whole. The first request (`goal`) is never cut here."""
+    """`facts` with the later requests shortened until the requests' lines fit `share`
+    tokens: all at the longest of `REQUEST_CUTS` when they fit so; else each at the
+    shortest (its identifying words, `request_fact`), then the latest ones back at the
+    longest while they fit (the latest request is the one the work is on). Unchanged when
+    they fit whole; the first request (`goal`) is never cut."""
     asked = [f for f in facts if f.kind in REQUESTS]
-
-    def cost(of: Sequence[Fact]) -> int:
-        tags = sum(count(f"[{kind}] ") for kind in {f.kind for f in of})
-        return sum(count(f"- {f.text}") + 1 for f in of) + tags
-
-    if cost(asked) <= share:
+    if _cost(asked, count) <= share:
         return facts
-    for limit in REQUEST_CUTS:
-        cut = [_cut_request(f, limit) for f in facts]
-        if cost([f for f in cut if f.kind in REQUESTS]) <= share:
-            break
+    longest = [_cut_request(f, REQUEST_CUTS[0]) for f in facts]
+    if _cost([f for f in longest if f.kind in REQUESTS], count) <= share:
+        return longest
+    cut = [_cut_request(f, REQUEST_CUTS[-1]) for f in facts]
+    left = share - _cost([f for f in cut if f.kind in REQUESTS], count)
+    for i in reversed(range(len(facts))):
+        if cut[i].kind in REQUESTS and cut[i] != longest[i]:
+            more = count(f"- {longest[i].text}") - count(f"- {cut[i].text}")
+            if more > left:
+                break
+            cut[i], left = longest[i], left - more
     return cut
+
+
+def _cost(facts: Sequence[Fact], count: Callable[[str], int]) -> int:
+    """What the request lines cost: each line, and each kind's tag once."""
+    tags = sum(count(f"[{kind}] ") for kind in {f.kind for f in facts})
+    return sum(count(f"- {f.text}") + 1 for f in facts) + tags
 
 
 def _cut_request(fact: Fact, limit: int) -> Fact:

@@ -1,12 +1,14 @@
 """The ledger as text: a fact a line, commands grouped by program, and back.
 
 The ledger is written densely so that more fits its budget: a `[kind]` tag on the first
-line of each kind only, and the commands of one program on one line, the program written
-once, tagged `[commands]` (`- [commands] gcloud: auth login · projects create demo · sql
-instances create db`). Both forms parse back to the same facts, so a later compaction
-merges them whatever it reads: no fact text reads as a tagged line unless written with its
-own tag, so a group line is never a command's own. What was left out is said in the last
-line, by kind, and that recall has it.
+line of each kind only, and the commands of one program on one line, the words they all
+share written once, tagged `[commands]` (`- [commands] gcloud: auth login · projects
+create demo`, `- [commands] python -m pytest: tests/a.py · tests/b.py -x`). A command run
+more than once says how often (`make test (×3)`), one whose last run failed says so
+(`(failed)`). Both forms parse back to the same facts, so a later compaction merges them
+whatever it reads: no fact text reads as a tagged line unless written with its own tag, so
+a group line is never a command's own. What was left out is said in the last line, by
+kind, and that recall has it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ PRIORITY = (
     "identifier",
 )
 FAILED_SUFFIX = " (failed)"
+_REPEATS = re.compile(r" \(×(\d+)\)$")
 FILE_KINDS = frozenset({"file_changed", "file_read"})
 GROUP_TAG = "commands"
 GROUP_SEPARATOR = " · "
@@ -57,6 +60,21 @@ class Fact:
         if self.kind in FILE_KINDS:
             return self.text.rsplit(" (", 1)[0]
         return self.text
+
+
+def command_parts(text: str) -> tuple[str, int, bool]:
+    """A command fact as (command, times run, whether its last run failed)."""
+    failed = text.endswith(FAILED_SUFFIX)
+    text = text.removesuffix(FAILED_SUFFIX)
+    repeats = _REPEATS.search(text)
+    times = int(repeats.group(1)) if repeats else 1
+    return (text[: repeats.start()] if repeats else text), max(times, 1), failed
+
+
+def command_fact(command: str, times: int = 1, failed: bool = False) -> str:
+    """The text of a command fact: the command, `(×N)` when run N > 1 times, `(failed)`
+    when its last run failed."""
+    return f"{command}{f' (×{times})' if times > 1 else ''}{FAILED_SUFFIX if failed else ''}"
 
 
 def program_of(command: str) -> tuple[str, str] | None:
@@ -119,7 +137,23 @@ def _command_lines(commands: Sequence[Fact]) -> Iterable[tuple[str, str]]:
         elif len(rests) == 1:
             yield "command", f"{program} {rests[0]}"
         else:
-            yield GROUP_TAG, f"{program}: {GROUP_SEPARATOR.join(rests)}"
+            shared, rests = _shared_words(rests)
+            prefix = f"{program} {shared}" if shared else program
+            yield GROUP_TAG, f"{prefix}: {GROUP_SEPARATOR.join(rests)}"
+
+
+def _shared_words(rests: Sequence[str]) -> tuple[str, list[str]]:
+    """The leading words all `rests` share (each keeping at least one word of its own),
+    and the rests without them. A group line splits at its first `: `: none in them."""
+    split = [rest.split(" ") for rest in rests]
+    shared: list[str] = []
+    for words in zip(*(w[:-1] for w in split), strict=False):
+        if len(set(words)) != 1 or ":" in words[0] or not words[0]:
+            break
+        shared.append(words[0])
+    if not shared:
+        return "", list(rests)
+    return " ".join(shared), [" ".join(w[len(shared) :]) for w in split]
 
 
 def dropped_line(dropped: int, kinds: Mapping[str, int] | None = None) -> str:

@@ -31,7 +31,7 @@ class CompactOptions(BaseModel):
     """Per-request overrides of the server's defaults; every field is optional."""
 
     # The docstring above is the API's description of the model. A field's `setting(...)`
-    # declares its server default (`COMPACT_<name>`, app/settings/model.py builds it) right here.
+    # declares its server default (`COMPACT_<name>`, read into `Settings.options`) right here.
 
     model_config = _FROZEN
 
@@ -169,6 +169,7 @@ class CompactOptions(BaseModel):
                 "(e.g. `claude_code` or `seed000,mcp_filesystem`)"
             ),
             default_factory=lambda: ["read_file.path"],
+            check=read_tools_from,
         ),
     ] = Field(
         None,

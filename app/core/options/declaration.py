@@ -1,10 +1,11 @@
-"""The server-wide setting behind a request option, declared beside the option itself.
+"""The server-wide setting behind a model's field, declared beside the field itself.
 
-A request option of `CompactOptions` that the server also reads from its environment carries
-a `Setting` in its annotation: the setting's name, default, bounds and description. It is
-the one declaration of that knob: `app.settings.model` builds its `COMPACT_*` field from it, the
-README's configuration table and the OpenAPI document follow the two models. Pydantic
-ignores the marker when it validates or documents the request field.
+A field of a request model (`CompactOptions`, `ToolResultLimits`) that the server also reads
+from its environment carries a `Setting` in its annotation: the setting's name, default,
+bounds and description. It is the one declaration of that knob: the model becomes one field
+of `Settings` (app/settings/declared.py reads each of its `COMPACT_*` variables), the
+configuration table and the OpenAPI document follow the two. Pydantic ignores the marker
+when it validates or documents the request field.
 
 An option that was renamed keeps its former names working, declared here too: a setting's
 former names (`formerly`) are read from the environment after its own, and a request
@@ -15,23 +16,30 @@ working while the documents point at the new name.
 
 from __future__ import annotations
 
+import dataclasses
 import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import AliasChoices, BaseModel, Field
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
 class Setting:
-    """`COMPACT_<name>`: the default of a request option when the request leaves it out.
+    """`COMPACT_<name>`: the server's value of a field when the request leaves it out.
 
-    `optional`: the setting itself may be unset (its type keeps `None`); `bounds` are the
-    setting's own (`ge`, `gt`, `le`), which may differ from the request field's;
-    `formerly`: the setting's former names, still read (deprecated) after its own."""
+    `default`: unset (None, no factory, not `optional`), the field's own default, so a
+    field that has one writes it once; `optional`: the setting itself may be unset (its
+    type keeps `None`); `bounds` are the setting's own (`ge`, `gt`, `le`), which may differ
+    from the request field's; `formerly`: the setting's former names, still read
+    (deprecated) after its own; `check`: a test of the value beyond its type and bounds
+    (raises `ValueError`)."""
 
     name: str
     default: object = None
@@ -40,6 +48,11 @@ class Setting:
     optional: bool = False
     bounds: Mapping[str, float] = field(default_factory=dict)
     formerly: tuple[str, ...] = ()
+    check: Callable[[Any], object] | None = None
+
+    @property
+    def default_value(self) -> object:
+        return self.default_factory() if self.default_factory is not None else self.default
 
     def env_names(self, prefix: str) -> tuple[str, ...]:
         """The environment variables it is read from, in order: its own name, then its
@@ -70,19 +83,36 @@ def setting(
     default_factory: Callable[[], object] | None = None,
     optional: bool = False,
     formerly: tuple[str, ...] = (),
+    check: Callable[[Any], object] | None = None,
     **bounds: float,
 ) -> Setting:
-    return Setting(name, default, description, default_factory, optional, bounds, formerly)
+    return Setting(name, default, description, default_factory, optional, bounds, formerly, check)
 
 
 def settings_of(model: type[BaseModel]) -> dict[str, tuple[str, Setting]]:
-    """Each declared setting of `model`'s fields: setting name → (request field, setting)."""
+    """Each declared setting of `model`'s fields, in the fields' order: setting name →
+    (the model's field, setting); a setting that declares no default has its field's."""
     found: dict[str, tuple[str, Setting]] = {}
     for name, info in model.model_fields.items():
         for meta in info.metadata:
             if isinstance(meta, Setting):
-                found[meta.name] = (name, meta)
+                found[meta.name] = (name, _with_field_default(meta, info))
     return found
+
+
+def _with_field_default(spec: Setting, info: FieldInfo) -> Setting:
+    unset = spec.default is None and spec.default_factory is None and not spec.optional
+    if not unset or info.default in (None, PydanticUndefined):
+        return spec
+    return dataclasses.replace(spec, default=info.default)
+
+
+def defaults_of(model: type[M]) -> M:
+    """`model` with each declared setting at its default (its other fields at theirs):
+    the server's value when no variable is set. Not validated against the request's
+    bounds: a server may allow more than a request."""
+    values: dict[str, Any] = {f: spec.default_value for f, spec in settings_of(model).values()}
+    return model.model_construct(**values)
 
 
 def setting_type(model: type[BaseModel], request_field: str) -> Any:

@@ -1,7 +1,10 @@
 """The providers' shapes: the OpenAI Chat form in and out of the canonical (Anthropic)
-messages (`dialects`), the rules a provider holds a conversation to (`rules`), and the
-provider request handed back around the compacted messages (`request`)."""
+messages (`dialects`), the rules a provider holds a conversation to (`rules`), the
+provider request handed back around the compacted messages (`request`), the models as
+agents name them (`model_names`), what images and PDFs cost by the providers' rules
+(`media`) and the output a request reserves (`budget`)."""
 
+from app.core.provider.budget import OutputBudget, output_budget
 from app.core.provider.dialects import (
     BOOKKEEPING,
     OpenAIForms,
@@ -11,19 +14,38 @@ from app.core.provider.dialects import (
     parse_messages,
     to_anthropic,
 )
+from app.core.provider.media import (
+    PDF_PAGE_TOKENS,
+    anthropic_image_tokens,
+    decode_base64,
+    image_size_of_base64,
+    openai_image_tokens,
+    pdf_tokens,
+)
+from app.core.provider.model_names import closest_names, find_model
 from app.core.provider.request import ProviderRequest, hand_back
 from app.core.provider.rules import Violation, violations
 
 __all__ = [
     "BOOKKEEPING",
+    "PDF_PAGE_TOKENS",
     "OpenAIForms",
     "OpenAIMessage",
+    "OutputBudget",
     "ProviderRequest",
     "Violation",
+    "anthropic_image_tokens",
+    "closest_names",
+    "decode_base64",
     "detect_format",
     "dump_as",
+    "find_model",
     "hand_back",
+    "image_size_of_base64",
+    "openai_image_tokens",
+    "output_budget",
     "parse_messages",
+    "pdf_tokens",
     "to_anthropic",
     "violations",
 ]

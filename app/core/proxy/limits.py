@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-OUTPUT_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+from app.core.provider import output_budget as reserved
 
 Stage = Literal["below", "start", "splice", "over"]
 
@@ -32,12 +32,9 @@ class Marks:
 
 
 def output_budget(body: Mapping[str, Any]) -> int:
-    """The output the request reserves (0 when it names none)."""
-    for name in OUTPUT_FIELDS:
-        value = body.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return 0
+    """The output the request reserves (0 when it names none), read as the decision of the
+    service's routes reads it (`app.core.provider.output_budget`)."""
+    return reserved(body).tokens
 
 
 def input_limit(window: int, max_input: int | None, body: Mapping[str, Any]) -> int:

@@ -1,6 +1,14 @@
 """Recall over a session's archives: the words indexed and looked up (`terms`), ranking and
-snippets (`rank`), and the search itself (`search`)."""
+snippets (`rank`), the search itself (`search`), and an archive's word index packed as a
+database keeps it (`postings`)."""
 
+from app.core.recall.postings import (
+    bucket_of,
+    decode_postings,
+    find_postings,
+    pack_buckets,
+    postings_by_word,
+)
 from app.core.recall.rank import Candidate, PostingBudget, rank, snippet_bounds
 from app.core.recall.search import (
     DEFAULT_RECALL_LIMIT,
@@ -29,10 +37,15 @@ __all__ = [
     "RecallResult",
     "TimeLeft",
     "WordStat",
+    "bucket_of",
     "check_deadline",
+    "decode_postings",
+    "find_postings",
     "hit",
     "index_archive",
+    "pack_buckets",
     "parse_query",
+    "postings_by_word",
     "rank",
     "recall_note",
     "snippet_bounds",

@@ -6,9 +6,12 @@ text, so a store reads only the snippets of the hits it returns.
 
 Score: per term the message holds (every word of it), ten points plus its occurrences
 (at most five; a term of several words counts its rarest word); plus twenty when a query
-of several terms has all of them in the message. Ties go to the newer archive, then the
-later message. A message whose role and text are those of a better hit (the same message
-archived twice) is not returned again.
+of several terms has all of them in the message. Originals come first: a message the
+service wrote (its digest marked `COPY_MARK`: an earlier summary, ledger or restored file,
+archived again by every compaction) ranks after every original, whatever its score, so
+copies of one summary cannot crowd out the tool call that holds the answer. Ties go to the
+newer archive, then the later message. A message whose role and text are those of a better
+hit (the same message archived twice) is not returned again.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from app.core.recall.terms import Query, Term, WordStat
 
 ALL_TERMS_BONUS = 20
+COPY_MARK = "~"  # opens the digest of a message the service wrote
 MAX_POSTINGS = 20_000  # (word, message) pairs one recall reads from its index, at most
 
 
@@ -81,7 +85,14 @@ def rank(found: Iterable[Candidate], query: Query, limit: int) -> list[Ranked]:
         by_word.setdefault(term.words[0], []).append(term)
     several = len(query.terms) > 1
     scored = [r for r in (_score(c, by_word, len(query.terms), several) for c in found) if r]
-    scored.sort(key=lambda r: (-r.score, -r.candidate.order, -r.candidate.message_index))
+    scored.sort(
+        key=lambda r: (
+            r.candidate.digest.startswith(COPY_MARK),
+            -r.score,
+            -r.candidate.order,
+            -r.candidate.message_index,
+        )
+    )
     kept: list[Ranked] = []
     seen: set[tuple[str, int] | str] = set()
     for ranked in scored:

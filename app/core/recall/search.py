@@ -6,7 +6,8 @@ messages as JSON, in the Anthropic or the OpenAI shape) into one searchable entr
 message; a store indexes each entry's words (`app.core.recall.terms`) when it writes the
 archive, and ranks what its index finds with `app.core.recall.rank`. `search` is the same
 recall over entries held in memory. Pure: the store decides which archives belong to the
-session.
+session. Originals come before the service's own texts (earlier summaries and ledgers,
+archived again by each compaction), each archived message once.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.assemble import RESTORED_ACK, RESTORED_PREFIX, SUMMARY_ACK, SUMMARY_PREFIX
 from app.core.errors import RecallDeadlineError
 from app.core.recall.rank import (
+    COPY_MARK,
     Candidate,
     Ranked,
     cut_snippet,
@@ -27,6 +30,23 @@ from app.core.recall.rank import (
 )
 from app.core.recall.terms import Query, WordStat, parse_query, storable, word_stats
 
+# How the texts the service itself put in a context open: summaries, ledgers, restored
+# files, cleared results and the acknowledgements. Archived again by every later
+# compaction, they are copies of what the originals hold. (`tail`'s archived summary,
+# the ledger's heading and `prune`'s stub are spelled here: recall sits below the
+# families that write them; tests/core/recall/test_search.py holds them equal.)
+ARCHIVED_SUMMARY_TITLE = "## \U0001f4cc Archived Session Summary"
+LEDGER_OPENER = "## Ledger\n"
+CLEARED_OPENER = "[Old tool result cleared: "
+COPY_OPENERS = (
+    SUMMARY_PREFIX.strip(),
+    RESTORED_PREFIX.strip(),
+    ARCHIVED_SUMMARY_TITLE,
+    LEDGER_OPENER,
+    CLEARED_OPENER,
+    SUMMARY_ACK,
+    RESTORED_ACK,
+)
 DEFAULT_RECALL_LIMIT = 5
 MAX_RECALL_LIMIT = 50
 SNIPPET_CHARS = 400
@@ -74,7 +94,10 @@ class RecallEntry:
 
     @property
     def digest(self) -> str:
-        return message_digest(self.role, self.text)
+        """`message_digest`, marked `COPY_MARK` for a text the service wrote (a summary,
+        a ledger, a restored file: `COPY_OPENERS`), which recall ranks after originals."""
+        digest = message_digest(self.role, self.text)
+        return f"{COPY_MARK}{digest}" if self.text.startswith(COPY_OPENERS) else digest
 
 
 def index_archive(messages: Sequence[Mapping[str, Any]]) -> tuple[RecallEntry, ...]:

@@ -1,5 +1,5 @@
-"""The toolkit routes' pure logic: tool results compressed by rule (`results`, `rules`),
-`@path` mentions (`mentions`) and the context's layers (`layers`)."""
+"""The toolkit routes' pure logic: tool results compressed by rule (`results`, `rules`,
+within `limits`), `@path` mentions (`mentions`) and the context's layers (`layers`)."""
 
 from app.core.toolkit.layers import (
     RULES_FILE,
@@ -8,6 +8,7 @@ from app.core.toolkit.layers import (
     assemble_layers,
     pick_rules_file,
 )
+from app.core.toolkit.limits import ToolResultLimits
 from app.core.toolkit.mentions import append_reminders, find_mentions
 from app.core.toolkit.results import (
     CompressedResult,
@@ -17,7 +18,7 @@ from app.core.toolkit.results import (
     rule_for,
     stray_fields,
 )
-from app.core.toolkit.rules import PATH_FIELDS, ToolResultLimits
+from app.core.toolkit.rules import PATH_FIELDS
 
 __all__ = [
     "PATH_FIELDS",

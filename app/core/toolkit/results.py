@@ -29,12 +29,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.toolkit.limits import ToolResultLimits
 from app.core.toolkit.rules import (
     PATH_FIELDS,
     RULES,
     Body,
     Rule,
-    ToolResultLimits,
     to_content,
 )
 

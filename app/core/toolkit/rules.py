@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from app.core.toolkit.limits import ToolResultLimits
 
 Rule = Literal["ls", "glob", "grep", "read", "edit", "write", "bash", "todo", "fallback"]
 Body = str | list[Any] | dict[str, Any] | int | float | bool | None
@@ -31,26 +31,6 @@ _MAX_PREAMBLE = 3
 _MIN_FIELD_CHARS = 200  # a long object's field keeps at least this much (fallback rule)
 _NOTHING_FOUND = re.compile(r"^no (files|matches|results) found", re.IGNORECASE)
 _FOUND_HEADER = re.compile(r"^found \d+ (files?|matches?|results?)", re.IGNORECASE)
-
-
-class ToolResultLimits(BaseModel):
-    """How much of each kind of tool result history keeps."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    read_lines: int = Field(500, ge=1, le=100_000, description="Read: lines kept.")
-    grep_matches: int = Field(5, ge=1, le=1000, description="Grep: matches kept.")
-    glob_hits: int = Field(10, ge=1, le=1000, description="Glob: paths kept.")
-    ls_entries: int = Field(20, ge=1, le=1000, description="LS: entries kept.")
-    edit_lines: int = Field(20, ge=1, le=1000, description="Edit: new lines kept.")
-    write_lines: int = Field(50, ge=1, le=1000, description="Write: first lines kept.")
-    bash_stdout_head: int = Field(3, ge=0, le=1000, description="Bash: first stdout lines.")
-    bash_stdout_tail: int = Field(5, ge=0, le=1000, description="Bash: last stdout lines.")
-    bash_stderr_lines: int = Field(20, ge=0, le=1000, description="Bash: last stderr lines.")
-    todo_items: int = Field(3, ge=0, le=100, description="TodoWrite: in-progress items named.")
-    fallback_chars: int = Field(
-        2000, ge=1, le=1_000_000, description="Other tools: longer results are cut here."
-    )
 
 
 def _arg(args: Mapping[str, Any], *names: str) -> str | None:

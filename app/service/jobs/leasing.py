@@ -4,6 +4,13 @@ The owner of a job renews its lease (`heartbeat_at`) every `lease / 3` and cance
 jobs another replica asked to cancel. Whoever reads a job whose owner stopped renewing
 declares it `failed: interrupted` (files) or, with a `JobQueue`, claims it and runs it
 again from its stored request. A sweep deletes expired jobs and stale index entries.
+
+A database that stops answering stops every replica's renewals with it: a lease that ran
+out then says nothing about its owner. So a replica whose last look for jobs to claim
+failed claims nothing until a whole lease has passed since (its looks fail all along a
+freeze, every `lease / 3`: the owners get at least that long after the thaw to renew), and
+an owner first writes again the finished jobs whose last write failed (a job that ended
+during the freeze) before it looks: a finished job is never run a second time.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ class Leases:
     def __init__(self, table: JobTable, runner: Runner) -> None:
         self.table = table
         self.runner = runner
+        self.store_failed_at: datetime | None = None  # the last failed look for jobs to claim
 
     async def load(self, job_id: str) -> Job | None:
         """A job from the store, as of now: None when expired (and deleted), interrupted
@@ -90,6 +98,7 @@ class Leases:
                 await table.interrupt(job, now)
             kept.add(job.id)
         if table.queue is not None:
+            await self.write_finished()
             await self.take_over_abandoned(table.queue)
         for session, job_id in index.items():
             if job_id not in kept:
@@ -113,14 +122,25 @@ class Leases:
                 table.jobs[job_id] = replace(job, heartbeat_at=table.clock())
                 await table.persist_quietly(job_id)
         if table.queue is not None:
+            await self.write_finished()
             await self.take_over_abandoned(table.queue)
+
+    async def write_finished(self) -> None:
+        """Writes again the finished jobs held here because their last write failed."""
+        table = self.table
+        for job_id in [j.id for j in table.jobs.values() if j.state not in IN_FLIGHT]:
+            await table.write_final(job_id, quietly=True)
 
     async def take_over_abandoned(self, queue: JobQueue, job_id: str | None = None) -> list[Job]:
         """Claims jobs whose replica stopped renewing its lease (as many as this replica
-        has room for, or just `job_id`) and runs them here from their stored request."""
+        has room for, or just `job_id`) and runs them here from their stored request;
+        none within a lease of a failed look (the module's docstring says why)."""
         table = self.table
         room = table.room()
         now = table.clock()
+        failed = self.store_failed_at
+        if failed is not None and now - failed < table.policy.lease:
+            return []
         try:
             claimed = await to_thread.run_sync(
                 lambda: queue.take_over(
@@ -128,6 +148,7 @@ class Leases:
                 )
             )
         except JobStoreError as exc:
+            self.store_failed_at = table.clock()  # when it failed: a stalled look took long
             log.error("abandoned jobs not taken over", extra={"error": str(exc)})
             return []
         jobs = []
@@ -136,6 +157,11 @@ class Leases:
                 job = job_from_json(record)
             except ValueError as exc:
                 log.error("job not taken over", extra={"job": record.get("id"), "error": str(exc)})
+                continue
+            held = table.jobs.get(job.id)
+            if held is not None and held.state not in IN_FLIGHT:  # it ended here: say so
+                table.jobs[job.id] = replace(held, owner=table.instance_id)
+                await table.write_final(job.id, quietly=True)
                 continue
             table.jobs[job.id] = job
             try:

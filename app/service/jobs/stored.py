@@ -10,7 +10,7 @@ from pydantic import TypeAdapter, ValidationError
 from app.core.decide import Basis
 from app.core.messages import Message, dump_messages
 from app.core.options import CompactOptions
-from app.core.provider import ProviderRequest
+from app.core.provider import OutputBudget, ProviderRequest
 from app.core.vocabulary import TokenizerName
 from app.service.jobs.errors import JsonDict
 from app.service.prepared import CompactRequest
@@ -41,7 +41,17 @@ def request_to_json(request: CompactRequest) -> JsonDict:
             "margin": request.basis.margin,
             "fixed_tokens": request.basis.fixed_tokens,
         },
+        "input_limit": request.input_limit,
+        "output": {"tokens": request.output.tokens, "field": request.output.field},
     }
+
+
+def _output_from_json(data: Any) -> OutputBudget:
+    """The stored output budget; none for a request stored before it existed."""
+    if not isinstance(data, dict):
+        return OutputBudget()
+    field = data.get("field")
+    return OutputBudget(int(data.get("tokens") or 0), field if isinstance(field, str) else None)
 
 
 def _basis_from_json(data: JsonDict) -> Basis:
@@ -78,6 +88,8 @@ def request_from_json(data: JsonDict) -> CompactRequest:
             reason=data.get("reason"),
             basis=_basis_from_json(data.get("basis") or {}),
             provider=_provider_from_json(data.get("provider")),
+            input_limit=int(limit) if (limit := data.get("input_limit")) else None,
+            output=_output_from_json(data.get("output")),
         )
     except (KeyError, TypeError, ValidationError) as exc:
         raise ValueError(f"stored request is unreadable: {exc}") from exc

@@ -69,7 +69,7 @@ class Tail:
         head = prepared.partition.head
         keep = params.tail_keep_recent_rounds
         thresholds = prepared.thresholds
-        target = int(thresholds.context_window * thresholds.threshold * KEPT_SHARE)
+        target = int(thresholds.limit * thresholds.threshold * KEPT_SHARE)
         plan = plan_tail(messages, len(head), prepared.counts, keep, target)
         if isinstance(plan, TailDeclined):
             return prepared.unchanged("too_few_rounds", [plan.note], self.name)

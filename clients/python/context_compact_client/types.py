@@ -59,6 +59,11 @@ class ShouldCompactResponse(TypedDict):
     threshold_tokens: int
     overflow_tokens: int
     context_window: int
+    # The most input the provider takes for this request (the window less the output
+    # reserved, within the model's input limit), which of those it is, and the output.
+    limit_tokens: int
+    limited_by: Literal["context_window", "input_limit", "output_budget"]
+    output_budget: int
     message_count: int
     format: Literal["anthropic", "openai"]
     exact: NotRequired[bool]
@@ -150,7 +155,13 @@ class CompactResponse(TypedDict):
     ]
     messages: list[Message]
     summary: NotRequired[str | None]
+    # As `/should-compact` counts the same body (system, tools, messages; or last_usage).
     token_count: int
+    token_source: NotRequired[Literal["counted", "last_usage"]]
+    exact: NotRequired[bool]
+    limit_tokens: NotRequired[int | None]
+    limited_by: NotRequired[Literal["context_window", "input_limit", "output_budget"] | None]
+    output_budget: NotRequired[int]
     restored_files: NotRequired[list[RestoredFileInfo]]
     skipped_files: NotRequired[list[SkippedFileInfo]]
     stats: NotRequired[CompactStats | None]

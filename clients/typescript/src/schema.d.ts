@@ -39,10 +39,13 @@ export interface paths {
         put?: never;
         /**
          * Decide whether the context needs compacting
-         * @description `should_compact` when tokens >= threshold x window and there are at least
+         * @description `should_compact` when tokens >= threshold x limit and there are at least
          *     `min_messages` messages; `overflow` at the overflow threshold. The tokens are the
          *     provider's `last_usage` when given, else the count of `/count` (system, tools and
-         *     messages); the window is `context_window`, else the `model`'s, else the server's.
+         *     messages). The limit is what the provider lets the input take: the window
+         *     (`context_window`, else the `model`'s, else the server's) less the output the request
+         *     reserves (`max_tokens`, `max_completion_tokens`, `max_output_tokens`), within the
+         *     model's input limit; `limited_by` says which applied.
          */
         post: operations["shouldCompact"];
         delete?: never;
@@ -1318,9 +1321,38 @@ export interface components {
             summary?: string | null;
             /**
              * Token Count
-             * @description Tokens of the input messages.
+             * @description The input's tokens as `/should-compact` counts the same body: the system prompt, the tool definitions and the messages by the model's tokenizer and margin, or the provider's `last_usage` with `pending_input` (`token_source`). `stats` measure the messages alone by cl100k, before and after.
              */
             token_count: number;
+            /**
+             * Token Source
+             * @description As for `/should-compact`: where `token_count` comes from.
+             * @default counted
+             * @enum {string}
+             */
+            token_source?: "counted" | "last_usage";
+            /**
+             * Exact
+             * @description False when `token_count` is an estimate.
+             * @default true
+             */
+            exact?: boolean;
+            /**
+             * Limit Tokens
+             * @description As for `/should-compact`: the most input tokens the provider takes for this request (the window less `output_budget`, within the model's input limit); the threshold is a share of it.
+             */
+            limit_tokens?: number | null;
+            /**
+             * Limited By
+             * @description As for `/should-compact`: `context_window`, `output_budget` or `input_limit`.
+             */
+            limited_by?: ("context_window" | "input_limit" | "output_budget") | null;
+            /**
+             * Output Budget
+             * @description The output the request reserves (`max_tokens`, `max_completion_tokens`, `max_output_tokens`).
+             * @default 0
+             */
+            output_budget?: number;
             /** Restored Files */
             restored_files?: components["schemas"]["RestoredFileInfo"][];
             /** Skipped Files */
@@ -2694,6 +2726,9 @@ export interface components {
          *       "threshold_tokens": 160000,
          *       "overflow_tokens": 180000,
          *       "context_window": 200000,
+         *       "limit_tokens": 200000,
+         *       "limited_by": "context_window",
+         *       "output_budget": 0,
          *       "message_count": 120,
          *       "format": "anthropic",
          *       "exact": true,
@@ -2736,12 +2771,34 @@ export interface components {
              * @enum {string}
              */
             token_source: "counted" | "last_usage";
-            /** Threshold Tokens */
+            /**
+             * Threshold Tokens
+             * @description `threshold` x `limit_tokens`, rounded up.
+             */
             threshold_tokens: number;
-            /** Overflow Tokens */
+            /**
+             * Overflow Tokens
+             * @description `overflow_threshold` x `limit_tokens`, rounded up.
+             */
             overflow_tokens: number;
             /** Context Window */
             context_window: number;
+            /**
+             * Limit Tokens
+             * @description The most input tokens the provider takes for this request: the context window less `output_budget`, within the model's input limit (gpt-5: 272,000 of 400,000). The thresholds are shares of it.
+             */
+            limit_tokens: number;
+            /**
+             * Limited By
+             * @description Which limit `limit_tokens` is: `context_window` (the window, no output reserved), `output_budget` (the window less the output the request reserves) or `input_limit` (the model's input limit, below that).
+             * @enum {string}
+             */
+            limited_by: "context_window" | "input_limit" | "output_budget";
+            /**
+             * Output Budget
+             * @description The output the request reserves: its `max_tokens`, `max_completion_tokens` or `max_output_tokens` (0 when none is sent).
+             */
+            output_budget: number;
             /** Message Count */
             message_count: number;
             /**
@@ -3101,7 +3158,10 @@ export interface operations {
     shouldCompact: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Anthropic betas, comma-separated, as the SDK sends them to the provider (the body's `betas` counts too): `context-1m-...` gives the models that take it their 1M window. */
+                "anthropic-beta"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3224,7 +3284,10 @@ export interface operations {
     compact: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Anthropic betas, comma-separated, as the SDK sends them to the provider (the body's `betas` counts too): `context-1m-...` gives the models that take it their 1M window. */
+                "anthropic-beta"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3363,7 +3426,10 @@ export interface operations {
     startCompaction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Anthropic betas, comma-separated, as the SDK sends them to the provider (the body's `betas` counts too): `context-1m-...` gives the models that take it their 1M window. */
+                "anthropic-beta"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };

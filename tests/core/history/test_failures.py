@@ -266,6 +266,7 @@ def test_a_line_is_tried_with_the_patterns_its_hits_feed_and_decided_as_by_all_t
         assert failures._names_error(line, found[0])
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
 def test_a_line_the_patterns_match_is_always_a_candidate(line: str) -> None:
@@ -355,3 +356,68 @@ def test_a_line_that_states_the_error_from_its_start_is_kept_alone() -> None:
     text = "Error: Cannot find module 'x'\nlater: HTTP Status error: 500\nfailed: again"
     assert error_line(text) == "Error: Cannot find module 'x'"
     assert error_line("bash: foo: command not found\nall done") == "bash: foo: command not found"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # Gemini CLI's replace, unflagged in the OpenAI shape
+        (
+            "Failed to edit, 0 occurrences found for old_string in /p/a.go. No edits made.",
+            "Failed to edit, 0 occurrences found for old_string in /p/a.go. No edits made.",
+        ),
+        # Claude Code's tool error tag
+        (
+            "<tool_use_error>File has not been read yet. Read it first before writing to it."
+            "</tool_use_error>",
+            "<tool_use_error>File has not been read yet. Read it first before writing to it."
+            "</tool_use_error>",
+        ),
+        # Cline's and Roo Code's tool failure, the tag on its own line
+        (
+            "The tool execution failed with the following error:\n<error>\nError writing "
+            "file: EACCES: permission denied\n</error>",
+            "<error> Error writing file: EACCES: permission denied",
+        ),
+        # A status line, then the line that says what failed
+        (
+            "HTTP/2 502\nserver: nginx\n\n"
+            "upstream error: connect() failed (111: Connection refused)",
+            "HTTP/2 502 | upstream error: connect() failed (111: Connection refused)",
+        ),
+        # kubectl's and Docker's errors
+        (
+            'Error from server (NotFound): deployments.apps "api" not found',
+            'Error from server (NotFound): deployments.apps "api" not found',
+        ),
+        (
+            "Error response from daemon: No such container: web-1",
+            "Error response from daemon: No such container: web-1",
+        ),
+        # Other languages
+        (
+            "Compilation…\nErreur : le module 'zod' est introuvable",
+            "Erreur : le module 'zod' est introuvable",
+        ),
+        ("Fehler: Datei config.yml nicht gefunden", "Fehler: Datei config.yml nicht gefunden"),
+        ("构建开始\n错误：找不到模块 react", "错误：找不到模块 react"),
+    ],
+)
+def test_the_line_stating_a_failure_is_found_without_a_flag(text: str, line: str) -> None:
+    assert error_line(text, False, "run_command") == line
+
+
+def test_after_a_traceback_the_exception_and_what_the_program_said_of_it() -> None:
+    text = (
+        "Building wheel\n"
+        "  Traceback (most recent call last):\n"
+        '    File "setup.py", line 9, in <module>\n'
+        "  LookupError: setuptools-scm was unable to detect version\n"
+        "  [end of output]\n"
+        "error: metadata-generation-failed\n"
+        "hint: See above for output."
+    )
+    assert error_line(text, False, "shell") == (
+        "LookupError: setuptools-scm was unable to detect version | "
+        "error: metadata-generation-failed"
+    )

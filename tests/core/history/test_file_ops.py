@@ -138,3 +138,67 @@ def test_file_operations_list_files_written_and_edited_not_only_read() -> None:
     )
     summary = extract_summary(messages, 1200)
     assert "- Read: src/firebase.ts\n- Created: src/gcs.ts\n- Edited: src/upload.ts" in summary
+
+
+@pytest.mark.parametrize(
+    ("name", "inputs", "expected"),
+    [
+        # Cline's native tool calls
+        (
+            "write_to_file",
+            {"absolutePath": "/w/src/app.ts", "content": "x"},
+            [("created", "/w/src/app.ts")],
+        ),
+        (
+            "replace_in_file",
+            {"absolutePath": "/w/src/app.ts", "diff": "..."},
+            [("edited", "/w/src/app.ts")],
+        ),
+        # Gemini CLI
+        ("read_file", {"absolute_path": "/p/main.go"}, [("read", "/p/main.go")]),
+        (
+            "replace",
+            {"file_path": "/p/main.go", "old_string": "a", "new_string": "b"},
+            [("edited", "/p/main.go")],
+        ),
+        (
+            "read_many_files",
+            {"paths": ["a.md", "docs/b.md"]},
+            [
+                ("read", "a.md"),
+                ("read", "docs/b.md"),
+            ],
+        ),
+        # opencode
+        (
+            "edit",
+            {"filePath": "/r/x.py", "oldString": "a", "newString": "b"},
+            [("edited", "/r/x.py")],
+        ),
+        ("write", {"filePath": "/r/y.py", "content": "x"}, [("created", "/r/y.py")]),
+        # Continue
+        (
+            "create_new_file",
+            {"filepath": "src/new.ts", "contents": "x"},
+            [("created", "src/new.ts")],
+        ),
+        (
+            "edit_existing_file",
+            {"filepath": "src/old.ts", "changes": "x"},
+            [("edited", "src/old.ts")],
+        ),
+        # Windsurf
+        ("view_file", {"AbsolutePath": "/c/a.rs"}, [("read", "/c/a.rs")]),
+        ("replace_file_content", {"TargetFile": "/c/a.rs"}, [("edited", "/c/a.rs")]),
+        # Goose
+        (
+            "text_editor",
+            {"command": "write", "path": "n.md", "file_text": "x"},
+            [("created", "n.md")],
+        ),
+    ],
+)
+def test_the_path_fields_of_other_agents_documented_schemas(
+    name: str, inputs: dict[str, Any], expected: list[tuple[str, str]]
+) -> None:
+    assert ops(name, **inputs) == expected

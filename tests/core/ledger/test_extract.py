@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.assemble import summary_message
+from app.core.assemble import SUMMARY_PREFIX, summary_message
 from app.core.history.own_words import request_fact
 from app.core.ledger.extract import (
     _ABANDONED,
@@ -23,7 +23,6 @@ from app.core.ledger.extract import (
     parse_ledger,
     previous_ledgers,
     render_ledger,
-    summary_words_for,
 )
 from app.core.provider.dialects import from_openai
 from tests.builders import assistant, parse, tool_result, tool_use, user
@@ -376,17 +375,17 @@ def test_errors_by_text_give_the_same_facts_in_both_shapes() -> None:
     ]
 
 
-def test_every_user_request_is_kept_and_commands_once_whatever_their_spacing() -> None:
+def test_every_user_request_is_kept_and_commands_once_with_their_runs_counted() -> None:
     facts = extract_ledger(parse(steered_session()))
     assert [f for f in facts if f.kind in ("goal", "request")] == [
         Fact("goal", "Add retries to the HTTP client."),
         Fact("request", "Now also handle timeouts. Don't touch the vendored code."),
         Fact("request", "Use exponential backoff."),
     ]
-    # The failed and the passing run are one command; its latest outcome counts.
+    # The failed and the passing run are one command, run twice; its latest outcome counts.
     assert [f for f in facts if f.kind == "command"] == [
         Fact("command", "edit 4:5 (failed)"),
-        Fact("command", "pytest -q tests/test_http.py"),
+        Fact("command", "pytest -q tests/test_http.py (×2)"),
     ]
 
 
@@ -438,13 +437,6 @@ def test_a_dot_inside_a_name_ends_no_sentence() -> None:
     )
     assert list(_sentences_matching(text, _ABANDONED)) == [first]
     assert list(_sentences_matching(text, _INSTRUCTION)) == [first, "Next v1.2 must not break."]
-
-
-def test_the_summary_word_limit_follows_small_windows_only() -> None:
-    assert summary_words_for(200_000, 0.05, 1200) == 1200
-    assert summary_words_for(32_000, 0.05, 1200) == 1200
-    assert summary_words_for(16_000, 0.05, 1200) == 600
-    assert summary_words_for(2_000, 0.05, 1200) == 200
 
 
 def test_facts_after_the_first_of_their_kind_go_untagged_and_parse_back() -> None:
@@ -599,18 +591,15 @@ def test_table_fragments_and_numbers_never_become_identifiers() -> None:
     assert identifiers == ["parse_date", "E501", "v2", "src/dates.py", "load_config"]
 
 
-def test_near_duplicate_commands_are_left_out_and_counted_with_what_did_not_fit() -> None:
+def test_commands_that_differ_in_their_numbers_share_one_line() -> None:
     calls = []
-    for i, seconds in enumerate((5, 10, 30)):
+    for i, seconds in enumerate((5, 10, 30, 30)):
         calls += [assistant(tool_use("bash", f"s{i}", command=f"sleep {seconds}"))]
         calls += [tool_result(f"s{i}", "")]
     messages = parse([user("Wait for the deploy."), *calls, user("Go on.")])
     report = guard_summary("Waited.", messages, 1500, words)
-    assert report.text.endswith(
-        "- [command] sleep 30\n"
-        "- (2 more facts did not fit the ledger budget: 2 command; recall has them)"
-    )
-    assert (report.dropped, report.dropped_kinds) == (2, {"command": 2})
+    assert report.text.endswith("- [commands] sleep: 5 · 10 · 30 (×2)")
+    assert report.dropped == 0
 
 
 def test_a_failure_in_unflagged_output_is_an_error_fact_naming_its_command_and_test() -> None:
@@ -641,4 +630,28 @@ def test_a_failure_in_unflagged_output_is_an_error_fact_naming_its_command_and_t
         "cd /srv/shop && go test ./cart/... (failed)",
         "curl -si localhost:8080/cart/7 (failed)",
         "npx tsc --noEmit (failed)",
+    ]
+
+
+def test_a_commands_runs_add_up_across_compactions() -> None:
+    earlier = user(f"{SUMMARY_PREFIX}Done.\n\n## Ledger\n- [command] pnpm run build (×2)")
+    runs = [
+        assistant(tool_use("bash", "b1", command="pnpm run build")),
+        tool_result("b1", "error: Cannot find module 'vite'"),
+    ]
+    facts = merge(previous_ledgers(parse([earlier])), extract_ledger(parse([user("Go."), *runs])))
+    assert [f.text for f in facts if f.kind == "command"] == ["pnpm run build (×3) (failed)"]
+
+
+def test_an_error_in_a_result_whose_call_stayed_behind_is_a_fact() -> None:
+    """A strategy may cut a tool result and keep the call: the failure stays a fact."""
+    covered = parse(
+        [
+            user("Deploy."),
+            tool_result("k1", 'Error from server (NotFound): deployments.apps "api" not found'),
+        ]
+    )
+    errors = [f.text for f in extract_ledger(covered) if f.kind == "error"]
+    assert errors == [
+        'an earlier call: Error from server (NotFound): deployments.apps "api" not found'
     ]

@@ -6,9 +6,12 @@ from hypothesis import strategies as st
 
 from app.core.ledger.fit import (
     FLOOR_SHARE,
+    REQUEST_CUTS,
     REQUEST_SHARE,
+    _cut_request,
     fit,
     near_key,
+    shortened_requests,
     without_near_duplicates,
 )
 from app.core.ledger.lines import Fact, render_ledger
@@ -76,7 +79,8 @@ def test_a_programs_commands_cost_their_arguments_so_more_of_them_fit() -> None:
     cd = "cd /home/dev/projects/shop-migration && gcloud"
     made = [f"{cd} compute instances create vm-{i} --zone=europe-west1-b" for i in range(40)]
     kept, tokens = fit([Fact("command", c) for c in made], 600, len)
-    assert render_ledger(kept).splitlines()[1].startswith(f"- [commands] {cd}: compute ")
+    shared = f"{cd} compute instances create"  # the words they all share, written once
+    assert render_ledger(kept).splitlines()[1].startswith(f"- [commands] {shared}: vm-")
     # The same commands under as many programs (the same length) cost their whole lines.
     apart = [c.replace("gcloud", f"gclo{i:02d}") for i, c in enumerate(made)]
     kept_apart, _ = fit([Fact("command", c) for c in apart], 600, len)
@@ -225,3 +229,24 @@ def test_requests_beyond_their_share_are_shortened_not_dropped() -> None:
     assert sum(words(f"- {f.text}") for f in later) <= budget * REQUEST_SHARE
     assert tokens <= budget
     assert any(f.kind == "error" for f in kept)
+
+
+def test_failed_commands_then_the_latest_are_kept_when_not_all_fit() -> None:
+    made = [Fact("command", f"cargo build --bin tool{i}") for i in range(30)]
+    made[3] = Fact("command", "cargo build --bin tool3 (failed)")
+    kept, _ = fit(made, 220, len)
+    texts = [f.text for f in kept]
+    assert "cargo build --bin tool3 (failed)" in texts
+    assert "cargo build --bin tool29" in texts
+    assert "cargo build --bin tool1" not in texts
+
+
+def test_when_the_requests_cannot_all_stay_long_the_latest_do() -> None:
+    asked = [
+        Fact("request", f"Bitte die Exportfunktion {i} für PDF und CSV überarbeiten, " + "x" * 150)
+        for i in range(12)
+    ]
+    cut = shortened_requests(asked, 1100, len)
+    assert cut[-1] == _cut_request(asked[-1], REQUEST_CUTS[0])
+    assert cut[0] == _cut_request(asked[0], REQUEST_CUTS[-1])
+    assert sum(len(f"- {f.text}") + 1 for f in cut) + len("[request] ") <= 1100

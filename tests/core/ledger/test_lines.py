@@ -77,3 +77,24 @@ _WORDS = st.sampled_from(
 def test_any_commands_parse_back_from_their_rendered_ledger(commands: list[str]) -> None:
     facts = [Fact("command", c) for c in commands]
     assert sorted(parse_ledger(render_ledger(facts)), key=facts.index) == facts
+
+
+def test_the_words_a_programs_commands_share_are_written_once_and_parse_back() -> None:
+    commands = [
+        "docker compose -f deploy/compose.yml up -d api",
+        "docker compose -f deploy/compose.yml logs api --tail 50 (failed)",
+        "docker compose -f deploy/compose.yml up -d api (×3)",
+        "dotnet test",
+    ]
+    facts = [Fact("command", c) for c in commands]
+    text = render_ledger(facts)
+    assert text.splitlines()[1] == (
+        "- [commands] docker compose -f deploy/compose.yml: up -d api · "
+        "logs api --tail 50 (failed) · up -d api (×3)"
+    )
+    assert parse_ledger(text) == facts
+
+
+def test_a_command_of_one_word_keeps_its_group_at_the_program() -> None:
+    facts = [Fact("command", "make"), Fact("command", "make test")]
+    assert render_ledger(facts).splitlines()[1] == "- [command] make"

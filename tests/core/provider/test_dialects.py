@@ -21,7 +21,8 @@ from app.core.provider.dialects import (
     to_anthropic,
     to_openai,
 )
-from app.core.tokens import MEDIA_TOKEN_ESTIMATE, count_total
+from app.core.provider.media import OPENAI_IMAGE_MAX_TOKENS
+from app.core.tokens import MESSAGE_OVERHEAD, count_total
 from tests.builders import assistant, parse, system, tool_result, tool_use, user
 
 OPENAI = [
@@ -158,11 +159,13 @@ def test_same_conversation_counts_the_same_in_both_formats(
     assert count_total(tokenizer, openai) == count_total(tokenizer, anthropic)
 
 
-def test_image_url_part_counts_like_an_image(tokenizer: TiktokenTokenizer) -> None:
+def test_an_image_url_part_whose_size_is_unreadable_costs_the_most_an_image_can(
+    tokenizer: TiktokenTokenizer,
+) -> None:
     url = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 50_000}}
     (message,) = from_openai([{"role": "user", "content": [url]}])
     assert count_total(tokenizer, [message]) == (
-        tokenizer.count("user\n[media]") + MEDIA_TOKEN_ESTIMATE
+        tokenizer.count("user\n[media]") + MESSAGE_OVERHEAD + OPENAI_IMAGE_MAX_TOKENS
     )
 
 
@@ -350,12 +353,34 @@ def test_what_does_not_come_back_as_sent_is_converted() -> None:
 @settings(max_examples=100)
 @given(_conversations)
 def test_conversion_never_adds_counted_text(raw: list[dict[str, Any]]) -> None:
-    """Bookkeeping stays out of counting: converting to Anthropic JSON and back counts the
-    same as the OpenAI original."""
+    """Bookkeeping stays out of counting but for one thing: an OpenAI call's arguments are
+    counted as sent. Converted to Anthropic JSON and back, the count differs from the
+    original's by exactly the difference between those strings and the arguments written
+    again from the parsed input."""
     internal = from_openai(raw)
     reparsed = [Message.model_validate(m) for m in to_anthropic(internal)]
     tokenizer = _CountingChars()
-    assert count_total(tokenizer, internal) == count_total(tokenizer, reparsed)
+    sent = [
+        (call["function"]["arguments"], block)
+        for message, original in zip(internal, _calls_by_message(raw, internal), strict=True)
+        for call, block in zip(original, _tool_uses(message), strict=True)
+    ]
+    written_again = sum(
+        len(json.dumps(block.input, ensure_ascii=False)) - len(arguments)
+        for arguments, block in sent
+    )
+    assert count_total(tokenizer, internal) + written_again == count_total(tokenizer, reparsed)
+
+
+def _tool_uses(message: Message) -> list[Any]:
+    content = message.content if isinstance(message.content, list) else []
+    return [block for block in content if block.type == "tool_use"]
+
+
+def _calls_by_message(raw: list[dict[str, Any]], internal: list[Message]) -> list[list[Any]]:
+    """Each canonical message's OpenAI calls, in order (only assistant messages carry any)."""
+    calls = iter([m.get("tool_calls") or [] for m in raw if m.get("role") == "assistant"])
+    return [next(calls) if m.role == "assistant" else [] for m in internal]
 
 
 class _CountingChars:

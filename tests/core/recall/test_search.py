@@ -5,7 +5,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.errors import RecallDeadlineError
-from app.core.recall.search import check_deadline, index_archive, recall_note, search
+from app.core.history.failures import CLEARED_PREFIX
+from app.core.ledger.lines import LEDGER_HEADING
+from app.core.recall.search import (
+    ARCHIVED_SUMMARY_TITLE,
+    CLEARED_OPENER,
+    LEDGER_OPENER,
+    check_deadline,
+    index_archive,
+    recall_note,
+    search,
+)
+from app.core.summary.prompt import ARCHIVED_TITLE
 
 ANTHROPIC = [
     {"role": "user", "content": "Fix the date parser."},
@@ -142,3 +153,47 @@ def test_check_deadline_stops_once_no_time_is_left() -> None:
 
 def test_the_closing_note_names_the_route_of_the_session() -> None:
     assert "POST /sessions/s-9/recall" in recall_note("s-9")
+
+
+def test_originals_come_before_the_summaries_that_copy_them() -> None:
+    call = {
+        "role": "assistant",
+        "content": [
+            {
+                "type": "tool_use",
+                "id": "t9",
+                "name": "Bash",
+                "input": {"command": "kubectl rollout restart deploy/api"},
+            }
+        ],
+    }
+    summaries = [
+        {
+            "role": "user",
+            "content": f"[Conversation compressed]\n\n## Ledger\n- [command] "
+            f"kubectl rollout restart deploy/api (summary {n})",
+        }
+        for n in range(5)
+    ]
+    ledger = {
+        "role": "system",
+        "content": "## Ledger\n- [command] kubectl rollout restart deploy/api",
+    }
+    archives = [
+        ("a1", index_archive([call])),
+        *((f"s{n}", index_archive([s, ledger])) for n, s in enumerate(summaries)),
+    ]
+    hits = search(archives, "kubectl rollout restart deploy/api", 3)
+    assert hits[0].archive_id == "a1"
+    assert len({(h.role, h.snippet) for h in hits}) == len(hits)
+
+
+def test_a_query_only_a_summary_answers_still_finds_it() -> None:
+    summary = {"role": "user", "content": "[Conversation compressed]\n\nThe goal: migrate to pnpm."}
+    hits = search([("a1", index_archive([summary, *said("unrelated words")]))], "pnpm", 5)
+    assert [(h.archive_id, h.message_index) for h in hits] == [("a1", 0)]
+
+
+def test_the_copy_openers_recall_spells_are_those_the_service_writes() -> None:
+    written = (ARCHIVED_TITLE, f"{LEDGER_HEADING}\n", CLEARED_PREFIX)
+    assert written == (ARCHIVED_SUMMARY_TITLE, LEDGER_OPENER, CLEARED_OPENER)
