@@ -12,7 +12,8 @@ proxy in front of it (`tests/proxy/live.py`), and a minimal HTTP/1.1 client
   (`bench/proxy_replay.py`): context-length errors reaching the agent, compactions put in
   without the agent waiting, cache reads, the facts the provider still received.
 The timings run the fake provider and `context-compact serve` as processes of their own
-(`bench/fake_provider.py`); the rest runs in this one. `--write` puts the tables into `## Proxy` of bench/RESULTS.md; `--quick` is a smoke run.
+(`bench/fake_provider.py`); the rest runs in this one. `--write` puts the tables into
+`## Proxy` of bench/RESULTS.md; `--quick` is a smoke run.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ def processes(data: Path) -> Iterator[tuple[str, str]]:
         assert fake.stdin is not None
         fake.stdin.close()
         fake.wait(10)
+        fake.stdout.close()
 
 
 def _free_port() -> int:
@@ -121,14 +123,12 @@ def _body(kilobytes: int) -> bytes:
     )
 
 
-def _pct(values: Sequence[float], share: float) -> float:
+def _quantile(values: Sequence[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-async def first_byte(
-    provider: str, proxy: str, kilobytes: int, pairs: int
-) -> dict[str, Any]:
+async def first_byte(provider: str, proxy: str, kilobytes: int, pairs: int) -> dict[str, Any]:
     body = _body(kilobytes)
     direct, through = _client(provider), _client(proxy)
     added: list[float] = []
@@ -150,7 +150,7 @@ async def first_byte(
         "body_kb": round(len(body) / 1024),
         "pairs": pairs,
         "added_p50_ms": round(statistics.median(added), 2),
-        "added_p99_ms": round(_pct(added, 0.99), 2),
+        "added_p99_ms": round(_quantile(added, 0.99), 2),
         "actions": sorted(set(seen)),
     }
 
@@ -178,7 +178,7 @@ async def stream_ratio(provider: str, proxy: str, runs: int) -> dict[str, Any]:
     return {
         "runs": runs,
         "median_ratio": round(statistics.median(ratios), 3),
-        "p90_ratio": round(_pct(ratios, 0.9), 3),
+        "p90_ratio": round(_quantile(ratios, 0.9), 3),
     }
 
 
@@ -284,52 +284,60 @@ async def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
     return report
 
 
+def _percent(share: float | None) -> str:
+    return "—" if share is None else f"{100 * share:.0f}%"
+
+
 def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> str:
-    lines = [
-        f"`{command}` on {machine()}; the fake provider, the app and this client share the machine.",
-        "",
-    ]
+    lines = [f"`{command}` on {machine()}.", ""]
     lines += [
-        "| body (not compacted) | pairs | added time to first byte, p50 | p99 | proxy's action |",
+        "| body (not compacted) | pairs | added first byte, p50 | p99 | proxy's action |",
         "|---|---|---|---|---|",
     ]
     for row in report["first_byte"]:
+        actions = ", ".join(row["actions"])
         lines.append(
-            f"| {row['body_kb']} KB | {row['pairs']} | {row['added_p50_ms']} ms | {row['added_p99_ms']} ms | {', '.join(row['actions'])} |"
+            f"| {row['body_kb']} KB | {row['pairs']} | {row['added_p50_ms']} ms "
+            f"| {row['added_p99_ms']} ms | {actions} |"
         )
     s, f = report["stream"], report["fidelity"]
+    names = ", ".join(c["case"] for c in f["detail"])
     lines += [
         "",
-        f"Stream of 200 events 2 ms apart, wall time through the proxy ÷ direct: median {s['median_ratio']}, p90 {s['p90_ratio']} ({s['runs']} runs).",
+        "A stream of 200 events 2 ms apart, wall time through the proxy ÷ direct: median "
+        f"{s['median_ratio']}, p90 {s['p90_ratio']} ({s['runs']} runs).",
         "",
-    ]
-    lines += [
-        f"Pass-through fidelity: {f['identical']} of {f['cases']} answers byte-identical ({', '.join(c['case'] for c in f['detail'])})."
+        f"Pass-through fidelity: {f['identical']} of {f['cases']} answers byte-identical "
+        f"({names}).",
     ]
     t = report["replay"]["total"]
-    scale = f"summarizer {args.summary_seconds * args.time_scale:g} s, a turn every {args.turn_seconds * args.time_scale:g} s (time scale {args.time_scale:g} of {args.summary_seconds:g} s and {args.turn_seconds:g} s)"
-    lines += [
-        "",
-        f"Long sessions replayed through the proxy, windows {', '.join(map(str, args.windows))}, both shapes; {scale}:",
-        "",
-    ]
+    summary, turn = args.summary_seconds * args.time_scale, args.turn_seconds * args.time_scale
+    windows = ", ".join(map(str, args.windows))
+    all_kept, all_facts = t["all_facts"]
     facts = ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in t["facts"].items())
-    pct = lambda x: "—" if x is None else f"{100 * x:.0f}%"  # noqa: E731
     lines += [
+        "",
+        f"Long sessions replayed through the proxy at windows {windows}, both shapes; a "
+        f"background summary takes {summary:g} s, a turn {turn:g} s (time scale "
+        f"{args.time_scale:g} of {args.summary_seconds:g} s and {args.turn_seconds:g} s):",
+        "",
         "| measure | result |",
         "|---|---|",
         f"| requests | {t['requests']} |",
-        f"| context-length errors reaching the agent | {t['overflows']} (other errors: {t['other_errors']}) |",
+        f"| context-length errors reaching the agent | {t['overflows']} "
+        f"(other errors: {t['other_errors']}) |",
         f"| compactions, by how they came | {t['compactions']} |",
-        f"| compactions put in without the agent waiting | {pct(t['without_waiting'])} |",
-        f"| tokens read from cache between compactions / first request after one | {pct(t['cache_between'])} / {pct(t['cache_after'])} |",
-        f"| facts the provider still received (all) | {t['all_facts'][0]}/{t['all_facts'][1]} ({pct(t['all_facts'][0] / max(1, t['all_facts'][1]))}) |",
+        f"| compactions put in without the agent waiting | {_percent(t['without_waiting'])} |",
+        "| tokens read from cache between compactions / first request after one | "
+        f"{_percent(t['cache_between'])} / {_percent(t['cache_after'])} |",
+        f"| facts the provider still received | {all_kept}/{all_facts} "
+        f"({_percent(all_kept / max(1, all_facts))}) |",
         f"| by kind | {facts} |",
     ]
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=300)
     parser.add_argument("--stream-runs", type=int, default=20)
@@ -343,7 +351,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--write", action="store_true")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
     if args.quick:
         args.pairs, args.stream_runs, args.windows = 30, 5, [32_000]
     command = "python -m bench.proxy " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -78,7 +78,8 @@ def _request(shape: str, context: list[Msg]) -> dict[str, Any]:
     """The agent's request: Claude Code's breakpoints for Anthropic (the system prompt, and
     the last message, moving each turn); OpenAI caches by itself."""
     if shape == "openai":
-        return {"model": MODEL[shape], "max_tokens": 2000, "messages": [{"role": "system", "content": SYSTEM}, *context]}
+        prompt = {"role": "system", "content": SYSTEM}
+        return {"model": MODEL[shape], "max_tokens": 2000, "messages": [prompt, *context]}
     last = context[-1]
     content = last["content"]
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
