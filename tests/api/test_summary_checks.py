@@ -100,6 +100,7 @@ async def test_an_answer_that_is_no_summary_returns_the_messages_unchanged(
     assert series in metrics
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer", ANSWER_PARAMS)
 @pytest.mark.parametrize("adapter", ADAPTERS)
 async def test_the_extractive_fallback_replaces_an_answer_that_is_no_summary(
@@ -323,6 +324,7 @@ TAIL_ANSWERS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fallback", ["none", "extractive"])
 @pytest.mark.parametrize("name", TAIL_ANSWERS)
 @pytest.mark.parametrize("adapter", ADAPTERS)

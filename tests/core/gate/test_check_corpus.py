@@ -17,6 +17,7 @@ from app.core.summary.prompt import SUMMARY_SYSTEM
 from tests.corpus import FILES, load
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("template", ["sections", "archived"])
 @pytest.mark.parametrize("path", FILES, ids=[f.name for f in FILES])
 def test_extractive_summaries_of_the_corpus_are_summaries(path: Path, template: str) -> None:
