@@ -89,6 +89,7 @@ def _shown(value: object) -> str:
 
 
 LogFormat = Literal["json", "text"]
+QUIET = ("httpx", "httpcore", "httpx2", "httpcore2")
 
 
 def build_handler(fmt: LogFormat, stream: TextIO) -> logging.Handler:
@@ -111,3 +112,7 @@ def configure_logging(fmt: LogFormat, level: str, stream: TextIO | None = None) 
         uvicorn_logger = logging.getLogger(name)
         uvicorn_logger.handlers.clear()
         uvicorn_logger.propagate = True
+    # The HTTP clients' own lines name every URL they fetch: a proxied request's query may
+    # hold a key (`?key=`), and one line a request is noise. Their warnings still pass.
+    for name in QUIET:
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -79,3 +79,37 @@ async def test_a_canary_key_is_found_nowhere_the_service_writes(
     places.update(headers=repr([dict(a.headers) for a in answers]).encode())
     for secret in (CANARY, TOKEN, "CANARY"):
         assert [where for where, data in places.items() if secret.encode() in data] == []
+
+
+@pytest.mark.slow
+def test_a_key_in_the_query_or_a_header_reaches_the_provider_and_no_log_line(
+    tmp_path: Path,
+) -> None:
+    """Through the real upstream client, logging at debug: the provider gets the query and
+    the key as sent; the log has neither (the HTTP clients' own lines are quiet)."""
+    import io
+
+    from app.adapters.logs import configure_logging
+    from tests.fakes.provider import FakeProvider
+    from tests.proxy.live import serve_proxy
+
+    stream = io.StringIO()
+    configure_logging("json", "debug", stream)
+    try:
+        with FakeProvider() as provider, serve_proxy(provider.url, tmp_path) as live:
+            body = orjson.dumps(
+                {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
+            )
+            answer = httpx.post(
+                f"{live.proxy}/v1/chat/completions?key={CANARY}",
+                content=body,
+                headers={"authorization": f"Bearer {CANARY}", "content-type": "application/json"},
+            )
+            received = provider.last.received
+    finally:
+        configure_logging("json", "warning", io.StringIO())
+    assert answer.status_code == 200
+    assert received.query == f"key={CANARY}"
+    assert ("authorization", f"Bearer {CANARY}") in [(k.lower(), v) for k, v in received.headers]
+    assert stream.getvalue()
+    assert CANARY not in stream.getvalue()
