@@ -327,7 +327,9 @@ def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> st
         f"| context-length errors reaching the agent | {t['overflows']} "
         f"(other errors: {t['other_errors']}) |",
         f"| compactions, by how they came | {t['compactions']} |",
-        f"| compactions put in without the agent waiting | {_percent(t['without_waiting'])} |",
+        f"| compactions put in without the agent waiting | {_percent(t['without_waiting'])} "
+        f"({_percent(t['foreseen_without_waiting'])} of those the start mark could foresee: "
+        f"{t['jumps']} came after one turn crossed both the start mark and the limit) |",
         "| tokens read from cache between compactions / first request after one | "
         f"{_percent(t['cache_between'])} / {_percent(t['cache_after'])} |",
         f"| facts the provider still received | {all_kept}/{all_facts} "

@@ -30,6 +30,7 @@ from tests.proxy.live import serve_proxy
 Msg = dict[str, Any]
 MODEL = {"anthropic": "claude-bench", "openai": "gpt-bench"}
 OVERFLOW = (b"prompt is too long", b"exceed context limit", b"context_length_exceeded")
+START = 0.7  # the proxy's default start mark (COMPACT_PROXY_START)
 
 
 @dataclass
@@ -42,6 +43,10 @@ class Replay:
     other_errors: int = 0
     actions: Counter[str] = field(default_factory=Counter)
     compactions: Counter[str] = field(default_factory=Counter)  # new heads, by how they came
+    # Compactions made while the agent waited whose previous request was below the start
+    # mark: one turn crossed both the start mark and the limit, so no background
+    # compaction could have been ready.
+    jumps: int = 0
     between: list[float] = field(default_factory=list)  # cache-read shares between compactions
     after: list[float] = field(default_factory=list)  # ... of the first request after one
     facts: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -140,6 +145,7 @@ async def replay(
             headers = {"authorization": "Bearer sk-bench"}
         context: list[Msg] = []
         fresh = False
+        previous = 0  # the last request's tokens, as the proxy counted it (0: not counted)
         for message in messages:
             if message.get("role") == "assistant" and context:
                 body = _request(shape, context)
@@ -161,10 +167,12 @@ async def replay(
                     ) < int(answer.headers.get("x-compact-tokens-before", 0))
                     if new_head:
                         result.compactions[action] += 1
+                        result.jumps += action == "compacted" and previous < START * window
                         result.after.append(share)
                         fresh = True
                     elif fresh:
                         result.between.append(share)
+                    previous = int(answer.headers.get("x-compact-tokens-after") or 0)
                 await asyncio.sleep(turn_seconds)
             context.append(message)
         await client.close()
@@ -182,6 +190,7 @@ def summed(replays: list[Replay]) -> dict[str, Any]:
         actions.update(r.actions)
         compactions.update(r.compactions)
     made = sum(compactions.values())
+    jumps = sum(r.jumps for r in replays)
     facts = {
         k: (sum(r.facts[k][0] for r in replays), sum(r.facts[k][1] for r in replays)) for k in KINDS
     }
@@ -194,6 +203,10 @@ def summed(replays: list[Replay]) -> dict[str, Any]:
         "actions": dict(actions),
         "compactions": dict(compactions),
         "without_waiting": (compactions["applied"] / made) if made else None,
+        "jumps": jumps,
+        "foreseen_without_waiting": (
+            compactions["applied"] / (made - jumps) if made > jumps else None
+        ),
         "cache_between": sum(between) / len(between) if between else None,
         "cache_after": sum(after) / len(after) if after else None,
         "facts": facts,

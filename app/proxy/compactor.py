@@ -62,7 +62,10 @@ BYTES_PER_TOKEN_FLOOR = 2
 @dataclass(frozen=True)
 class ProxyPolicy:
     marks: Marks = field(default_factory=Marks)
-    keep_share: float = 0.35
+    keep_share: float = 0.35  # of the limit kept as sent at a compaction, at most
+    min_keep_share: float = 0.1  # ... and at least, when the head leaves less room
+    target_share: float = 0.5  # where a compaction brings the request back to
+    head_share: float = 0.15  # a new summary's guess until the session has made one
     fold_share: float = 0.35
     wait_seconds: float = 3.0
     quiet_share: float = 0.1  # of the limit, grown after a head is put in before the next
@@ -107,6 +110,7 @@ class _Session:
     running: asyncio.Task[Head | None] | None = None
     based_on: Head | None = None  # the head the running compaction started from
     ratio: float | None = None
+    made: int = 0  # the tokens the session's last compaction wrote (its new summary turns)
     # After a head is put in, no compaction starts in the background below this count: a
     # head and kept part that together stay above the start mark would otherwise start
     # the next compaction at once, turn after turn.
@@ -186,9 +190,11 @@ class ProxyCompactor:
             head = await self._wait(session) or await self._compact(
                 self.immediate, ex, client, session.head, count.messages if sent is client else None
             )
-            if head is not None and (spliced := head.splice(client)) is not None:
+            spliced = head.splice(client) if head is not None else None
+            smaller = await self._count(ex, spliced) if spliced is not None else None
+            if head is not None and spliced is not None and smaller and smaller.raw < count.raw:
                 session.head, session.ready, sent, action = head, None, spliced, "compacted"
-                count = await self._count(ex, sent)
+                count = smaller
             else:
                 reason = reason or "nothing_to_compact"
         sent = self._within_breakpoints(ex, sent)
@@ -199,15 +205,17 @@ class ProxyCompactor:
 
     async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
         """After the provider said the context was too long: the request compacted at once
-        within `limit`, or None when that would send the same messages again."""
+        within `limit`, or None when that would not send fewer tokens than `sent`."""
         session = self._session(ex.session_id)
-        tight = Exchange(ex.api, ex.session_id, ex.body, ex.spec, min(ex.limit, limit))
+        tight = Exchange(ex.api, ex.session_id, ex.body, ex.spec, min(ex.limit, limit), ex.size)
         head = await self._compact(self.immediate, tight, ex.messages, session.head, None)
         spliced = head.splice(ex.messages) if head is not None else None
-        if head is None or spliced is None or spliced == list(sent):
+        if head is None or spliced is None:
+            return None
+        before, count = await self._count(ex, sent), await self._count(ex, spliced)
+        if count.raw >= before.raw:
             return None
         session.head, session.ready = head, None
-        count = await self._count(ex, spliced)
         tokens = self._judged(ex, session, count.raw)
         spliced = self._within_breakpoints(ex, spliced)
         return Planned(ex.session_id, spliced, "retried", None, tokens, tokens, count.raw)
@@ -297,13 +305,19 @@ class ProxyCompactor:
     ) -> Head | None:
         """A new head for `client`: what follows `head` (or, past the fold share, all of it)
         up to a cut, compacted by `service`."""
-        if counts is None:
-            counts = (await self._count(ex, client)).messages
+        counted = await self._count(ex, client)
+        counts = counts or counted.messages
         lead = _leading_system(client) if ex.api == "openai" else 0
         fold = head is not None and head.tokens > self.policy.fold_share * ex.limit
         start = head.replaced if head is not None and not fold else lead
-        cut = choose_cut(client, counts, start, int(self.policy.keep_share * ex.limit))
-        if cut is None:
+        kept_head = head.tokens if head is not None and not fold else 0
+        session = self._sessions.get(ex.session_id)
+        made = session.made if session is not None and session.made else None
+        guess = kept_head + (made or int(self.policy.head_share * ex.limit))
+        cut = choose_cut(client, counts, start, self._keep(ex.limit, counted.fixed, guess))
+        if cut is None or counted.fixed + guess + sum(counts[cut:]) > ex.limit:
+            cut = len(client)  # even the latest cut keeps too much: all of it, then `Continue.`
+        if cut <= start:
             return None
         if head is None:
             prior, part = client[:lead], client[lead:cut]
@@ -319,7 +333,19 @@ class ProxyCompactor:
             core[-1] = with_breakpoint(core[-1])
         texts = [orjson.dumps(m).decode() for m in core]
         tokens = sum(await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts))
+        if session is not None:
+            made_now = sum(
+                await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts[len(prior) :])
+            )
+            session.made = self._judged(ex, session, made_now)
         return make_head(core, client, cut, self._judged(ex, _Session(), tokens))
+
+    def _keep(self, limit: int, fixed: int, head: int) -> int:
+        """The tokens a compaction keeps as sent: what brings the request back to the target
+        share of the limit with the head it will have, within the policy's bounds."""
+        target = int(self.policy.target_share * limit) - fixed - head
+        low, high = int(self.policy.min_keep_share * limit), int(self.policy.keep_share * limit)
+        return max(low, min(high, target))
 
     async def _compacted(
         self, service: CompactionService, ex: Exchange, system: list[JsonDict], part: list[JsonDict]

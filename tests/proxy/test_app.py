@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.assemble import CONTINUE
 from app.core.model_table import ModelSpec
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.app import ProxyApp, ProxyConfig
@@ -325,7 +326,7 @@ async def test_an_error_that_compacting_cannot_help_goes_back_as_it_came(
     upstream = FakeUpstream(
         lambda sent: Reply(400, [(b"content-type", b"application/json")], (TOO_LONG,))
     )
-    one_turn = _anthropic([user("word " * 300)])
+    one_turn = _anthropic([user("Hello.")])  # nothing a summary could shorten
     async with client(proxy(upstream, tokenizer)) as http:
         response = await http.post("/v1/messages", content=one_turn, headers=HEADERS)
     assert response.status_code == 400
@@ -426,3 +427,32 @@ async def test_the_limit_is_the_model_s_input_limit_and_its_1m_window_under_the_
     async with client(proxy(upstream, tokenizer)) as http:
         response = await http.post("/v1/messages", content=body, headers=headers)
     assert response.headers["x-compact-action"] == action
+
+
+async def test_when_the_newest_message_alone_is_too_much_all_of_it_is_compacted(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """A tool result larger than what the request may keep: no cut keeps little enough, so
+    the whole history becomes the head and the request ends with `Continue.`; the agent's
+    next turn follows the same head."""
+    upstream = FakeUpstream()
+    session = {**HEADERS, "x-claude-code-session-id": "huge"}
+    call = {"type": "tool_use", "id": "big", "name": "bash", "input": {"command": "cat log"}}
+    result = {"type": "tool_result", "tool_use_id": "big", "content": "log line 42\n" * 700}
+    messages = [
+        *long_session(2),
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [result]},
+    ]
+    async with client(proxy(upstream, tokenizer)) as http:
+        first = await http.post("/v1/messages", content=_anthropic(messages), headers=session)
+        later = [*messages, {"role": "assistant", "content": "Read it."}, user("Go on.")]
+        second = await http.post("/v1/messages", content=_anthropic(later), headers=session)
+    assert first.headers["x-compact-action"] == "compacted"
+    sent_first, sent_second = (s.json["messages"] for s in upstream.sent)
+    assert isinstance(sent_first, list)
+    assert isinstance(sent_second, list)
+    assert sent_first[-1] == user(CONTINUE)
+    assert int(first.headers["x-compact-tokens-after"]) < 3900
+    assert second.headers["x-compact-action"] == "applied"
+    assert sent_second == [*sent_first, *later[-2:]]

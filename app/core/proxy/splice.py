@@ -53,7 +53,7 @@ class Head:
     def splice(self, client: Sequence[JsonDict]) -> list[JsonDict] | None:
         """The messages to send in place of `client`'s: the head, then every message after
         the replaced ones; None when `client` does not start with them."""
-        if len(client) <= self.replaced or prefix_digest(client[: self.replaced]) != self.digest:
+        if len(client) < self.replaced or prefix_digest(client[: self.replaced]) != self.digest:
             return None
         return [*self.messages, *client[self.replaced :]]
 
@@ -61,8 +61,11 @@ class Head:
 def make_head(
     core: Sequence[JsonDict], client: Sequence[JsonDict], replaced: int, tokens: int
 ) -> Head:
-    """The head `core` standing for `client[:replaced]`, with its seam when needed."""
-    seam = bool(core) and _role(core[-1]) == "assistant" == _role(client[replaced])
+    """The head `core` standing for `client[:replaced]`, with its seam when needed: when it
+    stands for all of `client`, the seam ends the request (and goes before the assistant's
+    next turn in the later ones)."""
+    after = _role(client[replaced]) if replaced < len(client) else "assistant"
+    seam = bool(core) and _role(core[-1]) == "assistant" == after
     return Head(tuple(core), replaced, prefix_digest(client[:replaced]), seam, tokens)
 
 

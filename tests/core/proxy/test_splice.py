@@ -82,7 +82,8 @@ def test_a_head_is_spliced_into_every_request_that_still_starts_with_what_it_rep
     assert head.splice(LOOP) == head.splice(LOOP)
     rewritten = [user("Fix the build!"), *LOOP[1:]]
     assert head.splice(rewritten) is None
-    assert head.splice(LOOP[:3]) is None
+    assert head.splice(LOOP[:2]) is None
+    assert head.splice(LOOP[:3]) == [*core, user(CONTINUE)]  # all it stands for
 
 
 def test_no_seam_when_the_head_ends_with_the_user_or_the_kept_part_starts_with_one() -> None:
