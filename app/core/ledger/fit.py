@@ -206,16 +206,18 @@ class _Costs:
         self.facts = facts
         self.count = count
         self.tagged: set[str] = set()
-        self.programs: Counter[str] = Counter()
+        self.programs: dict[str, list[list[str]]] = {}
 
     def of(self, i: int) -> int:
         fact = self.facts[i]
         tag = 0 if fact.kind in self.tagged else self.count(f"[{fact.kind}] ")
         parts = program_of(fact.text) if fact.kind == "command" else None
-        if parts is None or not self.programs[parts[0]]:
+        taken = self.programs.get(parts[0], []) if parts is not None else []
+        if parts is None or not taken:
             return self.count(f"- {fact.text}") + 1 + tag
-        joining = f"{GROUP_SEPARATOR}{parts[1]}"
-        if self.programs[parts[0]] == 1:  # the program's line becomes a group line
+        words = parts[1].split(" ")
+        joining = f"{GROUP_SEPARATOR}{' '.join(words[_shared(words, taken) :])}"
+        if len(taken) == 1:  # the program's line becomes a group line
             joining = f"[{GROUP_TAG}] : {joining}"
         return self.count(joining) + tag
 
@@ -224,4 +226,19 @@ class _Costs:
         self.tagged.add(fact.kind)
         parts = program_of(fact.text) if fact.kind == "command" else None
         if parts is not None:
-            self.programs[parts[0]] += 1
+            self.programs.setdefault(parts[0], []).append(parts[1].split(" "))
+
+
+def _shared(words: Sequence[str], taken: Sequence[Sequence[str]]) -> int:
+    """How many leading words a command's arguments share with those of a command of its
+    program already taken (at most all but its last): its line writes them once
+    (`app.core.ledger.lines`), so joining it costs only the rest."""
+    most = 0
+    for other in taken:
+        same = 0
+        for mine, theirs in zip(words[:-1], other[:-1], strict=False):
+            if mine != theirs or ":" in mine or not mine:
+                break
+            same += 1
+        most = max(most, same)
+    return most

@@ -40,6 +40,8 @@ GROUP_SEPARATOR = " · "
 _FACT_LINE = re.compile(r"^- \[([a-z_]+)\] (.+)$")
 # A fact text that would read as a tagged line: always written with its own tag.
 _TAGGED = re.compile(r"^\[[a-z_]+\] ")
+# What a line of its own costs beyond its prefix, in characters: `- [commands] ` and `: `.
+_LINE_CHARS = 16
 _DROPPED_LINE = re.compile(r"^- \((\d+) more facts? did not fit the ledger budget(?:: [^()]*)?\)$")
 # A command's program, with the `cd DIR &&` steps, variables and `sudo` before it: what the
 # commands of one group share. The rest (its arguments) follows one space.
@@ -134,12 +136,43 @@ def _command_lines(commands: Sequence[Fact]) -> Iterable[tuple[str, str]]:
     for program, rests in groups.items():
         if program.startswith("\0"):
             yield "command", rests[0]
-        elif len(rests) == 1:
-            yield "command", f"{program} {rests[0]}"
-        else:
-            shared, rests = _shared_words(rests)
-            prefix = f"{program} {shared}" if shared else program
-            yield GROUP_TAG, f"{prefix}: {GROUP_SEPARATOR.join(rests)}"
+            continue
+        for _, prefix, line in sorted(_subgroups(program, list(enumerate(rests)))):
+            if len(line) == 1:
+                yield "command", f"{prefix} {line[0]}"
+            else:
+                yield GROUP_TAG, f"{prefix}: {GROUP_SEPARATOR.join(line)}"
+
+
+def _subgroups(
+    prefix: str, rests: Sequence[tuple[int, str]]
+) -> Iterator[tuple[int, str, list[str]]]:
+    """A program's commands as lines (where the line's first command stands, its prefix,
+    the arguments after it): the words they all share join the prefix; then the commands
+    that share more words among themselves (runs of one script, one database, one
+    subcommand) get a line of their own with those words written once, when that is
+    shorter than writing them on every command (`_LINE_CHARS`, a line's own cost)."""
+    shared, texts = _shared_words([rest for _, rest in rests])
+    if shared:
+        prefix = f"{prefix} {shared}"
+    items = [(at, text) for (at, _), text in zip(rests, texts, strict=True)]
+    buckets: dict[str, list[tuple[int, str]]] = {}
+    for at, text in items:
+        first, space, _ = text.partition(" ")
+        if space and first and ":" not in first:
+            buckets.setdefault(first, []).append((at, text))
+    apart: set[int] = set()
+    for members in buckets.values():
+        if len(members) < 2 or len(members) == len(items):
+            continue
+        words, _ = _shared_words([text for _, text in members])
+        saved = (len(members) - 1) * (len(words) + 1)
+        if saved > len(prefix) + _LINE_CHARS:
+            apart.update(at for at, _ in members)
+            yield from _subgroups(prefix, members)
+    left = [(at, text) for at, text in items if at not in apart]
+    if left:
+        yield left[0][0], prefix, [text for _, text in left]
 
 
 def _shared_words(rests: Sequence[str]) -> tuple[str, list[str]]:

@@ -14,7 +14,7 @@ from app.core.ledger.fit import (
     shortened_requests,
     without_near_duplicates,
 )
-from app.core.ledger.lines import Fact, render_ledger
+from app.core.ledger.lines import Fact, dropped_line, render_ledger
 
 
 def words(text: str) -> int:
@@ -250,3 +250,19 @@ def test_when_the_requests_cannot_all_stay_long_the_latest_do() -> None:
     assert cut[-1] == _cut_request(asked[-1], REQUEST_CUTS[0])
     assert cut[0] == _cut_request(asked[0], REQUEST_CUTS[-1])
     assert sum(len(f"- {f.text}") + 1 for f in cut) + len("[request] ") <= 1100
+
+
+def test_a_command_costs_only_what_its_line_does_not_share_with_those_taken() -> None:
+    db = "~/Library/Containers/app/Data/Documents/Library/Library-main.sqlite"
+    facts = [Fact("goal", "Find where the reading progress is stored.")]
+    facts += [Fact("command", f'sqlite3 {db} "SELECT col{i} FROM books"') for i in range(30)]
+
+    def chars(text: str) -> int:
+        return len(text)
+
+    # The ledger whole, and room for the line that would say what was left out.
+    budget = chars(render_ledger(facts)) + len(dropped_line(30, {"command": 30}))
+    kept, tokens = fit(facts, budget, chars)
+    assert kept == facts
+    assert tokens <= budget
+

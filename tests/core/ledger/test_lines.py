@@ -98,3 +98,27 @@ def test_the_words_a_programs_commands_share_are_written_once_and_parse_back() -
 def test_a_command_of_one_word_keeps_its_group_at_the_program() -> None:
     facts = [Fact("command", "make"), Fact("command", "make test")]
     assert render_ledger(facts).splitlines()[1] == "- [command] make"
+
+
+def test_runs_that_share_more_words_among_themselves_get_a_line_of_their_own() -> None:
+    db = "~/Library/Containers/app/Data/Documents/Library/Library-main.sqlite"
+    commands = [
+        f'sqlite3 {db} ".tables"',
+        "sqlite3 fixtures/test.sqlite .schema",
+        f'sqlite3 {db} "SELECT title FROM books" (×2)',
+        f'sqlite3 {db} "SELECT state FROM books WHERE id = 4" (failed)',
+        "git add docs/a.md",
+        "git status",
+        "git add docs/b.md docs/c.md",
+        "git add TODO.md",
+    ]
+    facts = [Fact("command", c) for c in commands]
+    text = render_ledger(facts)
+    assert text.splitlines()[1:] == [
+        f'- [commands] sqlite3 {db}: ".tables" · "SELECT title FROM books" (×2) · '
+        '"SELECT state FROM books WHERE id = 4" (failed)',
+        "- sqlite3 fixtures/test.sqlite .schema",
+        # Sharing `add` saves less than a line of its own costs.
+        "- [commands] git: add docs/a.md · status · add docs/b.md docs/c.md · add TODO.md",
+    ]
+    assert sorted(parse_ledger(text), key=facts.index) == facts
