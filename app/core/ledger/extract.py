@@ -47,6 +47,8 @@ from app.core.ledger.lines import (
     Fact,
     command_fact,
     command_parts,
+    error_fact,
+    error_parts,
     parse_ledger,
     render_ledger,
 )
@@ -156,9 +158,9 @@ def extract_ledger(
             if f.kind != "request" or f.text not in (goal, same_as_goal)
         )
     for note in found.errors:
-        resolved = " (resolved later)" if note.resolved else ""
-        error = " ".join(f"{_short_call(note.call)}: {note.message}{resolved}".split())
-        facts.append(Fact("error", _cut_collapsed(error, ERROR_FACT_CHARS)))
+        call = " ".join(_short_call(note.call).split())
+        said = _cut_collapsed(" ".join(note.message.split()), ERROR_FACT_CHARS - len(call))
+        facts.append(Fact("error", error_fact(call, said, resolved=note.resolved)))
     return _unique(facts)
 
 
@@ -315,16 +317,25 @@ def _command_key(text: str) -> str:
 def _unique(facts: Iterable[Fact]) -> list[Fact]:
     """Each fact once, where it first happened; a command once whatever its whitespace and
     outcome, where it last happened, with the times it ran in all (`(×N)`) and the outcome
-    of its last run (the latest run is the one that counts)."""
+    of its last run (the latest run is the one that counts). An error message that several
+    calls met (a hook that blocks every command, a permission denied) is one error too,
+    written once at its latest call with how many met it: each failed command says
+    `(failed)` among the commands, so the message need not be repeated for each."""
     found: dict[tuple[str, str], Fact] = {}
-    times: dict[str, int] = {}
+    times: dict[tuple[str, str], int] = {}
     for fact in facts:
         if fact.kind == "command":
             command, runs, failed = command_parts(fact.text)
-            key = " ".join(command.split())
+            key = (fact.kind, " ".join(command.split()))
             times[key] = times.get(key, 0) + runs
-            found.pop((fact.kind, key), None)
-            found[(fact.kind, key)] = Fact("command", command_fact(key, times[key], failed))
+            found.pop(key, None)
+            found[key] = Fact("command", command_fact(key[1], times[key], failed))
+        elif fact.kind == "error":
+            call, message, runs, resolved = error_parts(fact.text)
+            key = (fact.kind, " ".join(message.split()))
+            times[key] = times.get(key, 0) + runs
+            found.pop(key, None)
+            found[key] = Fact("error", error_fact(call, message, times[key], resolved))
         else:
             found.setdefault((fact.kind, fact.text), fact)
     return list(found.values())

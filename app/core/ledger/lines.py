@@ -79,6 +79,32 @@ def command_fact(command: str, times: int = 1, failed: bool = False) -> str:
     return f"{command}{f' (×{times})' if times > 1 else ''}{FAILED_SUFFIX if failed else ''}"
 
 
+RESOLVED_SUFFIX = " (resolved later)"
+# An error fact's call: a tool's name and what it was shown with (`Bash `pwd``), then `: `.
+_ERROR_CALL = re.compile(r"^[^\s`]+(?: `.*?`)?: ")
+
+
+def error_parts(text: str) -> tuple[str, str, int, bool]:
+    """An error fact as (its call, the message, how many calls met it, whether it was
+    resolved later): `call: message (×N) (resolved later)` (`error_fact`)."""
+    resolved = text.endswith(RESOLVED_SUFFIX)
+    text = text.removesuffix(RESOLVED_SUFFIX)
+    repeats = _REPEATS.search(text)
+    times = int(repeats.group(1)) if repeats else 1
+    text = text[: repeats.start()] if repeats else text
+    call = _ERROR_CALL.match(text)
+    if call is None:
+        return "", text, max(times, 1), resolved
+    return text[: call.end() - 2], text[call.end() :], max(times, 1), resolved
+
+
+def error_fact(call: str, message: str, times: int = 1, resolved: bool = False) -> str:
+    """The text of an error fact: its (latest) call and the message, `(×N)` when N calls
+    met the same message, `(resolved later)` when the latest one was."""
+    head = f"{call}: {message}" if call else message
+    return f"{head}{f' (×{times})' if times > 1 else ''}{RESOLVED_SUFFIX if resolved else ''}"
+
+
 def program_of(command: str) -> tuple[str, str] | None:
     """A command as (program, arguments) when it can share a group line: its text is
     exactly `program arguments`, and neither holds what the group line uses to split it

@@ -655,3 +655,21 @@ def test_an_error_in_a_result_whose_call_stayed_behind_is_a_fact() -> None:
     assert errors == [
         'an earlier call: Error from server (NotFound): deployments.apps "api" not found'
     ]
+
+
+def test_an_error_message_many_calls_met_is_one_error_at_its_latest_call() -> None:
+    blocked = "Error: Bash operation blocked by hook:"
+    calls = []
+    for i, command in enumerate(("pwd", "ls docs", "git add .")):
+        calls += [assistant(tool_use("Bash", f"b{i}", command=command))]
+        calls += [tool_result(f"b{i}", blocked, is_error=True)]
+    calls += [assistant(tool_use("Bash", "b9", command="make")), tool_result("b9", "done")]
+    messages = parse([user("Tidy the repo."), *calls, user("Go on.")])
+    facts = extract_ledger(messages)
+    assert [f.text for f in facts if f.kind == "error"] == [f"Bash `git add .`: {blocked} (×3)"]
+    commands = [f.text for f in facts if f.kind == "command"]
+    assert commands == ["pwd (failed)", "ls docs (failed)", "git add . (failed)", "make"]
+    # Carried by a ledger and met again, it still counts every call, the latest one shown.
+    again = parse([user("More."), *calls[:2], user("Go on.")])
+    merged = merge(parse_ledger(render_ledger(facts)), extract_ledger(again, goal_known=True))
+    assert [f.text for f in merged if f.kind == "error"] == [f"Bash `pwd`: {blocked} (×4)"]
