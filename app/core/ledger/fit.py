@@ -48,9 +48,11 @@ FLOORS = (
 )
 # The requests' part: what the floors of the other kinds leave of the budget.
 REQUEST_SHARE = 1 - FLOOR_SHARE * (len(FLOORS) - 1)
-# The lengths (characters) a later request is shortened to: the longest when all fit so,
-# else the latest ones at the longest and the others at the shortest.
+# The lengths (characters of the user's words, the ` …` mark after them) a later request
+# is shortened to: the longest when all fit so, else the latest ones at the longest and
+# the others at the shortest.
 REQUEST_CUTS = (200, 50)
+CUT_MARK = " …"
 REFILL_TRIES = 8
 _DIGITS = re.compile(r"\d+")
 
@@ -186,9 +188,12 @@ def _cost(facts: Sequence[Fact], count: Callable[[str], int]) -> int:
 
 
 def _cut_request(fact: Fact, limit: int) -> Fact:
+    """A later request in its first `limit` characters (its own words when it is mostly
+    pasted, `request_fact`) and the mark: the mark is not taken from the words, so a
+    request whose first line is that long keeps all of it that the cut promises."""
     if fact.kind not in ("request", "latest_request") or len(fact.text) <= limit:
         return fact
-    return Fact(fact.kind, request_fact(fact.text, limit))
+    return Fact(fact.kind, request_fact(fact.text, limit + len(CUT_MARK)))
 
 
 def left_out_kinds(

@@ -266,3 +266,8 @@ def test_a_command_costs_only_what_its_line_does_not_share_with_those_taken() ->
     assert kept == facts
     assert tokens <= budget
 
+
+def test_a_cut_request_keeps_as_many_of_its_first_characters_as_the_cut_says() -> None:
+    first_line = "Please " + "rework the release notes and the changelog " * 6
+    cut = _cut_request(Fact("request", f"{first_line}\nThen tag it."), REQUEST_CUTS[0])
+    assert cut.text == f"{' '.join(first_line.split())[: REQUEST_CUTS[0]].rstrip()} …"
