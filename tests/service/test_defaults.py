@@ -23,7 +23,8 @@ def test_a_small_window_lowers_the_servers_word_limit_and_sizes_the_ledger() -> 
 
 def test_the_servers_window_applies_when_the_request_names_none() -> None:
     got = summary(CompactOptions(), Defaults(ledger=LEDGER))
-    assert (got.max_summary_words, got.ledger_budget) == (1200, 10_000)  # 5% of 200k
+    # The room a window gives the ledger (12000), over its 5% (10000 at 200k).
+    assert (got.max_summary_words, got.ledger_budget) == (1200, 12_000)
 
 
 def test_a_word_limit_or_ledger_budget_sent_is_kept_whatever_the_window() -> None:
