@@ -6,23 +6,29 @@ text, so a store reads only the snippets of the hits it returns.
 
 Score: per term the message holds (every word of it), ten points plus its occurrences
 (at most five; a term of several words counts its rarest word); plus twenty when a query
-of several terms has all of them in the message. Originals come first: a message the
-service wrote (its digest marked `COPY_MARK`: an earlier summary, ledger or restored file,
-archived again by every compaction) ranks after every original, whatever its score, so
-copies of one summary cannot crowd out the tool call that holds the answer. Ties go to the
-newer archive, then the later message. A message whose role and text are those of a better
-hit (the same message archived twice) is not returned again.
+of several terms has all of them in the message; plus up to thirty as its terms stand in
+the message as they were typed (each next term first found after the one before it, about
+as far as in the query): the message that holds the query's words as the query has them
+(the command, the error line) ranks before one that only mentions them often. Originals
+come first: a message the service wrote (its digest marked `COPY_MARK`: an earlier
+summary, ledger or restored file, archived again by every compaction) ranks after every
+original, whatever its score, so copies of one summary cannot crowd out the tool call that
+holds the answer. Ties go to the newer archive, then the later message. A message whose
+role and text are those of a better hit (the same message archived twice) is not returned
+again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from app.core.recall.terms import Query, Term, WordStat
 
 ALL_TERMS_BONUS = 20
+PHRASE_BONUS = 30
 COPY_MARK = "~"  # opens the digest of a message the service wrote
 MAX_POSTINGS = 20_000  # (word, message) pairs one recall reads from its index, at most
 
@@ -84,7 +90,7 @@ def rank(found: Iterable[Candidate], query: Query, limit: int) -> list[Ranked]:
     for term in query.terms:  # each term looked at only when its first word is there
         by_word.setdefault(term.words[0], []).append(term)
     several = len(query.terms) > 1
-    scored = [r for r in (_score(c, by_word, len(query.terms), several) for c in found) if r]
+    scored = [r for r in (_score(c, by_word, query.terms, several) for c in found) if r]
     scored.sort(
         key=lambda r: (
             r.candidate.digest.startswith(COPY_MARK),
@@ -107,23 +113,41 @@ def rank(found: Iterable[Candidate], query: Query, limit: int) -> list[Ranked]:
 
 
 def _score(
-    candidate: Candidate, by_word: Mapping[str, list[Term]], terms: int, several: bool
+    candidate: Candidate,
+    by_word: Mapping[str, list[Term]],
+    terms: Sequence[Term],
+    several: bool,
 ) -> Ranked | None:
-    score, matched, at = 0, 0, candidate.length
+    score, at = 0, candidate.length
     words = candidate.words
+    found: dict[Term, int] = {}  # each term held, where its first word first stands
     for word in words:
         for term in by_word.get(word, ()):
             stats = [words.get(w) for w in term.words]
             held = [s for s in stats if s is not None]
             if len(held) == len(stats):
                 score += 10 + min(min(s.times for s in held), 5)
-                matched += 1
+                found[term] = words[term.words[0]].first
                 at = min(at, *(s.first for s in held))
-    if not matched:
+    if not found:
         return None
-    if several and matched == terms:
+    if several and len(found) == len(terms):
         score += ALL_TERMS_BONUS
+    if several:
+        score += PHRASE_BONUS * _as_typed(terms, found) // (len(terms) - 1)
     return Ranked(candidate, score, at)
+
+
+def _as_typed(terms: Sequence[Term], found: Mapping[Term, int]) -> int:
+    """How many of the query's consecutive terms the message holds as typed: the second
+    first found after the first, at most about twice as far (and two characters more:
+    quotes escaped, a space doubled) as in the query."""
+    close = 0
+    for before, after in itertools.pairwise(terms):
+        if before in found and after in found:
+            gap = found[after] - found[before]
+            close += 0 < gap <= 2 * (after.at - before.at) + 2
+    return close
 
 
 def snippet_bounds(at: int, length: int, chars: int) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 MAX_QUERY_TERMS = 64
@@ -35,10 +35,12 @@ class WordStat(NamedTuple):
 
 @dataclass(frozen=True)
 class Term:
-    """One term of a query as typed (folded), and the words it needs."""
+    """One term of a query as typed (folded), the words it needs, and where it first
+    stands in the query (a character offset: how far apart two terms were typed)."""
 
     text: str
     words: tuple[str, ...]
+    at: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -90,10 +92,11 @@ def word_stats(text: str) -> dict[str, WordStat]:
 def parse_query(query: str, max_terms: int = MAX_QUERY_TERMS) -> Query:
     """The query's distinct terms (folded), the first `max_terms` searched."""
     terms: dict[str, Term] = {}
-    for original in _TERM.findall(query):
+    for match in _TERM.finditer(query):
+        original = match.group()
         text = original.casefold()
         if text not in terms:
             words = tuple(dict.fromkeys(fold(w) for w in _WORD.findall(original)))
-            terms[text] = Term(text, words)
+            terms[text] = Term(text, words, match.start())
     found = list(terms.values())
     return Query(tuple(found[:max_terms]), tuple(t.text for t in found[max_terms:]))

@@ -56,3 +56,13 @@ def test_the_snippet_window_holds_the_offset_and_marks_its_cuts() -> None:
     assert snippet_bounds(4990, 5000, 400) == (4600, 5000)
     assert cut_snippet(" a\n b ", 900, 1300, 5000) == "… a b …"
     assert cut_snippet("a b", 0, 3, 3) == "a b"
+
+
+def test_a_message_holding_the_query_as_typed_ranks_before_one_that_mentions_it_often() -> None:
+    query = parse_query("git add .claude/")
+    # A long message with each word many times, far apart and out of order.
+    often = candidate(1, 4, "d4", git=(9, 400), add=(7, 900), claude=(12, 20))
+    # The tool call that ran the command: `Bash {"command": "git add .claude/"}`.
+    typed = candidate(0, 2, "d2", git=(1, 17), add=(1, 21), claude=(1, 26))
+    ranked = rank([often, typed], query, 5)
+    assert [r.candidate.message_index for r in ranked] == [2, 4]
