@@ -318,9 +318,12 @@ def _unique(facts: Iterable[Fact]) -> list[Fact]:
     """Each fact once, where it first happened; a command once whatever its whitespace and
     outcome, where it last happened, with the times it ran in all (`(×N)`) and the outcome
     of its last run (the latest run is the one that counts). An error message that several
-    calls met (a hook that blocks every command, a permission denied) is one error too,
-    written once at its latest call with how many met it: each failed command says
-    `(failed)` among the commands, so the message need not be repeated for each."""
+    commands met (a hook that blocks every command, a permission denied) is one error too,
+    written once at its latest call with how many met it: each of those commands says
+    `(failed)` among the commands, so the message need not be repeated for each. An error
+    of another call (a file read or edited: its path is said nowhere else) stays apart."""
+    facts = list(facts)
+    ran = {_short_call(f"_ `{command_parts(f.text)[0]}`")[2:] for f in facts if f.kind == "command"}
     found: dict[tuple[str, str], Fact] = {}
     times: dict[tuple[str, str], int] = {}
     for fact in facts:
@@ -332,7 +335,9 @@ def _unique(facts: Iterable[Fact]) -> list[Fact]:
             found[key] = Fact("command", command_fact(key[1], times[key], failed))
         elif fact.kind == "error":
             call, message, runs, resolved = error_parts(fact.text)
-            key = (fact.kind, " ".join(message.split()))
+            shown = call.partition(" ")[2]
+            apart = "" if shown and shown in ran else f"{call}\0"
+            key = (fact.kind, apart + " ".join(message.split()))
             times[key] = times.get(key, 0) + runs
             found.pop(key, None)
             found[key] = Fact("error", error_fact(call, message, times[key], resolved))

@@ -673,3 +673,15 @@ def test_an_error_message_many_calls_met_is_one_error_at_its_latest_call() -> No
     again = parse([user("More."), *calls[:2], user("Go on.")])
     merged = merge(parse_ledger(render_ledger(facts)), extract_ledger(again, goal_known=True))
     assert [f.text for f in merged if f.kind == "error"] == [f"Bash `pwd`: {blocked} (×4)"]
+
+
+def test_the_same_error_of_file_calls_stays_apart_each_with_its_path() -> None:
+    calls = []
+    for i, path in enumerate(("docs/a.md", "docs/b.md")):
+        calls += [assistant(tool_use("read_file", f"r{i}", absolute_path=path))]
+        calls += [tool_result(f"r{i}", "Error: File not found.", is_error=True)]
+    facts = extract_ledger(parse([user("Read the docs."), *calls, user("Go on.")]))
+    assert [f.text for f in facts if f.kind == "error"] == [
+        "read_file `docs/a.md`: Error: File not found.",
+        "read_file `docs/b.md`: Error: File not found.",
+    ]
