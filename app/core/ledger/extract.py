@@ -51,6 +51,7 @@ from app.core.ledger.lines import (
     error_parts,
     parse_ledger,
     render_ledger,
+    short_call,
 )
 from app.core.messages import (
     Message,
@@ -115,8 +116,6 @@ _TODO_BOX = re.compile(r"^\s*[-*] \[ \] (.+)$", re.MULTILINE)
 MAX_FACT_CHARS = 300
 # An error fact: its call, and one or two key lines of `ERROR_LINE_CHARS` each.
 ERROR_FACT_CHARS = 480
-ERROR_CALL_CHARS = 60
-_LEADING_CD = re.compile(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
 
 
 @dataclass(frozen=True)
@@ -158,25 +157,10 @@ def extract_ledger(
             if f.kind != "request" or f.text not in (goal, same_as_goal)
         )
     for note in found.errors:
-        call = " ".join(_short_call(note.call).split())
+        call = " ".join(short_call(note.call).split())
         said = _cut_collapsed(" ".join(note.message.split()), ERROR_FACT_CHARS - len(call))
         facts.append(Fact("error", error_fact(call, said, resolved=note.resolved)))
     return _unique(facts)
-
-
-def _short_call(label: str) -> str:
-    """An error's call as tool `command`, the command without its leading `cd DIR &&`
-    steps and cut to `ERROR_CALL_CHARS`: it says which call failed; the command itself is
-    a command fact of its own, in full."""
-    name, tick, shown = label.partition(" `")
-    if not tick or not shown.endswith("`"):
-        return label
-    whole = shown[:-1].removesuffix(" …")
-    cut = whole != shown[:-1]
-    command = _LEADING_CD.sub("", whole) or whole
-    if len(command) > ERROR_CALL_CHARS:
-        command, cut = command[: ERROR_CALL_CHARS - 2].rstrip(), True
-    return f"{name} `{command}{' …' if cut else ''}`"
 
 
 def _message_facts(
@@ -323,7 +307,7 @@ def _unique(facts: Iterable[Fact]) -> list[Fact]:
     `(failed)` among the commands, so the message need not be repeated for each. An error
     of another call (a file read or edited: its path is said nowhere else) stays apart."""
     facts = list(facts)
-    ran = {_short_call(f"_ `{command_parts(f.text)[0]}`")[2:] for f in facts if f.kind == "command"}
+    ran = {short_call(f"_ `{command_parts(f.text)[0]}`")[2:] for f in facts if f.kind == "command"}
     found: dict[tuple[str, str], Fact] = {}
     times: dict[tuple[str, str], int] = {}
     for fact in facts:

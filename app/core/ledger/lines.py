@@ -3,9 +3,11 @@
 The ledger is written densely so that more fits its budget: a `[kind]` tag on the first
 line of each kind only, and the commands of one program on one line, the words they all
 share written once, tagged `[commands]` (`- [commands] gcloud: auth login · projects
-create demo`, `- [commands] python -m pytest: tests/a.py · tests/b.py -x`). A command run
-more than once says how often (`make test (×3)`), one whose last run failed says so
-(`(failed)`). Both forms parse back to the same facts, so a later compaction merges them
+create demo`, `- [commands] python -m pytest: tests/a.py · tests/b.py -x`), the runs that
+share more among themselves on a line of their own. A command run more than once says how
+often (`make test (×3)`), one whose last run failed says so (`(failed)`); an error is its
+call, shortened (`short_call`), and its message, with how many calls met it (`(×N)`).
+Both forms parse back to the same facts, so a later compaction merges them
 whatever it reads: no fact text reads as a tagged line unless written with its own tag, so
 a group line is never a command's own. What was left out is said in the last line, by
 kind, and that recall has it.
@@ -80,6 +82,8 @@ def command_fact(command: str, times: int = 1, failed: bool = False) -> str:
 
 
 RESOLVED_SUFFIX = " (resolved later)"
+ERROR_CALL_CHARS = 60
+_LEADING_CD = re.compile(r"^(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*)+")
 # An error fact's call: a tool's name and what it was shown with (`Bash `pwd``), then `: `.
 _ERROR_CALL = re.compile(r"^[^\s`]+(?: `.*?`)?: ")
 
@@ -103,6 +107,21 @@ def error_fact(call: str, message: str, times: int = 1, resolved: bool = False) 
     met the same message, `(resolved later)` when the latest one was."""
     head = f"{call}: {message}" if call else message
     return f"{head}{f' (×{times})' if times > 1 else ''}{RESOLVED_SUFFIX if resolved else ''}"
+
+
+def short_call(label: str) -> str:
+    """An error's call as tool `command`, the command without its leading `cd DIR &&`
+    steps and cut to `ERROR_CALL_CHARS`: it says which call failed; the command itself is
+    a command fact of its own, in full."""
+    name, tick, shown = label.partition(" `")
+    if not tick or not shown.endswith("`"):
+        return label
+    whole = shown[:-1].removesuffix(" …")
+    cut = whole != shown[:-1]
+    command = _LEADING_CD.sub("", whole) or whole
+    if len(command) > ERROR_CALL_CHARS:
+        command, cut = command[: ERROR_CALL_CHARS - 2].rstrip(), True
+    return f"{name} `{command}{' …' if cut else ''}`"
 
 
 def program_of(command: str) -> tuple[str, str] | None:
