@@ -149,8 +149,11 @@ async def replay(
         context: list[Msg] = []
         fresh = False
         previous = 0  # the last request's tokens, as the proxy counted it (0: not counted)
-        for message in messages:
-            if message.get("role") == "assistant" and context:
+        # Before each assistant turn, and at the end when the session ends with the user's
+        # turn (the agent sends it too: its facts are the provider's to receive).
+        ending = [] if messages and messages[-1].get("role") == "assistant" else [None]
+        for message in [*messages, *ending]:
+            if (message is None or message.get("role") == "assistant") and context:
                 body = _request(shape, context)
                 answer = await client.post(
                     path, orjson.dumps(body), {**headers, "x-compact-session": name}
@@ -180,7 +183,8 @@ async def replay(
                         result.between.append(share)
                     previous = int(answer.headers.get("x-compact-tokens-after") or 0)
                 await asyncio.sleep(turn_seconds)
-            context.append(message)
+            if message is not None:
+                context.append(message)
         await client.close()
         last = orjson.loads(provider.requests[-1].body)["messages"]
         truth = extract(messages)
