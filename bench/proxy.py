@@ -289,7 +289,7 @@ def _percent(share: float | None) -> str:
 
 
 def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> str:
-    lines = [f"`{command}` on {machine()}.", ""]
+    lines = [SECTION, "", f"`{command}` on {machine()}.", ""]
     lines += [
         "| body (not compacted) | pairs | added first byte, p50 | p99 | proxy's action |",
         "|---|---|---|---|---|",
@@ -329,9 +329,12 @@ def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> st
         f"| compactions, by how they came | {t['compactions']} |",
         f"| compactions put in without the agent waiting | {_percent(t['without_waiting'])} "
         f"({_percent(t['foreseen_without_waiting'])} of those the start mark could foresee: "
-        f"{t['jumps']} came after one turn crossed both the start mark and the limit) |",
-        "| tokens read from cache between compactions / first request after one | "
-        f"{_percent(t['cache_between'])} / {_percent(t['cache_after'])} |",
+        f"{t['jumps']} came after one turn that added more than the room between the start "
+        "mark and the limit) |",
+        "| tokens read from cache between compactions / first request after one (after "
+        "one that kept a previous head) | "
+        f"{_percent(t['cache_between'])} / {_percent(t['cache_after'])} "
+        f"({_percent(t['cache_after_later'])}) |",
         f"| facts the provider still received | {all_kept}/{all_facts} "
         f"({_percent(all_kept / max(1, all_facts))}) |",
         f"| by kind | {facts} |",

@@ -31,6 +31,7 @@ Msg = dict[str, Any]
 MODEL = {"anthropic": "claude-bench", "openai": "gpt-bench"}
 OVERFLOW = (b"prompt is too long", b"exceed context limit", b"context_length_exceeded")
 START = 0.7  # the proxy's default start mark (COMPACT_PROXY_START)
+OUTPUT = 2000  # the output budget each request asks for (`max_tokens`)
 
 
 @dataclass
@@ -43,12 +44,13 @@ class Replay:
     other_errors: int = 0
     actions: Counter[str] = field(default_factory=Counter)
     compactions: Counter[str] = field(default_factory=Counter)  # new heads, by how they came
-    # Compactions made while the agent waited whose previous request was below the start
-    # mark: one turn crossed both the start mark and the limit, so no background
-    # compaction could have been ready.
+    # Compactions made while the agent waited after one turn that added more than the
+    # room between the start mark and the limit: no compaction begun at the start mark
+    # could have been ready.
     jumps: int = 0
     between: list[float] = field(default_factory=list)  # cache-read shares between compactions
     after: list[float] = field(default_factory=list)  # ... of the first request after one
+    after_later: list[float] = field(default_factory=list)  # ... after one that had a head
     facts: dict[str, tuple[int, int]] = field(default_factory=dict)
     largest: int = 0  # the provider's largest input count
 
@@ -84,7 +86,7 @@ def _request(shape: str, context: list[Msg]) -> dict[str, Any]:
     the last message, moving each turn); OpenAI caches by itself."""
     if shape == "openai":
         prompt = {"role": "system", "content": SYSTEM}
-        return {"model": MODEL[shape], "max_tokens": 2000, "messages": [prompt, *context]}
+        return {"model": MODEL[shape], "max_tokens": OUTPUT, "messages": [prompt, *context]}
     last = context[-1]
     content = last["content"]
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
@@ -92,7 +94,7 @@ def _request(shape: str, context: list[Msg]) -> dict[str, Any]:
         blocks[-1] = {**blocks[-1], "cache_control": MARK}
     system = [{"type": "text", "text": SYSTEM, "cache_control": MARK}]
     marked = [*context[:-1], {**last, "content": blocks}]
-    return {"model": MODEL[shape], "max_tokens": 2000, "system": system, "messages": marked}
+    return {"model": MODEL[shape], "max_tokens": OUTPUT, "system": system, "messages": marked}
 
 
 def _usage(exchange: Any) -> dict[str, Any]:
@@ -125,6 +127,7 @@ async def replay(
     turn_seconds: float,
 ) -> Replay:
     result = Replay(name, shape, window)
+    limit = window - OUTPUT  # what the proxy judges each request against
     limits = Limits(windows={MODEL[shape]: window}, factor=1.1 if shape == "anthropic" else 1.0)
     models = {
         "claude-bench": {"context_window": window, "tokenizer": "tiktoken", "margin": 0.2},
@@ -146,8 +149,11 @@ async def replay(
         context: list[Msg] = []
         fresh = False
         previous = 0  # the last request's tokens, as the proxy counted it (0: not counted)
-        for message in messages:
-            if message.get("role") == "assistant" and context:
+        # Before each assistant turn, and at the end when the session ends with the user's
+        # turn (the agent sends it too: its facts are the provider's to receive).
+        ending = [] if messages and messages[-1].get("role") == "assistant" else [None]
+        for message in [*messages, *ending]:
+            if (message is None or message.get("role") == "assistant") and context:
                 body = _request(shape, context)
                 answer = await client.post(
                     path, orjson.dumps(body), {**headers, "x-compact-session": name}
@@ -166,15 +172,19 @@ async def replay(
                         answer.headers.get("x-compact-tokens-after", 0)
                     ) < int(answer.headers.get("x-compact-tokens-before", 0))
                     if new_head:
+                        if sum(result.compactions.values()):  # a previous head to keep
+                            result.after_later.append(share)
                         result.compactions[action] += 1
-                        result.jumps += action == "compacted" and previous < START * window
+                        grew = int(answer.headers.get("x-compact-tokens-before", 0)) - previous
+                        result.jumps += action == "compacted" and grew > (1 - START) * limit
                         result.after.append(share)
                         fresh = True
                     elif fresh:
                         result.between.append(share)
                     previous = int(answer.headers.get("x-compact-tokens-after") or 0)
                 await asyncio.sleep(turn_seconds)
-            context.append(message)
+            if message is not None:
+                context.append(message)
         await client.close()
         last = orjson.loads(provider.requests[-1].body)["messages"]
         truth = extract(messages)
@@ -196,6 +206,7 @@ def summed(replays: list[Replay]) -> dict[str, Any]:
     }
     between = [s for r in replays for s in r.between]
     after = [s for r in replays for s in r.after]
+    later = [s for r in replays for s in r.after_later]
     return {
         "requests": sum(r.requests for r in replays),
         "overflows": sum(r.overflows for r in replays),
@@ -209,6 +220,7 @@ def summed(replays: list[Replay]) -> dict[str, Any]:
         ),
         "cache_between": sum(between) / len(between) if between else None,
         "cache_after": sum(after) / len(after) if after else None,
+        "cache_after_later": sum(later) / len(later) if later else None,
         "facts": facts,
         "all_facts": (sum(v[0] for v in facts.values()), sum(v[1] for v in facts.values())),
     }

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from typing import Any, Literal
 import orjson
 from anyio import to_thread
 
+from app.core.assemble import CONTINUE
 from app.core.messages import Message
 from app.core.model_table import ModelSpec
 from app.core.options import CompactOptions
@@ -40,6 +42,7 @@ from app.core.proxy import (
     Head,
     JsonDict,
     Marks,
+    Pace,
     Usage,
     breakpoints,
     choose_cut,
@@ -70,6 +73,7 @@ class ProxyPolicy:
     wait_seconds: float = 3.0
     quiet_share: float = 0.1  # of the limit, grown after a head is put in before the next
     max_sessions: int = 1000
+    max_lookahead: int = 4  # turns a compaction is foreseen to take, at most
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,7 @@ class _Session:
     # head and kept part that together stay above the start mark would otherwise start
     # the next compaction at once, turn after turn.
     quiet_below: int = 0
+    pace: Pace = field(default_factory=Pace)
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,7 @@ class ProxyCompactor:
 
     async def plan(self, ex: Exchange) -> Planned:
         session = self._session(ex.session_id)
+        session.pace.seen(ex.size, time.monotonic())
         client = ex.messages
         sent, reason = client, None
         action: Action = "none"
@@ -176,14 +182,17 @@ class ProxyCompactor:
         count = await self._count(ex, sent)
         before = self._judged(ex, session, count.raw)
         now = stage(before, ex.limit, self.policy.marks)
-        if now in ("splice", "over") and session.ready is not None:
+        early = now in ("below", "start") and self._foreseen(ex, session, before, turns=1)
+        if (now in ("splice", "over") or early) and session.ready is not None:
             ready, session.ready = session.ready, None
             if (spliced := ready.splice(client)) is not None:
                 session.head, sent, action = ready, spliced, "applied"
                 count = await self._count(ex, sent)
                 now = stage(self._judged(ex, session, count.raw), ex.limit, self.policy.marks)
-        quiet = before < session.quiet_below
-        if now in ("start", "splice") and session.running is None and not quiet:
+        # The pause after a head holds below the splice mark only: a request still above
+        # it after a head went in is one the next turns take over the limit.
+        quiet = before < min(session.quiet_below, self.policy.marks.splice * ex.limit)
+        if self._starts(ex, session, before, now) and session.running is None and not quiet:
             self._start(ex, session, client)
             action = "precompact_started" if action == "none" else action
         if now == "over":
@@ -246,12 +255,27 @@ class ProxyCompactor:
         return _Count(counts[:-1], counts[-1])
 
     def _surely_below(self, ex: Exchange, session: _Session) -> bool:
-        """Whether the body is too small to reach the start mark whatever its tokens: half
-        its bytes bound its tokens (a token of agent text is three to four bytes; of any
-        text, hardly ever under two), so most requests of a session are judged without
-        being counted."""
+        """Whether the body is too small to reach the start mark whatever its tokens, and
+        to start early at the session's pace: half its bytes bound its tokens (a token of
+        agent text is three to four bytes; of any text, hardly ever under two), so most
+        requests of a session are judged without being counted."""
         bound = self._judged(ex, session, ex.size // BYTES_PER_TOKEN_FLOOR)
-        return bound < self.policy.marks.start * ex.limit
+        return bound < self.policy.marks.start * ex.limit and not self._foreseen(ex, session, bound)
+
+    def _starts(self, ex: Exchange, session: _Session, tokens: int, now: str) -> bool:
+        """Whether a background compaction begins: at the start mark, or earlier when the
+        session's pace would take it over the limit before one begun now is ready."""
+        foreseen = now == "below" and self._foreseen(ex, session, tokens)
+        return now in ("start", "splice") or foreseen
+
+    def _foreseen(
+        self, ex: Exchange, session: _Session, tokens: int, turns: int | None = None
+    ) -> bool:
+        """Whether the session's pace takes `tokens` over the limit within `turns` (the
+        turns a compaction takes, by default)."""
+        pace = session.pace
+        turns = turns or pace.lookahead(self.policy.max_lookahead)
+        return tokens + turns * self._judged(ex, session, pace.growth()) > ex.limit
 
     def _judged(self, ex: Exchange, session: _Session, raw: int) -> int:
         """Our count raised to the provider's: by the ratio its answers showed, else by
@@ -265,11 +289,14 @@ class ProxyCompactor:
         base = session.head
 
         async def run() -> Head | None:
+            began = time.monotonic()
             try:
-                return await self._compact(self.background, ex, client, base, None)
+                head = await self._compact(self.background, ex, client, base, None)
             except Exception:
                 log.exception("background compaction failed", extra={"session": ex.session_id})
                 return None
+            session.pace.compaction_seconds = time.monotonic() - began
+            return head
 
         def done(task: asyncio.Task[Head | None]) -> None:
             if session.running is task:
@@ -314,7 +341,8 @@ class ProxyCompactor:
         session = self._sessions.get(ex.session_id)
         made = session.made if session is not None and session.made else None
         guess = kept_head + (made or int(self.policy.head_share * ex.limit))
-        cut = choose_cut(client, counts, start, self._keep(ex.limit, counted.fixed, guess))
+        room = self._room(ex, session)
+        cut = choose_cut(client, counts, start, self._keep(ex.limit, counted.fixed, guess, room))
         if cut is None or counted.fixed + guess + sum(counts[cut:]) > ex.limit:
             cut = len(client)  # even the latest cut keeps too much: all of it, then `Continue.`
         if cut <= start:
@@ -325,12 +353,18 @@ class ProxyCompactor:
             prior, part = client[:lead], [*head.messages[lead:], *client[head.replaced : cut]]
         else:
             prior, part = list(head.core), client[head.replaced : cut]
+            if part and part[0].get("role") == "assistant":  # as sent, after the head's user turn
+                part = [{"role": "user", "content": CONTINUE}, *part]
         produced = await self._compacted(service, ex, client[:lead], part)
         if produced is None:
             return None
         core = [*prior, *produced]
         if ex.api == "anthropic" and message_breakpoints(client):
-            core[-1] = with_breakpoint(core[-1])
+            # One breakpoint, at the head's end: the previous head's end is a prefix the
+            # provider wrote, found by its look-back from there, so the first request after
+            # this one reads it; a breakpoint left at each old head's end would pass the
+            # four a request may set, and then none of the head's would be kept.
+            core = [*without_breakpoints(core[:-1]), with_breakpoint(core[-1])]
         texts = [orjson.dumps(m).decode() for m in core]
         tokens = sum(await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts))
         if session is not None:
@@ -340,10 +374,21 @@ class ProxyCompactor:
             session.made = self._judged(ex, session, made_now)
         return make_head(core, client, cut, self._judged(ex, _Session(), tokens))
 
-    def _keep(self, limit: int, fixed: int, head: int) -> int:
+    def _room(self, ex: Exchange, session: _Session | None) -> int:
+        """The tokens the session is foreseen to add before its next compaction is ready:
+        its turns' growth over the turns a compaction takes and one more."""
+        if session is None:
+            return 0
+        pace = session.pace
+        turns = pace.lookahead(self.policy.max_lookahead) + 1
+        return turns * self._judged(ex, session, pace.growth())
+
+    def _keep(self, limit: int, fixed: int, head: int, room: int = 0) -> int:
         """The tokens a compaction keeps as sent: what brings the request back to the target
-        share of the limit with the head it will have, within the policy's bounds."""
-        target = int(self.policy.target_share * limit) - fixed - head
+        share of the limit with the head it will have (lower when the session's pace needs
+        the room before the limit), within the policy's bounds."""
+        share = min(int(self.policy.target_share * limit), limit - room)
+        target = share - fixed - head
         low, high = int(self.policy.min_keep_share * limit), int(self.policy.keep_share * limit)
         return max(low, min(high, target))
 

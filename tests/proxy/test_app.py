@@ -14,6 +14,8 @@ import pytest
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import CONTINUE
 from app.core.model_table import ModelSpec
+from app.core.provider.rules import anthropic_violations
+from app.core.proxy import breakpoints, make_head, message_breakpoints
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.app import ProxyApp, ProxyConfig
 from app.proxy.compactor import Exchange, ProxyCompactor, ProxyPolicy
@@ -456,3 +458,145 @@ async def test_when_the_newest_message_alone_is_too_much_all_of_it_is_compacted(
     assert int(first.headers["x-compact-tokens-after"]) < 3900
     assert second.headers["x-compact-action"] == "applied"
     assert sent_second == [*sent_first, *later[-2:]]
+
+
+async def _paced(
+    tokenizer: TiktokenTokenizer, requests: list[list[dict[str, Any]]], window: int
+) -> list[httpx.Response]:
+    models = {"claude-tiny": ModelSpec(context_window=window, tokenizer="tiktoken", margin=0.0)}
+    service = build_service(tokenizer, ExtractiveSummarizer(), new_id=_ids())
+    app = ProxyApp(CONFIG, FakeUpstream(), ProxyCompactor(service, service), models, NoMetrics())
+    session = {**HEADERS, "x-claude-code-session-id": "paced"}
+    async with client(app) as http:
+        return [
+            await http.post("/v1/messages", content=_anthropic(m), headers=session)
+            for m in requests
+        ]
+
+
+async def test_a_session_whose_turns_are_large_begins_its_compaction_before_the_start_mark(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """One more turn like the last would pass the limit before a compaction begun at the
+    start mark is ready: it begins below the mark."""
+    measured = ProxyCompactor(*[build_service(tokenizer, ExtractiveSummarizer())] * 2)
+    small = long_session(1)
+    large = [*small, *rounds(2, 2, output="line of tool output\n" * 900)]
+    tokens = await _tokens(measured, small), await _tokens(measured, large)
+    window = int(tokens[1] / 0.55) + 100  # the large request at 55% of the limit
+    assert tokens[1] - tokens[0] > 0.35 * (window - 100)
+    first, second = await _paced(tokenizer, [small, large], window)
+    assert first.headers["x-compact-action"] == "none"
+    assert second.headers["x-compact-action"] == "precompact_started"
+    assert int(second.headers["x-compact-tokens-before"]) < 0.7 * (window - 100)
+
+
+async def test_a_finished_compaction_goes_in_below_the_splice_mark_when_a_turn_would_pass(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    measured = ProxyCompactor(*[build_service(tokenizer, ExtractiveSummarizer())] * 2)
+    small = long_session(1)
+    large = [*small, *rounds(2, 2, output="line of tool output\n" * 900)]
+    later = [*large, *rounds(3, 3)]
+    window = int(await _tokens(measured, large) / 0.55) + 100
+    assert await _tokens(measured, later) < 0.7 * (window - 100)
+    models = {"claude-tiny": ModelSpec(context_window=window, tokenizer="tiktoken", margin=0.0)}
+    service = build_service(tokenizer, ExtractiveSummarizer(), new_id=_ids())
+    compactor = ProxyCompactor(service, service)
+    app = ProxyApp(CONFIG, FakeUpstream(), compactor, models, NoMetrics())
+    session = {**HEADERS, "x-claude-code-session-id": "early"}
+    actions = []
+    async with client(app) as http:
+        for messages in (small, large, later):
+            answer = await http.post("/v1/messages", content=_anthropic(messages), headers=session)
+            actions.append(answer.headers["x-compact-action"])
+            running = compactor._sessions[answer.headers["x-compact-session"]].running
+            if running is not None:
+                await running
+    assert actions == ["none", "precompact_started", "applied"]
+
+
+async def test_a_session_of_small_turns_waits_for_the_start_mark(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    measured = ProxyCompactor(*[build_service(tokenizer, ExtractiveSummarizer())] * 2)
+    window = int(await _tokens(measured, long_session(12)) / 0.55) + 100
+    answers = await _paced(tokenizer, [long_session(n) for n in range(9, 13)], window)
+    assert [a.headers["x-compact-action"] for a in answers] == ["none"] * 4
+    assert 0.5 * (window - 100) < int(answers[-1].headers["x-compact-tokens-before"])
+
+
+async def test_a_later_compaction_s_head_carries_one_breakpoint_at_its_end(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """The previous head's end was written to the provider's cache and is found by its
+    look-back from the new head's end: one breakpoint suffices, and more would pass the
+    four a request may set."""
+    upstream = FakeUpstream()
+    app = proxy(upstream, tokenizer)
+    session = {**HEADERS, "x-claude-code-session-id": "marks"}
+
+    def marked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        last = messages[-1]
+        blocks = [{"type": "text", "text": last["content"], "cache_control": {"type": "ephemeral"}}]
+        return [*messages[:-1], {**last, "content": blocks}]
+
+    actions = []
+    async with client(app) as http:
+        for last in range(12, 40, 2):
+            messages = marked(long_session(last))
+            answer = await http.post("/v1/messages", content=_anthropic(messages), headers=session)
+            actions.append(answer.headers["x-compact-action"])
+    assert actions.count("compacted") >= 3
+    assert app.compactor is not None
+    head = app.compactor._sessions[answer.headers["x-compact-session"]].head
+    assert head is not None
+    marks = [i for i, m in enumerate(head.messages) if message_breakpoints([m])]
+    assert marks == [len(head.core) - 1]
+    assert breakpoints(upstream.sent[-1].json) == 2  # the head's and the client's own
+
+
+async def test_a_later_compaction_whose_part_opens_with_the_assistant_s_turn_is_made(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """The part after a head may open with an assistant turn (the cut fell before it): it is
+    summarized as sent, after a user turn, not refused as a list that opens with the
+    assistant."""
+    service = build_service(tokenizer, ExtractiveSummarizer(), new_id=_ids())
+    compactor = ProxyCompactor(service, service)
+    client_messages = long_session(12)
+    replaced = next(i for i, m in enumerate(client_messages) if i > 4 and m["role"] == "assistant")
+    summary = user("[Conversation compressed] Tasks 1 and 2.")
+    head = make_head([summary], client_messages, replaced, 20)
+    body = orjson.loads(_anthropic(client_messages, system="You are a coding agent."))
+    ex = Exchange("anthropic", "opens", body, MODELS["claude-tiny"], 3900)
+    asked: list[Any] = []
+    compact = service.compact
+
+    async def recorded(request: Any) -> Any:
+        asked.append(request.messages)
+        return await compact(request)
+
+    service.compact = recorded  # type: ignore[method-assign]
+    made = await compactor._compact(service, ex, client_messages, head, None)
+    assert made is not None
+    assert [v.rule for v in anthropic_violations(asked[0])] == []
+    assert made.replaced > replaced
+    assert made.core[0] == head.core[0]  # the head it had, verbatim
+
+
+@pytest.mark.parametrize(("share", "action"), [(0.75, "none"), (0.9, "precompact_started")])
+async def test_the_pause_after_a_head_holds_below_the_splice_mark_only(
+    tokenizer: TiktokenTokenizer, share: float, action: str
+) -> None:
+    service = build_service(tokenizer, ExtractiveSummarizer(), new_id=_ids())
+    compactor = ProxyCompactor(service, service)
+    messages = long_session(12)
+    body = orjson.loads(_anthropic(messages))
+    limit = int(await _tokens(compactor, messages) / share)
+    spec = ModelSpec(context_window=limit + 100, tokenizer="tiktoken", margin=0.0)
+    compactor._session("paused").quiet_below = 10 * limit  # a head just went in
+    ex = Exchange("anthropic", "paused", body, spec, limit, len(_anthropic(messages)))
+    planned = await compactor.plan(ex)
+    assert planned.action == action
+    await compactor.aclose()

@@ -252,15 +252,30 @@ def patch_operations(text: str) -> Iterator[FileOp]:
 
 
 _SEGMENT = re.compile(r"&&|\|\||;|\||\n")
-_REDIRECT = re.compile(r"(?<![0-9&<>])(>>?)\s*([^\s;&|<>()]+)")
+_REDIRECT = re.compile(r"(?<![0-9&<>])(>>?)([^\s;&|<>()]*)")
 _WORD = re.compile(r"\"([^\"]*)\"|'([^']*)'|(\S+)")
 _READERS = frozenset({"cat", "head", "tail", "less", "more", "bat", "nl", "wc"})
-_QUOTES = "\"'"
 
 
 def _words(command: str) -> list[str]:
     """Shell-like words: quotes group and are dropped."""
     return ["".join(parts) for parts in _WORD.findall(command)]
+
+
+def _redirects(segment: str) -> list[tuple[str, str]]:
+    """The `>`/`>>` redirects of a command segment as (operator, target): read from its
+    unquoted words only (a `>` inside quotes is a character of an argument, as in
+    `pip install 'fire>=0.3'`), the target the rest of the word or the next word."""
+    words = [(m.group(3) is None, "".join(m.groups(""))) for m in _WORD.finditer(segment)]
+    found = []
+    for index, (quoted, word) in enumerate(words):
+        for match in () if quoted else _REDIRECT.finditer(word):
+            op, target = match.groups()
+            if not target and match.end() == len(word) and index + 1 < len(words):
+                target = words[index + 1][1]
+            if target:
+                found.append((op, target))
+    return found
 
 
 def _looks_like_path(word: str) -> bool:
@@ -282,11 +297,11 @@ def shell_operations(command: str) -> Iterator[FileOp]:
         tool, rest = words[0].rsplit("/", 1)[-1], words[1:]
         plain = [w for w in rest if _looks_like_path(w)]
         flags = [w for w in rest if w.startswith("-")]
-        for op, target in _REDIRECT.findall(segment):
-            target = target.strip(_QUOTES)
-            if target and not target.startswith("&") and target != "/dev/null":
+        redirects = _redirects(segment)
+        for op, target in redirects:
+            if not target.startswith("&") and target != "/dev/null":
                 yield FileOp("edited" if op == ">>" else "created", target, "written")
-        targets = {target.strip(_QUOTES) for _, target in _REDIRECT.findall(segment)}
+        targets = {target for _, target in redirects}
         plain = [w for w in plain if w not in targets]
         if tool in _READERS:
             yield from (FileOp("read", w) for w in plain if not w.isdigit())

@@ -127,11 +127,12 @@ def short_call(label: str) -> str:
 def program_of(command: str) -> tuple[str, str] | None:
     """A command as (program, arguments) when it can share a group line: its text is
     exactly `program arguments`, and neither holds what the group line uses to split it
-    (`: ` in the program, `·` anywhere)."""
+    (`: ` in the program or at its end, where the group line's own `: ` follows it; `·`
+    anywhere)."""
     if GROUP_SEPARATOR.strip() in command:
         return None
     match = _PROGRAM.match(command)
-    if match is None or ": " in match.group(1):
+    if match is None or ": " in f"{match.group(1)} ":
         return None
     return match.group(1), match.group(2)
 

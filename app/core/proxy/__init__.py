@@ -1,10 +1,11 @@
 """The transparent proxy's pure logic: which session a request belongs to (`sessions`),
 how near it is to its limit (`limits`), the compacted head and where to cut (`splice`), the
-provider's own count read from its answers (`usage`), and whether an error says the
-context was too long (`overflow`)."""
+provider's own count read from its answers (`usage`), whether an error says the context
+was too long (`overflow`), and how fast a session grows (`pace`)."""
 
 from app.core.proxy.limits import Marks, input_limit, output_budget, stage
 from app.core.proxy.overflow import is_context_overflow
+from app.core.proxy.pace import Pace
 from app.core.proxy.sessions import credential_of, scoped_session_id, session_key
 from app.core.proxy.splice import (
     MAX_BREAKPOINTS,
@@ -24,6 +25,7 @@ __all__ = [
     "Head",
     "JsonDict",
     "Marks",
+    "Pace",
     "Usage",
     "UsageTap",
     "breakpoints",

@@ -89,6 +89,12 @@ def test_codex_apply_patch_paths_come_from_the_patch_text() -> None:
         ("cp a.cfg b.cfg", [("created", "b.cfg")]),
         ("cat > conf.ini <<'EOF'\n[x]\nrm = y\nEOF", [("created", "conf.ini")]),
         ("python -m pytest -q", []),
+        # A `>` inside quotes is a character of an argument, not a redirect.
+        ("pip install 'fire>=0.3.1' \"rich>=10\"", []),
+        ("grep -n '->' src/a.py > hits.txt", [("created", "hits.txt")]),
+        ('echo "a > b" >out.md', [("created", "out.md")]),
+        ("sort data.csv > 'sorted data.csv'", [("created", "sorted data.csv")]),
+        ("echo x>y.txt", [("created", "y.txt")]),
     ],
 )
 def test_shell_commands_that_read_or_write_files(

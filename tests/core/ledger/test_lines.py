@@ -79,6 +79,13 @@ def test_any_commands_parse_back_from_their_rendered_ledger(commands: list[str])
     assert sorted(parse_ledger(render_ledger(facts)), key=facts.index) == facts
 
 
+def test_a_program_ending_in_a_colon_is_never_grouped() -> None:
+    # Found by the property test above: `a:` then its group line's own `: ` split wrongly.
+    facts = [Fact("command", "a: cd /srv &&"), Fact("command", "a: cd /srv && gcloud")]
+    assert program_of(facts[0].text) is None
+    assert parse_ledger(render_ledger(facts)) == facts
+
+
 def test_the_words_a_programs_commands_share_are_written_once_and_parse_back() -> None:
     commands = [
         "docker compose -f deploy/compose.yml up -d api",
