@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.builders import assistant, system, tool_result, tool_use, user
-from tests.gate_answers import TITLES, Answer, under_archived, under_headings
+from tests.gate_answers import TITLES, Answer, archived, under_archived, under_headings
 from tests.gate_sessions import Session, Sheet, corpus
 
 EMPTY_SHEET = Sheet("", "", (), (), "", "", (), ())
@@ -152,9 +152,12 @@ def _good(session: str) -> list[Answer]:
             ]
         ),
     }
+    # The archive template's sections hold the facts by what they are (the files under File
+    # System State), as the development set's good answers do: by position, the errors
+    # line stood under File System State.
+    arch = archived({title: [line] for title, line in zip(TITLES, b, strict=True)})
     return [
-        _ans(session, f"good-{kind}", True, text, under_archived(b), digest)
-        for kind, text in styles.items()
+        _ans(session, f"good-{kind}", True, text, arch, digest) for kind, text in styles.items()
     ]
 
 
