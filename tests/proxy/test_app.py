@@ -20,7 +20,7 @@ from app.core.summary import ExtractiveSummarizer
 from app.proxy.app import ProxyApp, ProxyConfig
 from app.proxy.compactor import Exchange, ProxyCompactor, ProxyPolicy
 from app.service.metrics import NoMetrics
-from tests.builders import FakeSummarizer, build_service, rounds, user
+from tests.builders import FakeSummarizer, assistant, build_service, rounds, user
 from tests.proxy.fakes import FakeUpstream, Reply, Sent
 
 pytestmark = pytest.mark.anyio
@@ -258,7 +258,10 @@ async def test_a_request_that_rewrote_its_history_goes_as_it_is(
     session = {**HEADERS, "x-claude-code-session-id": "s2"}
     async with client(proxy(upstream, tokenizer)) as http:
         await http.post("/v1/messages", content=_anthropic(long_session(12)), headers=session)
-        short = [user("A fresh start."), {"role": "assistant", "content": "Sure."}, user("Go.")]
+        # The same conversation (its first message), its later messages rewritten, as an
+        # agent that prunes its own history does.
+        first = long_session(12)[0]
+        short = [first, {"role": "assistant", "content": "Sure."}, user("Go.")]
         response = await http.post("/v1/messages", content=_anthropic(short), headers=session)
     assert response.headers["x-compact-action"] == "none"
     assert response.headers["x-compact-reason"] == "history_changed"
@@ -600,3 +603,28 @@ async def test_the_pause_after_a_head_holds_below_the_splice_mark_only(
     planned = await compactor.plan(ex)
     assert planned.action == action
     await compactor.aclose()
+
+
+async def test_a_subagent_s_request_under_the_run_s_id_leaves_the_main_head_in_place(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    upstream = FakeUpstream()
+    run = {**HEADERS, "x-claude-code-session-id": "run"}
+    main = long_session(12)
+    subagent = [user("Find where the parser is built."), assistant("In src/build.py.")]
+    async with client(proxy(upstream, tokenizer)) as http:
+        first = await http.post("/v1/messages", content=_anthropic(main), headers=run)
+        side = await http.post(
+            "/v1/messages", content=_anthropic([*subagent, user("Thanks.")]), headers=run
+        )
+        later = [*main, assistant("Next."), user("And the docs.")]
+        again = await http.post("/v1/messages", content=_anthropic(later), headers=run)
+    assert first.headers["x-compact-action"] == "compacted"
+    assert side.headers["x-compact-action"] == "none"
+    assert side.headers["x-compact-session"] != first.headers["x-compact-session"]
+    assert again.headers["x-compact-action"] == "applied"
+    assert "x-compact-reason" not in again.headers
+    assert (
+        upstream.sent[2].json["messages"][: len(upstream.sent[0].json["messages"])]
+        == (upstream.sent[0].json["messages"])
+    )

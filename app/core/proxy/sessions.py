@@ -6,6 +6,12 @@ In order: our own `x-compact-session` header; the agent's own session id (Claude
 whole conversation: the system prompt, the tool names and the first user message. The id
 is then scoped to the credential (a keyed digest of it, never the credential), so sessions
 of different keys never share a compacted head, an archive or a recall.
+
+An agent's own id names its whole run, not one conversation: Claude Code sends the same
+id with its subagents' requests and its small side requests (a title, a topic), each a
+conversation of its own. So the agent's id is joined with a hash of its conversation's
+start (the system prompt and the first user message): a subagent's request never finds
+the main conversation's head, nor takes it away.
 """
 
 from __future__ import annotations
@@ -26,7 +32,17 @@ CREDENTIAL_HEADERS = ("x-api-key", "authorization", "api-key", "x-goog-api-key")
 def session_key(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
     """The session's own key: a header or body field the agent sends, else a hash of the
     conversation's invariant start. `headers` have lower-case names."""
-    for name in (OUR_HEADER, *AGENT_HEADERS):
+    ours = headers.get(OUR_HEADER, "").strip()
+    if ours:
+        return f"{OUR_HEADER}:{ours}"
+    agent = _agent_id(headers, body)
+    if agent is not None:
+        return f"{agent}/{_conversation_digest(body)}"
+    return "start:" + _start_digest(body)
+
+
+def _agent_id(headers: Mapping[str, str], body: Mapping[str, Any]) -> str | None:
+    for name in AGENT_HEADERS:
         value = headers.get(name, "").strip()
         if value:
             return f"{name}:{value}"
@@ -35,22 +51,46 @@ def session_key(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
         return f"user_id:{metadata['user_id']}"
     if isinstance(body.get("prompt_cache_key"), str) and body["prompt_cache_key"]:
         return f"prompt_cache_key:{body['prompt_cache_key']}"
-    return "start:" + _start_digest(body)
+    return None
 
 
-def _start_digest(body: Mapping[str, Any]) -> str:
+def _conversation_digest(body: Mapping[str, Any]) -> str:
+    """Which of an agent run's conversations a request is: its system prompt and first
+    user message (its tools may change within it, as an agent's MCP servers come and go)."""
+    system, first_user = _start(body)
+    start = [_unmarked(body.get("system")), body.get("instructions"), system, first_user]
+    return hashlib.sha256(orjson.dumps(start, default=str)).hexdigest()[:16]
+
+
+def _start(body: Mapping[str, Any]) -> tuple[list[Any], Any]:
+    """The system messages and the first user message, without cache breakpoints: a
+    client moves its breakpoint to the latest message, which on the first turn is the
+    first user message."""
     messages = body.get("messages") or body.get("input") or []
     system = [m for m in messages if isinstance(m, Mapping) and m.get("role") in _SYSTEM]
     first_user = next(
         (m for m in messages if isinstance(m, Mapping) and m.get("role") == "user"), None
     )
+    return _unmarked(system), _unmarked(first_user)
+
+
+def _unmarked(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    return value
+
+
+def _start_digest(body: Mapping[str, Any]) -> str:
+    system, first_user = _start(body)
     tools = body.get("tools") or []
     names = [
         t.get("name") or (t.get("function") or {}).get("name")
         for t in tools
         if isinstance(t, Mapping)
     ]
-    start = [body.get("system"), body.get("instructions"), system, names, first_user]
+    start = [_unmarked(body.get("system")), body.get("instructions"), system, names, first_user]
     return hashlib.sha256(orjson.dumps(start, default=str)).hexdigest()[:32]
 
 

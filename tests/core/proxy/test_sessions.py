@@ -18,11 +18,52 @@ def test_our_header_wins_over_the_agent_s_own_ids() -> None:
 
 def test_the_agent_s_header_ids_come_before_the_body_s() -> None:
     body = {**BODY, "metadata": {"user_id": "u"}, "prompt_cache_key": "k"}
-    assert session_key({"x-claude-code-session-id": "cc"}, body) == "x-claude-code-session-id:cc"
-    assert session_key({"session-id": "codex"}, body) == "session-id:codex"
-    assert session_key({"session_id": "codex"}, body) == "session_id:codex"
-    assert session_key({}, body) == "user_id:u"
-    assert session_key({}, {**BODY, "prompt_cache_key": "k"}) == "prompt_cache_key:k"
+    keys = [
+        session_key({"x-claude-code-session-id": "cc"}, body),
+        session_key({"session-id": "codex"}, body),
+        session_key({"session_id": "codex"}, body),
+        session_key({}, body),
+        session_key({}, {**BODY, "prompt_cache_key": "k"}),
+    ]
+    ids = ["x-claude-code-session-id:cc", "session-id:codex", "session_id:codex", "user_id:u"]
+    assert [k.split("/")[0] for k in keys] == [*ids, "prompt_cache_key:k"]
+
+
+def test_an_agent_s_id_is_one_per_conversation_of_its_run() -> None:
+    """Claude Code sends its run's id with its subagents' and side requests: each is a
+    conversation of its own, and the main one keeps its key as it grows, as its tools
+    change and as its breakpoint moves off the first message."""
+    headers = {"x-claude-code-session-id": "run-1"}
+    marked = {"type": "text", "text": "Fix the build.", "cache_control": {"type": "ephemeral"}}
+    first_turn = {**BODY, "messages": [{"role": "user", "content": [marked]}]}
+    later = {
+        **BODY,
+        "tools": [{"name": "bash"}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Fix the build."}]},
+            {"role": "assistant", "content": "On it."},
+            {"role": "user", "content": "Go on."},
+        ],
+    }
+    subagent = {
+        "system": "You are a search subagent.",
+        "messages": [{"role": "user", "content": "Find the build config."}],
+    }
+    title = {**BODY, "messages": [{"role": "user", "content": "Write a title for: Fix it."}]}
+    main = session_key(headers, first_turn)
+    assert session_key(headers, later) == main
+    assert len({main, session_key(headers, subagent), session_key(headers, title)}) == 3
+    assert session_key({"x-claude-code-session-id": "run-2"}, later) != main
+
+
+def test_a_moved_breakpoint_leaves_the_start_s_key_as_it_was() -> None:
+    marked = {"type": "text", "text": "Fix the build.", "cache_control": {"type": "ephemeral"}}
+    first_turn = {**BODY, "messages": [{"role": "user", "content": [marked]}]}
+    plain = {
+        **BODY,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Fix the build."}]}],
+    }
+    assert session_key({}, first_turn) == session_key({}, plain)
 
 
 def test_without_an_id_the_session_is_its_invariant_start() -> None:
