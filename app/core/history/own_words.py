@@ -30,15 +30,20 @@ def request_fact(words: str, limit: int) -> str:
     short. A long one is mostly something pasted around the user's own words: its first
     line (what the user typed or ran first) and every line that reads as the user's prose
     (`_own_words`) are kept, each cut paste marked `…`, so the fact still says what was
-    asked. Long tokens (URLs, hashes) are cut only when that is still too long."""
+    asked. Long tokens (URLs, hashes) are cut only when that is still too long, and in the
+    first line only when it alone does not fit: the words that name the request stay as
+    typed."""
     head = words[: 4 * limit]
     if len(head) == len(words) or len(" ".join(head.split())) <= limit:
         collapsed = " ".join(words.split())
         if len(collapsed) <= limit:
             return collapsed
-    text = " ".join(" ".join(_own_words(_edge_lines(words))).split())
+    own = [" ".join(line.split()) for line in _own_words(_edge_lines(words))]
+    text = " ".join(own)
     if len(text) > limit - 2:
-        text = _shortened(text)
+        first, rest = (own[0], own[1:]) if own else ("", [])
+        whole = len(first) <= limit - 2
+        text = " ".join([first, _shortened(" ".join(rest))]) if whole else _shortened(text)
     return text[: limit - 2].rstrip() + " …"
 
 

@@ -43,3 +43,18 @@ def test_a_short_request_is_kept_whole_and_a_long_one_never_passes_the_limit() -
     kept = request_fact(f"Deploy fails:\n{log}\nWhy does step 7 hang forever?", 300)
     assert kept == "Deploy fails: … Why does step 7 hang forever? …"
     assert len(request_fact("x" * 5000, 300)) <= 300
+
+
+def test_a_first_line_that_fits_keeps_its_long_tokens_as_typed() -> None:
+    url = "https://ci.example.org/builds/2026/11/28/pipeline-7f3a9c1e/job-42/artifacts/log.txt"
+    first = f"The nightly build broke again, see {url} please"
+    log = "\n".join(f"[10:00:{i:02d}] step {i} " + "x" * 60 for i in range(40))
+    kept = request_fact(f"{first}\n{log}\nWhy does https://{'a' * 60}.example fail?", 200)
+    assert kept.startswith(f"{first} …")
+    assert len(kept) <= 200
+
+
+def test_a_first_line_too_long_alone_has_its_long_tokens_cut() -> None:
+    url = "https://console.example.com/logs?query=" + "resource.type%3D%22k8s%22" * 20
+    kept = request_fact(f"Look at {url} and tell me which pod logs the most errors", 300)
+    assert kept == f"Look at {url[:39]}… and tell me which pod logs the most errors …"
