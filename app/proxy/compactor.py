@@ -182,8 +182,9 @@ class ProxyCompactor:
         count = await self._count(ex, sent)
         before = self._judged(ex, session, count.raw)
         now = stage(before, ex.limit, self.policy.marks)
-        early = now in ("below", "start") and self._foreseen(ex, session, before, turns=1)
-        if (now in ("splice", "over") or early) and session.ready is not None:
+        if session.ready is not None and (
+            now in ("splice", "over") or self._foreseen(ex, session, before, turns=1)
+        ):
             ready, session.ready = session.ready, None
             if (spliced := ready.splice(client)) is not None:
                 session.head, sent, action = ready, spliced, "applied"
