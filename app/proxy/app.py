@@ -50,8 +50,9 @@ from app.core.proxy import (
     scoped_session_id,
     session_key,
 )
-from app.proxy.compactor import Action, Api, Exchange, Planned, ProxyCompactor
+from app.proxy.compactor import ProxyCompactor
 from app.proxy.errors import error_body
+from app.proxy.exchange import Action, Api, Exchange, Planned
 from app.proxy.headers import lower_map, ours, request_headers, response_headers
 from app.service.metrics import Metrics
 

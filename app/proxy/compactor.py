@@ -9,10 +9,13 @@ Per session (kept in memory, the least recently used forgotten past `max_session
 - `ratio`: the provider's count of the last request over ours (`usage`), which raises
   our count to the provider's from then on (Claude counts more than cl100k).
 
-A compaction replaces the messages from the current head (or the start) to a cut, keeping
-at least the last `keep_share` of the limit as sent; a later one keeps the head it had and
-summarizes only what came after it, until the head itself passes `fold_share` of the
-limit: then everything up to the cut is summarized again together. The service compacts
+A session's first compaction keeps its first messages as sent (up to `pin_share` of the
+limit, less when its turns need the room): a prefix the provider has cached. A compaction
+replaces the messages from the current head (or after those pinned ones) to a cut, keeping
+at least the last `min_keep_share` of the limit as sent; a later one keeps the head it had
+and summarizes only what came after it, until the head itself passes `fold_share` of the
+limit: then everything up to the cut but the pinned messages is summarized again together
+(and those too when a request made at once cannot fit with them). The service compacts
 (archive first, the ledger, restored files): the configured summarizer in the background,
 the extractive one when the request cannot wait.
 """
@@ -24,24 +27,19 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
 import orjson
 from anyio import to_thread
 
 from app.core.assemble import CONTINUE
-from app.core.messages import Message
 from app.core.model_table import ModelSpec
-from app.core.options import CompactOptions
 from app.core.ports import Tokenizer
-from app.core.provider import OpenAIForms, dump_as, parse_messages
 from app.core.proxy import (
     MAX_BREAKPOINTS,
     Head,
     JsonDict,
-    Marks,
     Pace,
     Usage,
     breakpoints,
@@ -52,59 +50,14 @@ from app.core.proxy import (
     with_breakpoint,
     without_breakpoints,
 )
-from app.service.compaction import CompactionService, CompactRequest
+from app.proxy.exchange import Action, Exchange, Planned, ProxyPolicy
+from app.proxy.parts import compacted_part
+from app.service.compaction import CompactionService
 
 log = logging.getLogger("context_compact.proxy")
 
-Api = Literal["anthropic", "openai"]
-Action = Literal["none", "skipped", "precompact_started", "applied", "compacted", "retried"]
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 BYTES_PER_TOKEN_FLOOR = 2
-
-
-@dataclass(frozen=True)
-class ProxyPolicy:
-    marks: Marks = field(default_factory=Marks)
-    keep_share: float = 0.35  # of the limit kept as sent at a compaction, at most
-    min_keep_share: float = 0.1  # ... and at least, when the head leaves less room
-    target_share: float = 0.5  # where a compaction brings the request back to
-    head_share: float = 0.15  # a new summary's guess until the session has made one
-    fold_share: float = 0.35
-    wait_seconds: float = 3.0
-    quiet_share: float = 0.1  # of the limit, grown after a head is put in before the next
-    max_sessions: int = 1000
-    max_lookahead: int = 4  # turns a compaction is foreseen to take, at most
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """One request as the compactor sees it: its API, session, parsed body, model and
-    the input limit it must fit."""
-
-    api: Api
-    session_id: str
-    body: Mapping[str, Any]
-    spec: ModelSpec
-    limit: int
-    size: int = 0  # the body's bytes
-
-    @property
-    def messages(self) -> list[JsonDict]:
-        messages = self.body.get("messages")
-        return list(messages) if isinstance(messages, list) else []
-
-
-@dataclass(frozen=True)
-class Planned:
-    """The messages to send and what was done to get them."""
-
-    session_id: str
-    messages: list[JsonDict]
-    action: Action
-    reason: str | None
-    tokens_before: int | None  # None: not counted (surely below the start mark)
-    tokens_after: int | None
-    counted: int  # our own count of what is sent (before any ratio): for the usage ratio
 
 
 @dataclass
@@ -197,14 +150,20 @@ class ProxyCompactor:
             self._start(ex, session, client)
             action = "precompact_started" if action == "none" else action
         if now == "over":
-            head = await self._wait(session) or await self._compact(
-                self.immediate, ex, client, session.head, count.messages if sent is client else None
-            )
-            spliced = head.splice(client) if head is not None else None
-            smaller = await self._count(ex, spliced) if spliced is not None else None
-            if head is not None and spliced is not None and smaller and smaller.raw < count.raw:
-                session.head, session.ready, sent, action = head, None, spliced, "compacted"
-                count = smaller
+            counts = count.messages if sent is client else None
+            made = await self._made_now(ex, session, client, counts, await self._wait(session))
+            if made is not None and made[2].raw < count.raw:
+                session.head, session.ready, action = made[0], None, "compacted"
+                sent, count = made[1], made[2]
+                # Still past the start mark (a turn too large to summarize away at once was
+                # kept), or foreseen over by the next turns: the next compaction begins now,
+                # from this head, so the next request need not wait for one.
+                tokens = self._judged(ex, session, count.raw)
+                if self._starts(ex, session, tokens, stage(tokens, ex.limit, self.policy.marks)):
+                    if session.running is not None:  # begun from the head just replaced
+                        session.running.cancel()
+                        session.running = None
+                    self._start(ex, session, client)
             else:
                 reason = reason or "nothing_to_compact"
         sent = self._within_breakpoints(ex, sent)
@@ -218,11 +177,11 @@ class ProxyCompactor:
         within `limit`, or None when that would not send fewer tokens than `sent`."""
         session = self._session(ex.session_id)
         tight = Exchange(ex.api, ex.session_id, ex.body, ex.spec, min(ex.limit, limit), ex.size)
-        head = await self._compact(self.immediate, tight, ex.messages, session.head, None)
-        spliced = head.splice(ex.messages) if head is not None else None
-        if head is None or spliced is None:
+        made = await self._made_now(tight, session, ex.messages, None)
+        if made is None:
             return None
-        before, count = await self._count(ex, sent), await self._count(ex, spliced)
+        head, spliced, count = made
+        before = await self._count(ex, sent)
         if count.raw >= before.raw:
             return None
         session.head, session.ready = head, None
@@ -323,6 +282,34 @@ class ProxyCompactor:
         head = task.result()
         return head if session.head is session.based_on else None
 
+    async def _made_now(
+        self,
+        ex: Exchange,
+        session: _Session,
+        client: list[JsonDict],
+        counts: list[int] | None,
+        head: Head | None = None,
+    ) -> tuple[Head, list[JsonDict], _Count] | None:
+        """`head` (a finished compaction's) or one made at once, with the messages it gives
+        and their count; when those still pass the limit, one that summarizes all after the
+        system prompt again, the old head and the pinned messages too, if it sends fewer.
+        None when no head could be made."""
+        best: tuple[Head, list[JsonDict], _Count] | None = None
+        for squeeze in (False, True):
+            if head is None:
+                head = await self._compact(
+                    self.immediate, ex, client, session.head, counts, squeeze=squeeze
+                )
+            spliced = head.splice(client) if head is not None else None
+            if head is not None and spliced is not None:
+                count = await self._count(ex, spliced)
+                if best is None or count.raw < best[2].raw:
+                    best = (head, spliced, count)
+                if self._judged(ex, session, count.raw) <= ex.limit:
+                    break
+            head = None
+        return best
+
     async def _compact(
         self,
         service: CompactionService,
@@ -330,33 +317,45 @@ class ProxyCompactor:
         client: list[JsonDict],
         head: Head | None,
         counts: list[int] | None,
+        squeeze: bool = False,
     ) -> Head | None:
         """A new head for `client`: what follows `head` (or, past the fold share, all of it)
-        up to a cut, compacted by `service`."""
+        up to a cut, compacted by `service`; `squeeze`: all of it, the pinned messages too."""
         counted = await self._count(ex, client)
         counts = counts or counted.messages
         lead = _leading_system(client) if ex.api == "openai" else 0
-        fold = head is not None and head.tokens > self.policy.fold_share * ex.limit
-        start = head.replaced if head is not None and not fold else lead
-        kept_head = head.tokens if head is not None and not fold else 0
         session = self._sessions.get(ex.session_id)
+        judge = session or _Session()
+        if squeeze:
+            pinned = lead
+        elif head is not None:
+            pinned = head.pinned
+        else:
+            pinned = self._pin(ex, client, counts, lead, judge, counted.fixed)
+        fold = head is not None and (squeeze or head.tokens > self.policy.fold_share * ex.limit)
+        start = head.replaced if head is not None and not fold else pinned
+        kept_head = (
+            head.tokens
+            if head is not None and not fold
+            else self._judged(ex, judge, sum(counts[lead:pinned]))
+        )
         made = session.made if session is not None and session.made else None
         guess = kept_head + (made or int(self.policy.head_share * ex.limit))
         room = self._room(ex, session)
-        cut = choose_cut(client, counts, start, self._keep(ex.limit, counted.fixed, guess, room))
+        keep = self._keep(ex.limit, counted.fixed, guess, room)
+        cut = choose_cut(client, counts, start, keep)
         if cut is None or counted.fixed + guess + sum(counts[cut:]) > ex.limit:
             cut = len(client)  # even the latest cut keeps too much: all of it, then `Continue.`
         if cut <= start:
             return None
-        if head is None:
-            prior, part = client[:lead], client[lead:cut]
-        elif fold:
-            prior, part = client[:lead], [*head.messages[lead:], *client[head.replaced : cut]]
+        if head is None or fold:
+            earlier = head.messages[pinned:] if head is not None else []
+            prior, part = client[:pinned], [*earlier, *client[start:cut]]
         else:
             prior, part = list(head.core), client[head.replaced : cut]
-            if part and part[0].get("role") == "assistant":  # as sent, after the head's user turn
-                part = [{"role": "user", "content": CONTINUE}, *part]
-        produced = await self._compacted(service, ex, client[:lead], part)
+        if part and part[0].get("role") == "assistant":  # as sent, after a user turn
+            part = [{"role": "user", "content": CONTINUE}, *part]
+        produced = await compacted_part(service, ex, client[:lead], part)
         if produced is None:
             return None
         core = [*prior, *produced]
@@ -373,7 +372,34 @@ class ProxyCompactor:
                 await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts[len(prior) :])
             )
             session.made = self._judged(ex, session, made_now)
-        return make_head(core, client, cut, self._judged(ex, _Session(), tokens))
+        return make_head(core, client, cut, self._judged(ex, _Session(), tokens), pinned)
+
+    def _pin(
+        self,
+        ex: Exchange,
+        client: list[JsonDict],
+        counts: list[int],
+        lead: int,
+        session: _Session,
+        fixed: int,
+    ) -> int:
+        """Where the session's pinned first messages end: the latest cut before an assistant
+        turn within the pin's budget (the request that ended there wrote that prefix to the
+        provider's cache), else `lead`. The budget is the pin share of the limit, less what
+        a head with the least kept part and room for the session's foreseen turns would
+        pass the start mark by: a session of large turns pins less, or nothing."""
+        policy = self.policy
+        least = self._judged(ex, session, fixed) + self._room(ex, session)
+        least += int((policy.head_share + policy.min_keep_share) * ex.limit)
+        budget = min(policy.pin_share * ex.limit, policy.marks.start * ex.limit - least)
+        pinned, total = lead, 0
+        for index in range(lead, len(client) - 1):
+            total += counts[index]
+            if self._judged(ex, session, total) > budget:
+                break
+            if client[index + 1].get("role") == "assistant" != client[index].get("role"):
+                pinned = index + 1
+        return pinned
 
     def _room(self, ex: Exchange, session: _Session | None) -> int:
         """The tokens the session is foreseen to add before its next compaction is ready:
@@ -392,34 +418,6 @@ class ProxyCompactor:
         target = share - fixed - head
         low, high = int(self.policy.min_keep_share * limit), int(self.policy.keep_share * limit)
         return max(low, min(high, target))
-
-    async def _compacted(
-        self, service: CompactionService, ex: Exchange, system: list[JsonDict], part: list[JsonDict]
-    ) -> list[JsonDict] | None:
-        """`part` compacted by the service (the system prompt ahead of it, as the pipeline
-        expects it), without the system messages: the messages that replace `part`."""
-        forms = OpenAIForms()
-        if ex.api == "openai":
-            canonical = parse_messages([*system, *part], "openai", forms)
-        else:
-            canonical = [*_anthropic_system(ex.body), *parse_messages(part, "anthropic")]
-        options = CompactOptions(strategy="full", context_window=ex.limit)
-        request = CompactRequest(
-            messages=canonical,
-            options=options,
-            session_id=ex.session_id,
-            force=True,
-            format=ex.api,
-            background=True,
-            reason="llm_call",
-            forms=forms,
-        )
-        result = await service.compact(request)
-        if not result.compacted:
-            log.info("proxy compaction declined", extra={"reason": result.reason})
-            return None
-        kept = [m for m in result.messages if m.role != "system"]
-        return dump_as(kept, ex.api, forms)
 
     def _within_breakpoints(self, ex: Exchange, sent: list[JsonDict]) -> list[JsonDict]:
         """`sent`, without the head's breakpoint when with it the request would set more
@@ -442,10 +440,3 @@ def _leading_system(messages: Sequence[JsonDict]) -> int:
             break
         count += 1
     return count
-
-
-def _anthropic_system(body: Mapping[str, Any]) -> list[Message]:
-    system = body.get("system")
-    if not system:
-        return []
-    return [Message.model_validate({"role": "system", "content": system})]

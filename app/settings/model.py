@@ -157,6 +157,7 @@ class Settings(BaseSettings):
     proxy_start: proxy.ProxyStart
     proxy_splice: proxy.ProxySplice
     proxy_wait_seconds: proxy.ProxyWaitSeconds
+    proxy_pin: proxy.ProxyPin
     options: Declared[CompactOptions]  # its settings not shown after another come last
 
     @classmethod

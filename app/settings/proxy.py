@@ -109,3 +109,18 @@ ProxyWaitSeconds = Annotated[
         ),
     ),
 ]
+
+ProxyPin = Annotated[
+    float,
+    Field(
+        0.2,
+        ge=0,
+        lt=1,
+        description=(
+            "share of the request's limit the session's first messages may take, kept as "
+            "sent ahead of every compacted head so the first request after a compaction "
+            "reads them from the provider's cache (less, or none, when the session's "
+            "turns need the room; 0: none)"
+        ),
+    ),
+]

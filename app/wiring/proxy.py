@@ -12,7 +12,8 @@ from app.adapters.upstream import HttpxUpstream
 from app.core.proxy import Marks
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.app import ProxyApp, ProxyConfig
-from app.proxy.compactor import ProxyCompactor, ProxyPolicy
+from app.proxy.compactor import ProxyCompactor
+from app.proxy.exchange import ProxyPolicy
 from app.service.compaction import CompactionService
 from app.service.metrics import Metrics
 from app.settings import Settings
@@ -39,6 +40,7 @@ def build_proxy(
     policy = ProxyPolicy(
         marks=Marks(settings.proxy_start, settings.proxy_splice),
         wait_seconds=settings.proxy_wait_seconds,
+        pin_share=settings.proxy_pin,
     )
     compactor = ProxyCompactor(service, immediate, policy)
     return ProxyApp(config, HttpxUpstream(), compactor, service.models, metrics)

@@ -101,7 +101,10 @@ def test_a_claude_code_session_over_its_window_never_sees_a_context_error(
     assert applied
     sent = [orjson.loads(e.received.body)["messages"] for e in provider.exchanges]
     first = applied[0]
-    assert _text(sent[first][0]).startswith("[Conversation compressed]")
+    # The session's first messages are pinned as sent, ahead of the summary.
+    pinned = next(i for i, m in enumerate(sent[first]) if m != messages[i])
+    assert pinned >= 1
+    assert _text(sent[first][pinned]).startswith("[Conversation compressed]")
     # Between two compactions, every request starts with what the first one after the
     # compaction sent (the head, then the kept part), byte for byte, and reads it from the
     # provider's cache.

@@ -38,13 +38,16 @@ def prefix_digest(messages: Sequence[Mapping[str, Any]]) -> str:
 class Head:
     """A compaction's head: `core` stands for the client's first `replaced` messages
     (whose JSON hashes to `digest`); `seam` is the user turn put after it when the first
-    kept message is the assistant's. `tokens`: the head's count, as the service counted it."""
+    kept message is the assistant's. `tokens`: the head's count, as the service counted it;
+    `pinned`: the messages at its start that are the client's own, as sent (the session's
+    first ones, which every head keeps)."""
 
     core: tuple[JsonDict, ...]
     replaced: int
     digest: str
     seam: bool
     tokens: int
+    pinned: int = 0
 
     @property
     def messages(self) -> list[JsonDict]:
@@ -59,14 +62,18 @@ class Head:
 
 
 def make_head(
-    core: Sequence[JsonDict], client: Sequence[JsonDict], replaced: int, tokens: int
+    core: Sequence[JsonDict],
+    client: Sequence[JsonDict],
+    replaced: int,
+    tokens: int,
+    pinned: int = 0,
 ) -> Head:
     """The head `core` standing for `client[:replaced]`, with its seam when needed: when it
     stands for all of `client`, the seam ends the request (and goes before the assistant's
     next turn in the later ones)."""
     after = _role(client[replaced]) if replaced < len(client) else "assistant"
     seam = bool(core) and _role(core[-1]) == "assistant" == after
-    return Head(tuple(core), replaced, prefix_digest(client[:replaced]), seam, tokens)
+    return Head(tuple(core), replaced, prefix_digest(client[:replaced]), seam, tokens, pinned)
 
 
 def _role(message: Mapping[str, Any]) -> str:

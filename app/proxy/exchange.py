@@ -1,0 +1,62 @@
+"""What the proxy's compactor is given and gives back: one request (`Exchange`), what to
+send for it (`Planned`), and the policy its compactions follow (`ProxyPolicy`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.core.model_table import ModelSpec
+from app.core.proxy import JsonDict, Marks
+
+Api = Literal["anthropic", "openai"]
+Action = Literal["none", "skipped", "precompact_started", "applied", "compacted", "retried"]
+
+
+@dataclass(frozen=True)
+class ProxyPolicy:
+    marks: Marks = field(default_factory=Marks)
+    keep_share: float = 0.35  # of the limit kept as sent at a compaction, at most
+    min_keep_share: float = 0.1  # ... and at least, when the head leaves less room
+    target_share: float = 0.5  # where a compaction brings the request back to
+    head_share: float = 0.15  # a new summary's guess until the session has made one
+    fold_share: float = 0.35
+    # The session's first messages kept as sent ahead of every head, up to this share of
+    # the limit: a prefix the provider has cached since the session began.
+    pin_share: float = 0.2
+    wait_seconds: float = 3.0
+    quiet_share: float = 0.1  # of the limit, grown after a head is put in before the next
+    max_sessions: int = 1000
+    max_lookahead: int = 4  # turns a compaction is foreseen to take, at most
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request as the compactor sees it: its API, session, parsed body, model and
+    the input limit it must fit."""
+
+    api: Api
+    session_id: str
+    body: Mapping[str, Any]
+    spec: ModelSpec
+    limit: int
+    size: int = 0  # the body's bytes
+
+    @property
+    def messages(self) -> list[JsonDict]:
+        messages = self.body.get("messages")
+        return list(messages) if isinstance(messages, list) else []
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The messages to send and what was done to get them."""
+
+    session_id: str
+    messages: list[JsonDict]
+    action: Action
+    reason: str | None
+    tokens_before: int | None  # None: not counted (surely below the start mark)
+    tokens_after: int | None
+    counted: int  # our own count of what is sent (before any ratio): for the usage ratio

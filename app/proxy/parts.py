@@ -1,0 +1,55 @@
+"""A part of a proxied conversation compacted by the service: put in the service's own
+message shape (the system prompt ahead of it, as the pipeline expects it), compacted with
+the `full` strategy (archive first, the ledger, restored files), and dumped back in the
+request's API shape."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from app.core.messages import Message
+from app.core.options import CompactOptions
+from app.core.provider import OpenAIForms, dump_as, parse_messages
+from app.core.proxy import JsonDict
+from app.proxy.exchange import Exchange
+from app.service.compaction import CompactionService, CompactRequest
+
+log = logging.getLogger("context_compact.proxy")
+
+
+async def compacted_part(
+    service: CompactionService, ex: Exchange, system: list[JsonDict], part: list[JsonDict]
+) -> list[JsonDict] | None:
+    """`part` compacted by the service (the system prompt ahead of it, as the pipeline
+    expects it), without the system messages: the messages that replace `part`."""
+    forms = OpenAIForms()
+    if ex.api == "openai":
+        canonical = parse_messages([*system, *part], "openai", forms)
+    else:
+        canonical = [*_anthropic_system(ex.body), *parse_messages(part, "anthropic")]
+    options = CompactOptions(strategy="full", context_window=ex.limit)
+    request = CompactRequest(
+        messages=canonical,
+        options=options,
+        session_id=ex.session_id,
+        force=True,
+        format=ex.api,
+        background=True,
+        reason="llm_call",
+        forms=forms,
+    )
+    result = await service.compact(request)
+    if not result.compacted:
+        log.info("proxy compaction declined", extra={"reason": result.reason})
+        return None
+    kept = [m for m in result.messages if m.role != "system"]
+    return dump_as(kept, ex.api, forms)
+
+
+def _anthropic_system(body: Mapping[str, Any]) -> list[Message]:
+    system = body.get("system")
+    if not system:
+        return []
+    return [Message.model_validate({"role": "system", "content": system})]

@@ -1,0 +1,173 @@
+"""The heads the proxy's compactions make. The session's first messages are pinned as sent
+ahead of every head: a prefix the provider has cached since the session began, so the
+first request after a compaction reads it from the cache. A session of large turns pins
+less (nothing, when its turns need the room), and a request that cannot fit with them is
+compacted without them. A head made at once that leaves the request past the start mark
+has the next compaction begun from it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+import pytest
+
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.model_table import ModelSpec
+from app.core.summary import ExtractiveSummarizer
+from app.proxy.compactor import ProxyCompactor
+from app.proxy.exchange import Exchange, Planned, ProxyPolicy
+from tests.builders import assistant, build_service, rounds, tool_result, tool_use, user
+
+pytestmark = pytest.mark.anyio
+
+SPEC = ModelSpec(context_window=4000, tokenizer="tiktoken", margin=0.0)
+LIMIT = 3900
+
+
+def _compactor(tokenizer: TiktokenTokenizer, policy: ProxyPolicy | None = None) -> ProxyCompactor:
+    service = build_service(tokenizer, ExtractiveSummarizer())
+    return ProxyCompactor(service, service, policy)
+
+
+def _session(last: int) -> list[dict[str, Any]]:
+    return [user("Fix the build of the parser."), *rounds(1, last)[1:]]
+
+
+def _exchange(
+    messages: list[dict[str, Any]], api: str = "anthropic", size: int | None = None
+) -> Exchange:
+    body = {"model": "claude-tiny", "max_tokens": 100, "messages": messages}
+    size = len(orjson.dumps(body)) if size is None else size
+    return Exchange(api, "s", body, SPEC, LIMIT, size)  # type: ignore[arg-type]
+
+
+def _pinned(sent: list[Any], client: list[Any]) -> int:
+    count = 0
+    while count < min(len(sent), len(client)) and sent[count] == client[count]:
+        count += 1
+    return count
+
+
+def _is_summary(message: Any) -> bool:
+    return (
+        message["role"] == "user" and "[Conversation compressed]" in orjson.dumps(message).decode()
+    )
+
+
+async def test_the_first_messages_stay_ahead_of_every_head_even_when_it_folds(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    compactor = _compactor(tokenizer, ProxyPolicy(fold_share=0.0))  # every later one folds
+    first_client, later_client = _session(12), _session(20)
+    first = await compactor.plan(_exchange(first_client))
+    later = await compactor.plan(_exchange(later_client))
+    assert (first.action, later.action) == ("compacted", "compacted")
+    pinned = _pinned(first.messages, first_client)
+    assert pinned >= 1
+    assert first.messages[pinned - 1]["role"] == "user"  # the end of a request the agent sent
+    assert _is_summary(first.messages[pinned])
+    # Folded: the old summary is summarized again, the pinned messages are not.
+    assert _pinned(later.messages, later_client) == pinned
+    assert _is_summary(later.messages[pinned])
+    assert not any(_is_summary(m) for m in later.messages[pinned + 1 :])
+    assert (later.tokens_after or 0) <= LIMIT
+
+
+async def test_a_pin_share_of_zero_pins_nothing(tokenizer: TiktokenTokenizer) -> None:
+    compactor = _compactor(tokenizer, ProxyPolicy(pin_share=0.0))
+    planned = await compactor.plan(_exchange(_session(12)))
+    assert planned.action == "compacted"
+    assert _is_summary(planned.messages[0])
+
+
+async def test_a_session_whose_turns_need_the_room_pins_nothing(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    compactor = _compactor(tokenizer)
+    client = _session(12)
+    # Two earlier requests, the second larger by more bytes than the limit has tokens: the
+    # session's pace foresees turns that need all the room a pin would take.
+    for size in (1_000, 1_000 + 3 * LIMIT):
+        await compactor.plan(_exchange(client[:1], size=size))
+    planned = await compactor.plan(_exchange(client))
+    assert planned.action == "compacted"
+    assert _is_summary(planned.messages[0])
+
+
+async def test_openai_pins_up_to_a_tool_message_answered_before_the_next_assistant_turn(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    def call(i: int) -> list[dict[str, Any]]:
+        function = {"name": "bash", "arguments": orjson.dumps({"command": f"make {i}"}).decode()}
+        return [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": f"c{i}", "type": "function", "function": function}],
+            },
+            {"role": "tool", "tool_call_id": f"c{i}", "content": "line of output\n" * 60},
+        ]
+
+    client = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Fix the build of the parser."},
+    ]
+    for i in range(1, 21):
+        client += call(i)
+    planned = await _compactor(tokenizer).plan(_exchange(client, api="openai"))
+    assert planned.action == "compacted"
+    pinned = _pinned(planned.messages, client)
+    assert pinned >= 3  # the system message, the request, and at least one answered call
+    assert planned.messages[pinned - 1]["role"] == "tool"
+    assert client[pinned]["role"] == "assistant"
+    assert _is_summary(planned.messages[pinned])
+
+
+async def test_a_retry_that_cannot_fit_with_the_pinned_messages_summarizes_them_too(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    compactor = _compactor(tokenizer)
+    client = _session(12)
+    first = await compactor.plan(_exchange(client))
+    pinned = _pinned(first.messages, client)
+    assert pinned >= 1
+    # The provider counts more than we did: it takes fewer tokens than the pinned
+    # messages and the head leave room for.
+    retried: Planned | None = await compactor.retry(_exchange(client), first.messages, 900)
+    assert retried is not None
+    assert retried.action == "retried"
+    assert _pinned(retried.messages, client) == 0
+    assert _is_summary(retried.messages[0])
+    assert retried.counted < first.counted
+
+
+async def test_a_head_made_at_once_past_the_start_mark_has_the_next_one_begun_from_it(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    compactor = _compactor(tokenizer, ProxyPolicy(pin_share=0.0))
+    # A tool result of about 0.68 of the limit: kept as sent by the compaction made at once
+    # (with a summary's guess it fits), which leaves the request past the start mark.
+    output = "word " * int(0.68 * LIMIT)
+    client = [
+        *_session(8),
+        user("Read the log."),
+        assistant("Reading.", tool_use("bash", "big", command="cat build.log")),
+        tool_result("big", output),
+    ]
+    first = await compactor.plan(_exchange(client))
+    assert first.action == "compacted"
+    assert 0.7 * LIMIT <= (first.tokens_after or 0) <= LIMIT
+    session = compactor._sessions["s"]
+    assert session.running is not None
+    assert session.based_on is session.head
+    await asyncio.wait_for(asyncio.shield(session.running), 5)
+    assert session.ready is not None
+    # The next request passes the splice mark: the head made in the background goes in.
+    later = [*client, assistant("The log shows one error."), user("Fix it. " + "detail " * 400)]
+    second = await compactor.plan(_exchange(later))
+    assert second.action == "applied"
+    assert (second.tokens_before or 0) >= 0.85 * LIMIT
+    assert (second.tokens_after or 0) < (first.tokens_after or 0)
+    assert output not in orjson.dumps(second.messages).decode()
