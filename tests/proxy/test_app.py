@@ -23,6 +23,7 @@ from app.proxy.exchange import Exchange, ProxyPolicy
 from app.service.metrics import NoMetrics
 from tests.builders import FakeSummarizer, assistant, build_service, rounds, user
 from tests.proxy.fakes import FakeUpstream, Reply, Sent
+from tests.proxy.heads import pinned
 
 pytestmark = pytest.mark.anyio
 
@@ -237,22 +238,14 @@ async def test_over_the_limit_the_request_is_compacted_at_once_and_the_head_then
     assert isinstance(sent_first, list)
     assert isinstance(sent_second, list)
     # The session's first messages are pinned as sent, ahead of the summary.
-    pinned = _pinned(sent_first, messages)
-    assert pinned >= 1
-    assert orjson.dumps(sent_first[pinned]).decode().find("[Conversation compressed]") > 0
+    count = pinned(sent_first, messages)
+    assert count >= 1
+    assert orjson.dumps(sent_first[count]).decode().find("[Conversation compressed]") > 0
     assert sent_first[-1] == messages[-1]
     assert second.headers["x-compact-action"] == "applied"
     head = len(sent_first) - (len(messages) - _kept_from(sent_first, messages))
     assert orjson.dumps(sent_second[:head]) == orjson.dumps(sent_first[:head])
     assert sent_second[-2:] == later[-2:]
-
-
-def _pinned(sent: list[Any], messages: list[dict[str, Any]]) -> int:
-    """How many of the client's first messages were sent as they were, ahead of the head."""
-    count = 0
-    while count < min(len(sent), len(messages)) and sent[count] == messages[count]:
-        count += 1
-    return count
 
 
 def _kept_from(sent: list[Any], messages: list[dict[str, Any]]) -> int:
@@ -423,9 +416,9 @@ async def test_a_compaction_begun_in_the_background_is_put_in_at_the_splice_mark
     assert second.headers["x-compact-action"] == "applied"
     sent = upstream.sent[1].json["messages"]
     assert isinstance(sent, list)
-    pinned = _pinned(sent, at_splice)
-    assert pinned >= 1
-    assert "Fix the parser build." in orjson.dumps(sent[pinned]).decode()
+    count = pinned(sent, at_splice)
+    assert count >= 1
+    assert "Fix the parser build." in orjson.dumps(sent[count]).decode()
 
 
 @pytest.mark.parametrize(

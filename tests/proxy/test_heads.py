@@ -19,6 +19,7 @@ from app.core.summary import ExtractiveSummarizer
 from app.proxy.compactor import ProxyCompactor
 from app.proxy.exchange import Exchange, Planned, ProxyPolicy
 from tests.builders import assistant, build_service, rounds, tool_result, tool_use, user
+from tests.proxy.heads import pinned
 
 pytestmark = pytest.mark.anyio
 
@@ -43,13 +44,6 @@ def _exchange(
     return Exchange(api, "s", body, SPEC, LIMIT, size)  # type: ignore[arg-type]
 
 
-def _pinned(sent: list[Any], client: list[Any]) -> int:
-    count = 0
-    while count < min(len(sent), len(client)) and sent[count] == client[count]:
-        count += 1
-    return count
-
-
 def _is_summary(message: Any) -> bool:
     return (
         message["role"] == "user" and "[Conversation compressed]" in orjson.dumps(message).decode()
@@ -64,14 +58,14 @@ async def test_the_first_messages_stay_ahead_of_every_head_even_when_it_folds(
     first = await compactor.plan(_exchange(first_client))
     later = await compactor.plan(_exchange(later_client))
     assert (first.action, later.action) == ("compacted", "compacted")
-    pinned = _pinned(first.messages, first_client)
-    assert pinned >= 1
-    assert first.messages[pinned - 1]["role"] == "user"  # the end of a request the agent sent
-    assert _is_summary(first.messages[pinned])
+    count = pinned(first.messages, first_client)
+    assert count >= 1
+    assert first.messages[count - 1]["role"] == "user"  # the end of a request the agent sent
+    assert _is_summary(first.messages[count])
     # Folded: the old summary is summarized again, the pinned messages are not.
-    assert _pinned(later.messages, later_client) == pinned
-    assert _is_summary(later.messages[pinned])
-    assert not any(_is_summary(m) for m in later.messages[pinned + 1 :])
+    assert pinned(later.messages, later_client) == count
+    assert _is_summary(later.messages[count])
+    assert not any(_is_summary(m) for m in later.messages[count + 1 :])
     assert (later.tokens_after or 0) <= LIMIT
 
 
@@ -118,11 +112,11 @@ async def test_openai_pins_up_to_a_tool_message_answered_before_the_next_assista
         client += call(i)
     planned = await _compactor(tokenizer).plan(_exchange(client, api="openai"))
     assert planned.action == "compacted"
-    pinned = _pinned(planned.messages, client)
-    assert pinned >= 3  # the system message, the request, and at least one answered call
-    assert planned.messages[pinned - 1]["role"] == "tool"
-    assert client[pinned]["role"] == "assistant"
-    assert _is_summary(planned.messages[pinned])
+    count = pinned(planned.messages, client)
+    assert count >= 3  # the system message, the request, and at least one answered call
+    assert planned.messages[count - 1]["role"] == "tool"
+    assert client[count]["role"] == "assistant"
+    assert _is_summary(planned.messages[count])
 
 
 async def test_a_retry_that_cannot_fit_with_the_pinned_messages_summarizes_them_too(
@@ -131,14 +125,14 @@ async def test_a_retry_that_cannot_fit_with_the_pinned_messages_summarizes_them_
     compactor = _compactor(tokenizer)
     client = _session(12)
     first = await compactor.plan(_exchange(client))
-    pinned = _pinned(first.messages, client)
-    assert pinned >= 1
+    count = pinned(first.messages, client)
+    assert count >= 1
     # The provider counts more than we did: it takes fewer tokens than the pinned
     # messages and the head leave room for.
     retried: Planned | None = await compactor.retry(_exchange(client), first.messages, 900)
     assert retried is not None
     assert retried.action == "retried"
-    assert _pinned(retried.messages, client) == 0
+    assert pinned(retried.messages, client) == 0
     assert _is_summary(retried.messages[0])
     assert retried.counted < first.counted
 

@@ -15,6 +15,7 @@ import pytest
 
 from tests.fakes.provider import FakeProvider, Limits, ToolCall, answer
 from tests.fakes.provider.sdk import anthropic_client, openai_client
+from tests.proxy.heads import pinned
 from tests.proxy.live import Live, serve_proxy
 
 pytestmark = pytest.mark.slow
@@ -102,9 +103,9 @@ def test_a_claude_code_session_over_its_window_never_sees_a_context_error(
     sent = [orjson.loads(e.received.body)["messages"] for e in provider.exchanges]
     first = applied[0]
     # The session's first messages are pinned as sent, ahead of the summary.
-    pinned = next(i for i, m in enumerate(sent[first]) if m != messages[i])
-    assert pinned >= 1
-    assert _text(sent[first][pinned]).startswith("[Conversation compressed]")
+    count = pinned(sent[first], messages)
+    assert count >= 1
+    assert _text(sent[first][count]).startswith("[Conversation compressed]")
     # Between two compactions, every request starts with what the first one after the
     # compaction sent (the head, then the kept part), byte for byte, and reads it from the
     # provider's cache.
