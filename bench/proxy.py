@@ -280,6 +280,7 @@ async def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
             for r in replays
         ],
         "total": summed(replays),
+        "by_window": {str(w): summed([r for r in replays if r.window == w]) for w in args.windows},
     }
     return report
 
@@ -330,7 +331,8 @@ def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> st
         f"| compactions put in without the agent waiting | {_percent(t['without_waiting'])} "
         f"({_percent(t['foreseen_without_waiting'])} of those the start mark could foresee: "
         f"{t['jumps']} came after one turn that added more than the room between the start "
-        "mark and the limit) |",
+        f"mark and the limit; {t['quick']} put in were made by the extractive summarizer in "
+        "the background, the configured one's too late for them) |",
         "| tokens read from cache between compactions / first request after one (after "
         "one that kept a previous head) | "
         f"{_percent(t['cache_between'])} / {_percent(t['cache_after'])} "
@@ -338,7 +340,17 @@ def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> st
         f"| facts the provider still received | {all_kept}/{all_facts} "
         f"({_percent(all_kept / max(1, all_facts))}) |",
         f"| by kind | {facts} |",
+        "",
+        "| window | compactions | without the agent waiting | of them extractive | "
+        "read from cache on the first request after one | facts |",
+        "|---|---|---|---|---|---|",
     ]
+    for window, w in report["replay"]["by_window"].items():
+        kept_w, all_w = w["all_facts"]
+        lines.append(
+            f"| {window} | {sum(w['compactions'].values())} | {_percent(w['without_waiting'])} "
+            f"| {w['quick']} | {_percent(w['cache_after'])} | {kept_w}/{all_w} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -48,6 +48,9 @@ class Replay:
     # room between the start mark and the limit: no compaction begun at the start mark
     # could have been ready.
     jumps: int = 0
+    # Heads put in without the agent waiting whose summary is the extractive summarizer's,
+    # made in the background because the configured one could not have been ready.
+    quick: int = 0
     between: list[float] = field(default_factory=list)  # cache-read shares between compactions
     after: list[float] = field(default_factory=list)  # ... of the first request after one
     after_later: list[float] = field(default_factory=list)  # ... after one that had a head
@@ -175,6 +178,9 @@ async def replay(
                         if sum(result.compactions.values()):  # a previous head to keep
                             result.after_later.append(share)
                         result.compactions[action] += 1
+                        sessions = list(live.app.compactor._sessions.values())
+                        head = sessions[-1].head if sessions else None
+                        result.quick += action == "applied" and head is not None and head.quick
                         grew = int(answer.headers.get("x-compact-tokens-before", 0)) - previous
                         result.jumps += action == "compacted" and grew > (1 - START) * limit
                         result.after.append(share)
@@ -201,6 +207,7 @@ def summed(replays: list[Replay]) -> dict[str, Any]:
         compactions.update(r.compactions)
     made = sum(compactions.values())
     jumps = sum(r.jumps for r in replays)
+    quick = sum(r.quick for r in replays)
     facts = {
         k: (sum(r.facts[k][0] for r in replays), sum(r.facts[k][1] for r in replays)) for k in KINDS
     }
@@ -215,6 +222,7 @@ def summed(replays: list[Replay]) -> dict[str, Any]:
         "compactions": dict(compactions),
         "without_waiting": (compactions["applied"] / made) if made else None,
         "jumps": jumps,
+        "quick": quick,
         "foreseen_without_waiting": (
             compactions["applied"] / (made - jumps) if made > jumps else None
         ),

@@ -17,7 +17,9 @@ and summarizes only what came after it, until the head itself passes `fold_share
 limit: then everything up to the cut but the pinned messages is summarized again together
 (and those too when a request made at once cannot fit with them). The service compacts
 (archive first, the ledger, restored files): the configured summarizer in the background,
-the extractive one when the request cannot wait.
+the extractive one when the request cannot wait, and in the background too when the next
+turn at the session's pace would come before the configured one is done, or to keep a head
+ready for a turn as large as the session's largest.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import orjson
 from anyio import to_thread
@@ -46,18 +48,15 @@ from app.core.proxy import (
     choose_cut,
     make_head,
     message_breakpoints,
-    stage,
     with_breakpoint,
     without_breakpoints,
 )
 from app.proxy.exchange import Action, Exchange, Planned, ProxyPolicy
-from app.proxy.parts import compacted_part
+from app.proxy.forecast import Forecast
+from app.proxy.parts import compacted_part, leading_system
 from app.service.compaction import CompactionService
 
 log = logging.getLogger("context_compact.proxy")
-
-_SYSTEM_ROLES = frozenset({"system", "developer"})
-BYTES_PER_TOKEN_FLOOR = 2
 
 
 @dataclass
@@ -65,7 +64,13 @@ class _Session:
     head: Head | None = None
     ready: Head | None = None
     running: asyncio.Task[Head | None] | None = None
-    based_on: Head | None = None  # the head the running compaction started from
+    running_from: int = 0  # the messages of the request the running compaction began from
+    # A head kept ready for a turn as large as the session's largest (`Forecast.at_risk`),
+    # made by the extractive summarizer beside the running compaction; `standby`: `ready`
+    # is such a head, put in over the limit only while the running one may yet be.
+    spare: asyncio.Task[Head | None] | None = None
+    spare_from: int = 0
+    standby: bool = False
     ratio: float | None = None
     made: int = 0  # the tokens the session's last compaction wrote (its new summary turns)
     # After a head is put in, no compaction starts in the background below this count: a
@@ -102,8 +107,9 @@ class ProxyCompactor:
         self._sessions[session_id] = session
         while len(self._sessions) > self.policy.max_sessions:
             _, old = self._sessions.popitem(last=False)
-            if old.running is not None:
-                old.running.cancel()
+            for task in (old.running, old.spare):
+                if task is not None:
+                    task.cancel()
         return session
 
     def head_for(self, session_id: str, messages: Sequence[JsonDict]) -> list[JsonDict] | None:
@@ -130,44 +136,55 @@ class ProxyCompactor:
                 reason = "history_changed"
             else:
                 sent, action = spliced, "applied"
-        if session.ready is None and self._surely_below(ex, session):
+        forecast = self._forecast(ex, session)
+        if session.ready is None and forecast.surely_below(ex.size):
             return Planned(ex.session_id, sent, action, reason, None, None, 0)
         count = await self._count(ex, sent)
-        before = self._judged(ex, session, count.raw)
-        now = stage(before, ex.limit, self.policy.marks)
-        if session.ready is not None and (
-            now in ("splice", "over") or self._foreseen(ex, session, before, turns=1)
-        ):
+        before = forecast.judged(count.raw)
+        now = forecast.stage(before)
+        changed = False  # a head put in by this request
+        wanted = now == "splice" or forecast.foreseen(before, turns=1)
+        if session.standby and session.running is not None:
+            wanted = False  # the configured summarizer's compaction may yet be ready in time
+        if session.ready is not None and (now == "over" or wanted):
             ready, session.ready = session.ready, None
             if (spliced := ready.splice(client)) is not None:
-                session.head, sent, action = ready, spliced, "applied"
+                session.head, sent, action, changed = ready, spliced, "applied", True
                 count = await self._count(ex, sent)
-                now = stage(self._judged(ex, session, count.raw), ex.limit, self.policy.marks)
-        # The pause after a head holds below the splice mark only: a request still above
-        # it after a head went in is one the next turns take over the limit.
-        quiet = before < min(session.quiet_below, self.policy.marks.splice * ex.limit)
-        if self._starts(ex, session, before, now) and session.running is None and not quiet:
-            self._start(ex, session, client)
-            action = "precompact_started" if action == "none" else action
+                now = forecast.stage(forecast.judged(count.raw))
         if now == "over":
             counts = count.messages if sent is client else None
             made = await self._made_now(ex, session, client, counts, await self._wait(session))
             if made is not None and made[2].raw < count.raw:
-                session.head, session.ready, action = made[0], None, "compacted"
+                session.head, session.ready, action, changed = made[0], None, "compacted", True
                 sent, count = made[1], made[2]
-                # Still past the start mark (a turn too large to summarize away at once was
-                # kept), or foreseen over by the next turns: the next compaction begins now,
-                # from this head, so the next request need not wait for one.
-                tokens = self._judged(ex, session, count.raw)
-                if self._starts(ex, session, tokens, stage(tokens, ex.limit, self.policy.marks)):
-                    if session.running is not None:  # begun from the head just replaced
-                        session.running.cancel()
-                        session.running = None
-                    self._start(ex, session, client)
             else:
                 reason = reason or "nothing_to_compact"
+        if changed and session.head is not None:
+            # A compaction that could stand for no more than the head just put in.
+            replaced = session.head.replaced
+            if session.running is not None and session.running_from <= replaced:
+                session.running.cancel()
+                session.running = None
+            if session.spare is not None and session.spare_from <= replaced:
+                session.spare.cancel()
+                session.spare = None
+        # The pause after a head holds below the splice mark only: a request still above
+        # it after a head went in is one the next turns take over the limit. A request
+        # that put a head in is judged by what it sends: still past the start mark (a
+        # large turn was kept), foreseen over, or at risk, the next compaction begins
+        # now, from this head, so that the next request need not wait for one.
+        splice = self.policy.marks.splice * ex.limit
+        quiet = not changed and before < min(session.quiet_below, splice)
+        after = forecast.judged(count.raw)
+        if session.running is None and not quiet and forecast.starts(after):
+            self._start(ex, session, client, urgent=forecast.urgent(after))
+            action = "precompact_started" if action == "none" else action
+        spare = session.ready is None and session.spare is None and forecast.at_risk(after)
+        if spare and not quiet and session.running_from < len(client):  # none begun now
+            self._start(ex, session, client, urgent=True, standby=True)
+            action = "precompact_started" if action == "none" else action
         sent = self._within_breakpoints(ex, sent)
-        after = self._judged(ex, session, count.raw)
         if action in ("applied", "compacted") and after < before:
             session.quiet_below = after + int(self.policy.quiet_share * ex.limit)
         return Planned(ex.session_id, sent, action, reason, before, after, count.raw)
@@ -185,12 +202,12 @@ class ProxyCompactor:
         if count.raw >= before.raw:
             return None
         session.head, session.ready = head, None
-        tokens = self._judged(ex, session, count.raw)
+        tokens = self._forecast(ex, session).judged(count.raw)
         spliced = self._within_breakpoints(ex, spliced)
         return Planned(ex.session_id, spliced, "retried", None, tokens, tokens, count.raw)
 
     async def aclose(self) -> None:
-        tasks = [s.running for s in self._sessions.values() if s.running is not None]
+        tasks = [t for s in self._sessions.values() for t in (s.running, s.spare) if t is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -214,62 +231,54 @@ class ProxyCompactor:
         counts = await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts)
         return _Count(counts[:-1], counts[-1])
 
-    def _surely_below(self, ex: Exchange, session: _Session) -> bool:
-        """Whether the body is too small to reach the start mark whatever its tokens, and
-        to start early at the session's pace: half its bytes bound its tokens (a token of
-        agent text is three to four bytes; of any text, hardly ever under two), so most
-        requests of a session are judged without being counted."""
-        bound = self._judged(ex, session, ex.size // BYTES_PER_TOKEN_FLOOR)
-        return bound < self.policy.marks.start * ex.limit and not self._foreseen(ex, session, bound)
-
-    def _starts(self, ex: Exchange, session: _Session, tokens: int, now: str) -> bool:
-        """Whether a background compaction begins: at the start mark, or earlier when the
-        session's pace would take it over the limit before one begun now is ready."""
-        foreseen = now == "below" and self._foreseen(ex, session, tokens)
-        return now in ("start", "splice") or foreseen
-
-    def _foreseen(
-        self, ex: Exchange, session: _Session, tokens: int, turns: int | None = None
-    ) -> bool:
-        """Whether the session's pace takes `tokens` over the limit within `turns` (the
-        turns a compaction takes, by default)."""
-        pace = session.pace
-        turns = turns or pace.lookahead(self.policy.max_lookahead)
-        return tokens + turns * self._judged(ex, session, pace.growth()) > ex.limit
-
-    def _judged(self, ex: Exchange, session: _Session, raw: int) -> int:
-        """Our count raised to the provider's: by the ratio its answers showed, else by
-        the model's margin."""
-        factor = session.ratio if session.ratio is not None else 1 + ex.spec.margin
-        return int(raw * max(factor, 1.0) + 0.999)
+    def _forecast(self, ex: Exchange, session: _Session | None) -> Forecast:
+        if session is None:
+            return Forecast.of(self.policy, ex, None)
+        return Forecast.of(self.policy, ex, session.ratio, session.pace)
 
     # compacting ------------------------------------------------------------------------
 
-    def _start(self, ex: Exchange, session: _Session, client: list[JsonDict]) -> None:
+    def _start(
+        self,
+        ex: Exchange,
+        session: _Session,
+        client: list[JsonDict],
+        urgent: bool = False,
+        standby: bool = False,
+    ) -> None:
+        """A compaction of `client` begun in the background: by the configured summarizer,
+        or the extractive one when `urgent`; `standby`: a head kept ready (`_Session`)."""
         base = session.head
+        service = self.immediate if urgent else self.background
 
         async def run() -> Head | None:
             began = time.monotonic()
             try:
-                head = await self._compact(self.background, ex, client, base, None)
+                head = await self._compact(service, ex, client, base, None, later=True)
             except Exception:
                 log.exception("background compaction failed", extra={"session": ex.session_id})
                 return None
-            session.pace.compaction_seconds = time.monotonic() - began
+            if not urgent:  # the configured summarizer's time: the turns a compaction takes
+                session.pace.compaction_seconds = time.monotonic() - began
             return head
 
         def done(task: asyncio.Task[Head | None]) -> None:
             if session.running is task:
                 session.running = None
+            if session.spare is task:
+                session.spare = None
             if task.cancelled() or task.exception() is not None:
                 return
             head = task.result()
-            if head is not None and session.head is base:
-                session.ready = head
+            if head is not None and _newer(head, session.head) and _newer(head, session.ready):
+                session.ready, session.standby = head, standby
 
-        session.based_on = base
-        session.running = asyncio.create_task(run())
-        session.running.add_done_callback(done)
+        task = asyncio.create_task(run())
+        task.add_done_callback(done)
+        if standby:
+            session.spare, session.spare_from = task, len(client)
+        else:
+            session.running, session.running_from = task, len(client)
 
     async def _wait(self, session: _Session) -> Head | None:
         """A running compaction's head, if it finishes within the policy's wait."""
@@ -280,7 +289,7 @@ class ProxyCompactor:
         if not done or task.cancelled() or task.exception() is not None:
             return None
         head = task.result()
-        return head if session.head is session.based_on else None
+        return head if head is not None and _newer(head, session.head) else None
 
     async def _made_now(
         self,
@@ -305,7 +314,7 @@ class ProxyCompactor:
                 count = await self._count(ex, spliced)
                 if best is None or count.raw < best[2].raw:
                     best = (head, spliced, count)
-                if self._judged(ex, session, count.raw) <= ex.limit:
+                if self._forecast(ex, session).judged(count.raw) <= ex.limit:
                     break
             head = None
         return best
@@ -318,32 +327,39 @@ class ProxyCompactor:
         head: Head | None,
         counts: list[int] | None,
         squeeze: bool = False,
+        later: bool = False,
     ) -> Head | None:
         """A new head for `client`: what follows `head` (or, past the fold share, all of it)
-        up to a cut, compacted by `service`; `squeeze`: all of it, the pinned messages too."""
+        up to a cut, compacted by `service`; `squeeze`: all of it, the pinned messages too;
+        `later`: made in the background, for a later request (which is larger by the turns
+        that come meanwhile, and follows the model's reading of `client`'s latest turn)."""
         counted = await self._count(ex, client)
         counts = counts or counted.messages
-        lead = _leading_system(client) if ex.api == "openai" else 0
+        lead = leading_system(client) if ex.api == "openai" else 0
         session = self._sessions.get(ex.session_id)
-        judge = session or _Session()
+        forecast = self._forecast(ex, session)
         if squeeze:
             pinned = lead
         elif head is not None:
             pinned = head.pinned
         else:
-            pinned = self._pin(ex, client, counts, lead, judge, counted.fixed)
+            pinned = self._pin(client, counts, lead, forecast, counted.fixed)
         fold = head is not None and (squeeze or head.tokens > self.policy.fold_share * ex.limit)
         start = head.replaced if head is not None and not fold else pinned
         kept_head = (
             head.tokens
             if head is not None and not fold
-            else self._judged(ex, judge, sum(counts[lead:pinned]))
+            else forecast.judged(sum(counts[lead:pinned]))
         )
         made = session.made if session is not None and session.made else None
         guess = kept_head + (made or int(self.policy.head_share * ex.limit))
-        room = self._room(ex, session)
-        keep = self._keep(ex.limit, counted.fixed, guess, room)
-        cut = choose_cut(client, counts, start, keep)
+        ahead = 0
+        if later:  # from the size of the request it is cut from, its head in
+            after = sum(counts[head.replaced :] if head is not None else counts)
+            now = forecast.judged(counted.fixed + after) + (head.tokens if head else 0)
+            ahead = forecast.ahead(now)
+        keep = forecast.keep(counted.fixed, guess + ahead, forecast.room())
+        cut = choose_cut(client, counts, start, keep, read=later)
         if cut is None or counted.fixed + guess + sum(counts[cut:]) > ex.limit:
             cut = len(client)  # even the latest cut keeps too much: all of it, then `Continue.`
         if cut <= start:
@@ -371,53 +387,28 @@ class ProxyCompactor:
             made_now = sum(
                 await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts[len(prior) :])
             )
-            session.made = self._judged(ex, session, made_now)
-        return make_head(core, client, cut, self._judged(ex, _Session(), tokens), pinned)
+            session.made = forecast.judged(made_now)
+        tokens = Forecast.of(self.policy, ex, None).judged(tokens)
+        head = make_head(core, client, cut, tokens, pinned)
+        return replace(head, quick=service is self.immediate)
 
     def _pin(
-        self,
-        ex: Exchange,
-        client: list[JsonDict],
-        counts: list[int],
-        lead: int,
-        session: _Session,
-        fixed: int,
+        self, client: list[JsonDict], counts: list[int], lead: int, forecast: Forecast, fixed: int
     ) -> int:
         """Where the session's pinned first messages end: the latest cut before an assistant
         turn within the pin's budget (the request that ended there wrote that prefix to the
         provider's cache), else `lead`. The budget is the pin share of the limit, less what
         a head with the least kept part and room for the session's foreseen turns would
         pass the start mark by: a session of large turns pins less, or nothing."""
-        policy = self.policy
-        least = self._judged(ex, session, fixed) + self._room(ex, session)
-        least += int((policy.head_share + policy.min_keep_share) * ex.limit)
-        budget = min(policy.pin_share * ex.limit, policy.marks.start * ex.limit - least)
+        budget = forecast.pin_budget(fixed)
         pinned, total = lead, 0
         for index in range(lead, len(client) - 1):
             total += counts[index]
-            if self._judged(ex, session, total) > budget:
+            if forecast.judged(total) > budget:
                 break
             if client[index + 1].get("role") == "assistant" != client[index].get("role"):
                 pinned = index + 1
         return pinned
-
-    def _room(self, ex: Exchange, session: _Session | None) -> int:
-        """The tokens the session is foreseen to add before its next compaction is ready:
-        its turns' growth over the turns a compaction takes and one more."""
-        if session is None:
-            return 0
-        pace = session.pace
-        turns = pace.lookahead(self.policy.max_lookahead) + 1
-        return turns * self._judged(ex, session, pace.growth())
-
-    def _keep(self, limit: int, fixed: int, head: int, room: int = 0) -> int:
-        """The tokens a compaction keeps as sent: what brings the request back to the target
-        share of the limit with the head it will have (lower when the session's pace needs
-        the room before the limit), within the policy's bounds."""
-        share = min(int(self.policy.target_share * limit), limit - room)
-        target = share - fixed - head
-        low, high = int(self.policy.min_keep_share * limit), int(self.policy.keep_share * limit)
-        return max(low, min(high, target))
 
     def _within_breakpoints(self, ex: Exchange, sent: list[JsonDict]) -> list[JsonDict]:
         """`sent`, without the head's breakpoint when with it the request would set more
@@ -433,10 +424,8 @@ class ProxyCompactor:
         return [*without_breakpoints(sent[:count]), *sent[count:]]
 
 
-def _leading_system(messages: Sequence[JsonDict]) -> int:
-    count = 0
-    for message in messages:
-        if message.get("role") not in _SYSTEM_ROLES:
-            break
-        count += 1
-    return count
+def _newer(head: Head, than: Head | None) -> bool:
+    """Whether `head` stands for more of the client's messages than `than`. A compaction
+    begun from a head since replaced still makes a head of its own (the messages it stands
+    for are the client's): put in, it serves as well, and a later one only is worth it."""
+    return than is None or head.replaced > than.replaced

@@ -6,7 +6,7 @@ request's API shape."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.core.messages import Message
@@ -17,6 +17,8 @@ from app.proxy.exchange import Exchange
 from app.service.compaction import CompactionService, CompactRequest
 
 log = logging.getLogger("context_compact.proxy")
+
+_SYSTEM_ROLES = frozenset({"system", "developer"})
 
 
 async def compacted_part(
@@ -53,3 +55,14 @@ def _anthropic_system(body: Mapping[str, Any]) -> list[Message]:
     if not system:
         return []
     return [Message.model_validate({"role": "system", "content": system})]
+
+
+def leading_system(messages: Sequence[JsonDict]) -> int:
+    """The system (or developer) messages an OpenAI-shape request opens with: they go to
+    the service as the system prompt, ahead of a part, and stay as sent."""
+    count = 0
+    for message in messages:
+        if message.get("role") not in _SYSTEM_ROLES:
+            break
+        count += 1
+    return count

@@ -81,3 +81,7 @@ def test_the_proxy_bench_runs_and_reports_every_measure(tmp_path: Path) -> None:
     assert sum(total["compactions"].values()) >= 1
     text = proxy.render(report, args, "python -m bench.proxy")
     assert "| context-length errors reaching the agent | 0 " in text
+    made = sum(total["compactions"].values())
+    assert report["replay"]["by_window"]["6000"]["compactions"] == total["compactions"]
+    assert 0 <= total["quick"] <= total["compactions"].get("applied", 0)
+    assert f"| 6000 | {made} | " in text

@@ -155,9 +155,11 @@ async def test_a_head_made_at_once_past_the_start_mark_has_the_next_one_begun_fr
     assert 0.7 * LIMIT <= (first.tokens_after or 0) <= LIMIT
     session = compactor._sessions["s"]
     assert session.running is not None
-    assert session.based_on is session.head
     await asyncio.wait_for(asyncio.shield(session.running), 5)
     assert session.ready is not None
+    assert session.head is not None
+    # Begun from the head made at once: it keeps that head as it was.
+    assert session.ready.core[: len(session.head.core)] == session.head.core
     # The next request passes the splice mark: the head made in the background goes in.
     later = [*client, assistant("The log shows one error."), user("Fix it. " + "detail " * 400)]
     second = await compactor.plan(_exchange(later))

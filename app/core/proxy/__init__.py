@@ -3,7 +3,7 @@ how near it is to its limit (`limits`), the compacted head and where to cut (`sp
 provider's own count read from its answers (`usage`), whether an error says the context
 was too long (`overflow`), and how fast a session grows (`pace`)."""
 
-from app.core.proxy.limits import Marks, input_limit, output_budget, stage
+from app.core.proxy.limits import Marks, Stage, input_limit, output_budget, stage
 from app.core.proxy.overflow import is_context_overflow
 from app.core.proxy.pace import Pace
 from app.core.proxy.sessions import credential_of, scoped_session_id, session_key
@@ -26,6 +26,7 @@ __all__ = [
     "JsonDict",
     "Marks",
     "Pace",
+    "Stage",
     "Usage",
     "UsageTap",
     "breakpoints",

@@ -28,6 +28,7 @@ class Pace:
     last_at: float | None = None
     turn_seconds: float | None = None
     compaction_seconds: float | None = None
+    largest: int = 0  # the most bytes one turn of the session added
 
     def seen(self, size: int, at: float) -> None:
         """A request of `size` bytes arrived at `at` (monotonic seconds)."""
@@ -36,6 +37,8 @@ class Pace:
             previous = self.turn_seconds
             self.turn_seconds = interval if previous is None else 0.7 * previous + 0.3 * interval
         self.last_at = at
+        if self.sizes:
+            self.largest = max(self.largest, size - self.sizes[-1])
         self.sizes = [*self.sizes, size][-(self.kept + 1) :]
 
     def growth(self) -> int:
@@ -43,6 +46,15 @@ class Pace:
         a turn that shrank the body, as a client's own compaction does, adds none)."""
         steps = [b - a for a, b in zip(self.sizes, self.sizes[1:], strict=False)]
         return max([0, *steps]) // BYTES_PER_TOKEN_TYPICAL
+
+    def largest_growth(self) -> int:
+        """The most tokens one turn of the session has added so far."""
+        return self.largest // BYTES_PER_TOKEN_TYPICAL
+
+    def typical(self) -> int:
+        """The tokens the latest turns added, on average (0 until two requests are seen)."""
+        steps = [max(0, b - a) for a, b in zip(self.sizes, self.sizes[1:], strict=False)]
+        return sum(steps) // len(steps) // BYTES_PER_TOKEN_TYPICAL if steps else 0
 
     def lookahead(self, most: int) -> int:
         """The turns a compaction begun now is foreseen to take: at least one, at most

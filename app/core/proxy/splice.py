@@ -30,8 +30,26 @@ EPHEMERAL: JsonDict = {"type": "ephemeral"}
 
 
 def prefix_digest(messages: Sequence[Mapping[str, Any]]) -> str:
-    """sha256 of the messages' JSON: what finds a compacted prefix again."""
-    return hashlib.sha256(orjson.dumps(list(messages))).hexdigest()
+    """sha256 of the messages' JSON as the model reads them: what finds a compacted prefix
+    again. An agent moves its cache breakpoint to its latest message each turn (Claude
+    Code; an SDK user wraps the last text in a block to mark it), so a block's
+    `cache_control` is left out and a lone text block reads as its text: the history is
+    the same whichever message carried the mark."""
+    return hashlib.sha256(orjson.dumps([_as_read(m) for m in messages])).hexdigest()
+
+
+def _as_read(message: Mapping[str, Any]) -> Any:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    blocks = [
+        {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, Mapping) else b
+        for b in content
+    ]
+    lone = blocks[0] if len(blocks) == 1 else None
+    if isinstance(lone, Mapping) and lone.keys() == {"type", "text"} and lone["type"] == "text":
+        return {**message, "content": lone["text"]}
+    return {**message, "content": blocks}
 
 
 @dataclass(frozen=True)
@@ -40,7 +58,8 @@ class Head:
     (whose JSON hashes to `digest`); `seam` is the user turn put after it when the first
     kept message is the assistant's. `tokens`: the head's count, as the service counted it;
     `pinned`: the messages at its start that are the client's own, as sent (the session's
-    first ones, which every head keeps)."""
+    first ones, which every head keeps); `quick`: its summary is the extractive
+    summarizer's, made for a request that could not wait for the configured one."""
 
     core: tuple[JsonDict, ...]
     replaced: int
@@ -48,6 +67,7 @@ class Head:
     seam: bool
     tokens: int
     pinned: int = 0
+    quick: bool = False
 
     @property
     def messages(self) -> list[JsonDict]:
@@ -100,12 +120,21 @@ def boundaries(messages: Sequence[Mapping[str, Any]], start: int) -> Iterator[in
 
 
 def choose_cut(
-    messages: Sequence[Mapping[str, Any]], counts: Sequence[int], start: int, keep: int
+    messages: Sequence[Mapping[str, Any]],
+    counts: Sequence[int],
+    start: int,
+    keep: int,
+    read: bool = False,
 ) -> int | None:
     """The first message kept as sent: the earliest cut whose kept part takes at most
     `keep` tokens (the most kept within the budget), else the latest cut; None when there
-    is no cut after `start`."""
+    is no cut after `start`. `read`: the model will have read the latest message before
+    the head goes in (a compaction made in the background), so the end of `messages` is a
+    cut too, after it (when it is not the assistant's: a prefill is answered there)."""
     cuts = list(boundaries(messages, start))
+    end = len(messages)
+    if read and end > start and _role(messages[-1]) != "assistant" and end not in cuts:
+        cuts.append(end)
     if not cuts:
         return None
     kept_from = [0] * (len(counts) + 1)

@@ -73,6 +73,31 @@ def test_the_cut_keeps_the_most_that_fits_else_the_least() -> None:
     assert choose_cut(LOOP, counts, 6, keep=1000) is None
 
 
+def test_a_cut_after_the_latest_message_only_for_a_head_that_goes_in_after_it_was_read() -> None:
+    counts = [10, 5, 100, 5, 100, 5, 500]  # the new request is larger than any budget
+    assert choose_cut(LOOP, counts, 0, keep=100) == 6  # sent now: the latest cut
+    assert choose_cut(LOOP, counts, 0, keep=100, read=True) == 7  # after it, all of it
+    assert choose_cut(LOOP, counts, 0, keep=600, read=True) == 5  # the most that fits
+    assert choose_cut(LOOP[:5], counts[:5], 0, keep=1, read=True) == 5  # after tool results
+    prefill = [*LOOP, assistant("The docs")]  # answered where it ends: never a cut
+    assert choose_cut(prefill, [*counts, 1], 0, keep=1, read=True) == 7
+
+
+def test_a_moved_breakpoint_leaves_the_history_a_head_stands_for_the_same() -> None:
+    marked = [user("Fix the build."), call(1), with_breakpoint(result(1))]
+    wrapped = [*LOOP[:2], {**with_breakpoint(user("Now docs."))}]
+    head = make_head([user("[Conversation compressed]\n\nsummary")], marked, 3, tokens=9)
+    later = [*LOOP[:3], call(2)]  # the agent moved its breakpoint to its latest message
+    assert head.splice(later) == [*head.messages, call(2)]
+    # A lone text block marked is the text the agent sent as a string the turn after.
+    head = make_head([user("summary")], wrapped, 3, tokens=9)
+    assert head.splice([*LOOP[:2], user("Now docs."), call(3)]) is not None
+    # What the model reads differs: not the same history.
+    assert head.splice([*LOOP[:2], user("Now tests."), call(3)]) is None
+    two = {"role": "user", "content": [{"type": "text", "text": "Now docs."}] * 2}
+    assert head.splice([*LOOP[:2], two, call(3)]) is None
+
+
 def test_a_head_is_spliced_into_every_request_that_still_starts_with_what_it_replaced() -> None:
     core = [user("[Conversation compressed]\n\nsummary"), assistant("Understood.")]
     head = make_head(core, LOOP, 3, tokens=20)

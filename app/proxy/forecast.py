@@ -1,0 +1,105 @@
+"""How the proxy judges one request of a session: our count raised to the provider's, where
+it stands against the marks, and what the session's pace foresees (the turns a compaction
+takes, the room they need, the part a compaction keeps as sent). Pure: the compactor
+(`app.proxy.compactor`) decides with it and acts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.proxy import Pace, Stage, stage
+from app.proxy.exchange import Exchange, ProxyPolicy
+
+BYTES_PER_TOKEN_FLOOR = 2
+
+
+@dataclass(frozen=True)
+class Forecast:
+    policy: ProxyPolicy
+    limit: int
+    factor: float  # our count to the provider's, at least 1
+    pace: Pace
+
+    @classmethod
+    def of(
+        cls, policy: ProxyPolicy, ex: Exchange, ratio: float | None, pace: Pace | None = None
+    ) -> Forecast:
+        """For `ex`, by the ratio the provider's answers showed, else by the model's margin."""
+        factor = ratio if ratio is not None else 1 + ex.spec.margin
+        return cls(policy, ex.limit, max(factor, 1.0), pace or Pace())
+
+    def judged(self, raw: int) -> int:
+        """Our count raised to the provider's."""
+        return int(raw * self.factor + 0.999)
+
+    def stage(self, tokens: int) -> Stage:
+        return stage(tokens, self.limit, self.policy.marks)
+
+    def surely_below(self, size: int) -> bool:
+        """Whether a body of `size` bytes is too small to reach the start mark whatever its
+        tokens, to start early at the session's pace, or to be at risk: half its bytes bound
+        its tokens (a token of agent text is three to four bytes; of any text, hardly ever
+        under two), so most requests of a session are judged without being counted."""
+        bound = self.judged(size // BYTES_PER_TOKEN_FLOOR)
+        below = bound < self.policy.marks.start * self.limit
+        return below and not self.foreseen(bound) and not self.at_risk(bound)
+
+    def starts(self, tokens: int) -> bool:
+        """Whether a background compaction begins: from the start mark, or earlier when the
+        session's pace would take the request over the limit before one begun now is ready."""
+        return self.stage(tokens) != "below" or self.foreseen(tokens)
+
+    def foreseen(self, tokens: int, turns: int | None = None) -> bool:
+        """Whether the session's pace takes `tokens` over the limit within `turns` (the
+        turns a compaction takes, by default)."""
+        turns = turns or self.pace.lookahead(self.policy.max_lookahead)
+        return tokens + turns * self.judged(self.pace.growth()) > self.limit
+
+    def at_risk(self, tokens: int) -> bool:
+        """Whether a turn as large as the session's largest so far takes `tokens` over the
+        limit: a head is kept ready for it (made by the extractive summarizer, in the
+        background), since no compaction begun when that turn comes could be."""
+        return tokens + self.judged(self.pace.largest_growth()) > self.limit
+
+    def urgent(self, tokens: int) -> bool:
+        """Whether one more turn at the session's pace takes `tokens` over the limit before
+        a compaction by the configured summarizer could be ready: the extractive one makes
+        it then, in the background all the same, so the next request finds it ready
+        instead of waiting for one."""
+        if self.pace.lookahead(self.policy.max_lookahead) <= 1:
+            return False
+        return self.foreseen(tokens, turns=1)
+
+    def room(self) -> int:
+        """The tokens the session is foreseen to add before its next compaction is ready:
+        its turns' growth over the turns a compaction takes and one more."""
+        turns = self.pace.lookahead(self.policy.max_lookahead) + 1
+        return turns * self.judged(self.pace.growth())
+
+    def ahead(self, tokens: int) -> int:
+        """The tokens a request of `tokens` is foreseen to grow by before a compaction begun
+        now goes in: the turns it takes at the session's average pace, and at least up to
+        the splice mark."""
+        turns = self.pace.lookahead(self.policy.max_lookahead)
+        splice = int(self.policy.marks.splice * self.limit) - tokens
+        return max(turns * self.judged(self.pace.typical()), splice)
+
+    def keep(self, fixed: int, head: int, room: int = 0) -> int:
+        """The tokens a compaction keeps as sent: what brings the request back to the target
+        share of the limit with the head it will have (lower when the session's pace needs
+        the room before the limit), within the policy's bounds."""
+        policy, limit = self.policy, self.limit
+        share = min(int(policy.target_share * limit), limit - room)
+        target = share - fixed - head
+        low, high = int(policy.min_keep_share * limit), int(policy.keep_share * limit)
+        return max(low, min(high, target))
+
+    def pin_budget(self, fixed: int) -> float:
+        """The most the session's pinned first messages may take: the pin share of the
+        limit, less what a head with the least kept part and room for the session's
+        foreseen turns would pass the start mark by (a session of large turns pins less,
+        or nothing)."""
+        policy, limit = self.policy, self.limit
+        least = self.judged(fixed) + self.room()
+        least += int((policy.head_share + policy.min_keep_share) * limit)
+        return min(policy.pin_share * limit, policy.marks.start * limit - least)

@@ -1,0 +1,182 @@
+"""The proxy's compactions against an agent's large turns: a head kept ready for a turn as
+large as the session's largest, made by the extractive summarizer in the background when
+one more turn at the session's pace would pass the limit before the configured one is
+done; a request over the limit compacted at once, never left waiting for a compaction it
+began itself; a running compaction that could stand for no more than a head just put in
+cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import orjson
+import pytest
+
+from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.model_table import ModelSpec
+from app.core.ports import SummaryRequest
+from app.core.summary import ExtractiveSummarizer
+from app.proxy.compactor import ProxyCompactor
+from app.proxy.exchange import Exchange, ProxyPolicy
+from tests.builders import (
+    FakeSummarizer,
+    assistant,
+    build_service,
+    rounds,
+    tool_result,
+    tool_use,
+    user,
+)
+
+pytestmark = pytest.mark.anyio
+
+SPEC = ModelSpec(context_window=4000, tokenizer="tiktoken", margin=0.0)
+LIMIT = 3900
+BYTES_PER_TOKEN = 3  # the pace's reading of a body's growth (app.core.proxy.pace)
+
+
+class Blocked:
+    """A configured summarizer that never answers: a compaction it makes never finishes."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.summarizer = FakeSummarizer(self._never)
+
+    async def _never(self, request: SummaryRequest) -> str:
+        self.asked += 1
+        await asyncio.Event().wait()
+        return ""
+
+
+def _compactor(
+    tokenizer: TiktokenTokenizer, blocked: Blocked, policy: ProxyPolicy | None = None
+) -> ProxyCompactor:
+    background = build_service(tokenizer, blocked.summarizer)
+    immediate = build_service(tokenizer, ExtractiveSummarizer())
+    return ProxyCompactor(background, immediate, policy)
+
+
+def _session(last: int) -> list[dict[str, Any]]:
+    return [user("Fix the build of the parser."), *rounds(1, last)[1:]]
+
+
+def _exchange(messages: list[dict[str, Any]]) -> Exchange:
+    body = {"model": "claude-tiny", "max_tokens": 100, "messages": messages}
+    return Exchange("anthropic", "s", body, SPEC, LIMIT, len(orjson.dumps(body)))
+
+
+def _large_turn(client: list[dict[str, Any]], share: float) -> list[dict[str, Any]]:
+    """`client`, then a task whose tool result takes about `share` of the limit."""
+    output = "word " * int(share * LIMIT)
+    return [
+        *client,
+        user("Read the log."),
+        assistant("Reading.", tool_use("bash", "big", command="cat build.log")),
+        tool_result("big", output),
+    ]
+
+
+def _paced(compactor: ProxyCompactor, client: list[dict[str, Any]], share: float) -> None:
+    """The session's last turn before `client` added about `share` of the limit."""
+    size = _exchange(client).size
+    compactor._session("s").pace.sizes = [size - BYTES_PER_TOKEN * int(share * LIMIT)]
+
+
+async def test_a_head_is_kept_ready_for_a_turn_as_large_as_the_sessions_largest(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    blocked = Blocked()
+    compactor = _compactor(tokenizer, blocked)
+    # Earlier, one turn of the session added about 0.65 of the limit.
+    compactor._session("s").pace.largest = BYTES_PER_TOKEN * int(0.65 * LIMIT)
+    client = _session(5)  # about half the limit: below the start mark
+    first = await compactor.plan(_exchange(client))
+    assert first.action == "precompact_started"
+    assert (first.tokens_before or 0) < 0.7 * LIMIT
+    session = compactor._sessions["s"]
+    assert session.running is None
+    assert session.spare is not None
+    await asyncio.wait_for(asyncio.shield(session.spare), 5)
+    assert session.ready is not None
+    assert session.standby
+    assert blocked.asked == 0  # made by the extractive summarizer
+    # A turn as large comes: the ready head goes in, the request fits, nothing waits.
+    later = _large_turn(client, 0.6)
+    second = await compactor.plan(_exchange(later))
+    assert second.action == "applied"
+    assert (second.tokens_before or 0) > LIMIT >= (second.tokens_after or 0)
+    assert orjson.dumps(later[-1]).decode() in orjson.dumps(second.messages).decode()
+
+
+async def test_a_compaction_one_turn_at_the_pace_would_outrun_is_made_by_the_extractive_one(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    blocked = Blocked()
+    compactor = _compactor(tokenizer, blocked)
+    client = _session(8)  # about 0.8 of the limit: past the start mark
+    _paced(compactor, client, 0.3)  # one more such turn passes the limit
+    planned = await compactor.plan(_exchange(client))
+    assert planned.action == "precompact_started"
+    session = compactor._sessions["s"]
+    assert session.running is not None
+    await asyncio.wait_for(asyncio.shield(session.running), 5)
+    assert session.ready is not None
+    assert blocked.asked == 0
+
+
+async def test_a_compaction_at_the_start_mark_at_a_slow_pace_is_the_configured_summarizers(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    blocked = Blocked()
+    compactor = _compactor(tokenizer, blocked)
+    client = _session(8)
+    _paced(compactor, client, 0.01)
+    planned = await compactor.plan(_exchange(client))
+    assert planned.action == "precompact_started"
+    session = compactor._sessions["s"]
+    assert session.running is not None
+    await asyncio.sleep(0.2)
+    assert not session.running.done()
+    assert blocked.asked == 1
+    await compactor.aclose()
+
+
+async def test_a_request_over_the_limit_never_waits_for_a_compaction_it_began(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    blocked = Blocked()
+    # A wait far longer than the test's deadline: a request that waited for the compaction
+    # begun on its own account would never be planned in time.
+    compactor = _compactor(tokenizer, blocked, ProxyPolicy(wait_seconds=60))
+    client = _session(12)
+    _paced(compactor, client, 0.3)
+    planned = await asyncio.wait_for(compactor.plan(_exchange(client)), 10)
+    assert planned.action == "compacted"
+    assert (planned.tokens_after or 0) <= LIMIT
+    await compactor.aclose()
+
+
+async def test_a_running_compaction_that_could_stand_for_no_more_than_a_new_head_is_cancelled(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    blocked = Blocked()
+    compactor = _compactor(tokenizer, blocked, ProxyPolicy(wait_seconds=0.01))
+    client = _session(8)
+    _paced(compactor, client, 0.01)
+    first = await compactor.plan(_exchange(client))
+    assert first.action == "precompact_started"
+    session = compactor._sessions["s"]
+    stale = session.running
+    assert stale is not None
+    # The next turn passes the limit: a head made at once stands for all of `client`.
+    second = await compactor.plan(_exchange(_large_turn(client, 0.5)))
+    assert second.action == "compacted"
+    assert session.head is not None
+    assert session.head.replaced >= len(client)
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.wait_for(stale, 5)
+    assert stale.cancelled()
+    assert session.running is not stale
+    await compactor.aclose()
