@@ -30,7 +30,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import orjson
 from anyio import to_thread
@@ -42,7 +42,6 @@ from app.core.proxy import (
     MAX_BREAKPOINTS,
     Head,
     JsonDict,
-    Pace,
     Usage,
     breakpoints,
     choose_cut,
@@ -54,30 +53,10 @@ from app.core.proxy import (
 from app.proxy.exchange import Action, Exchange, Planned, ProxyPolicy
 from app.proxy.forecast import Forecast
 from app.proxy.parts import compacted_part, leading_system
+from app.proxy.session import Session
 from app.service.compaction import CompactionService
 
 log = logging.getLogger("context_compact.proxy")
-
-
-@dataclass
-class _Session:
-    head: Head | None = None
-    ready: Head | None = None
-    running: asyncio.Task[Head | None] | None = None
-    running_from: int = 0  # the messages of the request the running compaction began from
-    # A head kept ready for a turn as large as the session's largest (`Forecast.at_risk`),
-    # made by the extractive summarizer beside the running compaction; `standby`: `ready`
-    # is such a head, put in over the limit only while the running one may yet be.
-    spare: asyncio.Task[Head | None] | None = None
-    spare_from: int = 0
-    standby: bool = False
-    ratio: float | None = None
-    made: int = 0  # the tokens the session's last compaction wrote (its new summary turns)
-    # After a head is put in, no compaction starts in the background below this count: a
-    # head and kept part that together stay above the start mark would otherwise start
-    # the next compaction at once, turn after turn.
-    quiet_below: int = 0
-    pace: Pace = field(default_factory=Pace)
 
 
 @dataclass(frozen=True)
@@ -100,10 +79,10 @@ class ProxyCompactor:
         self.background = background
         self.immediate = immediate
         self.policy = policy or ProxyPolicy()
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
 
-    def _session(self, session_id: str) -> _Session:
-        session = self._sessions.pop(session_id, None) or _Session()
+    def _session(self, session_id: str) -> Session:
+        session = self._sessions.pop(session_id, None) or Session()
         self._sessions[session_id] = session
         while len(self._sessions) > self.policy.max_sessions:
             _, old = self._sessions.popitem(last=False)
@@ -132,43 +111,40 @@ class ProxyCompactor:
         if session.head is not None:
             spliced = session.head.splice(client)
             if spliced is None:  # the agent rewrote what the head stands for
-                session.head = session.ready = None
+                session.head = session.ready = session.standby = None
                 reason = "history_changed"
             else:
                 sent, action = spliced, "applied"
         forecast = self._forecast(ex, session)
-        if session.ready is None and forecast.surely_below(ex.size):
+        waiting = session.ready is not None or session.standby is not None
+        if not waiting and forecast.surely_below(ex.size):
             return Planned(ex.session_id, sent, action, reason, None, None, 0)
         count = await self._count(ex, sent)
         before = forecast.judged(count.raw)
         now = forecast.stage(before)
         changed = False  # a head put in by this request
-        wanted = now == "splice" or forecast.foreseen(before, turns=1)
-        if session.standby and session.running is not None:
-            wanted = False  # the configured summarizer's compaction may yet be ready in time
-        if session.ready is not None and (now == "over" or wanted):
-            ready, session.ready = session.ready, None
-            if (spliced := ready.splice(client)) is not None:
-                session.head, sent, action, changed = ready, spliced, "applied", True
-                count = await self._count(ex, sent)
+        if now == "over" or now == "splice" or forecast.foreseen(before, turns=1):
+            # The configured summarizer's head first; the standby when that one is not
+            # there or leaves the request over the limit, and below the limit only when no
+            # compaction by the configured summarizer runs (it may yet be ready in time).
+            options = [session.ready]
+            if now == "over" or session.running is None:
+                options.append(session.standby)
+            chosen = await self._chosen(ex, forecast, client, options)
+            if chosen is not None and chosen[2].raw < count.raw:
+                session.head, sent, count = chosen
+                action, changed = "applied", True
                 now = forecast.stage(forecast.judged(count.raw))
         if now == "over":
             counts = count.messages if sent is client else None
             made = await self._made_now(ex, session, client, counts, await self._wait(session))
             if made is not None and made[2].raw < count.raw:
-                session.head, session.ready, action, changed = made[0], None, "compacted", True
-                sent, count = made[1], made[2]
+                session.head, sent, count = made
+                action, changed = "compacted", True
             else:
                 reason = reason or "nothing_to_compact"
-        if changed and session.head is not None:
-            # A compaction that could stand for no more than the head just put in.
-            replaced = session.head.replaced
-            if session.running is not None and session.running_from <= replaced:
-                session.running.cancel()
-                session.running = None
-            if session.spare is not None and session.spare_from <= replaced:
-                session.spare.cancel()
-                session.spare = None
+        if changed:
+            session.drop_older()
         # The pause after a head holds below the splice mark only: a request still above
         # it after a head went in is one the next turns take over the limit. A request
         # that put a head in is judged by what it sends: still past the start mark (a
@@ -178,11 +154,16 @@ class ProxyCompactor:
         quiet = not changed and before < min(session.quiet_below, splice)
         after = forecast.judged(count.raw)
         if session.running is None and not quiet and forecast.starts(after):
-            self._start(ex, session, client, urgent=forecast.urgent(after))
+            self._start(ex, session, client)
             action = "precompact_started" if action == "none" else action
-        spare = session.ready is None and session.spare is None and forecast.at_risk(after)
-        if spare and not quiet and session.running_from < len(client):  # none begun now
-            self._start(ex, session, client, urgent=True, standby=True)
+        # A standby: for a turn as large as the session's largest, or one at its pace that
+        # would come before the configured summarizer's compaction is ready.
+        grown = after - session.standby_at > self.policy.quiet_share * ex.limit
+        stale = session.standby is None or grown
+        needed = forecast.at_risk(after) or (forecast.urgent(after) and session.running is not None)
+        if needed and stale and session.spare is None and not quiet:
+            session.standby_at = after
+            self._start(ex, session, client, standby=True)
             action = "precompact_started" if action == "none" else action
         sent = self._within_breakpoints(ex, sent)
         if action in ("applied", "compacted") and after < before:
@@ -201,7 +182,8 @@ class ProxyCompactor:
         before = await self._count(ex, sent)
         if count.raw >= before.raw:
             return None
-        session.head, session.ready = head, None
+        session.head = head
+        session.drop_older()
         tokens = self._forecast(ex, session).judged(count.raw)
         spliced = self._within_breakpoints(ex, spliced)
         return Planned(ex.session_id, spliced, "retried", None, tokens, tokens, count.raw)
@@ -231,7 +213,7 @@ class ProxyCompactor:
         counts = await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts)
         return _Count(counts[:-1], counts[-1])
 
-    def _forecast(self, ex: Exchange, session: _Session | None) -> Forecast:
+    def _forecast(self, ex: Exchange, session: Session | None) -> Forecast:
         if session is None:
             return Forecast.of(self.policy, ex, None)
         return Forecast.of(self.policy, ex, session.ratio, session.pace)
@@ -239,17 +221,12 @@ class ProxyCompactor:
     # compacting ------------------------------------------------------------------------
 
     def _start(
-        self,
-        ex: Exchange,
-        session: _Session,
-        client: list[JsonDict],
-        urgent: bool = False,
-        standby: bool = False,
+        self, ex: Exchange, session: Session, client: list[JsonDict], standby: bool = False
     ) -> None:
         """A compaction of `client` begun in the background: by the configured summarizer,
-        or the extractive one when `urgent`; `standby`: a head kept ready (`_Session`)."""
+        or for a standby (`Session`) by the extractive one."""
         base = session.head
-        service = self.immediate if urgent else self.background
+        service = self.immediate if standby else self.background
 
         async def run() -> Head | None:
             began = time.monotonic()
@@ -258,7 +235,7 @@ class ProxyCompactor:
             except Exception:
                 log.exception("background compaction failed", extra={"session": ex.session_id})
                 return None
-            if not urgent:  # the configured summarizer's time: the turns a compaction takes
+            if not standby:  # the configured summarizer's time: the turns a compaction takes
                 session.pace.compaction_seconds = time.monotonic() - began
             return head
 
@@ -270,8 +247,8 @@ class ProxyCompactor:
             if task.cancelled() or task.exception() is not None:
                 return
             head = task.result()
-            if head is not None and _newer(head, session.head) and _newer(head, session.ready):
-                session.ready, session.standby = head, standby
+            if head is not None:
+                session.offer(head, standby)
 
         task = asyncio.create_task(run())
         task.add_done_callback(done)
@@ -280,7 +257,28 @@ class ProxyCompactor:
         else:
             session.running, session.running_from = task, len(client)
 
-    async def _wait(self, session: _Session) -> Head | None:
+    async def _chosen(
+        self,
+        ex: Exchange,
+        forecast: Forecast,
+        client: list[JsonDict],
+        options: Sequence[Head | None],
+    ) -> tuple[Head, list[JsonDict], _Count] | None:
+        """The first of `options` that brings the request within the limit, else the one
+        that sends the least; None when none is for this history."""
+        best: tuple[Head, list[JsonDict], _Count] | None = None
+        for head in options:
+            spliced = head.splice(client) if head is not None else None
+            if head is None or spliced is None:
+                continue
+            count = await self._count(ex, spliced)
+            if forecast.judged(count.raw) <= ex.limit:
+                return head, spliced, count
+            if best is None or count.raw < best[2].raw:
+                best = (head, spliced, count)
+        return best
+
+    async def _wait(self, session: Session) -> Head | None:
         """A running compaction's head, if it finishes within the policy's wait."""
         task = session.running
         if task is None:
@@ -289,12 +287,12 @@ class ProxyCompactor:
         if not done or task.cancelled() or task.exception() is not None:
             return None
         head = task.result()
-        return head if head is not None and _newer(head, session.head) else None
+        return head if head is not None and session.newer(head) else None
 
     async def _made_now(
         self,
         ex: Exchange,
-        session: _Session,
+        session: Session,
         client: list[JsonDict],
         counts: list[int] | None,
         head: Head | None = None,
@@ -422,10 +420,3 @@ class ProxyCompactor:
             return sent
         count = len(session.head.messages)
         return [*without_breakpoints(sent[:count]), *sent[count:]]
-
-
-def _newer(head: Head, than: Head | None) -> bool:
-    """Whether `head` stands for more of the client's messages than `than`. A compaction
-    begun from a head since replaced still makes a head of its own (the messages it stands
-    for are the client's): put in, it serves as well, and a later one only is worth it."""
-    return than is None or head.replaced > than.replaced

@@ -99,9 +99,10 @@ async def test_a_head_is_kept_ready_for_a_turn_as_large_as_the_sessions_largest(
     assert session.running is None
     assert session.spare is not None
     await asyncio.wait_for(asyncio.shield(session.spare), 5)
-    assert session.ready is not None
-    assert session.standby
-    assert blocked.asked == 0  # made by the extractive summarizer
+    assert session.ready is None
+    assert session.standby is not None
+    assert session.standby.quick  # made by the extractive summarizer
+    assert blocked.asked == 0
     # A turn as large comes: the ready head goes in, the request fits, nothing waits.
     later = _large_turn(client, 0.6)
     second = await compactor.plan(_exchange(later))
@@ -110,7 +111,7 @@ async def test_a_head_is_kept_ready_for_a_turn_as_large_as_the_sessions_largest(
     assert orjson.dumps(later[-1]).decode() in orjson.dumps(second.messages).decode()
 
 
-async def test_a_compaction_one_turn_at_the_pace_would_outrun_is_made_by_the_extractive_one(
+async def test_a_compaction_one_turn_at_the_pace_would_outrun_has_a_standby_beside_it(
     tokenizer: TiktokenTokenizer,
 ) -> None:
     blocked = Blocked()
@@ -120,10 +121,24 @@ async def test_a_compaction_one_turn_at_the_pace_would_outrun_is_made_by_the_ext
     planned = await compactor.plan(_exchange(client))
     assert planned.action == "precompact_started"
     session = compactor._sessions["s"]
-    assert session.running is not None
-    await asyncio.wait_for(asyncio.shield(session.running), 5)
-    assert session.ready is not None
-    assert blocked.asked == 0
+    assert session.running is not None  # the configured summarizer's, which never answers
+    assert session.spare is not None
+    await asyncio.wait_for(asyncio.shield(session.spare), 5)
+    assert session.standby is not None
+    assert session.standby.quick
+    # Past the splice mark but within the limit: the configured summarizer's may yet be
+    # ready, so the standby stays out.
+    later = [*client, user("Go on. " + "detail " * 200)]
+    waited = await compactor.plan(_exchange(later))
+    assert waited.action == "none"
+    assert 0.85 * LIMIT <= (waited.tokens_before or 0) <= LIMIT
+    assert session.standby is not None
+    # Over the limit: the standby goes in, nothing waits.
+    over = await compactor.plan(_exchange(_large_turn([*later, assistant("Done.")], 0.3)))
+    assert over.action == "applied"
+    assert (over.tokens_after or 0) <= LIMIT
+    assert blocked.asked == 1
+    await compactor.aclose()
 
 
 async def test_a_compaction_at_the_start_mark_at_a_slow_pace_is_the_configured_summarizers(

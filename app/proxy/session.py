@@ -1,0 +1,70 @@
+"""What the proxy keeps of one session between its requests: the head its requests carry,
+the heads finished in the background and the compactions running, the provider's count
+ratio, and its pace."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from app.core.proxy import Head, Pace
+
+
+@dataclass
+class Session:
+    head: Head | None = None
+    ready: Head | None = None
+    running: asyncio.Task[Head | None] | None = None
+    running_from: int = 0  # the messages of the request the running compaction began from
+    # A head kept ready by the extractive summarizer (`spare` makes it) beside the
+    # configured summarizer's (`ready`, `running`), for a turn as large as the session's
+    # largest or one at its pace that would come first: put in over the limit only while
+    # the configured summarizer's compaction runs. `standby_at`: the count it began at.
+    standby: Head | None = None
+    spare: asyncio.Task[Head | None] | None = None
+    spare_from: int = 0
+    standby_at: int = 0
+    ratio: float | None = None
+    made: int = 0  # the tokens the session's last compaction wrote (its new summary turns)
+    # After a head is put in, no compaction starts in the background below this count: a
+    # head and kept part that together stay above the start mark would otherwise start
+    # the next compaction at once, turn after turn.
+    quiet_below: int = 0
+    pace: Pace = field(default_factory=Pace)
+
+    def newer(self, head: Head) -> bool:
+        """Whether `head` stands for more of the history than the head requests carry."""
+        return _newer(head, self.head)
+
+    def offer(self, head: Head, standby: bool) -> None:
+        """A head finished in the background, kept when it stands for more than the head
+        requests carry and the one of its kind kept already. One begun from a head since
+        replaced is a head of its own (the messages it stands for are the client's, the
+        older head at its start as in the client's history): it serves as well."""
+        if not self.newer(head):
+            return
+        if standby and _newer(head, self.standby):
+            self.standby = head
+        elif not standby and _newer(head, self.ready):
+            self.ready = head
+
+    def drop_older(self) -> None:
+        """After a head is put in: the finished heads and running compactions that could
+        stand for no more than it are dropped."""
+        head = self.head
+        if head is None:
+            return
+        if self.ready is not None and not _newer(self.ready, head):
+            self.ready = None
+        if self.standby is not None and not _newer(self.standby, head):
+            self.standby = None
+        if self.running is not None and self.running_from <= head.replaced:
+            self.running.cancel()
+            self.running = None
+        if self.spare is not None and self.spare_from <= head.replaced:
+            self.spare.cancel()
+            self.spare = None
+
+
+def _newer(head: Head, than: Head | None) -> bool:
+    return than is None or head.replaced > than.replaced
