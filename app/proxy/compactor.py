@@ -17,9 +17,8 @@ and summarizes only what came after it, until the head itself passes `fold_share
 limit: then everything up to the cut but the pinned messages is summarized again together
 (and those too when a request made at once cannot fit with them). The service compacts
 (archive first, the ledger, restored files): the configured summarizer in the background,
-the extractive one when the request cannot wait, and in the background too when the next
-turn at the session's pace would come before the configured one is done, or to keep a head
-ready for a turn as large as the session's largest.
+the extractive one when the request cannot wait, and in the background too for a standby:
+a head kept ready for a turn as large as the session's largest.
 """
 
 from __future__ import annotations
@@ -156,12 +155,10 @@ class ProxyCompactor:
         if session.running is None and not quiet and forecast.starts(after):
             self._start(ex, session, client)
             action = "precompact_started" if action == "none" else action
-        # A standby: for a turn as large as the session's largest, or one at its pace that
-        # would come before the configured summarizer's compaction is ready.
+        # A standby, for a turn as large as the session's largest.
         grown = after - session.standby_at > self.policy.quiet_share * ex.limit
         stale = session.standby is None or grown
-        needed = forecast.at_risk(after) or (forecast.urgent(after) and session.running is not None)
-        if needed and stale and session.spare is None and not quiet:
+        if forecast.at_risk(after) and stale and session.spare is None and not quiet:
             session.standby_at = after
             self._start(ex, session, client, standby=True)
             action = "precompact_started" if action == "none" else action

@@ -57,18 +57,11 @@ class Forecast:
 
     def at_risk(self, tokens: int) -> bool:
         """Whether a turn as large as the session's largest so far takes `tokens` over the
-        limit: a head is kept ready for it (made by the extractive summarizer, in the
-        background), since no compaction begun when that turn comes could be."""
+        limit: a standby head is kept ready for it (made by the extractive summarizer, in
+        the background), since no compaction begun when that turn comes could be. (The
+        session's latest turns are among those, so this holds too whenever one more turn
+        at its pace would.)"""
         return tokens + self.judged(self.pace.largest_growth()) > self.limit
-
-    def urgent(self, tokens: int) -> bool:
-        """Whether one more turn at the session's pace takes `tokens` over the limit before
-        a compaction by the configured summarizer could be ready: the extractive one makes
-        it then, in the background all the same, so the next request finds it ready
-        instead of waiting for one."""
-        if self.pace.lookahead(self.policy.max_lookahead) <= 1:
-            return False
-        return self.foreseen(tokens, turns=1)
 
     def room(self) -> int:
         """The tokens the session is foreseen to add before its next compaction is ready:

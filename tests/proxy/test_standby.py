@@ -1,9 +1,9 @@
-"""The proxy's compactions against an agent's large turns: a head kept ready for a turn as
-large as the session's largest, made by the extractive summarizer in the background when
-one more turn at the session's pace would pass the limit before the configured one is
-done; a request over the limit compacted at once, never left waiting for a compaction it
-began itself; a running compaction that could stand for no more than a head just put in
-cancelled."""
+"""The proxy's compactions against an agent's large turns: a standby head kept ready for a
+turn as large as the session's largest, made by the extractive summarizer in the
+background beside the configured summarizer's compaction and put in over the limit only
+while that one runs; a request over the limit compacted at once, never left waiting for a
+compaction it began itself; a running compaction that could stand for no more than a head
+just put in cancelled."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ async def test_a_head_is_kept_ready_for_a_turn_as_large_as_the_sessions_largest(
     assert orjson.dumps(later[-1]).decode() in orjson.dumps(second.messages).decode()
 
 
-async def test_a_compaction_one_turn_at_the_pace_would_outrun_has_a_standby_beside_it(
+async def test_a_standby_beside_a_running_compaction_goes_in_over_the_limit_only(
     tokenizer: TiktokenTokenizer,
 ) -> None:
     blocked = Blocked()
