@@ -186,7 +186,12 @@ class ProxyCompactor:
         return Planned(ex.session_id, spliced, "retried", None, tokens, tokens, count.raw)
 
     async def aclose(self) -> None:
+        """Lets the background compactions finish for up to the policy's wait, then cancels
+        the rest: a compaction's archive is written in a worker thread, which a cancelled
+        task leaves running (the next start sweeps what it left half-written)."""
         tasks = [t for s in self._sessions.values() for t in (s.running, s.spare) if t is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=self.policy.wait_seconds)
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -35,6 +35,8 @@ pytestmark = pytest.mark.anyio
 SPEC = ModelSpec(context_window=4000, tokenizer="tiktoken", margin=0.0)
 LIMIT = 3900
 BYTES_PER_TOKEN = 3  # the pace's reading of a body's growth (app.core.proxy.pace)
+# Closing lets background compactions finish for the policy's wait: the blocked ones never do.
+QUICK_CLOSE = ProxyPolicy(wait_seconds=0.05)
 
 
 class Blocked:
@@ -115,7 +117,7 @@ async def test_a_standby_beside_a_running_compaction_goes_in_over_the_limit_only
     tokenizer: TiktokenTokenizer,
 ) -> None:
     blocked = Blocked()
-    compactor = _compactor(tokenizer, blocked)
+    compactor = _compactor(tokenizer, blocked, QUICK_CLOSE)
     client = _session(8)  # about 0.8 of the limit: past the start mark
     _paced(compactor, client, 0.3)  # one more such turn passes the limit
     planned = await compactor.plan(_exchange(client))
@@ -145,7 +147,7 @@ async def test_a_compaction_at_the_start_mark_at_a_slow_pace_is_the_configured_s
     tokenizer: TiktokenTokenizer,
 ) -> None:
     blocked = Blocked()
-    compactor = _compactor(tokenizer, blocked)
+    compactor = _compactor(tokenizer, blocked, QUICK_CLOSE)
     client = _session(8)
     _paced(compactor, client, 0.01)
     planned = await compactor.plan(_exchange(client))
@@ -195,3 +197,24 @@ async def test_a_running_compaction_that_could_stand_for_no_more_than_a_new_head
     assert stale.cancelled()
     assert session.running is not stale
     await compactor.aclose()
+
+
+async def test_closing_lets_a_background_compaction_finish_within_the_wait(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    async def slow(request: SummaryRequest) -> str:
+        await asyncio.sleep(0.2)
+        return ""  # refused: the service falls back to the extractive summary
+
+    background = build_service(tokenizer, FakeSummarizer(slow))
+    immediate = build_service(tokenizer, ExtractiveSummarizer())
+    compactor = ProxyCompactor(background, immediate, ProxyPolicy(wait_seconds=5))
+    client = _session(8)
+    _paced(compactor, client, 0.01)
+    planned = await compactor.plan(_exchange(client))
+    assert planned.action == "precompact_started"
+    task = compactor._sessions["s"].running
+    assert task is not None
+    await compactor.aclose()
+    assert task.done()
+    assert not task.cancelled()  # its archive is written whole, not left to a worker thread
