@@ -28,7 +28,7 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
 import orjson
@@ -115,8 +115,8 @@ class ProxyCompactor:
             else:
                 sent, action = spliced, "applied"
         forecast = self._forecast(ex, session)
-        waiting = session.ready is not None or session.standby is not None
-        if not waiting and forecast.surely_below(ex.size):
+        pending = session.ready is not None or session.standby is not None
+        if not pending and forecast.surely_below(ex.size):
             return Planned(ex.session_id, sent, action, reason, None, None, 0)
         count = await self._count(ex, sent)
         before = forecast.judged(count.raw)
@@ -129,7 +129,7 @@ class ProxyCompactor:
             options = [session.ready]
             if now == "over" or session.running is None:
                 options.append(session.standby)
-            chosen = await self._chosen(ex, forecast, client, options)
+            chosen = await self._chosen(ex, forecast, client, _each(options))
             if chosen is not None and chosen[2].raw < count.raw:
                 session.head, sent, count = chosen
                 action, changed = "applied", True
@@ -264,12 +264,13 @@ class ProxyCompactor:
         ex: Exchange,
         forecast: Forecast,
         client: list[JsonDict],
-        options: Sequence[Head | None],
+        options: AsyncIterable[Head | None],
     ) -> tuple[Head, list[JsonDict], _Count] | None:
-        """The first of `options` that brings the request within the limit, else the one
-        that sends the least; None when none is for this history."""
+        """The first of `options` that brings the request within the limit (the later ones
+        not even made), else the one that sends the least, with the messages it gives and
+        their count; None when none is for this history."""
         best: tuple[Head, list[JsonDict], _Count] | None = None
-        for head in options:
+        async for head in options:
             spliced = head.splice(client) if head is not None else None
             if head is None or spliced is None:
                 continue
@@ -303,21 +304,14 @@ class ProxyCompactor:
         and their count; when those still pass the limit, one that summarizes all after the
         system prompt again, the old head and the pinned messages too, if it sends fewer.
         None when no head could be made."""
-        best: tuple[Head, list[JsonDict], _Count] | None = None
-        for squeeze in (False, True):
-            if head is None:
-                head = await self._compact(
-                    self.immediate, ex, client, session.head, counts, squeeze=squeeze
-                )
-            spliced = head.splice(client) if head is not None else None
-            if head is not None and spliced is not None:
-                count = await self._count(ex, spliced)
-                if best is None or count.raw < best[2].raw:
-                    best = (head, spliced, count)
-                if self._forecast(ex, session).judged(count.raw) <= ex.limit:
-                    break
-            head = None
-        return best
+
+        async def heads() -> AsyncIterator[Head | None]:
+            yield head or await self._compact(self.immediate, ex, client, session.head, counts)
+            yield await self._compact(
+                self.immediate, ex, client, session.head, counts, squeeze=True
+            )
+
+        return await self._chosen(ex, self._forecast(ex, session), client, heads())
 
     async def _compact(
         self,
@@ -422,3 +416,8 @@ class ProxyCompactor:
             return sent
         count = len(session.head.messages)
         return [*without_breakpoints(sent[:count]), *sent[count:]]
+
+
+async def _each(heads: Sequence[Head | None]) -> AsyncIterator[Head | None]:
+    for head in heads:
+        yield head

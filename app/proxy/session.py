@@ -18,8 +18,8 @@ class Session:
     running_from: int = 0  # the messages of the request the running compaction began from
     # A head kept ready by the extractive summarizer (`spare` makes it) beside the
     # configured summarizer's (`ready`, `running`), for a turn as large as the session's
-    # largest or one at its pace that would come first: put in over the limit only while
-    # the configured summarizer's compaction runs. `standby_at`: the count it began at.
+    # largest: put in over the limit only while the configured summarizer's compaction
+    # runs. `standby_at`: the count it began at.
     standby: Head | None = None
     spare: asyncio.Task[Head | None] | None = None
     spare_from: int = 0

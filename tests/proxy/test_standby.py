@@ -86,6 +86,18 @@ def _paced(compactor: ProxyCompactor, client: list[dict[str, Any]], share: float
     compactor._session("s").pace.sizes = [size - BYTES_PER_TOKEN * int(share * LIMIT)]
 
 
+async def _begun_at_a_slow_pace(compactor: ProxyCompactor) -> asyncio.Task[Any]:
+    """The configured summarizer's compaction begun at the start mark (`_session(8)`, about
+    0.8 of the limit) of a session of small turns."""
+    client = _session(8)
+    _paced(compactor, client, 0.01)
+    planned = await compactor.plan(_exchange(client))
+    assert planned.action == "precompact_started"
+    running = compactor._sessions["s"].running
+    assert running is not None
+    return running
+
+
 async def test_a_head_is_kept_ready_for_a_turn_as_large_as_the_sessions_largest(
     tokenizer: TiktokenTokenizer,
 ) -> None:
@@ -148,14 +160,9 @@ async def test_a_compaction_at_the_start_mark_at_a_slow_pace_is_the_configured_s
 ) -> None:
     blocked = Blocked()
     compactor = _compactor(tokenizer, blocked, QUICK_CLOSE)
-    client = _session(8)
-    _paced(compactor, client, 0.01)
-    planned = await compactor.plan(_exchange(client))
-    assert planned.action == "precompact_started"
-    session = compactor._sessions["s"]
-    assert session.running is not None
+    running = await _begun_at_a_slow_pace(compactor)
     await asyncio.sleep(0.2)
-    assert not session.running.done()
+    assert not running.done()
     assert blocked.asked == 1
     await compactor.aclose()
 
@@ -178,15 +185,9 @@ async def test_a_request_over_the_limit_never_waits_for_a_compaction_it_began(
 async def test_a_running_compaction_that_could_stand_for_no_more_than_a_new_head_is_cancelled(
     tokenizer: TiktokenTokenizer,
 ) -> None:
-    blocked = Blocked()
-    compactor = _compactor(tokenizer, blocked, ProxyPolicy(wait_seconds=0.01))
-    client = _session(8)
-    _paced(compactor, client, 0.01)
-    first = await compactor.plan(_exchange(client))
-    assert first.action == "precompact_started"
-    session = compactor._sessions["s"]
-    stale = session.running
-    assert stale is not None
+    compactor = _compactor(tokenizer, Blocked(), ProxyPolicy(wait_seconds=0.01))
+    stale = await _begun_at_a_slow_pace(compactor)
+    client, session = _session(8), compactor._sessions["s"]
     # The next turn passes the limit: a head made at once stands for all of `client`.
     second = await compactor.plan(_exchange(_large_turn(client, 0.5)))
     assert second.action == "compacted"
@@ -209,12 +210,7 @@ async def test_closing_lets_a_background_compaction_finish_within_the_wait(
     background = build_service(tokenizer, FakeSummarizer(slow))
     immediate = build_service(tokenizer, ExtractiveSummarizer())
     compactor = ProxyCompactor(background, immediate, ProxyPolicy(wait_seconds=5))
-    client = _session(8)
-    _paced(compactor, client, 0.01)
-    planned = await compactor.plan(_exchange(client))
-    assert planned.action == "precompact_started"
-    task = compactor._sessions["s"].running
-    assert task is not None
+    task = await _begun_at_a_slow_pace(compactor)
     await compactor.aclose()
     assert task.done()
     assert not task.cancelled()  # its archive is written whole, not left to a worker thread
