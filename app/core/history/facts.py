@@ -46,7 +46,11 @@ LINE_CHARS = 120
 
 _CARRIED_REQUEST = re.compile(r"^- First request: (.+)$", re.MULTILINE)
 COMMANDS_LINE = "- Recent commands, oldest first"
-_LISTED_COMMAND = re.compile(r"^  - `(.+)`$")
+_LISTED_ITEM = "  - `"
+_LISTED_MORE = "    "  # a listed command's later lines, indented under its item
+# A command is listed whole up to this many characters, on the lines it was written on (a
+# script, a quoted text: cut to its first line, it could not be run again or found).
+COMMAND_CHARS = 600
 
 
 @dataclass(frozen=True)
@@ -272,20 +276,37 @@ def _errors(calls: Sequence[ToolCall]) -> tuple[ErrorNote, ...]:
     )
 
 
+def command_item(command: str) -> str:
+    """`command` as a summary in this format lists it under `COMMANDS_LINE`: whole up to
+    `COMMAND_CHARS`, its later lines indented under the item; else its first line, cut
+    short (`…`)."""
+    stripped = command.strip()
+    if len(stripped) > COMMAND_CHARS:
+        return f"{_LISTED_ITEM}{one_line(stripped, COMMAND_CHARS)}`"
+    return _LISTED_ITEM + f"\n{_LISTED_MORE}".join(stripped.splitlines()) + "`"
+
+
 def listed_commands(summary: str) -> list[str]:
     """The commands a summary in this format lists whole under `COMMANDS_LINE`
-    (whitespace collapsed; those cut short left out). A later compaction carries them: the
-    extractive summary lists them again, the ledger reads them as command facts."""
+    (`command_item`; whitespace collapsed; those cut short left out). A later compaction
+    carries them: the extractive summary lists them again, the ledger reads them as command
+    facts."""
     _, heading, after = summary.partition(f"\n{COMMANDS_LINE}")
     if not heading:
         return []
-    commands = []
+    items: list[list[str]] = []
     for line in after.splitlines()[1:]:
-        match = _LISTED_COMMAND.match(line)
-        if match is None:
+        if line.startswith(_LISTED_ITEM):
+            items.append([line.removeprefix(_LISTED_ITEM)])
+        elif items and line.startswith(_LISTED_MORE):
+            items[-1].append(line.removeprefix(_LISTED_MORE))
+        else:
             break
-        if not match.group(1).endswith(" …"):
-            commands.append(" ".join(match.group(1).split()))
+    commands = []
+    for item in items:
+        text = " ".join(" ".join(item).split())
+        if text.endswith("`") and not text.endswith(" …`") and len(text) > 1:
+            commands.append(text[:-1].rstrip())
     return commands
 
 

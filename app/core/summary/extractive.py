@@ -24,9 +24,9 @@ from app.core.history import (
     FILE_KINDS,
     ExtractedFacts,
     Vocabulary,
+    command_item,
     cut_words,
     extract_facts,
-    one_line,
     opens_round,
     segment_rounds,
 )
@@ -40,9 +40,6 @@ DEFAULT_LIMITS: Mapping[str, int] = dict.fromkeys(FILE_KINDS, 20) | dict(
     tools=15, commands=20, errors=10, result=5, request_words=120, text_words=60
 )
 _WORD = re.compile(r"\"([^\"]*)\"|'([^']*)'|(\S+)")
-# A command is shown whole up to this many characters: a command cut short cannot be run
-# again or found, so it is also left in the ledger (`listed_commands`).
-COMMAND_CHARS = 300
 _T = TypeVar("_T")
 
 
@@ -151,7 +148,9 @@ def _tool_calls(facts: ExtractedFacts, limits: Mapping[str, int]) -> list[str]:
     if facts.commands:
         commands, earlier = _shown(facts.commands, limits["commands"], latest=True)
         lines.append(_join(COMMANDS_LINE, earlier) + ":" * bool(commands))
-        lines.extend(f"  - `{one_line(command, COMMAND_CHARS)}`" for command in commands)
+        # A command cut short cannot be run again or found: the ledger keeps it too
+        # (`listed_commands` leaves it out).
+        lines.extend(command_item(command) for command in commands)
     return lines
 
 

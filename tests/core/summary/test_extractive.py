@@ -295,19 +295,23 @@ def test_tool_calls_are_counted_by_count_then_name() -> None:
     assert tools.startswith("- Calls per tool (4 in all): python 2, find_file 1, ls 1\n")
 
 
-def test_recent_commands_are_the_last_twenty_distinct_in_order_each_on_one_line() -> None:
+def test_recent_commands_are_the_last_twenty_distinct_in_order_whole_within_their_limit() -> None:
+    """A command of several lines is listed on them, indented under its item; one longer
+    than the limit is cut to its first line's start."""
     messages = [m for i in range(24) for m in call(f"t{i}", "bash", command=f"echo {i}")]
     messages += call("tr", "bash", command="echo  3")  # a repeat, whatever its spacing
-    messages += call("tm", "edit", command="edit 1:2\nnew line\nend_of_edit")
-    messages += call("tl", "bash", command="x" * 400)
+    messages += call("tm", "edit", command="edit 1:2\n  new line\nend_of_edit")
+    messages += call("tl", "bash", command="x" * 700)
     messages += call("tv", "str_replace_editor", command="view", path="a.py")
     tools = section(extract_summary(messages, 5000), "Tool Calls")
     listed = tools.split("- Recent commands, oldest first (+6 earlier):\n", 1)[1]
     assert listed.splitlines() == [
         *(f"  - `echo {i}`" for i in range(7, 24)),
         "  - `echo  3`",
-        "  - `edit 1:2 …`",
-        f"  - `{'x' * 300} …`",
+        "  - `edit 1:2",
+        "      new line",
+        "    end_of_edit`",
+        f"  - `{'x' * 600} …`",
     ]
 
 

@@ -1,0 +1,255 @@
+"""Long sessions replayed through the proxy, as an agent that keeps its whole history would
+send them: before each assistant turn of a recorded session, the history so far goes to the
+proxy (the recorded assistant turn then follows, whatever the fake provider answered). The
+fake provider refuses over its window with the providers' own errors and reports prompt
+caching; a background compaction takes `summary_seconds`, a turn `turn_seconds`.
+
+Measured per replay: context-length errors that reached the agent, what the proxy did
+(compactions put in from the background without the agent waiting, or made while it
+waited), the share of each request read from the provider's cache (between compactions, and
+on the first request after one), and the session's facts (`bench.replay_facts`) found in
+the last request the provider received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from app.core.ports import SummaryRequest
+from bench.proxy_http import Client
+from bench.replay_facts import KINDS, extract, kept
+from tests.fakes.provider import FakeProvider, Limits
+from tests.proxy.live import serve_proxy
+
+Msg = dict[str, Any]
+MODEL = {"anthropic": "claude-bench", "openai": "gpt-bench"}
+OVERFLOW = (b"prompt is too long", b"exceed context limit", b"context_length_exceeded")
+START = 0.7  # the proxy's default start mark (COMPACT_PROXY_START)
+OUTPUT = 2000  # the output budget each request asks for (`max_tokens`)
+
+
+@dataclass
+class Replay:
+    name: str
+    shape: str
+    window: int
+    requests: int = 0
+    overflows: int = 0
+    other_errors: int = 0
+    actions: Counter[str] = field(default_factory=Counter)
+    compactions: Counter[str] = field(default_factory=Counter)  # new heads, by how they came
+    # Compactions made while the agent waited after one turn that added more than the
+    # room between the start mark and the limit: no compaction begun at the start mark
+    # could have been ready.
+    jumps: int = 0
+    # Heads put in without the agent waiting whose summary is the extractive summarizer's,
+    # made in the background because the configured one could not have been ready.
+    quick: int = 0
+    between: list[float] = field(default_factory=list)  # cache-read shares between compactions
+    after: list[float] = field(default_factory=list)  # ... of the first request after one
+    after_later: list[float] = field(default_factory=list)  # ... after one that had a head
+    facts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    largest: int = 0  # the provider's largest input count
+
+
+class Delayed:
+    """The configured summarizer, `seconds` slower: a real LLM's time, for the background."""
+
+    def __init__(self, inner: Any, seconds: float) -> None:
+        self.inner, self.seconds = inner, seconds
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    @property
+    def reads_prompt(self) -> bool:
+        return bool(self.inner.reads_prompt)
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        await asyncio.sleep(self.seconds)
+        return str(await self.inner.summarize(request))
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+SYSTEM = "You are a coding agent working in the user's repository. " * 150  # ~1.7k tokens
+MARK = {"type": "ephemeral"}
+
+
+def _request(shape: str, context: list[Msg]) -> dict[str, Any]:
+    """The agent's request: Claude Code's breakpoints for Anthropic (the system prompt, and
+    the last message, moving each turn); OpenAI caches by itself."""
+    if shape == "openai":
+        prompt = {"role": "system", "content": SYSTEM}
+        return {"model": MODEL[shape], "max_tokens": OUTPUT, "messages": [prompt, *context]}
+    last = context[-1]
+    content = last["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    if blocks:
+        blocks[-1] = {**blocks[-1], "cache_control": MARK}
+    system = [{"type": "text", "text": SYSTEM, "cache_control": MARK}]
+    marked = [*context[:-1], {**last, "content": blocks}]
+    return {"model": MODEL[shape], "max_tokens": OUTPUT, "system": system, "messages": marked}
+
+
+def _usage(exchange: Any) -> dict[str, Any]:
+    body = b"".join(exchange.sent.chunks)
+    try:
+        usage = orjson.loads(body).get("usage") or {}
+    except orjson.JSONDecodeError:
+        return {}
+    return usage if isinstance(usage, dict) else {}
+
+
+def _shares(usage: dict[str, Any]) -> tuple[int, float]:
+    if "prompt_tokens" in usage:
+        total = int(usage["prompt_tokens"])
+        read = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+    else:
+        read = int(usage.get("cache_read_input_tokens") or 0)
+        total = read + int(usage.get("input_tokens") or 0)
+        total += int(usage.get("cache_creation_input_tokens") or 0)
+    return total, (read / total if total else 0.0)
+
+
+async def replay(
+    name: str,
+    shape: str,
+    messages: list[Msg],
+    window: int,
+    data: Path,
+    summary_seconds: float,
+    turn_seconds: float,
+) -> Replay:
+    result = Replay(name, shape, window)
+    limit = window - OUTPUT  # what the proxy judges each request against
+    limits = Limits(windows={MODEL[shape]: window}, factor=1.1 if shape == "anthropic" else 1.0)
+    models = {
+        "claude-bench": {"context_window": window, "tokenizer": "tiktoken", "margin": 0.2},
+        "gpt-bench": {"context_window": window, "tokenizer": "tiktoken", "margin": 0.1},
+    }
+    with (
+        FakeProvider(limits, validate=False) as provider,
+        serve_proxy(provider.url, data, models=models) as live,
+    ):
+        assert live.app.compactor is not None
+        background = live.app.compactor.background
+        background.summarizer = Delayed(background.summarizer, summary_seconds)
+        host, port = live.proxy.removeprefix("http://").split(":")
+        client = Client(host, int(port))
+        path = "/v1/messages" if shape == "anthropic" else "/v1/chat/completions"
+        headers = {"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}
+        if shape == "openai":
+            headers = {"authorization": "Bearer sk-bench"}
+        context: list[Msg] = []
+        fresh = False
+        previous = 0  # the last request's tokens, as the proxy counted it (0: not counted)
+        # Before each assistant turn, and at the end when the session ends with the user's
+        # turn (the agent sends it too: its facts are the provider's to receive).
+        ending = [] if messages and messages[-1].get("role") == "assistant" else [None]
+        for message in [*messages, *ending]:
+            if (message is None or message.get("role") == "assistant") and context:
+                body = _request(shape, context)
+                answer = await client.post(
+                    path, orjson.dumps(body), {**headers, "x-compact-session": name}
+                )
+                result.requests += 1
+                action = answer.headers.get("x-compact-action", "?")
+                result.actions[action] += 1
+                if answer.status != 200:
+                    overflow = any(o in answer.body for o in OVERFLOW)
+                    result.overflows += overflow
+                    result.other_errors += not overflow
+                else:
+                    total, share = _shares(_usage(provider.last))
+                    result.largest = max(result.largest, total)
+                    new_head = action in ("applied", "compacted") and int(
+                        answer.headers.get("x-compact-tokens-after", 0)
+                    ) < int(answer.headers.get("x-compact-tokens-before", 0))
+                    if new_head:
+                        if sum(result.compactions.values()):  # a previous head to keep
+                            result.after_later.append(share)
+                        result.compactions[action] += 1
+                        sessions = list(live.app.compactor._sessions.values())
+                        head = sessions[-1].head if sessions else None
+                        result.quick += action == "applied" and head is not None and head.quick
+                        grew = int(answer.headers.get("x-compact-tokens-before", 0)) - previous
+                        result.jumps += action == "compacted" and grew > (1 - START) * limit
+                        result.after.append(share)
+                        _trace(live, result, answer, total, share, previous, provider)
+                        fresh = True
+                    elif fresh:
+                        result.between.append(share)
+                    _STATE["prev_head"] = (list(live.app.compactor._sessions.values())[-1].head if live.app.compactor._sessions else None)
+                    previous = int(answer.headers.get("x-compact-tokens-after") or 0)
+                await asyncio.sleep(turn_seconds)
+            if message is not None:
+                context.append(message)
+        await client.close()
+        last = orjson.loads(provider.requests[-1].body)["messages"]
+        truth = extract(messages)
+        result.facts = kept(truth, last)
+    return result
+
+
+def summed(replays: list[Replay]) -> dict[str, Any]:
+    """The totals of a group of replays."""
+    actions: Counter[str] = Counter()
+    compactions: Counter[str] = Counter()
+    for r in replays:
+        actions.update(r.actions)
+        compactions.update(r.compactions)
+    made = sum(compactions.values())
+    jumps = sum(r.jumps for r in replays)
+    quick = sum(r.quick for r in replays)
+    facts = {
+        k: (sum(r.facts[k][0] for r in replays), sum(r.facts[k][1] for r in replays)) for k in KINDS
+    }
+    between = [s for r in replays for s in r.between]
+    after = [s for r in replays for s in r.after]
+    later = [s for r in replays for s in r.after_later]
+    return {
+        "requests": sum(r.requests for r in replays),
+        "overflows": sum(r.overflows for r in replays),
+        "other_errors": sum(r.other_errors for r in replays),
+        "actions": dict(actions),
+        "compactions": dict(compactions),
+        "without_waiting": (compactions["applied"] / made) if made else None,
+        "jumps": jumps,
+        "quick": quick,
+        "foreseen_without_waiting": (
+            compactions["applied"] / (made - jumps) if made > jumps else None
+        ),
+        "cache_between": sum(between) / len(between) if between else None,
+        "cache_after": sum(after) / len(after) if after else None,
+        "cache_after_later": sum(later) / len(later) if later else None,
+        "facts": facts,
+        "all_facts": (sum(v[0] for v in facts.values()), sum(v[1] for v in facts.values())),
+    }
+
+
+_STATE = {}
+
+def _trace(live, result, answer, total, share, previous, provider):
+    tok = live.app.compactor.background.tokenizer
+    s = list(live.app.compactor._sessions.values())[-1]
+    h = s.head
+    old = _STATE.get("prev_head")
+    def c(ms):
+        return sum(tok.count_batch([orjson.dumps(m).decode() for m in ms])) if ms else 0
+    pin = c(h.core[:h.pinned])
+    oldh = old.tokens if old is not None else 0
+    same_old = old is not None and list(h.core[:len(old.core)]) == list(old.core)
+    new = c(h.core) - (c(old.core) if same_old else pin)
+    body = orjson.loads(provider.requests[-1].body)
+    rest = c(body["messages"]) - c(h.messages)
+    bef = int(answer.headers.get("x-compact-tokens-before", 0)); aft = int(answer.headers.get("x-compact-tokens-after", 0))
+    print(f"  #{result.requests} {answer.headers.get('x-compact-action')} quick={h.quick} before={bef} after={aft} prev={previous} total={total} share={share:.2f} pin={pin} oldhead={'kept' if same_old else 'FOLD'}:{c(old.core) if old else 0} new={new} rest={rest} limit={result.window-OUTPUT}", flush=True)
