@@ -164,6 +164,12 @@ async def replay(
                 result.requests += 1
                 action = answer.headers.get("x-compact-action", "?")
                 result.actions[action] += 1
+                import os as _os
+                if _os.environ.get("TR") and int(_os.environ["TR"].split(":")[0]) <= result.requests + 1 <= int(_os.environ["TR"].split(":")[1]):
+                    _ss = list(live.app.compactor._sessions.values())[-1]
+                    def _h(h):
+                        return None if h is None else (h.replaced, h.tokens, h.quick)
+                    print(f"    req{result.requests+1} n={len(context)} {action} before={answer.headers.get('x-compact-tokens-before')} after={answer.headers.get('x-compact-tokens-after')} reason={answer.headers.get('x-compact-reason')} head={_h(_ss.head)} ready={_h(_ss.ready)} standby={_h(_ss.standby)} running={_ss.running is not None}/{_ss.running_from} spare={_ss.spare is not None}/{_ss.spare_from} largest={_ss.pace.largest_growth()} standby_at={_ss.standby_at}", flush=True)
                 if answer.status != 200:
                     overflow = any(o in answer.body for o in OVERFLOW)
                     result.overflows += overflow

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 import orjson
 from anyio import to_thread
 
-from app.core.assemble import CONTINUE
+from app.core.history import PART_OPENING
 from app.core.model_table import ModelSpec
 from app.core.ports import Tokenizer
 from app.core.proxy import (
@@ -364,7 +364,7 @@ class ProxyCompactor:
         else:
             prior, part = list(head.core), client[head.replaced : cut]
         if part and part[0].get("role") == "assistant":  # as sent, after a user turn
-            part = [{"role": "user", "content": CONTINUE}, *part]
+            part = [{"role": "user", "content": PART_OPENING}, *part]
         produced = await compacted_part(service, ex, client[:lead], part)
         if produced is None:
             return None

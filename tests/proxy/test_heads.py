@@ -167,3 +167,19 @@ async def test_a_head_made_at_once_past_the_start_mark_has_the_next_one_begun_fr
     assert (second.tokens_before or 0) >= 0.85 * LIMIT
     assert (second.tokens_after or 0) < (first.tokens_after or 0)
     assert output not in orjson.dumps(second.messages).decode()
+
+
+async def test_the_turn_put_before_a_part_that_opens_with_the_assistant_is_not_a_request(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """A part after the pinned messages opens with the assistant's turn; the user turn put
+    ahead of it for the service is the proxy's, so neither the summary nor the ledger takes
+    it for something the user asked."""
+    client = _session(12)
+    planned = await _compactor(tokenizer).plan(_exchange(client))
+    count = pinned(planned.messages, client)
+    assert count >= 1 and client[count]["role"] == "assistant"  # the part opens with it
+    summary = orjson.dumps(planned.messages[count]).decode()
+    assert "[Conversation compressed]" in summary
+    assert "Continue" not in summary
+    assert "[request]" not in summary  # the session's one request is pinned, as sent

@@ -21,7 +21,7 @@ from app.core.history.file_ops import (
     Vocabulary,
     shell_command,
 )
-from app.core.history.harness import user_words
+from app.core.history.harness import PART_OPENING, user_words
 from app.core.history.own_words import request_fact
 from app.core.history.rounds import Round, opens_round, segment_rounds
 
@@ -32,6 +32,7 @@ __all__ = [
     "EDITOR_TOOLS",
     "FAILED_MARK",
     "FILE_KINDS",
+    "PART_OPENING",
     "ExtractedFacts",
     "FileOp",
     "Round",

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.history.facts import extract_facts
-from app.core.history.harness import block_words, user_words
+from app.core.history.harness import PART_OPENING, block_words, user_words
 from app.core.ledger.extract import Fact, extract_ledger
 from app.core.messages import Message
 from app.core.summary.extractive import extract_summary
@@ -129,6 +129,7 @@ def test_tool_results_are_never_requests() -> None:
         "This session is being continued from a previous conversation that ran out of context. "
         "The conversation is summarized below:\nAnalysis: the user asked for a CLI.",
         "  # Reminder: Instructions for Tool Use\n\nTool uses are formatted using XML-style tags.",
+        PART_OPENING,
     ],
 )
 def test_what_other_harnesses_write_is_not_the_users(text: str) -> None:
