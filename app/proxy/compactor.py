@@ -359,12 +359,10 @@ class ProxyCompactor:
         if cut <= start:
             return None
         if head is None or fold:
-            earlier = head.messages[pinned:] if head is not None else []
-            prior, part = client[:pinned], [*earlier, *client[start:cut]]
+            earlier = list(head.core[pinned:]) if head is not None else []
+            prior, part = client[:pinned], _joined(_joined([], earlier), client[start:cut])
         else:
-            prior, part = list(head.core), client[head.replaced : cut]
-        if part and part[0].get("role") == "assistant":  # as sent, after a user turn
-            part = [{"role": "user", "content": PART_OPENING}, *part]
+            prior, part = list(head.core), _joined([], client[head.replaced : cut])
         produced = await compacted_part(service, ex, client[:lead], part)
         if produced is None:
             return None
@@ -416,6 +414,17 @@ class ProxyCompactor:
             return sent
         count = len(session.head.messages)
         return [*without_breakpoints(sent[:count]), *sent[count:]]
+
+
+def _joined(earlier: list[JsonDict], later: Sequence[JsonDict]) -> list[JsonDict]:
+    """`earlier` then `later`, as the service reads a history: from a user turn, never an
+    assistant turn after an assistant turn. The proxy's notice (`PART_OPENING`) goes where
+    the user turn would be, not the seam's `Continue.`, which would read as a request."""
+    if later and later[0].get("role") == "assistant":
+        last = earlier[-1].get("role") if earlier else "assistant"
+        if last == "assistant":
+            return [*earlier, {"role": "user", "content": PART_OPENING}, *later]
+    return [*earlier, *later]
 
 
 async def _each(heads: Sequence[Head | None]) -> AsyncIterator[Head | None]:

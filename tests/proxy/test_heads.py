@@ -178,8 +178,35 @@ async def test_the_turn_put_before_a_part_that_opens_with_the_assistant_is_not_a
     client = _session(12)
     planned = await _compactor(tokenizer).plan(_exchange(client))
     count = pinned(planned.messages, client)
-    assert count >= 1 and client[count]["role"] == "assistant"  # the part opens with it
+    assert count >= 1
+    assert client[count]["role"] == "assistant"
     summary = orjson.dumps(planned.messages[count]).decode()
     assert "[Conversation compressed]" in summary
     assert "Continue" not in summary
     assert "[request]" not in summary  # the session's one request is pinned, as sent
+
+
+def _one_task(calls: int) -> list[dict[str, Any]]:
+    """One request, then only the agent's calls and their results."""
+    out = [user("Fix the build of the parser.")]
+    for i in range(calls):
+        out += [
+            assistant(f"Running {i}.", tool_use("bash", f"t{i}", command=f"make {i}")),
+            tool_result(f"t{i}", "line of tool output\n" * 60),
+        ]
+    return out
+
+
+async def test_a_folded_head_is_summarized_without_its_seam(tokenizer: TiktokenTokenizer) -> None:
+    """The `Continue.` after a head that an assistant turn follows is the provider's to
+    read; summarized again with the head, it would read as the user's latest request."""
+    compactor = _compactor(tokenizer, ProxyPolicy(fold_share=0.0))  # every later one folds
+    first_client, later_client = _one_task(12), _one_task(20)
+    await compactor.plan(_exchange(first_client))
+    head = compactor._sessions["s"].head
+    assert head is not None
+    assert head.seam
+    later = await compactor.plan(_exchange(later_client))
+    count = pinned(later.messages, later_client)
+    assert _is_summary(later.messages[count])
+    assert "Continue" not in orjson.dumps(later.messages[count]).decode()
