@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.assemble import RESTORED_PREFIX, SUMMARY_PREFIX
+from app.core.assemble import CONTINUE, RESTORED_ACK, RESTORED_PREFIX, SUMMARY_ACK, SUMMARY_PREFIX
 from app.core.compact_json import compact_json
 from app.core.history.failures import KEY_LINE_SEPARATOR, error_line
 from app.core.history.file_ops import (
@@ -144,7 +144,7 @@ def extract_facts(
                 found = _CARRIED_REQUEST.search(text)
                 carried = carried or (found.group(1) if found else None)
                 carried_commands.extend(listed_commands(text))
-            elif not text.startswith(RESTORED_PREFIX):
+            elif not text.startswith(RESTORED_PREFIX) and not _seam(messages, at, text):
                 words = spoken[at] = user_words(message)
                 if words:
                     requests.append(words)
@@ -284,6 +284,16 @@ def command_item(command: str) -> str:
     if len(stripped) > COMMAND_CHARS:
         return f"{_LISTED_ITEM}{one_line(stripped, COMMAND_CHARS)}`"
     return _LISTED_ITEM + f"\n{_LISTED_MORE}".join(stripped.splitlines()) + "`"
+
+
+def _seam(messages: Sequence[Message], at: int, text: str) -> bool:
+    """Whether `messages[at]` (of `text`) is the `Continue.` this service puts after its own
+    acknowledgement (of a summary, of restored files) where a user turn must follow: not
+    the user's words."""
+    if text != CONTINUE or at == 0 or messages[at - 1].role != "assistant":
+        return False
+    said = "".join(b.text for b in messages[at - 1].blocks() if isinstance(b, TextBlock))
+    return said.strip() in (SUMMARY_ACK, RESTORED_ACK)
 
 
 def listed_commands(summary: str) -> list[str]:

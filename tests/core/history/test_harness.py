@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.assemble import CONTINUE, RESTORED_ACK, SUMMARY_ACK
 from app.core.history.facts import extract_facts
 from app.core.history.harness import PART_OPENING, block_words, user_words
 from app.core.ledger.extract import Fact, extract_ledger
@@ -87,6 +88,21 @@ def test_latest_request_is_what_the_user_said() -> None:
     summary = extract_summary(cline_session(), 1200)
     assert "environment_details" not in summary
     assert "TODO LIST" not in summary
+
+
+@pytest.mark.parametrize("ack", [SUMMARY_ACK, RESTORED_ACK])
+def test_the_continue_this_service_puts_after_its_acknowledgement_is_not_a_request(
+    ack: str,
+) -> None:
+    """A compacted history handed back (a job's seam, a prefill) goes on with `Continue.`
+    after the service's acknowledgement; compacted again, that is not what the user asked.
+    Said after the assistant's own words, it is."""
+    ours = parse([user("Fix the parser."), assistant(ack), user(CONTINUE), assistant("ok")])
+    facts = extract_facts(ours)
+    assert (facts.first_request, facts.latest_request) == ("Fix the parser.", None)
+    assert [f.kind for f in extract_ledger(ours)] == ["goal"]
+    theirs = parse([user("Fix the parser."), assistant("Paused."), user(CONTINUE)])
+    assert extract_facts(theirs).latest_request == CONTINUE
 
 
 def test_the_ledger_takes_instructions_from_the_users_words_only() -> None:
