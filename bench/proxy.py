@@ -334,9 +334,10 @@ def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> st
         f"mark and the limit; {t['quick']} put in were made by the extractive summarizer in "
         "the background, the configured one's too late for them) |",
         "| tokens read from cache between compactions / first request after one (after "
-        "one that kept a previous head) | "
+        "one that kept a previous head; of what it resent, all but the turn the agent had "
+        "just added) | "
         f"{_percent(t['cache_between'])} / {_percent(t['cache_after'])} "
-        f"({_percent(t['cache_after_later'])}) |",
+        f"({_percent(t['cache_after_later'])}; {_percent(t['cache_after_resent'])}) |",
         f"| facts the provider still received | {all_kept}/{all_facts} "
         f"({_percent(all_kept / max(1, all_facts))}) |",
         f"| by kind | {facts} |",

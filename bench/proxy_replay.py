@@ -25,6 +25,8 @@ from app.core.ports import SummaryRequest
 from bench.proxy_http import Client
 from bench.replay_facts import KINDS, extract, kept
 from tests.fakes.provider import FakeProvider, Limits
+from tests.fakes.provider.prompt import anthropic_segments, openai_chat_segments
+from tests.fakes.provider.windows import Counter as TokenCounter
 from tests.proxy.live import serve_proxy
 
 Msg = dict[str, Any]
@@ -54,6 +56,9 @@ class Replay:
     between: list[float] = field(default_factory=list)  # cache-read shares between compactions
     after: list[float] = field(default_factory=list)  # ... of the first request after one
     after_later: list[float] = field(default_factory=list)  # ... after one that had a head
+    # ... of the first request after one, of what it resent: all but the turn it added
+    # (new to the provider, which no proxy could have had cached).
+    after_resent: list[float] = field(default_factory=list)
     facts: dict[str, tuple[int, int]] = field(default_factory=dict)
     largest: int = 0  # the provider's largest input count
 
@@ -120,6 +125,16 @@ def _shares(usage: dict[str, Any]) -> tuple[int, float]:
     return total, (read / total if total else 0.0)
 
 
+def _turn_tokens(limits: Limits, shape: str, body: bytes, added: int) -> int:
+    """The provider's count of the last `added` messages of the request it received: the
+    turn the agent added since its previous request (the proxy leaves those as sent)."""
+    received = orjson.loads(body)
+    segments = anthropic_segments if shape == "anthropic" else openai_chat_segments
+    counter = TokenCounter(limits)
+    without = {**received, "messages": received["messages"][:-added]} if added else received
+    return counter.total(segments(received)) - counter.total(segments(without))
+
+
 async def replay(
     name: str,
     shape: str,
@@ -150,6 +165,7 @@ async def replay(
         if shape == "openai":
             headers = {"authorization": "Bearer sk-bench"}
         context: list[Msg] = []
+        sent = 0  # the messages of the context the last request carried
         fresh = False
         previous = 0  # the last request's tokens, as the proxy counted it (0: not counted)
         # Before each assistant turn, and at the end when the session ends with the user's
@@ -184,10 +200,15 @@ async def replay(
                         grew = int(answer.headers.get("x-compact-tokens-before", 0)) - previous
                         result.jumps += action == "compacted" and grew > (1 - START) * limit
                         result.after.append(share)
+                        turn = _turn_tokens(
+                            limits, shape, provider.last.received.body, len(context) - sent
+                        )
+                        result.after_resent.append(share * total / max(1, total - turn))
                         fresh = True
                     elif fresh:
                         result.between.append(share)
                     previous = int(answer.headers.get("x-compact-tokens-after") or 0)
+                sent = len(context)
                 await asyncio.sleep(turn_seconds)
             if message is not None:
                 context.append(message)
@@ -214,6 +235,7 @@ def summed(replays: list[Replay]) -> dict[str, Any]:
     between = [s for r in replays for s in r.between]
     after = [s for r in replays for s in r.after]
     later = [s for r in replays for s in r.after_later]
+    resent = [s for r in replays for s in r.after_resent]
     return {
         "requests": sum(r.requests for r in replays),
         "overflows": sum(r.overflows for r in replays),
@@ -229,6 +251,7 @@ def summed(replays: list[Replay]) -> dict[str, Any]:
         "cache_between": sum(between) / len(between) if between else None,
         "cache_after": sum(after) / len(after) if after else None,
         "cache_after_later": sum(later) / len(later) if later else None,
+        "cache_after_resent": sum(resent) / len(resent) if resent else None,
         "facts": facts,
         "all_facts": (sum(v[0] for v in facts.values()), sum(v[1] for v in facts.values())),
     }

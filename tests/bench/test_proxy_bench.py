@@ -85,3 +85,6 @@ def test_the_proxy_bench_runs_and_reports_every_measure(tmp_path: Path) -> None:
     assert report["replay"]["by_window"]["6000"]["compactions"] == total["compactions"]
     assert 0 <= total["quick"] <= total["compactions"].get("applied", 0)
     assert f"| 6000 | {made} | " in text
+    # What the first request after a compaction resent (all but the turn just added) was
+    # read from the cache at least as much as the whole request was.
+    assert 0 <= total["cache_after"] <= total["cache_after_resent"] <= 1
