@@ -4,6 +4,13 @@ proxy (the recorded assistant turn then follows, whatever the fake provider answ
 fake provider refuses over its window with the providers' own errors and reports prompt
 caching; a background compaction takes `summary_seconds`, a turn `turn_seconds`.
 
+Those are the scenario's times scaled down (`bench.proxy --time-scale`); the proxy's own
+work (counting, the extractive summary of a standby, archives) is not, so a turn would end
+before work that takes a fraction of a real one. Between turns the replay therefore waits
+until every background compaction is done or waiting on the configured summarizer (at
+most `local_seconds`, the turn's real length): the proxy's work takes no time of the
+scaled clock, as against a real turn it takes next to none.
+
 Measured per replay: context-length errors that reached the agent, what the proxy did
 (compactions put in from the background without the agent waiting, or made while it
 waited), the share of each request read from the provider's cache (between compactions, and
@@ -14,6 +21,7 @@ the last request the provider received.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,10 +72,12 @@ class Replay:
 
 
 class Delayed:
-    """The configured summarizer, `seconds` slower: a real LLM's time, for the background."""
+    """The configured summarizer, `seconds` slower: a real LLM's time, for the background.
+    `waiting`: the calls inside that time."""
 
     def __init__(self, inner: Any, seconds: float) -> None:
         self.inner, self.seconds = inner, seconds
+        self.waiting = 0
 
     @property
     def name(self) -> str:
@@ -78,7 +88,11 @@ class Delayed:
         return bool(self.inner.reads_prompt)
 
     async def summarize(self, request: SummaryRequest) -> str:
-        await asyncio.sleep(self.seconds)
+        self.waiting += 1
+        try:
+            await asyncio.sleep(self.seconds)
+        finally:
+            self.waiting -= 1
         return str(await self.inner.summarize(request))
 
     async def aclose(self) -> None:
@@ -125,6 +139,17 @@ def _shares(usage: dict[str, Any]) -> tuple[int, float]:
     return total, (read / total if total else 0.0)
 
 
+async def _local_work_done(compactor: Any, delayed: Delayed, seconds: float) -> None:
+    """Until every background compaction is done or inside the configured summarizer's
+    delay, for at most `seconds` (the app runs on a loop of its own: polled)."""
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        tasks = [t for s in compactor._sessions.values() for t in (s.running, s.spare)]
+        if sum(t is not None and not t.done() for t in tasks) <= delayed.waiting:
+            return
+        await asyncio.sleep(0.002)
+
+
 def _turn_tokens(limits: Limits, shape: str, body: bytes, added: int) -> int:
     """The provider's count of the last `added` messages of the request it received: the
     turn the agent added since its previous request (the proxy leaves those as sent)."""
@@ -143,6 +168,7 @@ async def replay(
     data: Path,
     summary_seconds: float,
     turn_seconds: float,
+    local_seconds: float = 5.0,
 ) -> Replay:
     result = Replay(name, shape, window)
     limit = window - OUTPUT  # what the proxy judges each request against
@@ -157,7 +183,8 @@ async def replay(
     ):
         assert live.app.compactor is not None
         background = live.app.compactor.background
-        background.summarizer = Delayed(background.summarizer, summary_seconds)
+        delayed = Delayed(background.summarizer, summary_seconds)
+        background.summarizer = delayed
         host, port = live.proxy.removeprefix("http://").split(":")
         client = Client(host, int(port))
         path = "/v1/messages" if shape == "anthropic" else "/v1/chat/completions"
@@ -210,6 +237,7 @@ async def replay(
                     previous = int(answer.headers.get("x-compact-tokens-after") or 0)
                 sent = len(context)
                 await asyncio.sleep(turn_seconds)
+                await _local_work_done(live.app.compactor, delayed, local_seconds)
             if message is not None:
                 context.append(message)
         await client.close()

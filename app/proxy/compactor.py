@@ -34,7 +34,6 @@ from dataclasses import dataclass, replace
 import orjson
 from anyio import to_thread
 
-from app.core.history import PART_OPENING
 from app.core.model_table import ModelSpec
 from app.core.ports import Tokenizer
 from app.core.proxy import (
@@ -51,7 +50,7 @@ from app.core.proxy import (
 )
 from app.proxy.exchange import Action, Exchange, Planned, ProxyPolicy
 from app.proxy.forecast import Forecast
-from app.proxy.parts import compacted_part, leading_system
+from app.proxy.parts import compacted_part, joined_part, leading_system
 from app.proxy.session import Session
 from app.service.compaction import CompactionService
 
@@ -156,10 +155,9 @@ class ProxyCompactor:
             self._start(ex, session, client)
             action = "precompact_started" if action == "none" else action
         # A standby, for a turn as large as the session's largest.
-        grown = after - session.standby_at > self.policy.quiet_share * ex.limit
-        stale = session.standby is None or grown
+        grown = forecast.judged(_since(count, len(client) - session.spare_from))
+        stale = session.standby is None or grown > self.policy.quiet_share * ex.limit
         if forecast.at_risk(after) and stale and session.spare is None and not quiet:
-            session.standby_at = after
             self._start(ex, session, client, standby=True)
             action = "precompact_started" if action == "none" else action
         sent = self._within_breakpoints(ex, sent)
@@ -360,9 +358,9 @@ class ProxyCompactor:
             return None
         if head is None or fold:
             earlier = list(head.core[pinned:]) if head is not None else []
-            prior, part = client[:pinned], _joined(_joined([], earlier), client[start:cut])
+            prior, part = client[:pinned], joined_part(joined_part([], earlier), client[start:cut])
         else:
-            prior, part = list(head.core), _joined([], client[head.replaced : cut])
+            prior, part = list(head.core), joined_part([], client[head.replaced : cut])
         produced = await compacted_part(service, ex, client[:lead], part)
         if produced is None:
             return None
@@ -416,15 +414,12 @@ class ProxyCompactor:
         return [*without_breakpoints(sent[:count]), *sent[count:]]
 
 
-def _joined(earlier: list[JsonDict], later: Sequence[JsonDict]) -> list[JsonDict]:
-    """`earlier` then `later`, as the service reads a history: from a user turn, never an
-    assistant turn after an assistant turn. The proxy's notice (`PART_OPENING`) goes where
-    the user turn would be, not the seam's `Continue.`, which would read as a request."""
-    if later and later[0].get("role") == "assistant":
-        last = earlier[-1].get("role") if earlier else "assistant"
-        if last == "assistant":
-            return [*earlier, {"role": "user", "content": PART_OPENING}, *later]
-    return [*earlier, *later]
+def _since(count: _Count, added: int) -> int:
+    """Our count of the last `added` messages sent (the client's own, after any head);
+    past what was counted, all of it."""
+    if added <= 0:
+        return 0
+    return sum(count.messages[-added:]) if added < len(count.messages) else count.raw
 
 
 async def _each(heads: Sequence[Head | None]) -> AsyncIterator[Head | None]:

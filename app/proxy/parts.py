@@ -9,6 +9,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.core.history import PART_OPENING
 from app.core.messages import Message
 from app.core.options import CompactOptions
 from app.core.provider import OpenAIForms, dump_as, parse_messages
@@ -48,6 +49,17 @@ async def compacted_part(
         return None
     kept = [m for m in result.messages if m.role != "system"]
     return dump_as(kept, ex.api, forms)
+
+
+def joined_part(earlier: list[JsonDict], later: Sequence[JsonDict]) -> list[JsonDict]:
+    """`earlier` then `later`, as the service reads a history: from a user turn, never an
+    assistant turn after an assistant turn. The proxy's notice (`PART_OPENING`) goes where
+    the user turn would be, not the seam's `Continue.`, which would read as a request."""
+    if later and later[0].get("role") == "assistant":
+        last = earlier[-1].get("role") if earlier else "assistant"
+        if last == "assistant":
+            return [*earlier, {"role": "user", "content": PART_OPENING}, *later]
+    return [*earlier, *later]
 
 
 def _anthropic_system(body: Mapping[str, Any]) -> list[Message]:

@@ -19,11 +19,10 @@ class Session:
     # A head kept ready by the extractive summarizer (`spare` makes it) beside the
     # configured summarizer's (`ready`, `running`), for a turn as large as the session's
     # largest: put in over the limit only while the configured summarizer's compaction
-    # runs. `standby_at`: the count it began at.
+    # runs. `spare_from`: the messages of the request the last standby began from.
     standby: Head | None = None
     spare: asyncio.Task[Head | None] | None = None
     spare_from: int = 0
-    standby_at: int = 0
     ratio: float | None = None
     made: int = 0  # the tokens the session's last compaction wrote (its new summary turns)
     # After a head is put in, no compaction starts in the background below this count: a

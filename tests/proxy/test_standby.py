@@ -125,6 +125,36 @@ async def test_a_head_is_kept_ready_for_a_turn_as_large_as_the_sessions_largest(
     assert orjson.dumps(later[-1]).decode() in orjson.dumps(second.messages).decode()
 
 
+async def test_a_standby_is_made_again_once_the_history_grew_since_it_began_whatever_the_head(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """What a standby stands for is the client's history when it began: after a head goes
+    in, the request's count drops, but the turns added since still make it stale."""
+    compactor = _compactor(tokenizer, Blocked(), QUICK_CLOSE)
+    compactor._session("s").pace.largest = BYTES_PER_TOKEN * int(0.9 * LIMIT)  # always at risk
+    client = _session(8)
+    first = await compactor.plan(_exchange(client))
+    session = compactor._sessions["s"]
+    assert session.spare is not None
+    await asyncio.wait_for(asyncio.shield(session.spare), 5)
+    assert session.standby is not None
+    # A head goes in (as one finished in the background would): the count drops by far
+    # more than the turns that follow add.
+    session.head = await compactor._compact(
+        compactor.immediate, _exchange(client), client, None, None
+    )
+    assert session.head is not None
+    later = [*client, *rounds(6, 7)]  # two more rounds: over a tenth of the limit
+    planned = await compactor.plan(_exchange(later))
+    assert (planned.tokens_before or 0) < (first.tokens_before or 0)
+    assert session.spare is not None  # begun again, from `later`
+    assert session.spare_from == len(later)
+    # No turn since: nothing begun again.
+    await asyncio.wait_for(asyncio.shield(session.spare), 5)
+    await compactor.plan(_exchange(later))
+    assert session.spare is None
+
+
 async def test_a_standby_beside_a_running_compaction_goes_in_over_the_limit_only(
     tokenizer: TiktokenTokenizer,
 ) -> None:
