@@ -290,6 +290,11 @@ def _percent(share: float | None) -> str:
     return "—" if share is None else f"{100 * share:.0f}%"
 
 
+def _exact(share: float | None) -> str:
+    """A share beside its target, not rounded up to it."""
+    return "—" if share is None else f"{int(1000 * share) / 10:g}%"
+
+
 def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> str:
     lines = [SECTION, "", f"`{command}` on {machine()}.", ""]
     lines += [
@@ -331,8 +336,9 @@ def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> st
         f"| context-length errors reaching the agent | {t['overflows']} "
         f"(other errors: {t['other_errors']}) |",
         f"| compactions, by how they came | {t['compactions']} |",
-        f"| compactions put in without the agent waiting | {_percent(t['without_waiting'])} "
-        f"({_percent(t['foreseen_without_waiting'])} of those the start mark could foresee: "
+        f"| compactions put in without the agent waiting | {_exact(t['without_waiting'])} "
+        f"({t['compactions'].get('applied', 0)} of {sum(t['compactions'].values())}; "
+        f"{_percent(t['foreseen_without_waiting'])} of those the start mark could foresee: "
         f"{t['jumps']} came after one turn that added more than the room between the start "
         f"mark and the limit; {t['quick']} put in were made by the extractive summarizer in "
         "the background, the configured one's too late for them) |",
@@ -352,7 +358,7 @@ def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> st
     for window, w in report["replay"]["by_window"].items():
         kept_w, all_w = w["all_facts"]
         lines.append(
-            f"| {window} | {sum(w['compactions'].values())} | {_percent(w['without_waiting'])} "
+            f"| {window} | {sum(w['compactions'].values())} | {_exact(w['without_waiting'])} "
             f"| {w['quick']} | {_percent(w['cache_after'])} | {kept_w}/{all_w} |"
         )
     return "\n".join(lines) + "\n"
