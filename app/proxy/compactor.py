@@ -43,6 +43,7 @@ from app.core.proxy import (
     Usage,
     breakpoints,
     choose_cut,
+    lasting,
     make_head,
     message_breakpoints,
     with_breakpoint,
@@ -401,17 +402,15 @@ class ProxyCompactor:
         return pinned
 
     def _within_breakpoints(self, ex: Exchange, sent: list[JsonDict]) -> list[JsonDict]:
-        """`sent`, without the head's breakpoint when with it the request would set more
-        than the provider's four."""
-        if ex.api != "anthropic" or sent is ex.messages:
-            return sent
-        if breakpoints({**ex.body, "messages": sent}) <= MAX_BREAKPOINTS:
-            return sent
+        """`sent`, the head's breakpoint living as long as the client's after it, or without
+        it when with it the request would set more than the provider's four."""
         session = self._sessions.get(ex.session_id)
-        if session is None or session.head is None:
+        if ex.api != "anthropic" or sent is ex.messages or session is None or session.head is None:
             return sent
         count = len(session.head.messages)
-        return [*without_breakpoints(sent[:count]), *sent[count:]]
+        if breakpoints({**ex.body, "messages": sent}) > MAX_BREAKPOINTS:
+            return [*without_breakpoints(sent[:count]), *sent[count:]]
+        return lasting(sent, count, ex.body.get("cache_control"))
 
 
 def _since(count: _Count, added: int) -> int:

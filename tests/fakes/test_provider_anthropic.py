@@ -253,6 +253,7 @@ def _text(text: str, **extra: Any) -> dict[str, Any]:
 
 
 CACHED = {"cache_control": {"type": "ephemeral"}}
+HOUR = {"cache_control": {"type": "ephemeral", "ttl": "1h"}}
 
 
 @pytest.mark.parametrize(
@@ -281,6 +282,16 @@ CACHED = {"cache_control": {"type": "ephemeral"}}
         (
             [{"role": "user", "content": [_text(f"t{i}", **CACHED) for i in range(5)]}],
             "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+        ),
+        (
+            [
+                {"role": "user", "content": [_text("a", **CACHED)]},
+                assistant("ok"),
+                {"role": "user", "content": [_text("b"), _text("c", **HOUR)]},
+            ],
+            "messages.2.content.1.cache_control.ttl: a ttl='1h' cache_control block must not "
+            "come after a ttl='5m' cache_control block. Note that blocks are processed in the "
+            "following order: `tools`, `system`, `messages`.",
         ),
     ],
 )

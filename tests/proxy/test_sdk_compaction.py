@@ -67,19 +67,24 @@ def _usage(exchange: Any) -> dict[str, Any]:
     return usage
 
 
+@pytest.mark.parametrize("ttl", [None, "1h"])
 def test_a_claude_code_session_over_its_window_never_sees_a_context_error(
-    live: tuple[FakeProvider, Live],
+    live: tuple[FakeProvider, Live], ttl: str | None
 ) -> None:
+    """With its breakpoints of five minutes or of an hour: the head's own lives as long as
+    the latest message's, which comes after it (the provider refuses a shorter-lived one
+    before a longer-lived one)."""
     provider, proxy = live
+    mark = {**MARK, "ttl": ttl} if ttl else MARK
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Fix the parser in src/."}]
     actions, fresh = [], []
     with anthropic_client(proxy.proxy, api_key="sk-ant-session") as client:
         for i in range(45):
-            marked = [*messages[:-1], _marked(messages[-1])]  # Claude Code's moving breakpoint
+            marked = [*messages[:-1], _marked(messages[-1], mark)]  # Claude Code's moving one
             raw = client.messages.with_raw_response.create(
                 model="claude-proxy-test",
                 max_tokens=1000,
-                system=[{"type": "text", "text": "You are a coding agent.", "cache_control": MARK}],
+                system=[{"type": "text", "text": "You are a coding agent.", "cache_control": mark}],
                 tools=TOOLS,
                 messages=marked,
                 extra_headers={"x-claude-code-session-id": "long-1"},
@@ -126,10 +131,10 @@ def _read_share(exchange: Any) -> float:
     return int(usage["cache_read_input_tokens"]) / _total(usage)
 
 
-def _marked(message: dict[str, Any]) -> dict[str, Any]:
+def _marked(message: dict[str, Any], mark: dict[str, Any]) -> dict[str, Any]:
     content = message["content"]
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-    return {**message, "content": [*blocks[:-1], {**blocks[-1], "cache_control": MARK}]}
+    return {**message, "content": [*blocks[:-1], {**blocks[-1], "cache_control": mark}]}
 
 
 def _total(usage: dict[str, Any]) -> int:

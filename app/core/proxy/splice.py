@@ -27,6 +27,8 @@ from app.core.assemble import CONTINUE
 JsonDict = dict[str, Any]
 MAX_BREAKPOINTS = 4
 EPHEMERAL: JsonDict = {"type": "ephemeral"}
+# The lifetimes of Anthropic's cache, shortest first (no `ttl`: the first).
+TTLS = ("5m", "1h")
 
 
 def prefix_digest(messages: Sequence[Mapping[str, Any]]) -> str:
@@ -174,6 +176,44 @@ def with_breakpoint(message: JsonDict) -> JsonDict:
         return message
     blocks[-1] = {**blocks[-1], "cache_control": dict(EPHEMERAL)}
     return {**message, "content": blocks}
+
+
+def lasting(messages: Sequence[JsonDict], head: int, automatic: Any = None) -> list[JsonDict]:
+    """`messages`, each breakpoint of the first `head` (the compacted head's) living as long
+    as the longest-lived after them, the request's `automatic` one (its top-level
+    `cache_control`) too: the provider refuses a breakpoint before a longer-lived one."""
+    later = [_ttl(b) for m in messages[head:] for b in _blocks(m)]
+    later.append(_ttl({"cache_control": automatic}))
+    longest = max((t for t in later if t is not None), key=TTLS.index, default=TTLS[0])
+    if longest == TTLS[0]:
+        return list(messages)
+    out = []
+    for message in messages[:head]:
+        blocks = _blocks(message)
+        if any(_ttl(b) not in (None, longest) for b in blocks):
+            content = [
+                {**b, "cache_control": {**b["cache_control"], "ttl": longest}}
+                if _ttl(b) not in (None, longest)
+                else b
+                for b in blocks
+            ]
+            message = {**message, "content": content}
+        out.append(message)
+    return [*out, *messages[head:]]
+
+
+def _blocks(message: Any) -> list[Any]:
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return content if isinstance(content, list) else []
+
+
+def _ttl(block: Any) -> str | None:
+    """A breakpoint's lifetime (None: no breakpoint, or a lifetime not among `TTLS`)."""
+    mark = block.get("cache_control") if isinstance(block, Mapping) else None
+    if not isinstance(mark, Mapping):
+        return None
+    ttl = mark.get("ttl", TTLS[0])
+    return ttl if ttl in TTLS else None
 
 
 def without_breakpoints(messages: Sequence[JsonDict]) -> list[JsonDict]:

@@ -7,6 +7,7 @@ from app.core.proxy.splice import (
     boundaries,
     breakpoints,
     choose_cut,
+    lasting,
     make_head,
     message_breakpoints,
     with_breakpoint,
@@ -142,3 +143,25 @@ def test_a_breakpoint_goes_on_the_last_block_and_comes_off_again() -> None:
         {"role": "user", "content": [{"type": "text", "text": "summary"}]}
     ]
     assert with_breakpoint({"role": "user", "content": []}) == {"role": "user", "content": []}
+
+
+def _marked(text: str, ttl: str | None = None) -> dict[str, Any]:
+    mark = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
+    return {"role": "user", "content": [{"type": "text", "text": text, "cache_control": mark}]}
+
+
+def test_a_heads_breakpoint_lives_as_long_as_the_longest_lived_after_it() -> None:
+    """The provider refuses a breakpoint before a longer-lived one: the head's (five minutes,
+    no `ttl`) takes an hour when the client marks a later message for an hour."""
+    head = [with_breakpoint(user("summary")), assistant("ok")]
+    later = [user("q"), assistant("a"), _marked("latest", "1h")]
+    sent = lasting([*head, *later], len(head))
+    assert sent[0]["content"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert sent[1:] == [head[1], *later]
+    # Later breakpoints of five minutes, none, or a lifetime the provider does not name:
+    # the head as it was.
+    for after in ([_marked("latest")], [user("latest")], [_marked("latest", "2h")]):
+        assert lasting([*head, *after], len(head)) == [*head, *after]
+    # The request's automatic breakpoint (its top-level `cache_control`) counts too.
+    automatic = {"type": "ephemeral", "ttl": "1h"}
+    assert lasting([*head, user("q")], len(head), automatic)[0] == _marked("summary", "1h")

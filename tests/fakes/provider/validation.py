@@ -7,7 +7,9 @@ Anthropic (400 `invalid_request_error`):
   previous message (anthropics/claude-code#13460);
 - text blocks must be non-empty and not only whitespace (anthropics/claude-code#53473,
   #23440), and every message but a final assistant one must have content;
-- at most 4 blocks carry `cache_control` (tghamm/Anthropic.SDK#50);
+- at most 4 blocks carry `cache_control` (tghamm/Anthropic.SDK#50), and one of an hour
+  (`ttl: "1h"`) never comes after one of five minutes, in the order tools, system,
+  messages (cnighswonger/claude-code-cache-fix#44);
 - roles are `user` and `assistant` (the system prompt is the top-level `system`).
 OpenAI chat (400, param `messages.[i].role`): an assistant's `tool_calls` must each be
 answered by a `tool` message (BerriAI/litellm#10083), and a `tool` message must follow one.
@@ -42,6 +44,29 @@ def anthropic_problem(body: Any, *, needs_max_tokens: bool, rules: bool = True) 
     if found > MAX_BREAKPOINTS:
         limit = MAX_BREAKPOINTS
         return f"A maximum of {limit} blocks with cache_control may be provided. Found {found}."
+    return _ttl_order(body)
+
+
+def _ttl_order(body: dict[str, Any]) -> str | None:
+    system = body.get("system")
+    places = [(f"tools.{i}", t) for i, t in enumerate(body.get("tools") or [])]
+    places += [(f"system.{i}", b) for i, b in enumerate(_blocks(system))]
+    for i, message in enumerate(body["messages"]):
+        content = _blocks(message.get("content"))
+        places += [(f"messages.{i}.content.{j}", b) for j, b in enumerate(content)]
+    short = False
+    for where, block in places:
+        mark = block.get("cache_control") if isinstance(block, dict) else None
+        if not isinstance(mark, dict):
+            continue
+        if mark.get("ttl", "5m") == "5m":
+            short = True
+        elif mark.get("ttl") == "1h" and short:
+            return (
+                f"{where}.cache_control.ttl: a ttl='1h' cache_control block must not come "
+                "after a ttl='5m' cache_control block. Note that blocks are processed in the "
+                "following order: `tools`, `system`, `messages`."
+            )
     return None
 
 
