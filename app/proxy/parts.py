@@ -1,7 +1,8 @@
-"""A part of a proxied conversation compacted by the service: put in the service's own
-message shape (the system prompt ahead of it, as the pipeline expects it), compacted with
-the `full` strategy (archive first, the ledger, restored files), and dumped back in the
-request's API shape."""
+"""A part of a proxied conversation compacted by the service: joined from the old head and
+the client's messages as the service reads a history (`joined_part`), put in the service's
+own message shape (the system prompt ahead of it, as the pipeline expects it), compacted
+with the `full` strategy (archive first, the ledger, restored files), and dumped back in
+the request's API shape."""
 
 from __future__ import annotations
 
