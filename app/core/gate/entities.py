@@ -150,6 +150,12 @@ class HistoryText:
             and word not in self.vocabulary["agent"]
         )
 
+    def quotes(self, fragment: str) -> bool:
+        """Whether `fragment` occurs as it is (case and whitespace aside) in what anyone said
+        or a tool returned: a summary that has it quotes the history."""
+        needle = " ".join(fragment.lower().split())
+        return any(needle in text for text in (self.user, self.agent, self.results))
+
     def holds_word(self, word: str) -> bool:
         return any(word in vocabulary for vocabulary in self.vocabulary.values())
 

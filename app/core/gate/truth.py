@@ -186,7 +186,10 @@ def _form_failure(text: str, grounds: Grounds) -> SummarizerError | None:
             return _failure("copy", "the answer copies the conversation instead of summarizing it")
     if incomplete(text):
         return _failure("incomplete", "the answer stops mid-sentence")
-    if len(placeholders(text)) >= PLACEHOLDERS:
+    # A bracketed fragment the history has (a list comprehension in a command the summary
+    # lists) is quoted, not a template's blank.
+    blanks = [p for p in placeholders(text) if not grounds.history.quotes(p)]
+    if len(blanks) >= PLACEHOLDERS:
         return _failure("placeholder", "the answer is a template with placeholders")
     if shuffled(tokens, grounds.vocabulary, grounds.transcript_pairs):
         return _failure("incoherent", "the answer is the conversation's words in no order")

@@ -16,7 +16,11 @@ from app.core.gate.check import (
     source_of,
     stop_failure,
 )
+from app.core.ports import SummaryRequest
+from app.core.summary.extractive import extract_summary
+from app.core.summary.prompt import SUMMARY_SYSTEM
 from app.core.summary.reasons import CONTENT_FAILURES
+from tests.builders import assistant, parse, tool_result, tool_use, user
 from tests.summary_answers import (
     ARCHIVED,
     ISSUE_ANSWERS,
@@ -505,3 +509,30 @@ def test_a_summary_that_carries_the_previous_one_forward_is_no_copy() -> None:
         text, template="sections", cap_tokens=10_000, count=words, source=source_of(later)
     )
     assert verdict == text.strip()
+
+
+def test_bracketed_code_the_history_has_is_quoted_not_a_placeholder() -> None:
+    """A summary that lists a multi-line command whole quotes its list comprehensions; the
+    same brackets nowhere in the history are a template's blanks."""
+    edit = (
+        "edit 10:12\n    missing = [elem for elem in required if elem not in ds]\n"
+        "    names = [name.upper() for name in missing if name]\nend_of_edit"
+    )
+    messages = parse(
+        [
+            user("Fix the crash in the pixel handler when an element is missing."),
+            assistant("Editing the handler.", tool_use("bash", "t1", command=edit)),
+            tool_result("t1", "File updated."),
+            assistant("Done: the handler lists the missing elements."),
+        ]
+    )
+    text = extract_summary(messages, 1200)
+    assert "[elem for elem in required if elem not in ds]" in text
+    summary_request = SummaryRequest(
+        messages=tuple(messages), system=SUMMARY_SYSTEM, prompt="", max_words=1200
+    )
+    source = source_of(summary_request)
+    assert check(text, source=source) is None
+    blanks = text.replace("elem for elem in required if elem not in ds", "the list of names")
+    blanks = blanks.replace("name.upper() for name in missing if name", "what it returns here")
+    assert check(blanks, source=source) == "placeholder"
