@@ -230,7 +230,7 @@ class ProxyApp:
     async def _plan(self, route: _Route, ex: Exchange, body: bytes) -> tuple[Planned | None, bytes]:
         assert self.compactor is not None
         if route.path == COUNT:
-            spliced = self.compactor.head_for(ex.session_id, ex.messages)
+            spliced = self.compactor.head_for(ex)
             if spliced is None:
                 return None, body
             planned = Planned(ex.session_id, spliced, "applied", None, None, None, 0)

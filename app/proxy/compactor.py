@@ -90,10 +90,12 @@ class ProxyCompactor:
                     task.cancel()
         return session
 
-    def head_for(self, session_id: str, messages: Sequence[JsonDict]) -> list[JsonDict] | None:
-        """The session's head put into `messages` (a token count's body), if it has one."""
-        session = self._sessions.get(session_id)
-        return session.head.splice(messages) if session and session.head else None
+    def head_for(self, ex: Exchange) -> list[JsonDict] | None:
+        """The session's head put into `ex`'s messages (a token count's body), if it has
+        one, its breakpoint as on the requests it goes into."""
+        session = self._sessions.get(ex.session_id)
+        spliced = session.head.splice(ex.messages) if session and session.head else None
+        return None if spliced is None else self._within_breakpoints(ex, spliced)
 
     def observe(self, session_id: str, usage: Usage, counted: int) -> None:
         """The provider's count of a request whose own count was `counted`."""

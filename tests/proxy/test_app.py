@@ -204,6 +204,39 @@ async def test_an_unreachable_provider_is_a_502_in_its_own_shape(
         assert body["error"]["type"] == "server_error"
 
 
+async def test_a_token_count_carries_the_head_as_the_session_s_requests_do(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """`count_tokens` of a session with a head counts what the next request will send: the
+    head in place of the messages it stands for, its breakpoint living as long as the
+    client's hour-long one after it (as on the request, which the provider would refuse
+    otherwise)."""
+    upstream = FakeUpstream()
+    session = {**HEADERS, "x-claude-code-session-id": "s1"}
+    hour = {"type": "ephemeral", "ttl": "1h"}
+    messages = long_session(12)
+    marked = [*messages[:-1], {"role": "user", "content": [
+        {"type": "text", "text": messages[-1]["content"], "cache_control": hour}
+    ]}]  # fmt: skip
+    async with client(proxy(upstream, tokenizer)) as http:
+        first = await http.post("/v1/messages", content=_anthropic(marked), headers=session)
+        counted = await http.post(
+            "/v1/messages/count_tokens", content=_anthropic(marked), headers=session
+        )
+    assert first.headers["x-compact-action"] == "compacted"
+    assert counted.headers["x-compact-action"] == "applied"
+    sent_first, sent_count = (s.json["messages"] for s in upstream.sent)
+    assert sent_count == sent_first
+    marks = [
+        b["cache_control"]
+        for m in sent_count
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if "cache_control" in b
+    ]
+    assert marks == [hour, hour]  # the head's, then the client's
+
+
 async def test_a_body_over_the_limit_is_a_413(tokenizer: TiktokenTokenizer) -> None:
     config = ProxyConfig(secret=b"k", max_body_bytes=100)
     upstream = FakeUpstream()
