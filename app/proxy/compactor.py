@@ -361,9 +361,9 @@ class ProxyCompactor:
             return None
         if head is None or fold:
             earlier = list(head.core[pinned:]) if head is not None else []
-            prior, part = client[:pinned], joined_part(joined_part([], earlier), client[start:cut])
+            prior, part = client[:pinned], joined_part(earlier, client[start:cut])
         else:
-            prior, part = list(head.core), joined_part([], client[head.replaced : cut])
+            prior, part = list(head.core), joined_part(client[head.replaced : cut])
         produced = await compacted_part(service, ex, client[:lead], part)
         if produced is None:
             return None

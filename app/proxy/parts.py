@@ -52,15 +52,18 @@ async def compacted_part(
     return dump_as(kept, ex.api, forms)
 
 
-def joined_part(earlier: list[JsonDict], later: Sequence[JsonDict]) -> list[JsonDict]:
-    """`earlier` then `later`, as the service reads a history: from a user turn, never an
-    assistant turn after an assistant turn. The proxy's notice (`PART_OPENING`) goes where
-    the user turn would be, not the seam's `Continue.`, which would read as a request."""
-    if later and later[0].get("role") == "assistant":
-        last = earlier[-1].get("role") if earlier else "assistant"
-        if last == "assistant":
-            return [*earlier, {"role": "user", "content": PART_OPENING}, *later]
-    return [*earlier, *later]
+def joined_part(*segments: Sequence[JsonDict]) -> list[JsonDict]:
+    """`segments` one after another, as the service reads a history: from a user turn,
+    never an assistant turn after an assistant turn. The proxy's notice (`PART_OPENING`)
+    goes where the user turn would be, not the seam's `Continue.`, which would read as a
+    request."""
+    part: list[JsonDict] = []
+    for segment in segments:
+        opens = bool(segment) and segment[0].get("role") == "assistant"
+        if opens and (not part or part[-1].get("role") == "assistant"):
+            part.append({"role": "user", "content": PART_OPENING})
+        part.extend(segment)
+    return part
 
 
 def _anthropic_system(body: Mapping[str, Any]) -> list[Message]:

@@ -158,12 +158,9 @@ def breakpoints(body: Mapping[str, Any]) -> int:
 
 
 def message_breakpoints(messages: Sequence[Any]) -> int:
-    found = 0
-    for message in messages:
-        content = message.get("content") if isinstance(message, Mapping) else None
-        for block in content if isinstance(content, list) else []:
-            found += isinstance(block, Mapping) and "cache_control" in block
-    return found
+    return sum(
+        isinstance(b, Mapping) and "cache_control" in b for m in messages for b in _blocks(m)
+    )
 
 
 def with_breakpoint(message: JsonDict) -> JsonDict:
