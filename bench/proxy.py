@@ -345,7 +345,7 @@ def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> st
         "| tokens read from cache between compactions / first request after one (after "
         "one that kept a previous head; of what it resent, all but the turn the agent had "
         "just added) | "
-        f"{_percent(t['cache_between'])} / {_percent(t['cache_after'])} "
+        f"{_exact(t['cache_between'])} / {_exact(t['cache_after'])} "
         f"({_percent(t['cache_after_later'])}; {_percent(t['cache_after_resent'])}) |",
         f"| facts the provider still received | {all_kept}/{all_facts} "
         f"({_percent(all_kept / max(1, all_facts))}) |",
@@ -359,7 +359,7 @@ def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> st
         kept_w, all_w = w["all_facts"]
         lines.append(
             f"| {window} | {sum(w['compactions'].values())} | {_exact(w['without_waiting'])} "
-            f"| {w['quick']} | {_percent(w['cache_after'])} | {kept_w}/{all_w} |"
+            f"| {w['quick']} | {_exact(w['cache_after'])} | {kept_w}/{all_w} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -15,10 +15,10 @@ replaces the messages from the current head (or after those pinned ones) to a cu
 at least the last `min_keep_share` of the limit as sent; a later one keeps the head it had
 and summarizes only what came after it, until the head itself passes `fold_share` of the
 limit: then everything up to the cut but the pinned messages is summarized again together
-(and those too when a request made at once cannot fit with them). The service compacts
-(archive first, the ledger, restored files): the configured summarizer in the background,
-the extractive one when the request cannot wait, and in the background too for a standby:
-a head kept ready for a turn as large as the session's largest.
+(and those too when a request made at once, or a standby, cannot fit with them). The
+service compacts (archive first, the ledger, restored files): the configured summarizer in
+the background, the extractive one when the request cannot wait, and in the background
+too for a standby: a head kept ready for a turn as large as the session's largest.
 """
 
 from __future__ import annotations
@@ -129,10 +129,12 @@ class ProxyCompactor:
             # there or leaves the request over the limit, and below the limit only when no
             # compaction by the configured summarizer runs (it may yet be ready in time).
             options = [session.ready]
-            if now == "over" or session.running is None:
-                options.append(session.standby)
+            # A standby without the pinned messages only over it: below, the pin is kept.
+            spare = session.standby
+            if now == "over" or (session.running is None and not (spare and spare.unpinned)):
+                options.append(spare)
             chosen = await self._chosen(ex, forecast, client, _each(options))
-            if chosen is not None and chosen[2].raw < count.raw:
+            if chosen is not None and forecast.worth(now, count.raw, chosen[2].raw):
                 session.head, sent, count = chosen
                 action, changed = "applied", True
                 now = forecast.stage(forecast.judged(count.raw))
@@ -234,7 +236,9 @@ class ProxyCompactor:
         async def run() -> Head | None:
             began = time.monotonic()
             try:
-                head = await self._compact(service, ex, client, base, None, later=True)
+                head = await self._compact(
+                    service, ex, client, base, None, later=True, spare=standby
+                )
             except Exception:
                 log.exception("background compaction failed", extra={"session": ex.session_id})
                 return None
@@ -323,11 +327,14 @@ class ProxyCompactor:
         counts: list[int] | None,
         squeeze: bool = False,
         later: bool = False,
+        spare: bool = False,
     ) -> Head | None:
         """A new head for `client`: what follows `head` (or, past the fold share, all of it)
         up to a cut, compacted by `service`; `squeeze`: all of it, the pinned messages too;
         `later`: made in the background, for a later request (which is larger by the turns
-        that come meanwhile, and follows the model's reading of `client`'s latest turn)."""
+        that come meanwhile, and follows the model's reading of `client`'s latest turn);
+        `spare`: a standby, which summarizes the pinned messages too when with them a turn as
+        large as the session's largest would not fit (`unpinned`, put in over the limit only)."""
         counted = await self._count(ex, client)
         counts = counts or counted.messages
         lead = leading_system(client) if ex.api == "openai" else 0
@@ -339,6 +346,11 @@ class ProxyCompactor:
             pinned = head.pinned
         else:
             pinned = self._pin(client, counts, lead, forecast, counted.fixed)
+        made = session.made if session is not None and session.made else None
+        summary = made or int(self.policy.head_share * ex.limit)
+        pin = forecast.judged(sum(counts[lead:pinned]))
+        if spare and pinned > lead and forecast.crowded(counted.fixed, pin, summary):
+            squeeze, pinned = True, lead  # a standby for a turn the pin leaves no room for
         fold = head is not None and (squeeze or head.tokens > self.policy.fold_share * ex.limit)
         start = head.replaced if head is not None and not fold else pinned
         kept_head = (
@@ -346,8 +358,7 @@ class ProxyCompactor:
             if head is not None and not fold
             else forecast.judged(sum(counts[lead:pinned]))
         )
-        made = session.made if session is not None and session.made else None
-        guess = kept_head + (made or int(self.policy.head_share * ex.limit))
+        guess = kept_head + summary
         ahead = 0
         if later:  # from the size of the request it is cut from, its head in
             after = sum(counts[head.replaced :] if head is not None else counts)
@@ -383,7 +394,7 @@ class ProxyCompactor:
             session.made = forecast.judged(made_now)
         tokens = Forecast.of(self.policy, ex, None).judged(tokens)
         head = make_head(core, client, cut, tokens, pinned)
-        return replace(head, quick=service is self.immediate)
+        return replace(head, quick=service is self.immediate, unpinned=squeeze)
 
     def _pin(
         self, client: list[JsonDict], counts: list[int], lead: int, forecast: Forecast, fixed: int

@@ -35,6 +35,16 @@ class Forecast:
     def stage(self, tokens: int) -> Stage:
         return stage(tokens, self.limit, self.policy.marks)
 
+    def worth(self, now: Stage, raw: int, headed: int) -> bool:
+        """Whether a finished head that brings our count from `raw` to `headed` goes in:
+        over the limit, any that sends fewer; below it, one that brings the request below
+        the start mark. One that leaves it past the mark would break the provider's cache
+        for a few tokens and have the next compaction begin from the very request it went
+        into."""
+        if now == "over":
+            return headed < raw
+        return self.stage(self.judged(headed)) == "below"
+
     def surely_below(self, size: int) -> bool:
         """Whether a body of `size` bytes is too small to reach the start mark whatever its
         tokens, to start early at the session's pace, or to be at risk: half its bytes bound
@@ -89,10 +99,19 @@ class Forecast:
 
     def pin_budget(self, fixed: int) -> float:
         """The most the session's pinned first messages may take: the pin share of the
-        limit, less what a head with the least kept part and room for the session's
-        foreseen turns would pass the start mark by (a session of large turns pins less,
-        or nothing)."""
+        limit, less what a head with the least kept part and room for one more turn at the
+        session's pace would pass the start mark by (a session of large turns pins less, or
+        nothing). The turns a compaction takes have the room between the start mark and the
+        limit, and a standby takes a turn larger than that (`crowded`)."""
         policy, limit = self.policy, self.limit
-        least = self.judged(fixed) + self.room()
+        least = self.judged(fixed) + self.judged(self.pace.growth())
         least += int((policy.head_share + policy.min_keep_share) * limit)
         return min(policy.pin_share * limit, policy.marks.start * limit - least)
+
+    def crowded(self, fixed: int, pinned: int, summary: int) -> bool:
+        """Whether pinned first messages of `pinned` tokens leave a head no room for a turn
+        as large as the session's largest: with the request's `fixed` part, a new summary of
+        `summary` tokens and the least part kept as sent."""
+        least = int(self.policy.min_keep_share * self.limit)
+        turn = self.judged(self.pace.largest_growth())
+        return self.judged(fixed) + pinned + summary + least + turn > self.limit

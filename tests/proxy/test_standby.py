@@ -244,3 +244,34 @@ async def test_closing_lets_a_background_compaction_finish_within_the_wait(
     await compactor.aclose()
     assert task.done()
     assert not task.cancelled()  # its archive is written whole, not left to a worker thread
+
+
+async def test_a_standby_for_a_turn_the_pinned_messages_leave_no_room_for_summarizes_them_too(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    compactor = _compactor(tokenizer, Blocked(), QUICK_CLOSE)
+    client = _session(8)
+    session = compactor._session("s")
+    head = await compactor._compact(compactor.immediate, _exchange(client), client, None, None)
+    assert head is not None
+    assert head.pinned >= 1
+    assert not head.unpinned
+    session.head = head
+    # One turn of the session added about 0.65 of the limit: with the pinned messages, a
+    # summary and the least kept part, a turn as large would not fit.
+    session.pace.largest = BYTES_PER_TOKEN * int(0.65 * LIMIT)
+    later = [*client, *rounds(9, 10)]
+    await compactor.plan(_exchange(later))
+    assert session.spare is not None
+    await asyncio.wait_for(asyncio.shield(session.spare), 5)
+    standby = session.standby
+    assert standby is not None
+    assert standby.unpinned
+    assert standby.pinned == 0
+    assert later[0] not in standby.messages  # the first request, summarized with the rest
+    # Such a turn comes: over the limit, the standby goes in and the request fits.
+    over = await compactor.plan(_exchange(_large_turn([*later, assistant("Done.")], 0.6)))
+    assert over.action == "applied"
+    assert (over.tokens_before or 0) > LIMIT >= (over.tokens_after or 0)
+    assert session.head is standby
+    await compactor.aclose()

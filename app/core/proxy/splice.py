@@ -61,7 +61,9 @@ class Head:
     kept message is the assistant's. `tokens`: the head's count, as the service counted it;
     `pinned`: the messages at its start that are the client's own, as sent (the session's
     first ones, which every head keeps); `quick`: its summary is the extractive
-    summarizer's, made for a request that could not wait for the configured one."""
+    summarizer's, made for a request that could not wait for the configured one;
+    `unpinned`: it summarizes the pinned messages too (a standby for a turn they leave no
+    room for, put in over the limit only; a compaction made at once that cannot fit them)."""
 
     core: tuple[JsonDict, ...]
     replaced: int
@@ -70,6 +72,7 @@ class Head:
     tokens: int
     pinned: int = 0
     quick: bool = False
+    unpinned: bool = False
 
     @property
     def messages(self) -> list[JsonDict]:
