@@ -9,8 +9,9 @@ list. `call_model` stands in for your LLM client.
 
 It also gives the model the `recall` tool (`examples/recall_tool.json`: add its
 `anthropic` or `openai` entry to your call's tools, and send them to `/compact` too). After
-a compaction the summary says that earlier details can be recalled; when the model calls `recall`, the loop answers from
-the session's archives (`POST /sessions/{session_id}/recall`) and calls the model again.
+a compaction the summary says that earlier details can be recalled; when the model calls
+`recall`, the loop answers from the session's archives (`POST /sessions/{session_id}/recall`)
+and calls the model again.
 
     context-compact serve &               # the service on 127.0.0.1:8080 (README: first command)
     python examples/agent_loop.py         # compacts twice and recalls once, then says so
