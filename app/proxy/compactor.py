@@ -350,14 +350,10 @@ class ProxyCompactor:
         summary = made or int(self.policy.head_share * ex.limit)
         pin = forecast.judged(sum(counts[lead:pinned]))
         if spare and pinned > lead and forecast.crowded(counted.fixed, pin, summary):
-            squeeze, pinned = True, lead  # a standby for a turn the pin leaves no room for
+            squeeze, pinned, pin = True, lead, 0  # a standby for a turn the pin crowds out
         fold = head is not None and (squeeze or head.tokens > self.policy.fold_share * ex.limit)
         start = head.replaced if head is not None and not fold else pinned
-        kept_head = (
-            head.tokens
-            if head is not None and not fold
-            else forecast.judged(sum(counts[lead:pinned]))
-        )
+        kept_head = head.tokens if head is not None and not fold else pin
         guess = kept_head + summary
         ahead = 0
         if later:  # from the size of the request it is cut from, its head in
