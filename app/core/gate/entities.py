@@ -153,7 +153,7 @@ class HistoryText:
     def quotes(self, fragment: str) -> bool:
         """Whether `fragment` occurs as it is (case and whitespace aside) in what anyone said
         or a tool returned: a summary that has it quotes the history."""
-        needle = " ".join(fragment.lower().split())
+        needle = _flat([fragment])
         return any(needle in text for text in (self.user, self.agent, self.results))
 
     def holds_word(self, word: str) -> bool:
@@ -161,7 +161,7 @@ class HistoryText:
 
     def sources(self, entity: Entity) -> set[Source]:
         """Where `entity` occurs: a path or identifier as a whole token, anything else as text."""
-        needle = " ".join(entity.text.lower().split())
+        needle = _flat([entity.text])
         if entity.kind == "identifier" and "(" in needle:
             needle = needle.split("(", 1)[0] or needle  # `is_dosage(text)` names `is_dosage`
         return {source for source in SOURCES if self._holds(source, entity.kind, needle)}
