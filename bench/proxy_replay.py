@@ -13,9 +13,10 @@ scaled clock, as against a real turn it takes next to none.
 
 Measured per replay: context-length errors that reached the agent, what the proxy did
 (compactions put in from the background without the agent waiting, or made while it
-waited), the share of each request read from the provider's cache (between compactions, and
-on the first request after one), and the session's facts (`bench.replay_facts`) found in
-the last request the provider received.
+waited: at once, or after the provider refused the request as too long), the share of
+each request read from the provider's cache (between compactions, and on the first
+request after one), and the session's facts (`bench.replay_facts`) found in the last
+request the provider received.
 """
 
 from __future__ import annotations
@@ -214,7 +215,7 @@ async def replay(
                 else:
                     total, share = _shares(_usage(provider.last))
                     result.largest = max(result.largest, total)
-                    new_head = action in ("applied", "compacted") and int(
+                    new_head = action in ("applied", "compacted", "retried") and int(
                         answer.headers.get("x-compact-tokens-after", 0)
                     ) < int(answer.headers.get("x-compact-tokens-before", 0))
                     if new_head:
@@ -225,7 +226,8 @@ async def replay(
                         head = sessions[-1].head if sessions else None
                         result.quick += action == "applied" and head is not None and head.quick
                         grew = int(answer.headers.get("x-compact-tokens-before", 0)) - previous
-                        result.jumps += action == "compacted" and grew > (1 - START) * limit
+                        waited = action != "applied"
+                        result.jumps += waited and grew > (1 - START) * limit
                         result.after.append(share)
                         turn = _turn_tokens(
                             limits, shape, provider.last.received.body, len(context) - sent
