@@ -159,10 +159,11 @@ class ProxyCompactor:
         if session.running is None and not quiet and forecast.starts(after):
             self._start(ex, session, client)
             action = "precompact_started" if action == "none" else action
-        # A standby, for a turn as large as the session's largest.
+        # A standby, for a turn larger than the session's largest (in the pause after a
+        # head too: it sends nothing until it goes in, over the limit).
         grown = forecast.judged(_since(count, len(client) - session.spare_from))
         stale = session.standby is None or grown > self.policy.quiet_share * ex.limit
-        if forecast.at_risk(after) and stale and session.spare is None and not quiet:
+        if forecast.at_risk(after) and stale and session.spare is None:
             self._start(ex, session, client, standby=True)
             action = "precompact_started" if action == "none" else action
         sent = self._within_breakpoints(ex, sent)
@@ -333,8 +334,9 @@ class ProxyCompactor:
         up to a cut, compacted by `service`; `squeeze`: all of it, the pinned messages too;
         `later`: made in the background, for a later request (which is larger by the turns
         that come meanwhile, and follows the model's reading of `client`'s latest turn);
-        `spare`: a standby, which summarizes the pinned messages too when with them a turn as
-        large as the session's largest would not fit (`unpinned`, put in over the limit only)."""
+        `spare`: a standby, which keeps room for the turn it is for and summarizes the pinned
+        messages and the head too when with them that turn would not fit (`unpinned`, put in
+        over the limit only)."""
         counted = await self._count(ex, client)
         counts = counts or counted.messages
         lead = leading_system(client) if ex.api == "openai" else 0
@@ -349,9 +351,11 @@ class ProxyCompactor:
         made = session.made if session is not None and session.made else None
         summary = made or int(self.policy.head_share * ex.limit)
         pin = forecast.judged(sum(counts[lead:pinned]))
-        if spare and pinned > lead and forecast.crowded(counted.fixed, pin, summary):
-            squeeze, pinned, pin = True, lead, 0  # a standby for a turn the pin crowds out
-        fold = head is not None and (squeeze or head.tokens > self.policy.fold_share * ex.limit)
+        fold = head is not None and head.tokens > self.policy.fold_share * ex.limit
+        ahead_of = head.tokens if head is not None and not fold else pin  # kept before the summary
+        if spare and ahead_of and forecast.crowded(counted.fixed, ahead_of, summary):
+            squeeze, pinned, pin = True, lead, 0  # a standby for a turn the pin or head crowds out
+        fold = fold or (head is not None and squeeze)
         start = head.replaced if head is not None and not fold else pinned
         kept_head = head.tokens if head is not None and not fold else pin
         guess = kept_head + summary
@@ -360,7 +364,8 @@ class ProxyCompactor:
             after = sum(counts[head.replaced :] if head is not None else counts)
             now = forecast.judged(counted.fixed + after) + (head.tokens if head else 0)
             ahead = forecast.ahead(now)
-        keep = forecast.keep(counted.fixed, guess + ahead, forecast.room())
+        room = max(forecast.room(), forecast.surprise() if spare else 0)
+        keep = forecast.keep(counted.fixed, guess + ahead, room)
         cut = choose_cut(client, counts, start, keep, read=later)
         if cut is None or counted.fixed + guess + sum(counts[cut:]) > ex.limit:
             cut = len(client)  # even the latest cut keeps too much: all of it, then `Continue.`
@@ -397,9 +402,7 @@ class ProxyCompactor:
     ) -> int:
         """Where the session's pinned first messages end: the latest cut before an assistant
         turn within the pin's budget (the request that ended there wrote that prefix to the
-        provider's cache), else `lead`. The budget is the pin share of the limit, less what
-        a head with the least kept part and room for the session's foreseen turns would
-        pass the start mark by: a session of large turns pins less, or nothing."""
+        provider's cache), else `lead` (`Forecast.pin_budget`)."""
         budget = forecast.pin_budget(fixed)
         pinned, total = lead, 0
         for index in range(lead, len(client) - 1):

@@ -29,6 +29,7 @@ class ProxyPolicy:
     quiet_share: float = 0.1  # of the limit, grown after a head is put in before the next
     max_sessions: int = 1000
     max_lookahead: int = 4  # turns a compaction is foreseen to take, at most
+    surprise: float = 2.0  # a standby is kept for a turn this many times the largest so far
 
 
 @dataclass(frozen=True)

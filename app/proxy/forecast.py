@@ -66,12 +66,18 @@ class Forecast:
         return tokens + turns * self.judged(self.pace.growth()) > self.limit
 
     def at_risk(self, tokens: int) -> bool:
-        """Whether a turn as large as the session's largest so far takes `tokens` over the
+        """Whether the turn a standby is kept for (`surprise`) takes `tokens` over the
         limit: a standby head is kept ready for it (made by the extractive summarizer, in
         the background), since no compaction begun when that turn comes could be. (The
-        session's latest turns are among those, so this holds too whenever one more turn
-        at its pace would.)"""
-        return tokens + self.judged(self.pace.largest_growth()) > self.limit
+        session's latest turns are among the largest, so this holds too whenever one more
+        turn at its pace would.)"""
+        return tokens + self.surprise() > self.limit
+
+    def surprise(self) -> int:
+        """The turn a standby is kept for: the policy's multiple of the session's largest
+        so far, a record that the session's next large turn (a file read after a few short
+        commands) may well pass."""
+        return self.judged(int(self.policy.surprise * self.pace.largest_growth()))
 
     def room(self) -> int:
         """The tokens the session is foreseen to add before its next compaction is ready:
@@ -99,19 +105,18 @@ class Forecast:
 
     def pin_budget(self, fixed: int) -> float:
         """The most the session's pinned first messages may take: the pin share of the
-        limit, less what a head with the least kept part and room for one more turn at the
-        session's pace would pass the start mark by (a session of large turns pins less, or
-        nothing). The turns a compaction takes have the room between the start mark and the
-        limit, and a standby takes a turn larger than that (`crowded`)."""
+        limit, less what a head with the least kept part would pass the start mark by. A
+        turn larger than the room left below the limit has the standby, which summarizes
+        the pinned messages too when they leave it no room (`crowded`)."""
         policy, limit = self.policy, self.limit
-        least = self.judged(fixed) + self.judged(self.pace.growth())
-        least += int((policy.head_share + policy.min_keep_share) * limit)
+        least = self.judged(fixed) + int((policy.head_share + policy.min_keep_share) * limit)
         return min(policy.pin_share * limit, policy.marks.start * limit - least)
 
     def crowded(self, fixed: int, pinned: int, summary: int) -> bool:
-        """Whether pinned first messages of `pinned` tokens leave a head no room for a turn
-        as large as the session's largest: with the request's `fixed` part, a new summary of
-        `summary` tokens and the least part kept as sent."""
+        """Whether the messages a head keeps before its new summary (pinned first ones, or
+        a previous head), of `pinned` tokens, leave it no room for the turn a standby is
+        kept for: with the request's `fixed` part, a new summary of `summary` tokens and the
+        least part kept as sent."""
         least = int(self.policy.min_keep_share * self.limit)
-        turn = self.judged(self.pace.largest_growth())
+        turn = self.surprise()
         return self.judged(fixed) + pinned + summary + least + turn > self.limit

@@ -1,6 +1,6 @@
 """The proxy's judgement of one request (`app.proxy.forecast`): how much the session's
-first messages may pin, when pinned messages crowd out a turn as large as the session's
-largest, and when a finished head is worth putting in."""
+first messages may pin, the turn a standby is kept for and when what a head keeps crowds it
+out, and when a finished head is worth putting in."""
 
 from __future__ import annotations
 
@@ -18,20 +18,30 @@ def _forecast(growth: int = 0, largest: int = 0) -> Forecast:
     return Forecast(ProxyPolicy(), LIMIT, 1.0, pace)
 
 
-def test_the_pin_leaves_room_below_the_start_mark_for_one_more_turn_at_the_sessions_pace() -> None:
-    # 0.7 of the limit, less the least head (0.15 + 0.1) and one turn.
-    assert _forecast(growth=1_500).pin_budget(fixed=0) == 2_000  # the pin share caps it
-    assert _forecast(growth=3_000).pin_budget(fixed=0) == 1_500
-    assert _forecast(growth=3_000).pin_budget(fixed=500) == 1_000
-    assert _forecast(growth=4_500).pin_budget(fixed=0) == 0
-    assert _forecast(growth=6_000).pin_budget(fixed=0) < 0  # nothing pinned
+def test_the_pin_leaves_a_head_with_the_least_kept_part_below_the_start_mark() -> None:
+    # 0.7 of the limit, less the fixed part and the least head (0.15 + 0.1); the session's
+    # pace does not enter: a turn larger than the room the marks leave has the standby.
+    assert _forecast().pin_budget(fixed=0) == 2_000  # the pin share caps it
+    assert _forecast(growth=6_000).pin_budget(fixed=0) == 2_000
+    assert _forecast().pin_budget(fixed=3_000) == 1_500
+    assert _forecast().pin_budget(fixed=4_500) == 0
+    assert _forecast().pin_budget(fixed=6_000) < 0  # nothing pinned
 
 
-def test_pinned_messages_crowd_a_turn_as_large_as_the_sessions_largest() -> None:
-    # fixed 500 + pinned 2,000 + summary 1,000 + the least kept part 1,000 + the turn.
-    assert not _forecast(largest=5_500).crowded(fixed=500, pinned=2_000, summary=1_000)
-    assert _forecast(largest=5_501).crowded(fixed=500, pinned=2_000, summary=1_000)
-    assert not _forecast(largest=5_501).crowded(fixed=500, pinned=0, summary=1_000)
+def test_a_standby_is_kept_for_a_turn_twice_the_sessions_largest() -> None:
+    forecast = _forecast(largest=2_000)
+    assert forecast.surprise() == 4_000
+    assert not forecast.at_risk(6_000)
+    assert forecast.at_risk(6_001)
+    assert not _forecast().at_risk(9_999)  # no turn seen yet
+
+
+def test_what_a_head_keeps_before_its_summary_crowds_the_turn_a_standby_is_kept_for() -> None:
+    # fixed 500 + pinned 2,000 + summary 1,000 + the least kept part 1,000 + twice the
+    # largest turn.
+    assert not _forecast(largest=2_750).crowded(fixed=500, pinned=2_000, summary=1_000)
+    assert _forecast(largest=2_751).crowded(fixed=500, pinned=2_000, summary=1_000)
+    assert not _forecast(largest=2_751).crowded(fixed=500, pinned=0, summary=1_000)
 
 
 def test_below_the_limit_a_head_goes_in_only_when_it_brings_the_request_below_the_start_mark() -> (

@@ -1,7 +1,7 @@
 """The heads the proxy's compactions make. The session's first messages are pinned as sent
 ahead of every head: a prefix the provider has cached since the session began, so the
 first request after a compaction reads it from the cache. A session of large turns pins
-less (nothing, when its turns need the room), and a request that cannot fit with them is
+as much (those turns have the standby), and a request that cannot fit with them is
 compacted without them. A head made at once that leaves the request past the start mark
 has the next compaction begun from it."""
 
@@ -76,18 +76,19 @@ async def test_a_pin_share_of_zero_pins_nothing(tokenizer: TiktokenTokenizer) ->
     assert _is_summary(planned.messages[0])
 
 
-async def test_a_session_whose_turns_need_the_room_pins_nothing(
+async def test_a_session_of_large_turns_pins_its_first_messages_too(
     tokenizer: TiktokenTokenizer,
 ) -> None:
     compactor = _compactor(tokenizer)
     client = _session(12)
     # Two earlier requests, the second larger by more bytes than the limit has tokens: the
-    # session's pace foresees turns that need all the room a pin would take.
+    # pin does not give way to the session's pace (a standby takes its large turns).
     for size in (1_000, 1_000 + 3 * LIMIT):
         await compactor.plan(_exchange(client[:1], size=size))
     planned = await compactor.plan(_exchange(client))
     assert planned.action == "compacted"
-    assert _is_summary(planned.messages[0])
+    assert planned.messages[0] == client[0]
+    assert pinned(planned.messages, client) >= 1
 
 
 async def test_openai_pins_up_to_a_tool_message_answered_before_the_next_assistant_turn(

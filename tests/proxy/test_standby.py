@@ -275,3 +275,58 @@ async def test_a_standby_for_a_turn_the_pinned_messages_leave_no_room_for_summar
     assert (over.tokens_before or 0) > LIMIT >= (over.tokens_after or 0)
     assert session.head is standby
     await compactor.aclose()
+
+
+async def test_a_standby_is_made_in_the_pause_after_a_head_goes_in(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """The pause after a head holds back the configured summarizer's next compaction; a
+    standby sends nothing until a turn takes the request over the limit, so it is made."""
+    blocked = Blocked()
+    compactor = _compactor(tokenizer, blocked, QUICK_CLOSE)
+    client = _session(8)
+    session = compactor._session("s")
+    session.head = await compactor._compact(
+        compactor.immediate, _exchange(client), client, None, None
+    )
+    session.quiet_below = 10 * LIMIT  # a head just went in
+    session.pace.largest = BYTES_PER_TOKEN * int(0.3 * LIMIT)  # twice that passes the limit
+    later = [*client, *rounds(9, 9)]
+    planned = await compactor.plan(_exchange(later))
+    assert planned.action == "applied"  # the head, and nothing begun by the summarizer
+    assert session.running is None
+    assert blocked.asked == 0
+    assert session.spare is not None
+    await asyncio.wait_for(asyncio.shield(session.spare), 5)
+    assert session.standby is not None
+    await compactor.aclose()
+
+
+async def test_a_standby_for_a_turn_the_previous_head_leaves_no_room_for_summarizes_it_too(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    compactor = _compactor(tokenizer, Blocked(), ProxyPolicy(wait_seconds=0.05, pin_share=0.0))
+    client = _session(8)
+    session = compactor._session("s")
+    head = await compactor._compact(compactor.immediate, _exchange(client), client, None, None)
+    assert head is not None
+    assert head.pinned == 0
+    session.head = head
+    # Twice the session's largest turn is about 0.8 of the limit: with the head, a new
+    # summary and the least kept part, it would not fit.
+    session.pace.largest = BYTES_PER_TOKEN * int(0.4 * LIMIT)
+    later = [*client, *rounds(9, 10)]
+    await compactor.plan(_exchange(later))
+    assert session.spare is not None
+    await asyncio.wait_for(asyncio.shield(session.spare), 5)
+    standby = session.standby
+    assert standby is not None
+    assert standby.unpinned
+    assert standby.core[0] != head.core[0]  # the old summary summarized again, not kept
+    assert all(m not in standby.core for m in head.core if m["role"] == "user")
+    # A turn of 0.6 of the limit comes: over it, the standby goes in and the request fits.
+    over = await compactor.plan(_exchange(_large_turn([*later, assistant("Done.")], 0.6)))
+    assert over.action == "applied"
+    assert (over.tokens_before or 0) > LIMIT >= (over.tokens_after or 0)
+    assert session.head is standby
+    await compactor.aclose()
