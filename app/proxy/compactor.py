@@ -18,7 +18,7 @@ limit: then everything up to the cut but the pinned messages is summarized again
 (and those too when a request made at once, or a standby, cannot fit with them). The
 service compacts (archive first, the ledger, restored files): the configured summarizer in
 the background, the extractive one when the request cannot wait, and in the background
-too for a standby: a head kept ready for a turn as large as the session's largest.
+too for a standby: a head kept ready for a turn twice as large as the session's largest.
 """
 
 from __future__ import annotations

@@ -17,9 +17,10 @@ class Session:
     running: asyncio.Task[Head | None] | None = None
     running_from: int = 0  # the messages of the request the running compaction began from
     # A head kept ready by the extractive summarizer (`spare` makes it) beside the
-    # configured summarizer's (`ready`, `running`), for a turn as large as the session's
-    # largest: put in over the limit only while the configured summarizer's compaction
-    # runs. `spare_from`: the messages of the request the last standby began from.
+    # configured summarizer's (`ready`, `running`), for a turn larger than the session's
+    # largest (`Forecast.surprise`): put in over the limit only while the configured
+    # summarizer's compaction runs. `spare_from`: the messages of the request the last
+    # standby began from.
     standby: Head | None = None
     spare: asyncio.Task[Head | None] | None = None
     spare_from: int = 0

@@ -1,9 +1,10 @@
 """The proxy's compactions against an agent's large turns: a standby head kept ready for a
-turn as large as the session's largest, made by the extractive summarizer in the
-background beside the configured summarizer's compaction and put in over the limit only
-while that one runs; a request over the limit compacted at once, never left waiting for a
-compaction it began itself; a running compaction that could stand for no more than a head
-just put in cancelled."""
+turn twice as large as the session's largest (in the pause after a head too, the pinned
+messages or the previous head summarized again when they leave it no room), made by the
+extractive summarizer in the background beside the configured summarizer's compaction and
+put in over the limit only while that one runs; a request over the limit compacted at
+once, never left waiting for a compaction it began itself; a running compaction that could
+stand for no more than a head just put in cancelled."""
 
 from __future__ import annotations
 
