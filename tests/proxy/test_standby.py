@@ -331,3 +331,25 @@ async def test_a_standby_for_a_turn_the_previous_head_leaves_no_room_for_summari
     assert (over.tokens_before or 0) > LIMIT >= (over.tokens_after or 0)
     assert session.head is standby
     await compactor.aclose()
+
+
+async def test_a_standby_keeps_as_sent_no_more_than_leaves_room_for_the_turn_it_is_for(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    compactor = _compactor(tokenizer, Blocked(), ProxyPolicy(wait_seconds=0.05, pin_share=0.0))
+    client = _session(8)  # about 0.8 of the limit
+    session = compactor._session("s")
+    session.pace.largest = BYTES_PER_TOKEN * int(0.3 * LIMIT)  # a standby for 0.6 of it
+    await compactor.plan(_exchange(client))
+    assert session.spare is not None
+    await asyncio.wait_for(asyncio.shield(session.spare), 5)
+    standby = session.standby
+    assert standby is not None
+    assert not standby.unpinned  # nothing kept before its summary to crowd it
+    spliced = standby.splice(client)
+    assert spliced is not None
+    count = await compactor._count(_exchange(client), spliced)
+    # Room for that turn, and for the growth foreseen before the standby is ready (up to
+    # the splice mark, `Forecast.ahead`): a head kept for the target share (0.5) leaves less.
+    assert count.raw + int(0.7 * LIMIT) <= LIMIT
+    await compactor.aclose()
