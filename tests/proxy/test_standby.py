@@ -18,6 +18,7 @@ import pytest
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.model_table import ModelSpec
 from app.core.ports import SummaryRequest
+from app.core.proxy import Head
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.compactor import ProxyCompactor
 from app.proxy.exchange import Exchange, ProxyPolicy
@@ -97,6 +98,36 @@ async def _begun_at_a_slow_pace(compactor: ProxyCompactor) -> asyncio.Task[Any]:
     running = compactor._sessions["s"].running
     assert running is not None
     return running
+
+
+async def _standby_beside_a_head(
+    compactor: ProxyCompactor, client: list[dict[str, Any]], largest: float
+) -> tuple[Head, Head, list[dict[str, Any]]]:
+    """A head for `client` put in, then the standby for the request two rounds later, in a
+    session one of whose turns added `largest` of the limit: the head, the standby and
+    that request's messages."""
+    session = compactor._session("s")
+    head = await compactor._compact(compactor.immediate, _exchange(client), client, None, None)
+    assert head is not None
+    session.head = head
+    session.pace.largest = BYTES_PER_TOKEN * int(largest * LIMIT)
+    later = [*client, *rounds(9, 10)]
+    await compactor.plan(_exchange(later))
+    assert session.spare is not None
+    await asyncio.wait_for(asyncio.shield(session.spare), 5)
+    assert session.standby is not None
+    return head, session.standby, later
+
+
+async def _a_turn_of_six_tenths_takes_it(
+    compactor: ProxyCompactor, later: list[dict[str, Any]], standby: Head
+) -> None:
+    """A turn of 0.6 of the limit after `later`: over the limit, `standby` goes in and the
+    request fits, without waiting."""
+    over = await compactor.plan(_exchange(_large_turn([*later, assistant("Done.")], 0.6)))
+    assert over.action == "applied"
+    assert (over.tokens_before or 0) > LIMIT >= (over.tokens_after or 0)
+    assert compactor._sessions["s"].head is standby
 
 
 async def test_a_head_is_kept_ready_for_a_turn_as_large_as_the_sessions_largest(
@@ -252,29 +283,15 @@ async def test_a_standby_for_a_turn_the_pinned_messages_leave_no_room_for_summar
 ) -> None:
     compactor = _compactor(tokenizer, Blocked(), QUICK_CLOSE)
     client = _session(8)
-    session = compactor._session("s")
-    head = await compactor._compact(compactor.immediate, _exchange(client), client, None, None)
-    assert head is not None
+    # One turn of the session added about 0.65 of the limit: with the pinned messages, a
+    # summary and the least kept part, a turn that large, let alone twice, would not fit.
+    head, standby, later = await _standby_beside_a_head(compactor, client, 0.65)
     assert head.pinned >= 1
     assert not head.unpinned
-    session.head = head
-    # One turn of the session added about 0.65 of the limit: with the pinned messages, a
-    # summary and the least kept part, a turn as large would not fit.
-    session.pace.largest = BYTES_PER_TOKEN * int(0.65 * LIMIT)
-    later = [*client, *rounds(9, 10)]
-    await compactor.plan(_exchange(later))
-    assert session.spare is not None
-    await asyncio.wait_for(asyncio.shield(session.spare), 5)
-    standby = session.standby
-    assert standby is not None
     assert standby.unpinned
     assert standby.pinned == 0
     assert later[0] not in standby.messages  # the first request, summarized with the rest
-    # Such a turn comes: over the limit, the standby goes in and the request fits.
-    over = await compactor.plan(_exchange(_large_turn([*later, assistant("Done.")], 0.6)))
-    assert over.action == "applied"
-    assert (over.tokens_before or 0) > LIMIT >= (over.tokens_after or 0)
-    assert session.head is standby
+    await _a_turn_of_six_tenths_takes_it(compactor, later, standby)
     await compactor.aclose()
 
 
@@ -307,29 +324,14 @@ async def test_a_standby_for_a_turn_the_previous_head_leaves_no_room_for_summari
     tokenizer: TiktokenTokenizer,
 ) -> None:
     compactor = _compactor(tokenizer, Blocked(), ProxyPolicy(wait_seconds=0.05, pin_share=0.0))
-    client = _session(8)
-    session = compactor._session("s")
-    head = await compactor._compact(compactor.immediate, _exchange(client), client, None, None)
-    assert head is not None
-    assert head.pinned == 0
-    session.head = head
     # Twice the session's largest turn is about 0.8 of the limit: with the head, a new
     # summary and the least kept part, it would not fit.
-    session.pace.largest = BYTES_PER_TOKEN * int(0.4 * LIMIT)
-    later = [*client, *rounds(9, 10)]
-    await compactor.plan(_exchange(later))
-    assert session.spare is not None
-    await asyncio.wait_for(asyncio.shield(session.spare), 5)
-    standby = session.standby
-    assert standby is not None
+    head, standby, later = await _standby_beside_a_head(compactor, _session(8), 0.4)
+    assert head.pinned == 0
     assert standby.unpinned
     assert standby.core[0] != head.core[0]  # the old summary summarized again, not kept
     assert all(m not in standby.core for m in head.core if m["role"] == "user")
-    # A turn of 0.6 of the limit comes: over it, the standby goes in and the request fits.
-    over = await compactor.plan(_exchange(_large_turn([*later, assistant("Done.")], 0.6)))
-    assert over.action == "applied"
-    assert (over.tokens_before or 0) > LIMIT >= (over.tokens_after or 0)
-    assert session.head is standby
+    await _a_turn_of_six_tenths_takes_it(compactor, later, standby)
     await compactor.aclose()
 
 
