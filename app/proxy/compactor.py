@@ -159,11 +159,10 @@ class ProxyCompactor:
         if session.running is None and not quiet and forecast.starts(after):
             self._start(ex, session, client)
             action = "precompact_started" if action == "none" else action
-        # A standby, for a turn larger than the session's largest (in the pause after a
-        # head too: it sends nothing until it goes in, over the limit).
+        # A standby, for a turn larger than the session's largest.
         grown = forecast.judged(_since(count, len(client) - session.spare_from))
         stale = session.standby is None or grown > self.policy.quiet_share * ex.limit
-        if forecast.at_risk(after) and stale and session.spare is None:
+        if forecast.at_risk(after) and stale and session.spare is None and not quiet:
             self._start(ex, session, client, standby=True)
             action = "precompact_started" if action == "none" else action
         sent = self._within_breakpoints(ex, sent)

@@ -1,6 +1,6 @@
 """The proxy's compactions against an agent's large turns: a standby head kept ready for a
-turn twice as large as the session's largest (in the pause after a head too, the pinned
-messages or the previous head summarized again when they leave it no room), made by the
+turn twice as large as the session's largest (the pinned messages or the previous head
+summarized again when they leave it no room), made by the
 extractive summarizer in the background beside the configured summarizer's compaction and
 put in over the limit only while that one runs; a request over the limit compacted at
 once, never left waiting for a compaction it began itself; a running compaction that could
@@ -292,31 +292,6 @@ async def test_a_standby_for_a_turn_the_pinned_messages_leave_no_room_for_summar
     assert standby.pinned == 0
     assert later[0] not in standby.messages  # the first request, summarized with the rest
     await _a_turn_of_six_tenths_takes_it(compactor, later, standby)
-    await compactor.aclose()
-
-
-async def test_a_standby_is_made_in_the_pause_after_a_head_goes_in(
-    tokenizer: TiktokenTokenizer,
-) -> None:
-    """The pause after a head holds back the configured summarizer's next compaction; a
-    standby sends nothing until a turn takes the request over the limit, so it is made."""
-    blocked = Blocked()
-    compactor = _compactor(tokenizer, blocked, QUICK_CLOSE)
-    client = _session(8)
-    session = compactor._session("s")
-    session.head = await compactor._compact(
-        compactor.immediate, _exchange(client), client, None, None
-    )
-    session.quiet_below = 10 * LIMIT  # a head just went in
-    session.pace.largest = BYTES_PER_TOKEN * int(0.3 * LIMIT)  # twice that passes the limit
-    later = [*client, *rounds(9, 9)]
-    planned = await compactor.plan(_exchange(later))
-    assert planned.action == "applied"  # the head, and nothing begun by the summarizer
-    assert session.running is None
-    assert blocked.asked == 0
-    assert session.spare is not None
-    await asyncio.wait_for(asyncio.shield(session.spare), 5)
-    assert session.standby is not None
     await compactor.aclose()
 
 
