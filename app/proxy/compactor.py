@@ -350,13 +350,12 @@ class ProxyCompactor:
         made = session.made if session is not None and session.made else None
         summary = made or int(self.policy.head_share * ex.limit)
         pin = forecast.judged(sum(counts[lead:pinned]))
-        fold = head is not None and head.tokens > self.policy.fold_share * ex.limit
-        ahead_of = head.tokens if head is not None and not fold else pin  # kept before the summary
-        if spare and ahead_of and forecast.crowded(counted.fixed, ahead_of, summary):
-            squeeze, pinned, pin = True, lead, 0  # a standby for a turn the pin or head crowds out
-        fold = fold or (head is not None and squeeze)
+        fold = head is not None and (squeeze or head.tokens > self.policy.fold_share * ex.limit)
+        kept_head = head.tokens if head is not None and not fold else pin  # before the summary
+        if spare and kept_head and forecast.crowded(counted.fixed, kept_head, summary):
+            # A standby for a turn the pin or the head crowds out: all of it summarized.
+            squeeze, pinned, pin, kept_head, fold = True, lead, 0, 0, head is not None
         start = head.replaced if head is not None and not fold else pinned
-        kept_head = head.tokens if head is not None and not fold else pin
         guess = kept_head + summary
         ahead = 0
         if later:  # from the size of the request it is cut from, its head in

@@ -112,11 +112,11 @@ class Forecast:
         least = self.judged(fixed) + int((policy.head_share + policy.min_keep_share) * limit)
         return min(policy.pin_share * limit, policy.marks.start * limit - least)
 
-    def crowded(self, fixed: int, pinned: int, summary: int) -> bool:
+    def crowded(self, fixed: int, kept: int, summary: int) -> bool:
         """Whether the messages a head keeps before its new summary (pinned first ones, or
-        a previous head), of `pinned` tokens, leave it no room for the turn a standby is
-        kept for: with the request's `fixed` part, a new summary of `summary` tokens and the
+        a previous head), of `kept` tokens, leave it no room for the turn a standby is kept
+        for: with the request's `fixed` part, a new summary of `summary` tokens and the
         least part kept as sent."""
         least = int(self.policy.min_keep_share * self.limit)
         turn = self.surprise()
-        return self.judged(fixed) + pinned + summary + least + turn > self.limit
+        return self.judged(fixed) + kept + summary + least + turn > self.limit

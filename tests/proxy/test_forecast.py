@@ -37,11 +37,11 @@ def test_a_standby_is_kept_for_a_turn_twice_the_sessions_largest() -> None:
 
 
 def test_what_a_head_keeps_before_its_summary_crowds_the_turn_a_standby_is_kept_for() -> None:
-    # fixed 500 + pinned 2,000 + summary 1,000 + the least kept part 1,000 + twice the
-    # largest turn.
-    assert not _forecast(largest=2_750).crowded(fixed=500, pinned=2_000, summary=1_000)
-    assert _forecast(largest=2_751).crowded(fixed=500, pinned=2_000, summary=1_000)
-    assert not _forecast(largest=2_751).crowded(fixed=500, pinned=0, summary=1_000)
+    # fixed 500 + kept before the summary 2,000 + summary 1,000 + the least kept part
+    # 1,000 + twice the largest turn.
+    assert not _forecast(largest=2_750).crowded(fixed=500, kept=2_000, summary=1_000)
+    assert _forecast(largest=2_751).crowded(fixed=500, kept=2_000, summary=1_000)
+    assert not _forecast(largest=2_751).crowded(fixed=500, kept=0, summary=1_000)
 
 
 def test_below_the_limit_a_head_goes_in_only_when_it_brings_the_request_below_the_start_mark() -> (
