@@ -15,7 +15,8 @@ def test_the_two_commands_come_first() -> None:
     assert README.index("```bash") < README.index("\n## ")
     assert first_block.group(1).splitlines() == [
         "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/context-compact serve",
-        "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/python -m pytest",
+        "python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e '.[dev]' "
+        "&& .venv/bin/python -m pytest",
     ]
 
 
