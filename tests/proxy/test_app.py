@@ -576,7 +576,11 @@ async def test_a_later_compaction_s_head_carries_one_breakpoint_at_its_end(
     look-back from the new head's end: one breakpoint suffices, and more would pass the
     four a request may set."""
     upstream = FakeUpstream()
-    app = proxy(upstream, tokenizer)
+    # A generous wait: the compactions this test counts are put in as they finish, however
+    # loaded the machine (with half a second, a busy one put in fewer).
+    service = build_service(tokenizer, ExtractiveSummarizer(), new_id=_ids())
+    waiting = ProxyCompactor(service, service, ProxyPolicy(wait_seconds=10))
+    app = proxy(upstream, tokenizer, compactor=waiting)
     session = {**HEADERS, "x-claude-code-session-id": "marks"}
 
     def marked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
