@@ -32,6 +32,7 @@ import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -54,6 +55,7 @@ from app.proxy.compactor import ProxyCompactor
 from app.proxy.errors import error_body
 from app.proxy.exchange import Action, Api, Exchange, Planned
 from app.proxy.headers import lower_map, ours, request_headers, response_headers
+from app.proxy.paths import read_path
 from app.service.metrics import Metrics
 
 log = logging.getLogger("context_compact.proxy")
@@ -140,16 +142,17 @@ class ProxyApp:
         started = time.perf_counter()
         headers: RawHeaders = list(scope["headers"])
         named = lower_map(headers)
+        api = _api_of(scope["path"], named)
+        if self.config.token is not None and not hmac.compare_digest(
+            named.get(TOKEN_HEADER, "").encode(), self.config.token.encode()
+        ):  # before any other answer: no route can be probed without the token
+            await _answer(send, api, 401, f"missing or wrong {TOKEN_HEADER} header")
+            return
         route = self._route(scope, named)
-        api = route.api if isinstance(route, _Route) else _api_of(scope["path"], named)
         if isinstance(route, str):
             await _answer(send, api, 404, route)
             return
-        if self.config.token is not None and not hmac.compare_digest(
-            named.get(TOKEN_HEADER, "").encode(), self.config.token.encode()
-        ):
-            await _answer(send, api, 401, f"missing or wrong {TOKEN_HEADER} header")
-            return
+        api = route.api
         body = await _read_body(receive, self.config.max_body_bytes)
         if body is None:
             return  # the client went away
@@ -181,31 +184,26 @@ class ProxyApp:
             self.compactor.observe(planned.session_id, usage, planned.counted)
 
     def _route(self, scope: Scope, named: Mapping[str, str]) -> _Route | str:
-        """Where the request goes, or why it goes nowhere."""
-        raw: bytes = scope.get("raw_path") or scope["path"].encode()
-        path: str = scope["path"]
+        """Where the request goes, or why it goes nowhere: read from the raw path
+        (`app.proxy.paths`), to the base of an upstream the configuration names."""
+        raw: bytes = scope.get("raw_path") or quote(scope["path"]).encode()
+        read = read_path(raw)
+        if isinstance(read, str):
+            return read
         base: str | None = None
-        if path.startswith("/u/"):
-            name, _, rest = path[3:].partition("/")
-            base = self.config.upstreams.get(name)
+        if read.upstream is not None:
+            base = self.config.upstreams.get(read.upstream)
             if base is None:
-                return f"no upstream named {name!r} is configured"
-            path, raw = "/" + rest, raw[len(b"/u/") + len(name.encode()) :]
-        if not (path == "/v1" or path.startswith("/v1/")):
-            return "the proxy serves the providers' /v1/ paths only"
+                return f"no upstream named {read.upstream!r} is configured"
         api: Api = (
             "anthropic"
-            if path.startswith("/v1/messages") or "anthropic-version" in named
+            if read.path.startswith("/v1/messages") or "anthropic-version" in named
             else "openai"
         )
         base = base or (self.config.anthropic_url if api == "anthropic" else self.config.openai_url)
         query = scope.get("query_string") or b""
-        url = (
-            base.rstrip("/")
-            + raw.decode("latin-1")
-            + ("?" + query.decode("latin-1") if query else "")
-        )
-        return _Route(api, url, path)
+        url = base.rstrip("/") + read.raw + ("?" + query.decode("latin-1") if query else "")
+        return _Route(api, url, read.path)
 
     def _exchange(self, route: _Route, named: Mapping[str, str], body: bytes) -> Exchange | None:
         if route.path not in COMPACTED and route.path != COUNT:
