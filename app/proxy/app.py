@@ -28,8 +28,7 @@ import hmac
 import logging
 import re
 import time
-import zlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -43,7 +42,6 @@ from app.core.ports import RawHeaders, Upstream, UpstreamAnswer
 from app.core.provider import find_model
 from app.core.proxy import (
     Usage,
-    UsageTap,
     credential_of,
     input_limit,
     is_context_overflow,
@@ -56,6 +54,7 @@ from app.proxy.errors import error_body
 from app.proxy.exchange import Action, Api, Exchange, Planned
 from app.proxy.headers import lower_map, ours, request_headers, response_headers
 from app.proxy.paths import read_path
+from app.proxy.tap import Tap
 from app.service.metrics import Metrics
 
 log = logging.getLogger("context_compact.proxy")
@@ -67,6 +66,8 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 TOKEN_HEADER = "x-compact-proxy-token"
 COMPACTED = frozenset({"/v1/messages", "/v1/chat/completions"})
 COUNT = "/v1/messages/count_tokens"
+# The most of a provider's error read to tell a context-length error (a few hundred bytes).
+MAX_ERROR_READ = 4 << 20
 # The limit a provider's context-length error names: "> 200000 maximum", "context limit:
 # ... > 200000", "maximum context length is 128000 tokens".
 _LIMIT_IN_ERROR = re.compile(r"(?:>\s*|maximum context length is\s*)(\d{3,9})")
@@ -287,8 +288,18 @@ class ProxyApp:
         where: tuple[str, str, RawHeaders],
     ) -> UpstreamAnswer:
         """The provider's context-length error answered by one more, compacted, request;
-        any other answer (or a retry that cannot change the body) as it came."""
-        error = await answer.read()
+        any other answer (or a retry that cannot change the body) as it came. At most
+        `MAX_ERROR_READ` bytes of the error are read here: a larger body is no
+        context-length error, and goes on to the client as it comes, those bytes first."""
+        rest = aiter(answer.chunks())
+        read: list[bytes] = []
+        size = 0
+        async for chunk in rest:
+            read.append(chunk)
+            size += len(chunk)
+            if size > MAX_ERROR_READ:
+                return _Resumed(answer, read, rest)
+        error = b"".join(read)
         await answer.aclose()
         if is_context_overflow(answer.status, error):
             try:
@@ -315,6 +326,35 @@ class _Buffered:
 
     async def aclose(self) -> None:
         return None
+
+
+@dataclass
+class _Resumed:
+    """An answer whose first chunks were read already: those, then the rest as it comes."""
+
+    answer: UpstreamAnswer
+    first: list[bytes]
+    rest: AsyncIterator[bytes]
+
+    @property
+    def status(self) -> int:
+        return self.answer.status
+
+    @property
+    def headers(self) -> RawHeaders:
+        return self.answer.headers
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        for chunk in self.first:
+            yield chunk
+        async for chunk in self.rest:
+            yield chunk
+
+    async def read(self) -> bytes:
+        return b"".join([chunk async for chunk in self.chunks()])
+
+    async def aclose(self) -> None:
+        await self.answer.aclose()
 
 
 def _api_of(path: str, named: Mapping[str, str]) -> Api:
@@ -360,35 +400,20 @@ async def _answer(
     await send({"type": "http.response.body", "body": body})
 
 
-def _decoder(headers: RawHeaders) -> Callable[[bytes], bytes] | None:
-    """What turns the answer's bytes into text for the usage tap: nothing for plain
-    bytes, zlib for gzip and deflate; None for any other encoding (not tapped)."""
-    encoding = lower_map(headers).get("content-encoding", "identity").strip().lower()
-    if encoding in ("", "identity"):
-        return lambda chunk: chunk
-    if encoding in ("gzip", "deflate"):
-        inflate = zlib.decompressobj(zlib.MAX_WBITS | 32)
-        return inflate.decompress
-    return None
-
-
 async def _stream(
     receive: Receive, send: Send, answer: UpstreamAnswer, outcome: _Outcome, overhead: float
 ) -> None:
     """The answer to the client as it arrives; the upstream call cancelled when the client
     goes away. The usage of a successful answer is read on the way."""
     headers = response_headers(answer.headers) + outcome.headers(overhead * 1000)
-    named = lower_map(answer.headers)
-    streaming = named.get("content-type", "").startswith("text/event-stream")
-    decode = _decoder(answer.headers) if answer.status == 200 else None
-    tap = UsageTap(streaming) if decode is not None else None
+    tap = Tap.of(answer.headers) if answer.status == 200 else None
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
 
     async def relay() -> None:
         try:
             async for chunk in answer.chunks():
-                if tap is not None and decode is not None:
-                    tap.feed(decode(chunk))
+                if tap is not None:
+                    tap.feed(chunk)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         except UpstreamError:
             log.warning("the provider's answer broke off mid-stream")

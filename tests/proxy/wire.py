@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import unquote
@@ -162,10 +162,14 @@ def _unchunked(data: bytes) -> bytes:
 
 
 async def asgi_call(
-    app: Any, raw_path: bytes, headers: Sequence[tuple[bytes, bytes]] = (), body: bytes = b""
+    app: Any,
+    raw_path: bytes,
+    headers: Sequence[tuple[bytes, bytes]] = (),
+    body: bytes = b"",
+    observe: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[int, Headers, bytes]:
     """`app` called with `raw_path` as sent (and its decoding as `path`, as uvicorn makes
-    it): the status, headers and body it answers."""
+    it): the status, headers and body it answers; `observe` sees each message it sends."""
     path, _, query = raw_path.partition(b"?")
     scope = {
         "type": "http",
@@ -189,6 +193,8 @@ async def asgi_call(
         return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
+        if observe is not None:
+            observe(message)
         messages.append(message)
 
     await app(scope, receive, send)
