@@ -22,8 +22,6 @@ a keyed digest of them.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hmac
 import logging
 import re
@@ -53,6 +51,7 @@ from app.proxy.compactor import ProxyCompactor
 from app.proxy.errors import error_body
 from app.proxy.exchange import Action, Api, Exchange, Planned
 from app.proxy.headers import lower_map, ours, request_headers, response_headers
+from app.proxy.leave import Detached, until_gone
 from app.proxy.paths import read_path
 from app.proxy.tap import Tap
 from app.service.metrics import Metrics
@@ -130,10 +129,12 @@ class ProxyApp:
         self.compactor = compactor
         self.models = models
         self.metrics = metrics
+        self._detached = Detached()
 
     async def aclose(self) -> None:
         """Stops the background compactions and closes the upstream connections."""
         if self.compactor is not None:
+            await self._detached.aclose(self.compactor.policy.wait_seconds)
             await self.compactor.aclose()
         await self.upstream.aclose()
 
@@ -160,13 +161,25 @@ class ProxyApp:
         if isinstance(body, int):
             await _answer(send, api, 413, f"request body over {body} bytes")
             return
+        await until_gone(receive, self._serve(scope, send, route, (headers, named, body), started))
+
+    async def _serve(
+        self,
+        scope: Scope,
+        send: Send,
+        route: _Route,
+        request: tuple[RawHeaders, Mapping[str, str], bytes],
+        started: float,
+    ) -> None:
+        """The request compacted if it must be, forwarded, and its answer relayed."""
+        headers, named, body = request
         outcome = _Outcome()
         exchange, planned, sent = None, None, body
         if self.compactor is not None and scope["method"] == "POST":
             try:
                 exchange = self._exchange(route, named, body)
                 if exchange is not None:
-                    planned, sent = await self._plan(route, exchange, body)
+                    planned, sent = await self._detached.run(self._plan(route, exchange, body))
                     outcome = _outcome_of(exchange, planned)
             except Exception as exc:  # fail open: the request goes as it came
                 log.exception("proxy compaction failed; forwarded unchanged")
@@ -176,10 +189,8 @@ class ProxyApp:
         retry = None
         if exchange is not None and self.compactor is not None and route.path in COMPACTED:
             retry = self._retry_for(exchange, planned, sent, outcome)
-        await self._forward(
-            receive, send, route, (scope["method"], forward, sent), outcome, overhead, retry
-        )
         self.metrics.observe_proxy(outcome.action, overhead)
+        await self._forward(send, route, (scope["method"], forward, sent), outcome, overhead, retry)
         usage = outcome.usage
         if self.compactor is not None and planned is not None and usage is not None:
             self.compactor.observe(planned.session_id, usage, planned.counted)
@@ -247,7 +258,7 @@ class ProxyApp:
             found = _LIMIT_IN_ERROR.search(error.decode("utf-8", "replace"))
             limit = int(found.group(1)) - output_budget(ex.body) if found else ex.limit
             messages = planned.messages if planned is not None else ex.messages
-            again = await self.compactor.retry(ex, messages, max(1, limit))
+            again = await self._detached.run(self.compactor.retry(ex, messages, max(1, limit)))
             if again is None:
                 return None
             body = json_numbers.dumps({**ex.body, "messages": again.messages})
@@ -260,7 +271,6 @@ class ProxyApp:
 
     async def _forward(
         self,
-        receive: Receive,
         send: Send,
         route: _Route,
         request: tuple[str, RawHeaders, bytes],
@@ -277,7 +287,7 @@ class ProxyApp:
             await _answer(send, route.api, 502, str(exc), outcome.headers(overhead * 1000))
             return
         try:
-            await _stream(receive, send, answer, outcome, overhead)
+            await _stream(send, answer, outcome, overhead)
         finally:
             await answer.aclose()
 
@@ -400,37 +410,19 @@ async def _answer(
     await send({"type": "http.response.body", "body": body})
 
 
-async def _stream(
-    receive: Receive, send: Send, answer: UpstreamAnswer, outcome: _Outcome, overhead: float
-) -> None:
-    """The answer to the client as it arrives; the upstream call cancelled when the client
-    goes away. The usage of a successful answer is read on the way."""
+async def _stream(send: Send, answer: UpstreamAnswer, outcome: _Outcome, overhead: float) -> None:
+    """The answer to the client as it arrives (`until_gone` cancels it when the client
+    leaves). The usage of a successful answer is read on the way."""
     headers = response_headers(answer.headers) + outcome.headers(overhead * 1000)
     tap = Tap.of(answer.headers) if answer.status == 200 else None
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
-
-    async def relay() -> None:
-        try:
-            async for chunk in answer.chunks():
-                if tap is not None:
-                    tap.feed(chunk)
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except UpstreamError:
-            log.warning("the provider's answer broke off mid-stream")
-        await send({"type": "http.response.body", "body": b""})
-
-    async def gone() -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-
-    relaying, watching = asyncio.create_task(relay()), asyncio.create_task(gone())
     try:
-        await asyncio.wait({relaying, watching}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (relaying, watching):
-            task.cancel()
-        for task in (relaying, watching):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-    if relaying.done() and not relaying.cancelled() and relaying.exception() is None and tap:
+        async for chunk in answer.chunks():
+            if tap is not None:
+                tap.feed(chunk)
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    except UpstreamError:
+        log.warning("the provider's answer broke off mid-stream")
+    await send({"type": "http.response.body", "body": b""})
+    if tap is not None:
         outcome.usage = tap.finish()
