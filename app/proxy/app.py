@@ -28,6 +28,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from typing import Any
 from urllib.parse import quote
 
@@ -403,7 +404,11 @@ async def _answer(
     send: Send, api: Api, status: int, message: str, extra: RawHeaders | None = None
 ) -> None:
     body = error_body(api, status, message)
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"date", formatdate(usegmt=True).encode()),  # uvicorn adds none on the proxy's port
+    ]
     await send(
         {"type": "http.response.start", "status": status, "headers": headers + (extra or [])}
     )

@@ -135,7 +135,7 @@ async def test_a_client_that_leaves_before_the_headers_cancels_the_call(
     app = proxy(upstream, tokenizer)
     after = await _call_and_leave(app, 0.05)
     assert upstream.cancelled.is_set()
-    assert after < 0.1
+    assert after < 1.0
     assert len(upstream.sent) == 1
 
 
@@ -152,7 +152,7 @@ async def test_a_client_that_leaves_while_compacting_gets_no_call_and_the_plan_f
     slow: Any = app.compactor
     slow.go, slow.finished = asyncio.Event(), asyncio.Event()
     after = await _call_and_leave(app, 0.05)
-    assert after < 0.1
+    assert after < 1.0
     slow.go.set()
     await asyncio.wait_for(slow.finished.wait(), 5)
     await asyncio.sleep(0.05)

@@ -63,7 +63,9 @@ class Head:
     first ones, which every head keeps); `quick`: its summary is the extractive
     summarizer's, made for a request that could not wait for the configured one;
     `unpinned`: it summarizes the pinned messages too (a standby for a turn they leave no
-    room for, put in over the limit only; a compaction made at once that cannot fit them)."""
+    room for, put in over the limit only; a compaction made at once that cannot fit them);
+    `replaced_tokens`: our count of the replaced messages when it was made, so that the
+    count of what the agent sent needs no count of them again."""
 
     core: tuple[JsonDict, ...]
     replaced: int
@@ -73,6 +75,7 @@ class Head:
     pinned: int = 0
     quick: bool = False
     unpinned: bool = False
+    replaced_tokens: int = 0
 
     @property
     def messages(self) -> list[JsonDict]:
