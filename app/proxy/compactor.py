@@ -122,7 +122,8 @@ class ProxyCompactor:
             return Planned(ex.session_id, sent, action, reason, None, None, 0)
         count = await self._count(ex, sent)
         before = forecast.judged(count.raw)
-        sent_by_agent = forecast.judged(_of_client(count, sent, client, session.head))
+        head = session.head if sent is not client else None  # `before`: the agent's count
+        agent = forecast.judged(head.unspliced(count.raw, count.messages) if head else count.raw)
         now = forecast.stage(before)
         changed = False  # a head put in by this request
         if now == "over" or now == "splice" or forecast.foreseen(before, turns=1):
@@ -169,7 +170,7 @@ class ProxyCompactor:
         sent = self._within_breakpoints(ex, sent)
         if action in ("applied", "compacted") and after < before:
             session.quiet_below = after + int(self.policy.quiet_share * ex.limit)
-        return Planned(ex.session_id, sent, action, reason, sent_by_agent, after, count.raw)
+        return Planned(ex.session_id, sent, action, reason, agent, after, count.raw)
 
     async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
         """After the provider said the context was too long: the request compacted at once
@@ -393,9 +394,8 @@ class ProxyCompactor:
             )
             session.made = forecast.judged(made_now)
         tokens = Forecast.of(self.policy, ex, None).judged(tokens)
-        head = make_head(core, client, cut, tokens, pinned)
-        quick, replaced = service is self.immediate, sum(counts[:cut])
-        return replace(head, quick=quick, unpinned=squeeze, replaced_tokens=replaced)
+        head = make_head(core, client, cut, tokens, pinned, sum(counts[:cut]))
+        return replace(head, quick=service is self.immediate, unpinned=squeeze)
 
     def _pin(
         self, client: list[JsonDict], counts: list[int], lead: int, forecast: Forecast, fixed: int
@@ -431,16 +431,6 @@ def _since(count: _Count, added: int) -> int:
     if added <= 0:
         return 0
     return sum(count.messages[-added:]) if added < len(count.messages) else count.raw
-
-
-def _of_client(
-    count: _Count, sent: list[JsonDict], client: list[JsonDict], head: Head | None
-) -> int:
-    """Our count of the agent's own messages, from `count` of `sent`: `head` put in their
-    place counted as the messages it replaced."""
-    if sent is client or head is None:
-        return count.raw
-    return count.raw - sum(count.messages[: len(head.messages)]) + head.replaced_tokens
 
 
 async def _each(heads: Sequence[Head | None]) -> AsyncIterator[Head | None]:

@@ -81,6 +81,11 @@ class Head:
     def messages(self) -> list[JsonDict]:
         return [*self.core, {"role": "user", "content": CONTINUE}] if self.seam else list(self.core)
 
+    def unspliced(self, total: int, counts: Sequence[int]) -> int:
+        """Our count of the client's own request, from the `total` of one this head was
+        spliced into and `counts` of its messages: the head's counted as those it replaced."""
+        return total - sum(counts[: len(self.messages)]) + self.replaced_tokens
+
     def splice(self, client: Sequence[JsonDict]) -> list[JsonDict] | None:
         """The messages to send in place of `client`'s: the head, then every message after
         the replaced ones; None when `client` does not start with them."""
@@ -95,13 +100,17 @@ def make_head(
     replaced: int,
     tokens: int,
     pinned: int = 0,
+    replaced_tokens: int = 0,
 ) -> Head:
     """The head `core` standing for `client[:replaced]`, with its seam when needed: when it
     stands for all of `client`, the seam ends the request (and goes before the assistant's
     next turn in the later ones)."""
     after = _role(client[replaced]) if replaced < len(client) else "assistant"
     seam = bool(core) and _role(core[-1]) == "assistant" == after
-    return Head(tuple(core), replaced, prefix_digest(client[:replaced]), seam, tokens, pinned)
+    digest = prefix_digest(client[:replaced])
+    return Head(
+        tuple(core), replaced, digest, seam, tokens, pinned, replaced_tokens=replaced_tokens
+    )
 
 
 def _role(message: Mapping[str, Any]) -> str:
