@@ -52,7 +52,7 @@ from app.proxy.compactor import ProxyCompactor
 from app.proxy.errors import error_body
 from app.proxy.exchange import Action, Api, Exchange, Planned
 from app.proxy.headers import lower_map, ours, request_headers, response_headers
-from app.proxy.leave import Detached, until_gone
+from app.proxy.leave import Leave, until_gone
 from app.proxy.paths import read_path
 from app.proxy.tap import Tap
 from app.service.metrics import Metrics
@@ -130,12 +130,10 @@ class ProxyApp:
         self.compactor = compactor
         self.models = models
         self.metrics = metrics
-        self._detached = Detached()
 
     async def aclose(self) -> None:
         """Stops the background compactions and closes the upstream connections."""
         if self.compactor is not None:
-            await self._detached.aclose(self.compactor.policy.wait_seconds)
             await self.compactor.aclose()
         await self.upstream.aclose()
 
@@ -162,7 +160,9 @@ class ProxyApp:
         if isinstance(body, int):
             await _answer(send, api, 413, f"request body over {body} bytes")
             return
-        await until_gone(receive, self._serve(scope, send, route, (headers, named, body), started))
+        leave = Leave()
+        work = self._serve(scope, send, route, (headers, named, body), started, leave)
+        await until_gone(receive, work, leave)
 
     async def _serve(
         self,
@@ -171,8 +171,10 @@ class ProxyApp:
         route: _Route,
         request: tuple[RawHeaders, Mapping[str, str], bytes],
         started: float,
+        leave: Leave,
     ) -> None:
-        """The request compacted if it must be, forwarded, and its answer relayed."""
+        """The request compacted if it must be, forwarded, and its answer relayed; a
+        compaction under way when the client leaves is done whole (`Leave.held`)."""
         headers, named, body = request
         outcome = _Outcome()
         exchange, planned, sent = None, None, body
@@ -180,7 +182,7 @@ class ProxyApp:
             try:
                 exchange = self._exchange(route, named, body)
                 if exchange is not None:
-                    planned, sent = await self._detached.run(self._plan(route, exchange, body))
+                    planned, sent = await leave.held(self._plan(route, exchange, body))
                     outcome = _outcome_of(exchange, planned)
             except Exception as exc:  # fail open: the request goes as it came
                 log.exception("proxy compaction failed; forwarded unchanged")
@@ -189,7 +191,7 @@ class ProxyApp:
         overhead = time.perf_counter() - started
         retry = None
         if exchange is not None and self.compactor is not None and route.path in COMPACTED:
-            retry = self._retry_for(exchange, planned, sent, outcome)
+            retry = self._retry_for(exchange, planned, sent, outcome, leave)
         self.metrics.observe_proxy(outcome.action, overhead)
         await self._forward(send, route, (scope["method"], forward, sent), outcome, overhead, retry)
         usage = outcome.usage
@@ -252,14 +254,14 @@ class ProxyApp:
         return planned, json_numbers.dumps({**ex.body, "messages": planned.messages})
 
     def _retry_for(
-        self, ex: Exchange, planned: Planned | None, sent: bytes, outcome: _Outcome
+        self, ex: Exchange, planned: Planned | None, sent: bytes, outcome: _Outcome, leave: Leave
     ) -> Callable[[bytes], Awaitable[bytes | None]]:
         async def retry(error: bytes) -> bytes | None:
             assert self.compactor is not None
             found = _LIMIT_IN_ERROR.search(error.decode("utf-8", "replace"))
             limit = int(found.group(1)) - output_budget(ex.body) if found else ex.limit
             messages = planned.messages if planned is not None else ex.messages
-            again = await self._detached.run(self.compactor.retry(ex, messages, max(1, limit)))
+            again = await leave.held(self.compactor.retry(ex, messages, max(1, limit)))
             if again is None:
                 return None
             body = json_numbers.dumps({**ex.body, "messages": again.messages})

@@ -2,34 +2,58 @@
 
 A client that leaves (an agent's timeout, a user's Ctrl-C) ends its upstream call at once:
 a non-streamed call to a reasoning model otherwise goes on generating, and billing, after
-the agent gave up (50 clients leaving once held 25 upstream calls open). The receive
+the agent gave up (50 clients leaving once held 50 upstream calls open). The receive
 channel is watched from the end of the request's body through the compaction, the upstream
-call, its retry and the answer's last byte. What must not stop halfway (a compaction,
-which changes its session's state) runs detached: the client leaving ends the waiting for
-it, not the work, whose head the agent's next try then finds.
+call, its retry and the answer's last byte. A compaction, which changes its session's
+state, is not cut halfway (`Leave.held`): the work stops when it ends, before any call,
+and its head is the session's for the agent's next try. It is held in the request's own
+task, not one of its own, which every request on the compacting routes would pay for.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
-
-log = logging.getLogger("context_compact.proxy")
 
 T = TypeVar("T")
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 
 
-async def until_gone(receive: Receive, work: Coroutine[Any, Any, None]) -> None:
-    """`work` run until it ends or the client leaves, whichever comes first; `work`'s
-    own errors raised as they are. `receive` is only read here meanwhile."""
+class Leave:
+    """Whether the client left, and the parts of the work it does not cut."""
+
+    def __init__(self) -> None:
+        self.gone = False
+        self._held = 0
+
+    async def held(self, work: Awaitable[T]) -> T:
+        """`work` done whole even if the client leaves meanwhile; then, if it did, the
+        request's work cancelled."""
+        self._held += 1
+        try:
+            result = await work
+        finally:
+            self._held -= 1
+        if self.gone:
+            raise asyncio.CancelledError
+        return result
+
+
+async def until_gone(receive: Receive, work: Coroutine[Any, Any, None], leave: Leave) -> None:
+    """`work` run until it ends or the client leaves, whichever comes first (or, in a part
+    `leave` holds, until that part ends); `work`'s own errors raised as they are.
+    `receive` is only read here meanwhile."""
     serving = asyncio.ensure_future(work)
     watching = asyncio.ensure_future(_gone(receive))
     try:
         await asyncio.wait({serving, watching}, return_when=asyncio.FIRST_COMPLETED)
+        if not serving.done():
+            leave.gone = True
+            if not leave._held:
+                serving.cancel()
+            await asyncio.wait({serving})
     finally:
         watching.cancel()
         if not serving.done():
@@ -43,32 +67,3 @@ async def until_gone(receive: Receive, work: Coroutine[Any, Any, None]) -> None:
 async def _gone(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
-
-
-class Detached:
-    """Work that goes on when its waiter is cancelled, held until it ends."""
-
-    def __init__(self) -> None:
-        self._tasks: set[asyncio.Task[Any]] = set()
-
-    async def run(self, work: Coroutine[Any, Any, T]) -> T:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-        return await asyncio.shield(task)
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and (error := task.exception()) is not None:
-            log.warning("detached work failed: %s", type(error).__name__)
-
-    async def aclose(self, wait: float) -> None:
-        """Lets the work finish for up to `wait` seconds, then cancels the rest."""
-        tasks = set(self._tasks)
-        if tasks:
-            await asyncio.wait(tasks, timeout=wait)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
-                await task

@@ -1,12 +1,14 @@
 """A client that leaves cancels its upstream call within a second: before the provider's
 headers (once still open 20 s later: a reasoning model kept generating, and billing), after
-them, and while the proxy was still compacting, when the call is then never made."""
+them, and while the proxy was still compacting or retrying, when the call is then never
+made."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +16,18 @@ import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.errors import UpstreamError
+from app.core.model_table import ModelSpec
 from app.core.ports import RawHeaders
+from app.core.proxy import JsonDict
+from app.core.summary import ExtractiveSummarizer
+from app.proxy.app import ProxyApp
 from app.proxy.compactor import ProxyCompactor
 from app.proxy.exchange import Exchange, Planned
-from tests.builders import user
+from app.service.metrics import NoMetrics
+from tests.builders import build_service, user
 from tests.proxy.fakes import FakeAnswer, FakeUpstream, Reply
 from tests.proxy.live import serve_proxy
-from tests.proxy.test_app import _anthropic, proxy
+from tests.proxy.test_app import CONFIG, _anthropic, _ids, _overflow_first, long_session, proxy
 from tests.proxy.wire import Hold, RawUpstream
 
 HEADERS = [(b"x-api-key", b"sk-ant-test"), (b"anthropic-version", b"2023-06-01")]
@@ -85,8 +92,9 @@ class _Held(FakeUpstream):
         raise UpstreamError("unreachable")
 
 
-class _SlowPlan(ProxyCompactor):
-    """A compactor whose plan waits for `go`: a compaction the client does not wait out."""
+class _Slow(ProxyCompactor):
+    """A compactor whose plan and retry wait for `go`: compactions the client does not
+    wait out."""
 
     go: asyncio.Event
     finished: asyncio.Event
@@ -97,8 +105,16 @@ class _SlowPlan(ProxyCompactor):
         self.finished.set()
         return planned
 
+    async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
+        self.go.clear()
+        self.finished.clear()
+        await self.go.wait()
+        planned = await super().retry(ex, sent, limit)
+        self.finished.set()
+        return planned
 
-async def _call_and_leave(app: Any, leave_after: float) -> float:
+
+async def _call_and_leave(app: Any, leave_after: float, body: bytes = BODY) -> float:
     """A request to `app`, its client gone after `leave_after` seconds: how long the app
     took to return after that."""
     requested, left = False, 0.0
@@ -107,7 +123,7 @@ async def _call_and_leave(app: Any, leave_after: float) -> float:
         nonlocal requested, left
         if not requested:
             requested = True
-            return {"type": "http.request", "body": BODY, "more_body": False}
+            return {"type": "http.request", "body": body, "more_body": False}
         await asyncio.sleep(leave_after)
         left = time.monotonic()
         return {"type": "http.disconnect"}
@@ -140,21 +156,27 @@ async def test_a_client_that_leaves_before_the_headers_cancels_the_call(
 
 
 @pytest.mark.anyio
-async def test_a_client_that_leaves_while_compacting_gets_no_call_and_the_plan_finishes(
-    tokenizer: TiktokenTokenizer,
+@pytest.mark.parametrize("during", ["plan", "retry"])
+async def test_a_client_that_leaves_while_compacting_gets_no_call_once_the_compaction_ends(
+    tokenizer: TiktokenTokenizer, during: str
 ) -> None:
-    """The call is never made; the compaction goes on (its head is the session's, for the
-    agent's next try), not cancelled halfway through the session's state."""
-    upstream = FakeUpstream(lambda sent: Reply())
-    app = proxy(upstream, tokenizer)
-    assert app.compactor is not None
-    app.compactor.__class__ = _SlowPlan
-    slow: Any = app.compactor
+    """The compaction is not cut halfway (its head is the session's, for the agent's next
+    try); when it ends, the request ends too, without calling the provider (again)."""
+    upstream = FakeUpstream(_overflow_first if during == "retry" else lambda sent: Reply())
+    # A window the request fits: the plan sends it as it is, the provider's 400 retries it.
+    service = build_service(tokenizer, ExtractiveSummarizer(), new_id=_ids())
+    slow: Any = _Slow(service, service)
+    big = {"claude-tiny": ModelSpec(context_window=40_000, tokenizer="tiktoken", margin=0.0)}
+    app = ProxyApp(CONFIG, upstream, slow, big, NoMetrics())
     slow.go, slow.finished = asyncio.Event(), asyncio.Event()
-    after = await _call_and_leave(app, 0.05)
-    assert after < 1.0
+    if during == "retry":
+        slow.go.set()  # the plan goes at once; the retry waits
+    call = asyncio.ensure_future(_call_and_leave(app, 0.05, _anthropic(long_session(12))))
+    await asyncio.sleep(0.3)  # the client left meanwhile
+    assert not call.done()
+    assert not slow.finished.is_set()
     slow.go.set()
-    await asyncio.wait_for(slow.finished.wait(), 5)
-    await asyncio.sleep(0.05)
-    assert upstream.sent == []
+    await asyncio.wait_for(call, 5)
+    assert slow.finished.is_set()
+    assert len(upstream.sent) == (0 if during == "plan" else 1)
     await app.aclose()
