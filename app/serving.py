@@ -98,8 +98,12 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self._heads_done += 1
         self._stop_head_timer()
         super().on_headers_complete()
-        if self.cycle is not None and self.server is not None and self.server[1] in self.bare_ports:
+        if self.cycle is not None and self._bare():
             self.cycle.default_headers = []
+
+    def _bare(self) -> bool:
+        """Whether this connection came to a port that answers without our headers."""
+        return self.server is not None and self.server[1] in self.bare_ports
 
     def on_message_complete(self) -> None:
         self._head_open = True
@@ -142,7 +146,8 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         body = json.dumps({"error": error, "message": message, "details": []}).encode()
         head = [STATUS_LINE[status]]
         for name, value in self.server_state.default_headers:
-            head += [name, b": ", value, b"\r\n"]
+            if name != b"server" or not self._bare():
+                head += [name, b": ", value, b"\r\n"]
         head += [
             b"content-type: application/json\r\n",
             b"content-length: %d\r\n" % len(body),

@@ -33,10 +33,13 @@ def test_a_proxied_answer_carries_the_provider_s_date_and_server_only(tmp_path: 
         _, proxied, _ = raw_request(live.proxy, b"/v1/models", anthropic)
         _, ours, _ = raw_request(live.proxy, b"/admin", anthropic)
         api = httpx.get(live.api + "/healthz")
+        too_large = raw_request(live.proxy, b"/v1/models", [(b"x-big", b"x" * 70_000)])
     named = [(k, v) for k, v in proxied if k in (b"date", b"server")]
     assert named == [(b"date", b"Mon, 01 Jan 2024 00:00:00 GMT"), (b"server", b"provider/1")]
     assert [k for k, _ in ours if k in (b"date", b"server")] == [b"date"]  # our own 404's
     assert (len(api.headers.get_list("date")), api.headers.get("server")) == (1, "uvicorn")
+    assert too_large[0] == 431  # the server's own refusal: its date, no `server` either
+    assert [k for k, _ in too_large[1] if k in (b"date", b"server")] == [b"date"]
 
 
 @pytest.mark.anyio
