@@ -58,12 +58,17 @@ def _leave_after_sending(url: str, upstream: RawUpstream, clients: int) -> float
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("hold", ["before_headers", "after_headers"])
+@pytest.mark.parametrize(
+    ("hold", "status"),
+    [("before_headers", 200), ("after_headers", 200), ("after_headers", 400)],
+)
 def test_clients_that_leave_cancel_their_upstream_calls_within_a_second(
-    tmp_path: Path, hold: Hold
+    tmp_path: Path, hold: Hold, status: int
 ) -> None:
+    """A 400's body is read by the proxy (a context-length error?) before any byte goes
+    to the client: leaving meanwhile ends the call too."""
     with (
-        RawUpstream(hold=hold) as upstream,
+        RawUpstream(status=status, hold=hold) as upstream,
         serve_proxy(upstream.url, tmp_path) as live,
     ):
         left = _leave_after_sending(live.proxy, upstream, clients=20)
