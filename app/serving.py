@@ -39,6 +39,9 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
 
     max_header_bytes = 64 * 1024
     header_timeout = 10.0
+    # Ports whose answers get no `date` or `server` of uvicorn's: the proxy's, where the
+    # provider's own go through (two `date` headers and `server: uvicorn` otherwise).
+    bare_ports: frozenset[int] = frozenset()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -95,6 +98,12 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self._heads_done += 1
         self._stop_head_timer()
         super().on_headers_complete()
+        if self.cycle is not None and self._bare():
+            self.cycle.default_headers = []
+
+    def _bare(self) -> bool:
+        """Whether this connection came to a port that answers without our headers."""
+        return self.server is not None and self.server[1] in self.bare_ports
 
     def on_message_complete(self) -> None:
         self._head_open = True
@@ -137,7 +146,8 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         body = json.dumps({"error": error, "message": message, "details": []}).encode()
         head = [STATUS_LINE[status]]
         for name, value in self.server_state.default_headers:
-            head += [name, b": ", value, b"\r\n"]
+            if name != b"server" or not self._bare():
+                head += [name, b": ", value, b"\r\n"]
         head += [
             b"content-type: application/json\r\n",
             b"content-length: %d\r\n" % len(body),
@@ -150,23 +160,28 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self.loop.call_later(LINGER_SECONDS, self.transport.close)
 
 
-def header_limited(settings: Settings) -> type[HeaderLimitedProtocol]:
+def header_limited(
+    settings: Settings, bare_ports: frozenset[int] = frozenset()
+) -> type[HeaderLimitedProtocol]:
     """The protocol class with the settings' limits (uvicorn builds one per connection)."""
 
     class Configured(HeaderLimitedProtocol):
         max_header_bytes = settings.max_header_bytes
         header_timeout = settings.header_timeout
 
+    Configured.bare_ports = bare_ports
     return Configured
 
 
 def server_config(app: Any, settings: Settings, host: str, port: int) -> uvicorn.Config:
-    """The one uvicorn configuration every start path uses."""
+    """The one uvicorn configuration every start path uses; behind `PortDispatch`, the
+    proxy's port answers with the provider's `date` and `server` only."""
+    bare = frozenset({app.proxy_port}) if isinstance(app, PortDispatch) else frozenset()
     return uvicorn.Config(
         app,
         host=host,
         port=port,
-        http=header_limited(settings),
+        http=header_limited(settings, bare),
         ws="none",  # no WebSocket routes: an upgrade is answered as plain HTTP
         timeout_keep_alive=settings.keep_alive_timeout,
         log_config=None,  # our handler (setup_logging) writes uvicorn's lines too

@@ -195,7 +195,8 @@ async def replay(
         context: list[Msg] = []
         sent = 0  # the messages of the context the last request carried
         fresh = False
-        previous = 0  # the last request's tokens, as the proxy counted it (0: not counted)
+        previous = 0  # the agent's last request, as the proxy counted it (0: not counted)
+        last_head = None  # the session's head after the last request
         # Before each assistant turn, and at the end when the session ends with the user's
         # turn (the agent sends it too: its facts are the provider's to receive).
         ending = [] if messages and messages[-1].get("role") == "assistant" else [None]
@@ -215,15 +216,16 @@ async def replay(
                 else:
                     total, share = _shares(_usage(provider.last))
                     result.largest = max(result.largest, total)
-                    new_head = action in ("applied", "compacted", "retried") and int(
-                        answer.headers.get("x-compact-tokens-after", 0)
-                    ) < int(answer.headers.get("x-compact-tokens-before", 0))
+                    sessions = list(live.app.compactor._sessions.values())
+                    head = sessions[-1].head if sessions else None
+                    new_head = action in ("applied", "compacted", "retried") and (
+                        head is not None and head is not last_head
+                    )
+                    last_head = head
                     if new_head:
                         if sum(result.compactions.values()):  # a previous head to keep
                             result.after_later.append(share)
                         result.compactions[action] += 1
-                        sessions = list(live.app.compactor._sessions.values())
-                        head = sessions[-1].head if sessions else None
                         result.quick += action == "applied" and head is not None and head.quick
                         grew = int(answer.headers.get("x-compact-tokens-before", 0)) - previous
                         waited = action != "applied"
@@ -236,7 +238,7 @@ async def replay(
                         fresh = True
                     elif fresh:
                         result.between.append(share)
-                    previous = int(answer.headers.get("x-compact-tokens-after") or 0)
+                    previous = int(answer.headers.get("x-compact-tokens-before") or 0)
                 sent = len(context)
                 await asyncio.sleep(turn_seconds)
                 await _local_work_done(live.app.compactor, delayed, local_seconds)

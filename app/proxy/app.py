@@ -22,16 +22,15 @@ a keyed digest of them.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hmac
 import logging
 import re
 import time
-import zlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -42,7 +41,6 @@ from app.core.ports import RawHeaders, Upstream, UpstreamAnswer
 from app.core.provider import find_model
 from app.core.proxy import (
     Usage,
-    UsageTap,
     credential_of,
     input_limit,
     is_context_overflow,
@@ -54,6 +52,9 @@ from app.proxy.compactor import ProxyCompactor
 from app.proxy.errors import error_body
 from app.proxy.exchange import Action, Api, Exchange, Planned
 from app.proxy.headers import lower_map, ours, request_headers, response_headers
+from app.proxy.leave import Leave, until_gone
+from app.proxy.paths import read_path
+from app.proxy.tap import Tap
 from app.service.metrics import Metrics
 
 log = logging.getLogger("context_compact.proxy")
@@ -65,6 +66,8 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 TOKEN_HEADER = "x-compact-proxy-token"
 COMPACTED = frozenset({"/v1/messages", "/v1/chat/completions"})
 COUNT = "/v1/messages/count_tokens"
+# The most of a provider's error read to tell a context-length error (a few hundred bytes).
+MAX_ERROR_READ = 4 << 20
 # The limit a provider's context-length error names: "> 200000 maximum", "context limit:
 # ... > 200000", "maximum context length is 128000 tokens".
 _LIMIT_IN_ERROR = re.compile(r"(?:>\s*|maximum context length is\s*)(\d{3,9})")
@@ -140,29 +143,46 @@ class ProxyApp:
         started = time.perf_counter()
         headers: RawHeaders = list(scope["headers"])
         named = lower_map(headers)
+        api = _api_of(scope["path"], named)
+        if self.config.token is not None and not hmac.compare_digest(
+            named.get(TOKEN_HEADER, "").encode(), self.config.token.encode()
+        ):  # before any other answer: no route can be probed without the token
+            await _answer(send, api, 401, f"missing or wrong {TOKEN_HEADER} header")
+            return
         route = self._route(scope, named)
-        api = route.api if isinstance(route, _Route) else _api_of(scope["path"], named)
         if isinstance(route, str):
             await _answer(send, api, 404, route)
             return
-        if self.config.token is not None and not hmac.compare_digest(
-            named.get(TOKEN_HEADER, "").encode(), self.config.token.encode()
-        ):
-            await _answer(send, api, 401, f"missing or wrong {TOKEN_HEADER} header")
-            return
+        api = route.api
         body = await _read_body(receive, self.config.max_body_bytes)
         if body is None:
             return  # the client went away
         if isinstance(body, int):
             await _answer(send, api, 413, f"request body over {body} bytes")
             return
+        leave = Leave()
+        work = self._serve(scope, send, route, (headers, named, body), started, leave)
+        await until_gone(receive, work, leave)
+
+    async def _serve(
+        self,
+        scope: Scope,
+        send: Send,
+        route: _Route,
+        request: tuple[RawHeaders, Mapping[str, str], bytes],
+        started: float,
+        leave: Leave,
+    ) -> None:
+        """The request compacted if it must be, forwarded, and its answer relayed; a
+        compaction under way when the client leaves is done whole (`Leave.held`)."""
+        headers, named, body = request
         outcome = _Outcome()
         exchange, planned, sent = None, None, body
         if self.compactor is not None and scope["method"] == "POST":
             try:
                 exchange = self._exchange(route, named, body)
                 if exchange is not None:
-                    planned, sent = await self._plan(route, exchange, body)
+                    planned, sent = await leave.held(self._plan(route, exchange, body))
                     outcome = _outcome_of(exchange, planned)
             except Exception as exc:  # fail open: the request goes as it came
                 log.exception("proxy compaction failed; forwarded unchanged")
@@ -171,41 +191,34 @@ class ProxyApp:
         overhead = time.perf_counter() - started
         retry = None
         if exchange is not None and self.compactor is not None and route.path in COMPACTED:
-            retry = self._retry_for(exchange, planned, sent, outcome)
-        await self._forward(
-            receive, send, route, (scope["method"], forward, sent), outcome, overhead, retry
-        )
+            retry = self._retry_for(exchange, planned, sent, outcome, leave)
         self.metrics.observe_proxy(outcome.action, overhead)
+        await self._forward(send, route, (scope["method"], forward, sent), outcome, overhead, retry)
         usage = outcome.usage
         if self.compactor is not None and planned is not None and usage is not None:
             self.compactor.observe(planned.session_id, usage, planned.counted)
 
     def _route(self, scope: Scope, named: Mapping[str, str]) -> _Route | str:
-        """Where the request goes, or why it goes nowhere."""
-        raw: bytes = scope.get("raw_path") or scope["path"].encode()
-        path: str = scope["path"]
+        """Where the request goes, or why it goes nowhere: read from the raw path
+        (`app.proxy.paths`), to the base of an upstream the configuration names."""
+        raw: bytes = scope.get("raw_path") or quote(scope["path"]).encode()
+        read = read_path(raw)
+        if isinstance(read, str):
+            return read
         base: str | None = None
-        if path.startswith("/u/"):
-            name, _, rest = path[3:].partition("/")
-            base = self.config.upstreams.get(name)
+        if read.upstream is not None:
+            base = self.config.upstreams.get(read.upstream)
             if base is None:
-                return f"no upstream named {name!r} is configured"
-            path, raw = "/" + rest, raw[len(b"/u/") + len(name.encode()) :]
-        if not (path == "/v1" or path.startswith("/v1/")):
-            return "the proxy serves the providers' /v1/ paths only"
+                return f"no upstream named {read.upstream!r} is configured"
         api: Api = (
             "anthropic"
-            if path.startswith("/v1/messages") or "anthropic-version" in named
+            if read.path.startswith("/v1/messages") or "anthropic-version" in named
             else "openai"
         )
         base = base or (self.config.anthropic_url if api == "anthropic" else self.config.openai_url)
         query = scope.get("query_string") or b""
-        url = (
-            base.rstrip("/")
-            + raw.decode("latin-1")
-            + ("?" + query.decode("latin-1") if query else "")
-        )
-        return _Route(api, url, path)
+        url = base.rstrip("/") + read.raw + ("?" + query.decode("latin-1") if query else "")
+        return _Route(api, url, read.path)
 
     def _exchange(self, route: _Route, named: Mapping[str, str], body: bytes) -> Exchange | None:
         if route.path not in COMPACTED and route.path != COUNT:
@@ -241,14 +254,14 @@ class ProxyApp:
         return planned, json_numbers.dumps({**ex.body, "messages": planned.messages})
 
     def _retry_for(
-        self, ex: Exchange, planned: Planned | None, sent: bytes, outcome: _Outcome
+        self, ex: Exchange, planned: Planned | None, sent: bytes, outcome: _Outcome, leave: Leave
     ) -> Callable[[bytes], Awaitable[bytes | None]]:
         async def retry(error: bytes) -> bytes | None:
             assert self.compactor is not None
             found = _LIMIT_IN_ERROR.search(error.decode("utf-8", "replace"))
             limit = int(found.group(1)) - output_budget(ex.body) if found else ex.limit
             messages = planned.messages if planned is not None else ex.messages
-            again = await self.compactor.retry(ex, messages, max(1, limit))
+            again = await leave.held(self.compactor.retry(ex, messages, max(1, limit)))
             if again is None:
                 return None
             body = json_numbers.dumps({**ex.body, "messages": again.messages})
@@ -261,7 +274,6 @@ class ProxyApp:
 
     async def _forward(
         self,
-        receive: Receive,
         send: Send,
         route: _Route,
         request: tuple[str, RawHeaders, bytes],
@@ -278,7 +290,7 @@ class ProxyApp:
             await _answer(send, route.api, 502, str(exc), outcome.headers(overhead * 1000))
             return
         try:
-            await _stream(receive, send, answer, outcome, overhead)
+            await _stream(send, answer, outcome, overhead)
         finally:
             await answer.aclose()
 
@@ -289,8 +301,18 @@ class ProxyApp:
         where: tuple[str, str, RawHeaders],
     ) -> UpstreamAnswer:
         """The provider's context-length error answered by one more, compacted, request;
-        any other answer (or a retry that cannot change the body) as it came."""
-        error = await answer.read()
+        any other answer (or a retry that cannot change the body) as it came. At most
+        `MAX_ERROR_READ` bytes of the error are read here: a larger body is no
+        context-length error, and goes on to the client as it comes, those bytes first."""
+        rest = aiter(answer.chunks())
+        read: list[bytes] = []
+        size = 0
+        async for chunk in rest:
+            read.append(chunk)
+            size += len(chunk)
+            if size > MAX_ERROR_READ:
+                return _Resumed(answer, read, rest)
+        error = b"".join(read)
         await answer.aclose()
         if is_context_overflow(answer.status, error):
             try:
@@ -317,6 +339,35 @@ class _Buffered:
 
     async def aclose(self) -> None:
         return None
+
+
+@dataclass
+class _Resumed:
+    """An answer whose first chunks were read already: those, then the rest as it comes."""
+
+    answer: UpstreamAnswer
+    first: list[bytes]
+    rest: AsyncIterator[bytes]
+
+    @property
+    def status(self) -> int:
+        return self.answer.status
+
+    @property
+    def headers(self) -> RawHeaders:
+        return self.answer.headers
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        for chunk in self.first:
+            yield chunk
+        async for chunk in self.rest:
+            yield chunk
+
+    async def read(self) -> bytes:
+        return b"".join([chunk async for chunk in self.chunks()])
+
+    async def aclose(self) -> None:
+        await self.answer.aclose()
 
 
 def _api_of(path: str, named: Mapping[str, str]) -> Api:
@@ -355,59 +406,30 @@ async def _answer(
     send: Send, api: Api, status: int, message: str, extra: RawHeaders | None = None
 ) -> None:
     body = error_body(api, status, message)
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"date", formatdate(usegmt=True).encode()),  # uvicorn adds none on the proxy's port
+    ]
     await send(
         {"type": "http.response.start", "status": status, "headers": headers + (extra or [])}
     )
     await send({"type": "http.response.body", "body": body})
 
 
-def _decoder(headers: RawHeaders) -> Callable[[bytes], bytes] | None:
-    """What turns the answer's bytes into text for the usage tap: nothing for plain
-    bytes, zlib for gzip and deflate; None for any other encoding (not tapped)."""
-    encoding = lower_map(headers).get("content-encoding", "identity").strip().lower()
-    if encoding in ("", "identity"):
-        return lambda chunk: chunk
-    if encoding in ("gzip", "deflate"):
-        inflate = zlib.decompressobj(zlib.MAX_WBITS | 32)
-        return inflate.decompress
-    return None
-
-
-async def _stream(
-    receive: Receive, send: Send, answer: UpstreamAnswer, outcome: _Outcome, overhead: float
-) -> None:
-    """The answer to the client as it arrives; the upstream call cancelled when the client
-    goes away. The usage of a successful answer is read on the way."""
+async def _stream(send: Send, answer: UpstreamAnswer, outcome: _Outcome, overhead: float) -> None:
+    """The answer to the client as it arrives (`until_gone` cancels it when the client
+    leaves). The usage of a successful answer is read on the way."""
     headers = response_headers(answer.headers) + outcome.headers(overhead * 1000)
-    named = lower_map(answer.headers)
-    streaming = named.get("content-type", "").startswith("text/event-stream")
-    decode = _decoder(answer.headers) if answer.status == 200 else None
-    tap = UsageTap(streaming) if decode is not None else None
+    tap = Tap.of(answer.headers) if answer.status == 200 else None
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
-
-    async def relay() -> None:
-        try:
-            async for chunk in answer.chunks():
-                if tap is not None and decode is not None:
-                    tap.feed(decode(chunk))
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except UpstreamError:
-            log.warning("the provider's answer broke off mid-stream")
-        await send({"type": "http.response.body", "body": b""})
-
-    async def gone() -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-
-    relaying, watching = asyncio.create_task(relay()), asyncio.create_task(gone())
     try:
-        await asyncio.wait({relaying, watching}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (relaying, watching):
-            task.cancel()
-        for task in (relaying, watching):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-    if relaying.done() and not relaying.cancelled() and relaying.exception() is None and tap:
+        async for chunk in answer.chunks():
+            if tap is not None:
+                tap.feed(chunk)
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    except UpstreamError:
+        log.warning("the provider's answer broke off mid-stream")
+    await send({"type": "http.response.body", "body": b""})
+    if tap is not None:
         outcome.usage = tap.finish()

@@ -122,6 +122,8 @@ class ProxyCompactor:
             return Planned(ex.session_id, sent, action, reason, None, None, 0)
         count = await self._count(ex, sent)
         before = forecast.judged(count.raw)
+        head = session.head if sent is not client else None  # `before`: the agent's count
+        agent = forecast.judged(head.unspliced(count.raw, count.messages) if head else count.raw)
         now = forecast.stage(before)
         changed = False  # a head put in by this request
         if now == "over" or now == "splice" or forecast.foreseen(before, turns=1):
@@ -168,7 +170,7 @@ class ProxyCompactor:
         sent = self._within_breakpoints(ex, sent)
         if action in ("applied", "compacted") and after < before:
             session.quiet_below = after + int(self.policy.quiet_share * ex.limit)
-        return Planned(ex.session_id, sent, action, reason, before, after, count.raw)
+        return Planned(ex.session_id, sent, action, reason, agent, after, count.raw)
 
     async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
         """After the provider said the context was too long: the request compacted at once
@@ -392,7 +394,7 @@ class ProxyCompactor:
             )
             session.made = forecast.judged(made_now)
         tokens = Forecast.of(self.policy, ex, None).judged(tokens)
-        head = make_head(core, client, cut, tokens, pinned)
+        head = make_head(core, client, cut, tokens, pinned, sum(counts[:cut]))
         return replace(head, quick=service is self.immediate, unpinned=squeeze)
 
     def _pin(

@@ -1,7 +1,7 @@
 """The proxy served by a real uvicorn on 127.0.0.1 in a thread, in front of the fake
 provider, for the real SDKs: the whole app (`create_app`) with `COMPACT_PROXY_PORT`, its
 upstreams pointed at the fake, the API and the proxy on their own ports as `serve` runs
-them (`PortDispatch` over two sockets)."""
+them (`PortDispatch` over two sockets, `server_config`'s protocol)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import uvicorn
 from app.api.parts import parts_of
 from app.main import create_app
 from app.proxy.app import ProxyApp
-from app.serving import PortDispatch, listening_socket
+from app.serving import PortDispatch, listening_socket, server_config
 from app.settings import Settings
 
 START_TIMEOUT = 10.0
@@ -49,9 +49,9 @@ def serve_proxy(upstream_url: str, data: Path, **settings: Any) -> Iterator[Live
     sockets = [listening_socket("127.0.0.1", 0), listening_socket("127.0.0.1", 0)]
     ports = [s.getsockname()[1] for s in sockets]
     both = PortDispatch(app, parts.proxy, ports[1])
-    server = uvicorn.Server(
-        uvicorn.Config(both, log_config=None, access_log=False, ws="none", lifespan="on")
-    )
+    served = server_config(both, config, "127.0.0.1", 0)
+    served.lifespan = "on"
+    server = uvicorn.Server(served)
     thread = threading.Thread(target=server.run, kwargs={"sockets": sockets}, daemon=True)
     thread.start()
     deadline = time.monotonic() + START_TIMEOUT

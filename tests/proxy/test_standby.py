@@ -178,7 +178,7 @@ async def test_a_standby_is_made_again_once_the_history_grew_since_it_began_what
     assert session.head is not None
     later = [*client, *rounds(6, 7)]  # two more rounds: over a tenth of the limit
     planned = await compactor.plan(_exchange(later))
-    assert (planned.tokens_before or 0) < (first.tokens_before or 0)
+    assert (planned.tokens_after or 0) < (first.tokens_before or 0)  # the head's request
     assert session.spare is not None  # begun again, from `later`
     assert session.spare_from == len(later)
     # No turn since: nothing begun again.

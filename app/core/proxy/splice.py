@@ -63,7 +63,9 @@ class Head:
     first ones, which every head keeps); `quick`: its summary is the extractive
     summarizer's, made for a request that could not wait for the configured one;
     `unpinned`: it summarizes the pinned messages too (a standby for a turn they leave no
-    room for, put in over the limit only; a compaction made at once that cannot fit them)."""
+    room for, put in over the limit only; a compaction made at once that cannot fit them);
+    `replaced_tokens`: our count of the replaced messages when it was made, so that the
+    count of what the agent sent needs no count of them again."""
 
     core: tuple[JsonDict, ...]
     replaced: int
@@ -73,10 +75,16 @@ class Head:
     pinned: int = 0
     quick: bool = False
     unpinned: bool = False
+    replaced_tokens: int = 0
 
     @property
     def messages(self) -> list[JsonDict]:
         return [*self.core, {"role": "user", "content": CONTINUE}] if self.seam else list(self.core)
+
+    def unspliced(self, total: int, counts: Sequence[int]) -> int:
+        """Our count of the client's own request, from the `total` of one this head was
+        spliced into and `counts` of its messages: the head's counted as those it replaced."""
+        return total - sum(counts[: len(self.messages)]) + self.replaced_tokens
 
     def splice(self, client: Sequence[JsonDict]) -> list[JsonDict] | None:
         """The messages to send in place of `client`'s: the head, then every message after
@@ -92,13 +100,17 @@ def make_head(
     replaced: int,
     tokens: int,
     pinned: int = 0,
+    replaced_tokens: int = 0,
 ) -> Head:
     """The head `core` standing for `client[:replaced]`, with its seam when needed: when it
     stands for all of `client`, the seam ends the request (and goes before the assistant's
     next turn in the later ones)."""
     after = _role(client[replaced]) if replaced < len(client) else "assistant"
     seam = bool(core) and _role(core[-1]) == "assistant" == after
-    return Head(tuple(core), replaced, prefix_digest(client[:replaced]), seam, tokens, pinned)
+    digest = prefix_digest(client[:replaced])
+    return Head(
+        tuple(core), replaced, digest, seam, tokens, pinned, replaced_tokens=replaced_tokens
+    )
 
 
 def _role(message: Mapping[str, Any]) -> str:
