@@ -37,20 +37,20 @@ from anyio import to_thread
 from app.core.model_table import ModelSpec
 from app.core.ports import Tokenizer
 from app.core.proxy import (
-    MAX_BREAKPOINTS,
     Head,
     JsonDict,
     Usage,
-    breakpoints,
     choose_cut,
-    lasting,
     make_head,
     message_breakpoints,
+    split,
     with_breakpoint,
+    within_four,
     without_breakpoints,
 )
 from app.proxy.exchange import Action, Exchange, Planned, ProxyPolicy
 from app.proxy.forecast import Forecast
+from app.proxy.history import history_of, restored
 from app.proxy.parts import compacted_part, joined_part, leading_system
 from app.proxy.session import Session
 from app.service.compaction import CompactionService
@@ -93,9 +93,30 @@ class ProxyCompactor:
     def head_for(self, ex: Exchange) -> list[JsonDict] | None:
         """The session's head put into `ex`'s messages (a token count's body), if it has
         one, its breakpoint as on the requests it goes into."""
-        session = self._sessions.get(ex.session_id)
-        spliced = session.head.splice(ex.messages) if session and session.head else None
-        return None if spliced is None else self._within_breakpoints(ex, spliced)
+        parts = split(ex.messages)
+        ex, head = history_of(ex, parts), self._head(ex.session_id)
+        spliced = head.splice(ex.messages) if head else None
+        return (
+            None if spliced is None else parts.restore(self._within_breakpoints(ex, spliced), head)
+        )
+
+    async def plan(self, ex: Exchange) -> Planned:
+        """What to send for `ex`: the messages the agent rebuilds for every request go as
+        sent, where it put them, around its history as planned (`app.proxy.history`)."""
+        parts = split(ex.messages)
+        planned = await self._plan(history_of(ex, parts))
+        return restored(parts, planned, self._head(ex.session_id))
+
+    async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
+        """After the provider said the context was too long: the request compacted at once
+        within `limit`, or None when that would not send fewer tokens than `sent`."""
+        parts = split(ex.messages)
+        planned = await self._retry(history_of(ex, parts), split(sent).history, limit)
+        return None if planned is None else restored(parts, planned, self._head(ex.session_id))
+
+    def _head(self, session_id: str) -> Head | None:
+        session = self._sessions.get(session_id)
+        return session.head if session else None
 
     def observe(self, session_id: str, usage: Usage, counted: int) -> None:
         """The provider's count of a request whose own count was `counted`."""
@@ -103,7 +124,7 @@ class ProxyCompactor:
         if session is not None and counted > 0 and usage.input_tokens > 0:
             session.ratio = min(3.0, max(0.5, usage.input_tokens / counted))
 
-    async def plan(self, ex: Exchange) -> Planned:
+    async def _plan(self, ex: Exchange) -> Planned:
         session = self._session(ex.session_id)
         session.pace.seen(ex.size, time.monotonic())
         client = ex.messages
@@ -172,11 +193,9 @@ class ProxyCompactor:
             session.quiet_below = after + int(self.policy.quiet_share * ex.limit)
         return Planned(ex.session_id, sent, action, reason, agent, after, count.raw)
 
-    async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
-        """After the provider said the context was too long: the request compacted at once
-        within `limit`, or None when that would not send fewer tokens than `sent`."""
+    async def _retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
         session = self._session(ex.session_id)
-        tight = Exchange(ex.api, ex.session_id, ex.body, ex.spec, min(ex.limit, limit), ex.size)
+        tight = replace(ex, limit=min(ex.limit, limit))
         made = await self._made_now(tight, session, ex.messages, None)
         if made is None:
             return None
@@ -215,6 +234,8 @@ class ProxyCompactor:
         """Our count of the request with `messages`: each message's JSON, and the rest of
         what the provider reads (system, tools, instructions) as one more text."""
         fixed = {k: ex.body.get(k) for k in ("system", "tools", "instructions") if ex.body.get(k)}
+        if ex.live:
+            fixed["live"] = list(ex.live)
         texts = [orjson.dumps(m).decode() for m in messages]
         texts.append(orjson.dumps(fixed).decode() if fixed else "")
         counts = await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts)
@@ -348,7 +369,7 @@ class ProxyCompactor:
         elif head is not None:
             pinned = head.pinned
         else:
-            pinned = self._pin(client, counts, lead, forecast, counted.fixed)
+            pinned = forecast.pin(client, counts, lead, counted.fixed)
         made = session.made if session is not None and session.made else None
         summary = made or int(self.policy.head_share * ex.limit)
         pin = forecast.judged(sum(counts[lead:pinned]))
@@ -380,7 +401,7 @@ class ProxyCompactor:
         if produced is None:
             return None
         core = [*prior, *produced]
-        if ex.api == "anthropic" and message_breakpoints(client):
+        if ex.api == "anthropic" and message_breakpoints([*client, *ex.live]):
             # One breakpoint, at the head's end: the previous head's end is a prefix the
             # provider wrote, found by its look-back from there, so the first request after
             # this one reads it; a breakpoint left at each old head's end would pass the
@@ -397,32 +418,13 @@ class ProxyCompactor:
         head = make_head(core, client, cut, tokens, pinned, sum(counts[:cut]))
         return replace(head, quick=service is self.immediate, unpinned=squeeze)
 
-    def _pin(
-        self, client: list[JsonDict], counts: list[int], lead: int, forecast: Forecast, fixed: int
-    ) -> int:
-        """Where the session's pinned first messages end: the latest cut before an assistant
-        turn within the pin's budget (the request that ended there wrote that prefix to the
-        provider's cache), else `lead` (`Forecast.pin_budget`)."""
-        budget = forecast.pin_budget(fixed)
-        pinned, total = lead, 0
-        for index in range(lead, len(client) - 1):
-            total += counts[index]
-            if forecast.judged(total) > budget:
-                break
-            if client[index + 1].get("role") == "assistant" != client[index].get("role"):
-                pinned = index + 1
-        return pinned
-
     def _within_breakpoints(self, ex: Exchange, sent: list[JsonDict]) -> list[JsonDict]:
         """`sent`, the head's breakpoint living as long as the client's after it, or without
         it when with it the request would set more than the provider's four."""
         session = self._sessions.get(ex.session_id)
         if ex.api != "anthropic" or sent is ex.messages or session is None or session.head is None:
             return sent
-        count = len(session.head.messages)
-        if breakpoints({**ex.body, "messages": sent}) > MAX_BREAKPOINTS:
-            return [*without_breakpoints(sent[:count]), *sent[count:]]
-        return lasting(sent, count, ex.body.get("cache_control"))
+        return within_four(ex.body, sent, len(session.head.messages), ex.live)
 
 
 def _since(count: _Count, added: int) -> int:

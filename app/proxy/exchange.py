@@ -43,6 +43,9 @@ class Exchange:
     spec: ModelSpec
     limit: int
     size: int = 0  # the body's bytes
+    # Messages the agent rebuilds for every request (`app.core.proxy.live`), taken out of
+    # `body`'s: sent as they are, counted with the system prompt and tools.
+    live: tuple[JsonDict, ...] = ()
 
     @property
     def messages(self) -> list[JsonDict]:

@@ -5,7 +5,9 @@ takes, the room they need, the part a compaction keeps as sent). Pure: the compa
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from app.core.proxy import Pace, Stage, stage
 from app.proxy.exchange import Exchange, ProxyPolicy
@@ -111,6 +113,23 @@ class Forecast:
         policy, limit = self.policy, self.limit
         least = self.judged(fixed) + int((policy.head_share + policy.min_keep_share) * limit)
         return min(policy.pin_share * limit, policy.marks.start * limit - least)
+
+    def pin(
+        self, client: Sequence[Mapping[str, Any]], counts: Sequence[int], lead: int, fixed: int
+    ) -> int:
+        """Where the session's pinned first messages end in `client` (of `counts` tokens,
+        after `lead` system messages): the latest cut before an assistant turn within the
+        pin's budget (the request that ended there wrote that prefix to the provider's
+        cache), else `lead` (`pin_budget`)."""
+        budget = self.pin_budget(fixed)
+        pinned, total = lead, 0
+        for index in range(lead, len(client) - 1):
+            total += counts[index]
+            if self.judged(total) > budget:
+                break
+            if client[index + 1].get("role") == "assistant" != client[index].get("role"):
+                pinned = index + 1
+        return pinned
 
     def crowded(self, fixed: int, kept: int, summary: int) -> bool:
         """Whether the messages a head keeps before its new summary (pinned first ones, or

@@ -15,7 +15,8 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.assemble import CONTINUE
 from app.core.model_table import ModelSpec
 from app.core.provider.rules import anthropic_violations
-from app.core.proxy import breakpoints, make_head, message_breakpoints
+from app.core.proxy import make_head, message_breakpoints
+from app.core.proxy.splice import breakpoints
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.app import ProxyApp, ProxyConfig
 from app.proxy.compactor import ProxyCompactor

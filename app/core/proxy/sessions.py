@@ -3,7 +3,8 @@
 In order: our own `x-compact-session` header; the agent's own session id (Claude Code's
 `x-claude-code-session-id`, Codex's `session-id` / `session_id` headers, Claude Code's
 `metadata.user_id`, OpenAI's `prompt_cache_key`); else a hash of what stays the same for a
-whole conversation: the system prompt, the tool names and the first user message. The id
+whole conversation: the system prompt, the tool names and the first user message of its
+history (not a message the agent rebuilds each request, `app.core.proxy.live`). The id
 is then scoped to the credential (a keyed digest of it, never the credential), so sessions
 of different keys never share a compacted head, an archive or a recall.
 
@@ -22,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
+
+from app.core.proxy.live import live_indices
 
 OUR_HEADER = "x-compact-session"
 AGENT_HEADERS = ("x-claude-code-session-id", "session-id", "session_id")
@@ -63,14 +66,16 @@ def _conversation_digest(body: Mapping[str, Any]) -> str:
 
 
 def _start(body: Mapping[str, Any]) -> tuple[list[Any], Any]:
-    """The system messages and the first user message, without cache breakpoints: a
-    client moves its breakpoint to the latest message, which on the first turn is the
-    first user message."""
+    """The system messages and the first user message of the history, without cache
+    breakpoints: a client moves its breakpoint to the latest message, which on the first
+    turn is the first user message. The messages an agent rebuilds for every request
+    (`app.core.proxy.live`: aider's repository map and files) are not its history."""
     messages = body.get("messages") or body.get("input") or []
-    system = [m for m in messages if isinstance(m, Mapping) and m.get("role") in _SYSTEM]
-    first_user = next(
-        (m for m in messages if isinstance(m, Mapping) and m.get("role") == "user"), None
-    )
+    messages = [m for m in messages if isinstance(m, Mapping)] if isinstance(messages, list) else []
+    live = set(live_indices(messages))
+    history = [m for i, m in enumerate(messages) if i not in live]
+    system = [m for m in history if m.get("role") in _SYSTEM]
+    first_user = next((m for m in history if m.get("role") == "user"), None)
     return _unmarked(system), _unmarked(first_user)
 
 

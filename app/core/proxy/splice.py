@@ -214,6 +214,17 @@ def lasting(messages: Sequence[JsonDict], head: int, automatic: Any = None) -> l
     return [*out, *messages[head:]]
 
 
+def within_four(
+    body: Mapping[str, Any], sent: list[JsonDict], head: int, live: Sequence[JsonDict] = ()
+) -> list[JsonDict]:
+    """`sent` (for `body`, a head's `head` messages first), the head's breakpoints living
+    as long as the client's after them (`lasting`), or without them when with them the
+    request (its `live` messages, kept apart, too) would set more than the provider's four."""
+    if breakpoints({**body, "messages": [*sent, *live]}) > MAX_BREAKPOINTS:
+        return [*without_breakpoints(sent[:head]), *sent[head:]]
+    return lasting(sent, head, body.get("cache_control"))
+
+
 def _blocks(message: Any) -> list[Any]:
     content = message.get("content") if isinstance(message, Mapping) else None
     return content if isinstance(content, list) else []

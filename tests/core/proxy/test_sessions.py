@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from app.core.proxy.sessions import credential_of, scoped_session_id, session_key
 from app.core.sessions import is_valid_id
+from tests.proxy.agents import aider_ask, aider_request, aider_turn
 
 SECRET = b"s" * 32
 BODY = {
@@ -104,3 +105,15 @@ def test_a_scoped_id_is_a_valid_id_that_holds_no_part_of_the_credential() -> Non
     assert "CANARY" not in session
     assert "sk-ant" not in session
     assert scoped_session_id(b"another process", credential, "k") != session
+
+
+def test_aider_s_requests_are_one_session_whatever_it_rebuilds() -> None:
+    """aider rebuilds its repository map and files message for every request, and they
+    come before its history: the session is keyed by the history's first request."""
+    first = aider_request([], [aider_ask(1)], {"a.py": "x = 1\n"}, "\na.py:\n│x\n")
+    second = aider_request(
+        aider_turn(1, 2), [aider_ask(2)], {"a.py": "x = 2\n"}, "\na.py:\n│x\nb.py:\n│y\n"
+    )
+    other = aider_request([], [{"role": "user", "content": "Write the docs."}], {}, "\nb.py:\n")
+    keys = [session_key({}, {"messages": m}) for m in (first, second, other)]
+    assert keys[0] == keys[1] != keys[2]
