@@ -40,10 +40,12 @@ from app.core.proxy import (
     Head,
     JsonDict,
     Usage,
+    carried,
     choose_cut,
     make_head,
     message_breakpoints,
     split,
+    standing,
     with_breakpoint,
     within_four,
     without_breakpoints,
@@ -400,7 +402,7 @@ class ProxyCompactor:
         produced = await compacted_part(service, ex, client[:lead], part)
         if produced is None:
             return None
-        core = [*prior, *produced]
+        core = [*prior, *carried(standing(part), prior, produced)]
         if ex.api == "anthropic" and message_breakpoints([*client, *ex.live]):
             # One breakpoint, at the head's end: the previous head's end is a prefix the
             # provider wrote, found by its look-back from there, so the first request after

@@ -25,6 +25,9 @@ class ProxyPolicy:
     # The session's first messages kept as sent ahead of every head, up to this share of
     # the limit: a prefix the provider has cached since the session began.
     pin_share: float = 0.2
+    # ... and at least this share (within `pin_share`), whatever room the session needs:
+    # a short first request costs no more kept than summarized.
+    pin_floor: float = 0.02
     wait_seconds: float = 3.0
     quiet_share: float = 0.1  # of the limit, grown after a head is put in before the next
     max_sessions: int = 1000

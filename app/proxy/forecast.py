@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.proxy import Pace, Stage, stage
+from app.core.proxy import Pace, Stage, stage, standing_tokens
 from app.proxy.exchange import Exchange, ProxyPolicy
 
 BYTES_PER_TOKEN_FLOOR = 2
@@ -120,11 +120,14 @@ class Forecast:
         """Where the session's pinned first messages end in `client` (of `counts` tokens,
         after `lead` system messages): the latest cut before an assistant turn within the
         pin's budget (the request that ended there wrote that prefix to the provider's
-        cache), else `lead` (`pin_budget`)."""
-        budget = self.pin_budget(fixed)
+        cache), else `lead` (`pin_budget`, and at least the policy's floor: a short first
+        request costs no more kept than summarized). Their standing instructions are not
+        counted: summarized, they would be carried as they are (`app.core.proxy.standing`)."""
+        floor = min(self.policy.pin_share, self.policy.pin_floor) * self.limit
+        budget = max(self.pin_budget(fixed), floor)
         pinned, total = lead, 0
         for index in range(lead, len(client) - 1):
-            total += counts[index]
+            total += counts[index] - standing_tokens(client[index], counts[index])
             if self.judged(total) > budget:
                 break
             if client[index + 1].get("role") == "assistant" != client[index].get("role"):

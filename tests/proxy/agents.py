@@ -130,12 +130,11 @@ def claude_md_reminder(rules: str = CLAUDE_MD, path: str = "/home/dev/proj/CLAUD
 
 
 def claude_code_first(request: str) -> dict[str, Any]:
-    """Claude Code's first user message: the CLAUDE.md reminder, then the user's words
-    (carrying the moving cache breakpoint on the first turn)."""
+    """Claude Code's first user message: the CLAUDE.md reminder, then the user's words."""
     return {
         "role": "user",
         "content": [
             {"type": "text", "text": claude_md_reminder()},
-            {"type": "text", "text": request, "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": request},
         ],
     }

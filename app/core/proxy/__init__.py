@@ -1,6 +1,7 @@
 """The transparent proxy's pure logic: which session a request belongs to (`sessions`),
 how near it is to its limit (`limits`), the compacted head and where to cut (`splice`), the
 messages an agent rebuilds for every request, kept apart from its history (`live`), the
+project rules it sends, carried into every compacted request (`standing`), the
 provider's own count read from its answers (`usage`), whether an error says the context
 was too long (`overflow`), and how fast a session grows (`pace`)."""
 
@@ -19,6 +20,7 @@ from app.core.proxy.splice import (
     within_four,
     without_breakpoints,
 )
+from app.core.proxy.standing import carried, standing, standing_tokens
 from app.core.proxy.usage import Usage, UsageTap
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "Stage",
     "Usage",
     "UsageTap",
+    "carried",
     "choose_cut",
     "credential_of",
     "input_limit",
@@ -41,6 +44,8 @@ __all__ = [
     "session_key",
     "split",
     "stage",
+    "standing",
+    "standing_tokens",
     "with_breakpoint",
     "within_four",
     "without_breakpoints",
