@@ -17,6 +17,7 @@ import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.model_table import ModelSpec
+from app.core.proxy.splice import breakpoints
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.app import ProxyApp, ProxyConfig
 from app.proxy.compactor import ProxyCompactor
@@ -25,6 +26,8 @@ from app.service.metrics import NoMetrics
 from tests.builders import assistant, build_service, tool_result, tool_use
 from tests.proxy.agents import (
     CLAUDE_MD,
+    FILES_REPLY,
+    REPO_REPLY,
     aider_ask,
     aider_files,
     aider_request,
@@ -314,3 +317,52 @@ async def test_codex_s_agents_md_message_reaches_the_model_after_a_compaction(
         {"type": "text", "text": ENVIRONMENT},
     ]
     assert "[Conversation compressed]" in sent[1]["content"][2]["text"]
+
+
+def _assistant(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+def _marked(message: dict[str, Any]) -> dict[str, Any]:
+    """aider's `add_cache_control`: the message's text as a block with a breakpoint."""
+    block = {"type": "text", "text": message["content"], "cache_control": {"type": "ephemeral"}}
+    return {**message, "content": [block]}
+
+
+def _aider_anthropic(messages: list[dict[str, Any]]) -> bytes:
+    """aider's request as litellm sends it to Anthropic: every system message in `system`,
+    breakpoints at the end of the system prompt, the repository map and the files pair."""
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    rest = [m for m in messages if m["role"] != "system"]
+    ends = [i for i, m in enumerate(rest) if m["content"] in (REPO_REPLY, FILES_REPLY)]
+    rest = [_marked(m) if i in ends else m for i, m in enumerate(rest)]
+    blocks = [{"type": "text", "text": text} for text in system]
+    blocks[0]["cache_control"] = {"type": "ephemeral"}
+    body = {"model": "claude-small", "max_tokens": 100, "system": blocks, "messages": rest}
+    return orjson.dumps(body)
+
+
+async def test_aider_through_anthropic_keeps_its_breakpoints_and_one_on_the_head(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """Its own three breakpoints (system, map, files) and the head's make the four a
+    request may set; the files pair goes as aider marked it, and the head's breakpoint
+    stays (the live messages' counted, it would pass four with one more)."""
+    upstream = FakeUpstream()
+    sessions, actions = set(), []
+    requests = _aider_turns(40)
+    async with _client(_app(upstream, tokenizer)) as http:
+        for messages, _ in requests:
+            body = _aider_anthropic(messages)
+            answer = await http.post("/v1/messages", content=body, headers=ANTHROPIC)
+            assert answer.status_code == 200
+            sessions.add(answer.headers["x-compact-session"])
+            actions.append(answer.headers["x-compact-action"])
+    assert len(sessions) == 1
+    assert actions[-1] in ("applied", "compacted")
+    for sent, (_, files) in zip(upstream.sent, requests, strict=True):
+        got = sent.json["messages"]
+        assert isinstance(got, list)
+        assert got[-3:-1] == [_files_message(files), _marked(_assistant(FILES_REPLY))]
+    last = upstream.sent[-1].json
+    assert breakpoints(last) == 4

@@ -21,7 +21,7 @@ from app.core.proxy.splice import Head, JsonDict
 
 # The user messages that open aider's rebuilt pairs, from each of its coders' prompts
 # (`files_content_prefix`, `files_no_full_files*`, `repo_content_prefix`,
-# `read_only_files_prefix`), and the replies aider writes after them.
+# `read_only_files_prefix`) and its images message, and the replies aider writes after them.
 _AIDER_OPENINGS = (
     "I have *added these files to the chat*",
     "These files have been *added these files to the chat*",
@@ -34,6 +34,8 @@ _AIDER_OPENINGS = (
     "I am working with you on code in a git repository.\nHere are summaries of some files",
     "Below here are summaries of other files!",
     "Here are some READ ONLY files, provided for your reference.",
+    "Image file: ",
+    "PDF file: ",
     "I switched to a new code base. Please don't consider the above files",
 )
 _AIDER_REPLIES = frozenset(

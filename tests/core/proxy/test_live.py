@@ -58,9 +58,16 @@ def test_aider_s_other_coders_and_its_examples_are_live_too() -> None:
         _assistant(REPO_REPLY),
         _user("I am not sharing the full contents of any files with you yet."),
         _assistant("Ok."),
+        _user(
+            [
+                {"type": "text", "text": "Image file: shot.png"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
+            ]
+        ),
+        _assistant("Ok, I will use these images as references."),
         _user("What does a.py do?"),
     ]
-    assert live_indices(messages) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert live_indices(messages) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 
 
 def test_a_user_message_like_aider_s_without_its_reply_is_history() -> None:
