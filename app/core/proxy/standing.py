@@ -3,9 +3,10 @@ request must carry to the model as sent, whether the message they came in is kep
 summarized.
 
 Each is a span of a user message's text, as the agent writes it:
-- Claude Code: the context reminder of the conversation's first user message (and of a
-  later one, for a CLAUDE.md found deeper in the tree), `<system-reminder>` ... with a
-  `# claudeMd` section ... `</system-reminder>`;
+- Claude Code: the context reminder of the conversation's first user message,
+  `<system-reminder>` ... `</system-reminder>` holding its CLAUDE.md files under its own
+  header ("Codebase and user instructions are shown below."), whether the section is
+  written `# claudeMd` or `<context name="claudeMd">` (its other reminders are not rules);
 - Codex (`codex-rs` `UserInstructions`, `EnvironmentContext`): the AGENTS.md message,
   `# AGENTS.md instructions for <dir>` ... `</INSTRUCTIONS>`, `<user_instructions>` ...
   `</user_instructions>` in earlier versions, and `<environment_context>` ...
@@ -27,7 +28,7 @@ from app.core.proxy.splice import JsonDict
 
 # (opens, closes, what the span must hold to be one), each as the agent writes it.
 _SPANS = (
-    ("<system-reminder>", "</system-reminder>", "\n# claudeMd\n"),
+    ("<system-reminder>", "</system-reminder>", "Codebase and user instructions are shown below."),
     ("# AGENTS.md instructions for ", "</INSTRUCTIONS>", ""),
     ("<user_instructions>", "</user_instructions>", ""),
     ("<environment_context>", "</environment_context>", ""),

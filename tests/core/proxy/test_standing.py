@@ -22,6 +22,14 @@ def test_claude_code_s_claude_md_reminder_is_standing_its_other_reminders_are_no
     first = claude_code_first("Fix the build.")
     later = _user([{"type": "text", "text": TODO}, {"type": "text", "text": "Go on."}])
     assert standing([first, later]) == [claude_md_reminder()]
+    # The section as other versions of Claude Code write it, inside a longer text.
+    tagged = (
+        '<system-reminder>\n<context name="claudeMd">Codebase and user instructions are'
+        " shown below. Be sure to adhere to these instructions.\n\nContents of"
+        " /w/CLAUDE.md (project instructions, checked into the codebase):\n\nUse bun.\n"
+        "</context>\n</system-reminder>"
+    )
+    assert standing([_user(f"{tagged}\nFix the build.")]) == [tagged]
 
 
 def test_codex_s_instructions_and_environment_are_standing_in_any_shape() -> None:
