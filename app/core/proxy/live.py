@@ -36,8 +36,9 @@ _AIDER_OPENINGS = (
     "Here are some READ ONLY files, provided for your reference.",
     "Image file: ",
     "PDF file: ",
-    "I switched to a new code base. Please don't consider the above files",
 )
+# What ends aider's example conversation, ahead of every pair above.
+_EXAMPLES_END = "I switched to a new code base. Please don't consider the above files"
 _AIDER_REPLIES = frozenset(
     {
         "Ok, I won't try and edit those files without asking first.",
@@ -78,13 +79,15 @@ def live_indices(messages: Sequence[Mapping[str, Any]]) -> list[int]:
                 found.append(index)
             continue
         began = True
-        if role != "user" or not text_of(message).startswith(_AIDER_OPENINGS):
+        text = text_of(message)
+        examples = not found and text.startswith(_EXAMPLES_END)
+        if role != "user" or not (examples or text.startswith(_AIDER_OPENINGS)):
             continue
         reply = index + 1
         if reply < len(messages) and messages[reply].get("role") == "assistant":
             if text_of(messages[reply]) not in _AIDER_REPLIES:
                 continue
-            if text_of(message).startswith(_AIDER_OPENINGS[-1]):  # the examples before it
+            if examples:
                 found.extend(i for i in range(index) if messages[i].get("role") not in _SYSTEM)
             found += [index, reply]
     return sorted(set(found))

@@ -93,3 +93,19 @@ def test_live_messages_go_back_before_the_history_they_preceded() -> None:
     sent = head.splice(h)
     assert sent is not None
     assert parts.restore(sent, head) == [*repo, *h[:2], *summary, *files, reminder, *h[6:]]
+
+
+def test_the_examples_notice_after_aider_s_pairs_leaves_the_history_before_it_alone() -> None:
+    notice = (
+        "I switched to a new code base. Please don't consider the above files or try to"
+        " edit them any longer."
+    )
+    messages = [
+        _user(REPO_PREFIX + "\na.py:\n"),
+        _assistant(REPO_REPLY),
+        _user("Fix a.py."),
+        _assistant("Done."),
+        _user(notice),
+        _assistant("Ok."),
+    ]
+    assert live_indices(messages) == [0, 1]
