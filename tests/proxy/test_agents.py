@@ -97,7 +97,7 @@ async def test_aider_keeps_one_session_and_its_latest_files_in_every_request(
 ) -> None:
     upstream = FakeUpstream()
     sessions, actions = set(), []
-    requests = _aider_turns(20, conventions="Use tabs.\n")
+    requests = _aider_turns(20)
     async with _client(_app(upstream, tokenizer)) as http:
         for messages, _ in requests:
             body = orjson.dumps({"model": "gpt-small", "messages": messages, "max_tokens": 100})
@@ -111,9 +111,9 @@ async def test_aider_keeps_one_session_and_its_latest_files_in_every_request(
         got = sent.json["messages"]
         assert isinstance(got, list)
         # The latest files message, its reply, the current request and the reminder end
-        # every request as aider sent them; the map and the conventions open it.
+        # every request as aider sent them; the map opens it.
         assert got[-4:] == [_files_message(files), *messages[-3:]]
-        assert got[:5] == messages[:5]
+        assert got[:3] == messages[:3]
     # Compacted: the history between them was summarized.
     assert len(upstream.sent[-1].json["messages"]) < len(requests[-1][0])  # type: ignore[arg-type]
 
@@ -346,11 +346,11 @@ async def test_aider_through_anthropic_keeps_its_breakpoints_and_one_on_the_head
     tokenizer: TiktokenTokenizer,
 ) -> None:
     """Its own three breakpoints (system, map, files) and the head's make the four a
-    request may set; the files pair goes as aider marked it, and the head's breakpoint
-    stays (the live messages' counted, it would pass four with one more)."""
+    request may set; the files pair goes as aider marked it, its conventions file (a
+    read-only file) opens every request as sent."""
     upstream = FakeUpstream()
     sessions, actions = set(), []
-    requests = _aider_turns(40)
+    requests = _aider_turns(40, conventions="Indent with tabs.\n")
     async with _client(_app(upstream, tokenizer)) as http:
         for messages, _ in requests:
             body = _aider_anthropic(messages)
@@ -360,9 +360,10 @@ async def test_aider_through_anthropic_keeps_its_breakpoints_and_one_on_the_head
             actions.append(answer.headers["x-compact-action"])
     assert len(sessions) == 1
     assert actions[-1] in ("applied", "compacted")
-    for sent, (_, files) in zip(upstream.sent, requests, strict=True):
+    for sent, (messages, files) in zip(upstream.sent, requests, strict=True):
         got = sent.json["messages"]
         assert isinstance(got, list)
         assert got[-3:-1] == [_files_message(files), _marked(_assistant(FILES_REPLY))]
+        assert got[:2] == [messages[1], messages[2]]  # the conventions pair
     last = upstream.sent[-1].json
     assert breakpoints(last) == 4
