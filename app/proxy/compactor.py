@@ -103,8 +103,7 @@ class ProxyCompactor:
         )
 
     async def plan(self, ex: Exchange) -> Planned:
-        """What to send for `ex`: the messages the agent rebuilds for every request go as
-        sent, where it put them, around its history as planned (`app.proxy.history`)."""
+        """What to send for `ex`: its history as planned, its live messages put back."""
         parts = split(ex.messages)
         planned = await self._plan(history_of(ex, parts))
         return restored(parts, planned, self._head(ex.session_id))
@@ -236,8 +235,7 @@ class ProxyCompactor:
         """Our count of the request with `messages`: each message's JSON, and the rest of
         what the provider reads (system, tools, instructions) as one more text."""
         fixed = {k: ex.body.get(k) for k in ("system", "tools", "instructions") if ex.body.get(k)}
-        if ex.live:
-            fixed["live"] = list(ex.live)
+        fixed |= {"live": list(ex.live)} if ex.live else {}
         texts = [orjson.dumps(m).decode() for m in messages]
         texts.append(orjson.dumps(fixed).decode() if fixed else "")
         counts = await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts)
