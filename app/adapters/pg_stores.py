@@ -146,6 +146,14 @@ class PgRecordStore:
                 (record.session_id, record.id, Jsonb(document)),
             )
 
+    def withdraw(self, session_id: str, archive_id: str) -> None:
+        """Deletes the session's record naming `archive_id` (`app.core.retention`)."""
+        with _errors(RecordStoreError, "record delete failed"), self._db.connection() as conn:
+            conn.execute(
+                "DELETE FROM compact_records WHERE session_id = %s AND record->>'archive_id' = %s",
+                (session_id, archive_id),
+            )
+
     def list(self, session_id: str) -> list[CompactionRecord]:
         """Every readable record of the session, oldest first; corrupt rows are skipped."""
         if not is_valid_id(session_id):
