@@ -25,9 +25,10 @@ _SYSTEM_ROLES = frozenset({"system", "developer"})
 
 async def compacted_part(
     service: CompactionService, ex: Exchange, system: list[JsonDict], part: list[JsonDict]
-) -> list[JsonDict] | None:
+) -> tuple[list[JsonDict], str | None] | None:
     """`part` compacted by the service (the system prompt ahead of it, as the pipeline
-    expects it), without the system messages: the messages that replace `part`."""
+    expects it), without the system messages: the messages that replace `part`, and the
+    id of the archive the compaction wrote."""
     forms = OpenAIForms()
     if ex.api == "openai":
         canonical = parse_messages([*system, *part], "openai", forms)
@@ -49,7 +50,7 @@ async def compacted_part(
         log.info("proxy compaction declined", extra={"reason": result.reason})
         return None
     kept = [m for m in result.messages if m.role != "system"]
-    return dump_as(kept, ex.api, forms)
+    return dump_as(kept, ex.api, forms), result.archive.id if result.archive else None
 
 
 def joined_part(*segments: Sequence[JsonDict]) -> list[JsonDict]:

@@ -63,7 +63,8 @@ class Head:
     first ones, which every head keeps); `quick`: its summary is the extractive
     summarizer's, made for a request that could not wait for the configured one;
     `unpinned`: it summarizes the pinned messages too (a standby for a turn they leave no
-    room for, put in over the limit only; a compaction made at once that cannot fit them)."""
+    room for, put in over the limit only; a compaction made at once that cannot fit them);
+    `archive`: the id of the archive its compaction wrote (deleted if it is never put in)."""
 
     core: tuple[JsonDict, ...]
     replaced: int
@@ -73,6 +74,7 @@ class Head:
     pinned: int = 0
     quick: bool = False
     unpinned: bool = False
+    archive: str | None = None
 
     @property
     def messages(self) -> list[JsonDict]:
