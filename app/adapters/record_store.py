@@ -9,6 +9,7 @@ or in several replicas sharing the data directory, never overwrite each other's 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
@@ -60,9 +61,10 @@ class FileRecordStore:
         try:
             for name in reversed(final_names(directory, _SUFFIX)):
                 path = os.path.join(directory, name)
-                data = read_regular(path)
+                data = _read(path)
                 if data is not None and _names(data, archive_id):
-                    os.unlink(path)
+                    with contextlib.suppress(FileNotFoundError):  # withdrawn twice at once
+                        os.unlink(path)
                     fsync_dir(directory)
                     return
         except OSError as exc:
@@ -80,12 +82,21 @@ class FileRecordStore:
         records = []
         for name in names:
             try:
-                data = read_regular(os.path.join(directory, name))
+                data = _read(os.path.join(directory, name))
                 if data is not None:
                     records.append(CompactionRecord.model_validate(orjson.loads(data)))
             except (OSError, orjson.JSONDecodeError, ValidationError) as exc:
                 log.warning("skipping unreadable record", extra={"record": name, "error": str(exc)})
         return records
+
+
+def _read(path: str) -> bytes | None:
+    """The record's bytes; None when it is not a regular file, or is gone since the
+    directory was listed (withdrawn, or swept by retention)."""
+    try:
+        return read_regular(path)
+    except FileNotFoundError:
+        return None
 
 
 def _names(data: bytes, archive_id: str) -> bool:

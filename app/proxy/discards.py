@@ -23,6 +23,7 @@ from app.core.proxy import Head, JsonDict
 from app.core.retention import Discards
 from app.proxy.compactor import ProxyCompactor
 from app.proxy.exchange import Exchange, Planned, ProxyPolicy
+from app.proxy.parts import WRITTEN
 from app.proxy.session import Session
 from app.service.compaction import CompactionService
 
@@ -85,8 +86,18 @@ class DiscardingCompactor(ProxyCompactor):
     ) -> Head | None:
         """A head made at once is followed from here; one made in the background from
         when it is offered (`Session.offer`), as it may finish while a request is being
-        planned."""
-        made = await super()._compact(service, ex, client, head, counts, squeeze, later, spare)
+        planned. One cancelled once its archive was written (a head covering as much went
+        in) is let go now."""
+        written: list[str] = []
+        token = WRITTEN.set(written)
+        try:
+            made = await super()._compact(service, ex, client, head, counts, squeeze, later, spare)
+        except asyncio.CancelledError:
+            for archive in written:
+                self._discard(ex.session_id, archive)
+            raise
+        finally:
+            WRITTEN.reset(token)
         session = self._sessions.get(ex.session_id)
         if made is not None and not later and session is not None:
             session.unsettled = [*(session.unsettled or []), made]

@@ -8,6 +8,9 @@ import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
+from app.adapters import record_store
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.file_retention import FileRetention
 from app.adapters.record_store import FileRecordStore
@@ -173,3 +176,25 @@ def test_withdraw_deletes_only_the_record_naming_the_archive(tmp_path: Path) -> 
     data.records.withdraw("s-1", "00000000000000000009-aaaa")  # none: nothing happens
     data.records.withdraw("s-9", "00000000000000000002-aaaa")
     assert [r.id for r in data.records.list("s-1")] == ["00000000000000000002-rrrr"]
+
+
+def test_a_record_gone_since_the_listing_is_skipped_by_withdraw_and_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two discards of one session run at once, and retention deletes records: a file
+    listed then gone is no error, and the record wanted is still found."""
+    data = Data(tmp_path)
+    data.record("00000000000000000001-rrrr", "s-1", "00000000000000000001-aaaa", NOW)
+    data.record("00000000000000000002-rrrr", "s-1", "00000000000000000002-aaaa", NOW)
+    data.record("00000000000000000003-rrrr", "s-1", "00000000000000000003-aaaa", NOW)
+    read = record_store.read_regular
+
+    def vanishing(path: str) -> bytes | None:
+        if path.endswith("00000000000000000003-rrrr.json"):
+            raise FileNotFoundError(path)
+        return read(path)
+
+    monkeypatch.setattr(record_store, "read_regular", vanishing)
+    data.records.withdraw("s-1", "00000000000000000001-aaaa")
+    assert [r.id for r in data.records.list("s-1")] == ["00000000000000000002-rrrr"]
+    assert caplog.records == []

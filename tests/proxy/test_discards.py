@@ -5,21 +5,25 @@ forgotten or left at close; the head put in keeps both."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from anyio import to_thread
 
 from app.adapters.archive_store import FileArchiveStore
 from app.adapters.record_store import FileRecordStore
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.model_table import ModelSpec
+from app.core.ports import Tokenizer
 from app.core.proxy import Head
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.compactor import ProxyCompactor
 from app.proxy.discards import DiscardingCompactor
 from app.proxy.exchange import Exchange, ProxyPolicy
+from app.proxy.parts import WRITTEN
 from app.service.clock import time_sortable_id
 from app.service.compaction import CompactionPorts, CompactionService
 from app.service.metrics import NoMetrics
@@ -118,6 +122,58 @@ async def test_a_standby_let_go_leaves_nothing_and_the_head_put_in_keeps_all(
         assert record.archive_id is None or stored.archives.load(record.archive_id) is not None
 
 
+class Stalling(DiscardingCompactor):
+    """Counts the head a compaction made only once `release` is set: a head covering as
+    much can go in meanwhile, and cancel it."""
+
+    reached = threading.Event()
+    release = threading.Event()
+
+    def _tokenizer(self, spec: ModelSpec) -> Tokenizer:
+        tokenizer = super()._tokenizer(spec)
+        if not WRITTEN.get():
+            return tokenizer
+        reached, release = self.reached, self.release
+
+        class Waits:
+            name = tokenizer.name
+
+            def count(self, text: str) -> int:
+                return tokenizer.count(text)
+
+            def count_batch(self, texts: list[str]) -> list[int]:
+                reached.set()
+                release.wait(5)
+                return tokenizer.count_batch(texts)
+
+        return Waits()  # type: ignore[return-value]
+
+
+async def test_a_background_compaction_cancelled_after_its_archive_leaves_nothing(
+    tmp_path: Path, tokenizer: TiktokenTokenizer
+) -> None:
+    stored = Stored(tmp_path, tokenizer)
+    service = stored.compactor.background
+    compactor = Stalling(service, service, None, Discarder(stored.archives, stored.records))
+    client = _session(8)
+    compactor._session("s")
+    task = asyncio.create_task(
+        compactor._compact(service, _exchange(client), client, None, None, later=True)
+    )
+    # The compaction is recorded; its head is being counted.
+    assert await to_thread.run_sync(compactor.reached.wait, 5)
+    [record] = stored.records.list("s")
+    assert record.outcome == "compacted"
+    assert record.archive_id is not None
+    task.cancel()
+    compactor.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await compactor.drained()
+    assert stored.records.list("s") == []
+    assert stored.archives.load(record.archive_id) is None
+
+
 def _head(archive: str, replaced: int) -> Head:
     return Head((), replaced, "d", False, 10, archive=archive)
 
@@ -145,7 +201,7 @@ async def test_a_superseded_head_goes_the_head_put_in_and_the_ones_kept_ready_st
     session.offer(_head("a-behind", 3), standby=True)  # stands for less than the head
     compactor._settle("s", session, (session.ready, session.standby))
     await compactor.drained()
-    assert discards.calls == [("s", "a-old-ready"), ("s", "a-behind")]
+    assert sorted(discards.calls) == [("s", "a-behind"), ("s", "a-old-ready")]  # in threads
     assert session.unsettled == [ready, standby]
 
     session.head = ready  # put in: the standby stands for more, and stays
