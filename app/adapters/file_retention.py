@@ -9,8 +9,8 @@ archives and records are written once and never changed.
 - `sessions/{session}/compactions/{id}.json` older than the cutoff goes; the directories
   left empty go too.
 - An archive listed for a session that no record of the session names, older than the
-  orphans' cutoff, goes. The archive ids records name are remembered between sweeps, and
-  each record file is read once, so a sweep reads only the records written since the last.
+  orphans' cutoff, goes (`RecordedArchives`: each record file is read once, so a sweep
+  reads only the records written since the last).
 
 A replica sharing the directory may sweep at the same time: a file already gone is skipped.
 """
@@ -21,12 +21,11 @@ import logging
 import os
 from datetime import datetime
 
-import orjson
-
 from app.adapters import recall_index
 from app.adapters.archive_store import ARCHIVES_DIRNAME, INDEX_DIRNAME, FileArchiveStore
-from app.adapters.files import final_names, read_regular
+from app.adapters.files import final_names
 from app.adapters.record_store import RECORDS_DIRNAME, SESSIONS_DIRNAME
+from app.adapters.recorded_archives import RecordedArchives
 from app.core.errors import ArchiveError
 from app.core.retention import SweepCounts
 from app.core.sessions import is_valid_id
@@ -40,11 +39,10 @@ _LIST_SUFFIX = ".ids"
 class FileRetention:
     """`RetentionSweeper` on a data directory."""
 
-    def __init__(self, data_dir: str) -> None:
+    def __init__(self, data_dir: str, recorded: RecordedArchives) -> None:
         self._data_dir = data_dir
         self._archives = FileArchiveStore(data_dir)
-        self._recorded: set[str] = set()  # archive ids some record names
-        self._read: dict[str, set[str]] = {}  # per session, the record files read
+        self.recorded = recorded
 
     def sweep(self, before: datetime | None, orphans_before: datetime) -> SweepCounts:
         archives = records = 0
@@ -85,7 +83,7 @@ class FileRetention:
                 path = os.path.join(directory, name)
                 if _older(path, cutoff) and _unlink(path):
                     deleted, emptied = deleted + 1, True
-                    self._read.get(session_id, set()).discard(name)
+                    self.recorded.forget(session_id, name)
             # Never a directory just made for a first record: only one this sweep emptied,
             # or one nothing was added to since the cutoff.
             for empty in (directory, os.path.join(sessions, session_id)):
@@ -99,35 +97,17 @@ class FileRetention:
         deleted = 0
         for name in _listing(index, _LIST_SUFFIX):
             session_id = name.removesuffix(_LIST_SUFFIX)
-            unnamed = [
+            if not is_valid_id(session_id):
+                continue
+            old = [
                 archive_id
                 for archive_id in _ids(os.path.join(index, name))
-                if archive_id not in self._recorded
-                and _older(os.path.join(archives, archive_id + _ARCHIVE_SUFFIX), cutoff)
+                if _older(os.path.join(archives, archive_id + _ARCHIVE_SUFFIX), cutoff)
             ]
-            if unnamed and is_valid_id(session_id):
-                self._read_records(session_id)
-                for archive_id in unnamed:
-                    if archive_id not in self._recorded:
-                        deleted += self._delete(archive_id)
+            if old:
+                named = self.recorded.named(session_id)
+                deleted += sum(self._delete(a) for a in old if a not in named)
         return deleted
-
-    def _read_records(self, session_id: str) -> None:
-        """Remembers the archive ids named by the session's records not read before."""
-        directory = os.path.join(self._data_dir, SESSIONS_DIRNAME, session_id, RECORDS_DIRNAME)
-        read = self._read.setdefault(session_id, set())
-        for name in _listing(directory, _ARCHIVE_SUFFIX):
-            if name in read:
-                continue
-            try:
-                data = read_regular(os.path.join(directory, name))
-                document = orjson.loads(data) if data is not None else None
-            except (OSError, orjson.JSONDecodeError):
-                continue  # read again next time
-            read.add(name)
-            archive_id = document.get("archive_id") if isinstance(document, dict) else None
-            if isinstance(archive_id, str):
-                self._recorded.add(archive_id)
 
     def _delete(self, archive_id: str) -> int:
         try:
@@ -135,7 +115,6 @@ class FileRetention:
         except ArchiveError as exc:
             log.warning("archive not swept", extra={"archive_id": archive_id, "error": str(exc)})
             return 0
-        self._recorded.discard(archive_id)
         return 1
 
 

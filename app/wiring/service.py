@@ -23,6 +23,7 @@ from app.adapters.file_retention import FileRetention
 from app.adapters.job_store import FileJobStore
 from app.adapters.logs import configure_logging
 from app.adapters.record_store import FileRecordStore
+from app.adapters.recorded_archives import RecordedArchives
 from app.adapters.seen_store import FileSeenStore
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
@@ -78,12 +79,13 @@ class Stores:
             every=settings.retention_sweep_seconds,
         )
         if settings.database_url is None:
-            self.archive = FileArchiveStore(settings.data_dir)
+            recorded = RecordedArchives(settings.data_dir, policy.grace.total_seconds())
+            self.archive = FileArchiveStore(settings.data_dir, recorded=recorded)
             records = FileRecordStore(settings.data_dir)
             self.records = self.withdrawals = records
             self.seen = FileSeenStore(settings.data_dir)
             self.jobs = FileJobStore(settings.data_dir)
-            self.retention = Retention(FileRetention(settings.data_dir), policy)
+            self.retention = Retention(FileRetention(settings.data_dir, recorded), policy)
             return
         from app.adapters.pg_database import Database, PoolLimits
         from app.adapters.pg_retention import PgRetention
@@ -102,7 +104,7 @@ class Stores:
             tcp_user_timeout=settings.database_tcp_user_timeout,
         )
         self.database = Database(settings.database_url.get_secret_value(), limits)
-        self.archive = PgArchiveStore(self.database)
+        self.archive = PgArchiveStore(self.database, policy.grace)
         pg_records = PgRecordStore(self.database)
         self.records = self.withdrawals = pg_records
         self.retention = Retention(PgRetention(self.database), policy)
