@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
 from datetime import datetime
 
 from app.adapters import recall_index
@@ -27,7 +28,7 @@ from app.adapters.files import final_names
 from app.adapters.record_store import RECORDS_DIRNAME, SESSIONS_DIRNAME
 from app.adapters.recorded_archives import RecordedArchives
 from app.core.errors import ArchiveError
-from app.core.retention import SweepCounts
+from app.core.retention import Stopped, SweepCounts, never
 from app.core.sessions import is_valid_id
 
 log = logging.getLogger("context_compact.retention")
@@ -43,8 +44,12 @@ class FileRetention:
         self._data_dir = data_dir
         self._archives = FileArchiveStore(data_dir)
         self.recorded = recorded
+        self._stopped: Stopped = never
 
-    def sweep(self, before: datetime | None, orphans_before: datetime) -> SweepCounts:
+    def sweep(
+        self, before: datetime | None, orphans_before: datetime, stopped: Stopped = never
+    ) -> SweepCounts:
+        self._stopped = stopped
         archives = records = 0
         if before is not None:
             cutoff = before.timestamp()
@@ -56,16 +61,17 @@ class FileRetention:
     def _sweep_archives(self, cutoff: float) -> int:
         directory = os.path.join(self._data_dir, ARCHIVES_DIRNAME)
         deleted = 0
-        for name in _listing(directory, _ARCHIVE_SUFFIX):
+        for name in self._until_stopped(_listing(directory, _ARCHIVE_SUFFIX)):
             archive_id = name.removesuffix(_ARCHIVE_SUFFIX)
             if is_valid_id(archive_id) and _older(os.path.join(directory, name), cutoff):
                 deleted += self._delete(archive_id)
         index = os.path.join(self._data_dir, INDEX_DIRNAME)
-        for name in _listing(index, _LIST_SUFFIX):
+        for name in self._until_stopped(_listing(index, _LIST_SUFFIX)):
             path = os.path.join(index, name)
             if _older(path, cutoff):
                 _unlink(path)
-        for name in _listing(index, recall_index.SUFFIX):  # a word index whose archive is gone
+        words = _listing(index, recall_index.SUFFIX)  # a word index whose archive is gone
+        for name in self._until_stopped(words):
             archive_id = name.removesuffix(recall_index.SUFFIX)
             path = os.path.join(index, name)
             gone = not os.path.exists(os.path.join(directory, archive_id + _ARCHIVE_SUFFIX))
@@ -76,7 +82,7 @@ class FileRetention:
     def _sweep_records(self, cutoff: float) -> int:
         sessions = os.path.join(self._data_dir, SESSIONS_DIRNAME)
         deleted = 0
-        for session_id in _listing(sessions, ""):
+        for session_id in self._until_stopped(_listing(sessions, "")):
             directory = os.path.join(sessions, session_id, RECORDS_DIRNAME)
             emptied = False
             for name in _listing(directory, _ARCHIVE_SUFFIX):
@@ -95,7 +101,7 @@ class FileRetention:
         index = os.path.join(self._data_dir, INDEX_DIRNAME)
         archives = os.path.join(self._data_dir, ARCHIVES_DIRNAME)
         deleted = 0
-        for name in _listing(index, _LIST_SUFFIX):
+        for name in self._until_stopped(_listing(index, _LIST_SUFFIX)):
             session_id = name.removesuffix(_LIST_SUFFIX)
             if not is_valid_id(session_id):
                 continue
@@ -108,6 +114,12 @@ class FileRetention:
                 named = self.recorded.named(session_id)
                 deleted += sum(self._delete(a) for a in old if a not in named)
         return deleted
+
+    def _until_stopped(self, names: list[str]) -> Iterator[str]:
+        for name in names:
+            if self._stopped():
+                return
+            yield name
 
     def _delete(self, archive_id: str) -> int:
         try:

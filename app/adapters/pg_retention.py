@@ -15,7 +15,7 @@ from datetime import datetime
 
 from app.adapters.pg_database import Database
 from app.adapters.pg_watchdog import Conn
-from app.core.retention import SweepCounts
+from app.core.retention import Stopped, SweepCounts, never
 
 BATCH = 500
 _Batch = Callable[[Conn], int]  # deletes up to a batch on the connection; how many
@@ -39,9 +39,13 @@ class PgRetention:
     def __init__(self, database: Database, batch: int = BATCH) -> None:
         self._db = database
         self._batch = batch
+        self._stopped: Stopped = never
 
-    def sweep(self, before: datetime | None, orphans_before: datetime) -> SweepCounts:
+    def sweep(
+        self, before: datetime | None, orphans_before: datetime, stopped: Stopped = never
+    ) -> SweepCounts:
         """Raises `psycopg.Error`; what was deleted before it stays deleted."""
+        self._stopped = stopped
         archives = records = 0
         n = self._batch
         if before is not None:
@@ -52,12 +56,13 @@ class PgRetention:
 
     def _until_done(self, batch: _Batch) -> int:
         total = 0
-        while True:
+        while not self._stopped():
             with self._db.connection() as conn:
                 deleted = batch(conn)
             total += deleted
             if deleted < self._batch:
-                return total
+                break
+        return total
 
 
 def _archives(conn: Conn, select: str, before: datetime, batch: int) -> int:

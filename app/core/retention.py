@@ -10,6 +10,7 @@ proxy made and never put in (`discard`) leaves neither archive nor record.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -37,13 +38,23 @@ class RetentionPolicy:
         return before, now - self.grace
 
 
+Stopped = Callable[[], bool]  # whether a sweep is to end now (the service stops)
+
+
+def never() -> bool:
+    return False
+
+
 class RetentionSweeper(Protocol):
     """A store's sweep. Several replicas may sweep at once: deleting twice is fine."""
 
-    def sweep(self, before: datetime | None, orphans_before: datetime) -> SweepCounts:
+    def sweep(
+        self, before: datetime | None, orphans_before: datetime, stopped: Stopped = never
+    ) -> SweepCounts:
         """Deletes the archives (their recall entries with them) and records stored
         before `before` (none when it is None), and the archives of a session stored
-        before `orphans_before` that no record names."""
+        before `orphans_before` that no record names; returns early, with what it did,
+        once `stopped()`."""
         ...
 
 

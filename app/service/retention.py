@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from datetime import datetime
 
@@ -30,11 +31,12 @@ class Retention:
         self.sweeper = sweeper
         self.policy = policy
         self._clock = clock
+        self._stop = threading.Event()
 
     def sweep(self) -> SweepCounts:
         """One sweep now; raises what the store raises."""
         before, orphans_before = self.policy.cutoffs(self._clock())
-        counts = self.sweeper.sweep(before, orphans_before)
+        counts = self.sweeper.sweep(before, orphans_before, self._stop.is_set)
         if counts != SweepCounts():
             log.info(
                 "retention sweep",
@@ -45,6 +47,11 @@ class Retention:
                 },
             )
         return counts
+
+    def stop(self) -> None:
+        """Ends the sweep running in its thread early (a cancelled task waits for its
+        thread): the service's stop need not wait for a long first sweep."""
+        self._stop.set()
 
     async def run(self) -> None:
         """Sweeps now and then every `policy.every` seconds (`0`: now only), until

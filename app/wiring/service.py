@@ -125,6 +125,7 @@ class Stores:
 
     async def close(self) -> None:
         if self.sweeping is not None:
+            self.retention.stop()
             self.sweeping.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.sweeping

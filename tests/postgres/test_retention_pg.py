@@ -159,3 +159,13 @@ def test_a_discarded_compaction_leaves_no_archive_recall_rows_or_record(
     assert [r.id for r in data.records.list("s-1")] == ["r2"]
     assert data.found("s-1", "summary") == ["a2"]
     assert data.rows("compact_recall_archives") == 1
+
+
+def test_a_stopped_sweep_ends_before_the_next_batch(database: Database) -> None:
+    data = Data(database)
+    data.archive("a1", "s-1", "old", OLD)
+    data.record("r1", "s-1", "a1", OLD)
+    retention = Retention(PgRetention(database), POLICY, clock=lambda: NOW)
+    retention.stop()
+    assert retention.sweep() == SweepCounts()
+    assert data.archives.load("a1") is not None

@@ -12,12 +12,13 @@ import pytest
 
 from app.adapters.archive_store import FileArchiveStore
 from app.core.errors import RecordStoreError
-from app.core.retention import RetentionPolicy, SweepCounts
+from app.core.retention import RetentionPolicy, Stopped, SweepCounts, never
 from app.service.retention import Discarder, Retention
 from app.settings import Settings
 from app.wiring.service import Stores
 from tests.adapters.test_archive_store import archive
 from tests.adapters.test_file_retention import Data, age
+from tests.adapters.test_file_retention import retention as retention_of
 
 NOW = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
 
@@ -32,7 +33,9 @@ class Sweeps:
         self.done = asyncio.Event()
         self.loop = asyncio.get_running_loop()
 
-    def sweep(self, before: datetime | None, orphans_before: datetime) -> SweepCounts:
+    def sweep(
+        self, before: datetime | None, orphans_before: datetime, stopped: Stopped = never
+    ) -> SweepCounts:
         self.calls.append((before, orphans_before))
         if len(self.calls) >= self.wanted:
             self.loop.call_soon_threadsafe(self.done.set)
@@ -110,3 +113,15 @@ def test_a_record_not_withdrawn_keeps_its_archive(tmp_path: Path) -> None:
     age(tmp_path / "archives" / "00000000000000000001-aaaa.json", NOW)
     Discarder(store, BrokenRecords()).discard("s-1", "00000000000000000001-aaaa")
     assert store.load("00000000000000000001-aaaa") is not None
+
+
+def test_a_stopped_sweep_ends_before_deleting_more(tmp_path: Path) -> None:
+    data = Data(tmp_path)
+    old = NOW - timedelta(days=40)
+    data.archive("00000000000000000001-aaaa", "s-1", "old", old)
+    data.record("00000000000000000001-rrrr", "s-1", "00000000000000000001-aaaa", old)
+    policy = RetentionPolicy(timedelta(days=30), timedelta(seconds=420))
+    retention = Retention(retention_of(tmp_path), policy, clock=lambda: NOW)
+    retention.stop()
+    assert retention.sweep() == SweepCounts()
+    assert data.files("archives") == ["00000000000000000001-aaaa.json"]
