@@ -68,8 +68,8 @@ class FileRetention:
         index = os.path.join(self._data_dir, INDEX_DIRNAME)
         for name in self._until_stopped(_listing(index, _LIST_SUFFIX)):
             path = os.path.join(index, name)
-            if _older(path, cutoff):
-                _unlink(path)
+            if _older(path, cutoff) and _unlink(path):
+                self.recorded.drop(name.removesuffix(_LIST_SUFFIX))
         words = _listing(index, recall_index.SUFFIX)  # a word index whose archive is gone
         for name in self._until_stopped(words):
             archive_id = name.removesuffix(recall_index.SUFFIX)

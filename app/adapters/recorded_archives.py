@@ -57,6 +57,13 @@ class RecordedArchives:
         cutoff = self._clock() - self.grace
         return {a for a in archive_ids if a not in named and _older(archives, a, cutoff)}
 
+    def drop(self, session_id: str) -> None:
+        """A session swept whole: what was remembered of it goes (memory stays bounded by
+        the sessions kept)."""
+        with self._lock:
+            self._named.pop(session_id, None)
+            self._read.pop(session_id, None)
+
     def forget(self, session_id: str, record_name: str) -> None:
         """A record file swept: it is not read again if its name comes back."""
         with self._lock:

@@ -118,7 +118,12 @@ def test_a_sessions_list_goes_once_all_its_archives_are_older(tmp_path: Path) ->
     data = Data(tmp_path)
     data.archive("00000000000000000001-aaaa", "s-1", "alpha", OLD)
     data.record("00000000000000000001-rrrr", "s-1", "00000000000000000001-aaaa", OLD)
-    assert sweep(tmp_path) == SweepCounts(archives=1, records=1, orphans=0)
+    swept = retention(tmp_path)
+    assert swept.recorded.named("s-1") == {"00000000000000000001-aaaa"}
+    assert Retention(swept, POLICY, clock=lambda: NOW).sweep() == SweepCounts(
+        archives=1, records=1, orphans=0
+    )
+    assert swept.recorded._named == {}  # nothing kept of a session swept whole
     assert data.files("archive_index") == []
     assert data.files("archives") == []
     assert data.found("s-1", "alpha") == []
