@@ -38,6 +38,7 @@ from app.adapters.files import (
     unlink_quietly,
     write_temp,
 )
+from app.adapters.recorded_archives import RecordedArchives
 from app.core.errors import ArchiveError
 from app.core.json_numbers import dumps, loads
 from app.core.ports import Archive, ArchiveRef
@@ -67,8 +68,16 @@ _SUFFIX = ".json"
 class FileArchiveStore:
     """`ArchiveStore` on the local file system."""
 
-    def __init__(self, data_dir: str, backfill_bytes: int = BACKFILL_BYTES) -> None:
+    def __init__(
+        self,
+        data_dir: str,
+        backfill_bytes: int = BACKFILL_BYTES,
+        recorded: RecordedArchives | None = None,
+    ) -> None:
+        """`recorded`: recall leaves out the archives no record names past its grace (a
+        killed compaction's leftovers, which the retention sweep deletes)."""
         self._data_dir = data_dir
+        self._recorded = recorded
         self._dir = os.path.join(data_dir, ARCHIVES_DIRNAME)
         # Makes "refuse an existing id, then replace" atomic between threads of this process.
         self._publish_lock = threading.Lock()
@@ -152,6 +161,9 @@ class FileArchiveStore:
         backfill = self._backfill_bytes
         complete = True
         archive_ids = self._session_archives(session_id)
+        if self._recorded is not None:
+            leftovers = self._recorded.leftovers(session_id, archive_ids, self._dir)
+            archive_ids = [a for a in archive_ids if a not in leftovers]
         for order in reversed(range(len(archive_ids))):  # newest first, within the budget
             check_deadline(time_left)
             archive_id = archive_ids[order]

@@ -171,6 +171,21 @@ MIGRATIONS: tuple[Migration, ...] = (
         UPDATE compact_archives SET recall_indexed = false WHERE session_id IS NOT NULL;
         """,
     ),
+    Migration(
+        5,
+        "retention: records stored at a time; archives and records found by age, records"
+        " by the archive they name",
+        """
+        ALTER TABLE compact_records ADD COLUMN stored_at timestamptz;
+        UPDATE compact_records SET stored_at = (record->>'timestamp')::timestamptz;
+        ALTER TABLE compact_records ALTER COLUMN stored_at SET DEFAULT now(),
+            ALTER COLUMN stored_at SET NOT NULL;
+        CREATE INDEX compact_records_stored ON compact_records (stored_at);
+        CREATE INDEX compact_records_archive ON compact_records
+            (session_id, (record->>'archive_id'));
+        CREATE INDEX compact_archives_stored ON compact_archives (stored_at);
+        """,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import cast
 
 from app.adapters.archive_store import decode_archive
@@ -59,6 +60,13 @@ CHUNK_BYTES = 4 * 1024 * 1024  # rows copied in one statement, at most (about)
 _ROWS_AT_ONCE = 256  # buckets a recall holds at once while it reads them
 
 Step = Callable[[int], None]  # before a step writing about that many bytes
+# An archive a record of the session names, or one stored within the grace.
+_RECORDED = (
+    " AND (EXISTS (SELECT 1 FROM compact_records r WHERE r.session_id = s.session_id"
+    "   AND r.record->>'archive_id' = a.archive_id)"
+    " OR EXISTS (SELECT 1 FROM compact_archives c WHERE c.id = a.archive_id"
+    "   AND c.stored_at >= now() - %s))"
+)
 
 
 @dataclass(frozen=True)
@@ -178,10 +186,17 @@ def _chunks(
 
 
 def search(
-    conn: Conn, session_id: str, query: Query, limit: int, time_left: TimeLeft
+    conn: Conn,
+    session_id: str,
+    query: Query,
+    limit: int,
+    time_left: TimeLeft,
+    grace: timedelta | None = None,
 ) -> RecallResult:
     """The recall on `conn`; raises `psycopg.Error` (a statement cancelled at the
-    deadline: `QueryCanceled`) and `RecallDeadlineError`."""
+    deadline: `QueryCanceled`) and `RecallDeadlineError`. With `grace`, an archive no
+    record of the session names and stored longer ago (a killed compaction's leftover)
+    is left out."""
     complete = _backfill(conn, session_id, time_left)
     budget = PostingBudget(query.words)
     buckets = sorted({bucket_of(word) for word in query.words})
@@ -197,8 +212,8 @@ def search(
             "   WHERE session_no = s.no AND bucket = b.bucket"
             "   ORDER BY archive_no DESC LIMIT %s) AS p"
             " JOIN compact_recall_archives a ON a.no = p.archive_no"
-            " WHERE s.session_id = %s",
-            (buckets, budget.share + 1, session_id),
+            " WHERE s.session_id = %s" + (_RECORDED if grace is not None else ""),
+            (buckets, budget.share + 1, session_id, *(() if grace is None else (grace,))),
         )
         found = _postings(query.words, cursor, budget)
     _time_out(conn, time_left)

@@ -15,7 +15,7 @@ import hashlib
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -49,8 +49,11 @@ class PgArchiveStore:
 
     check_name = "database_ready"
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, grace: timedelta | None = None) -> None:
+        """`grace`: recall leaves out the archives no record names stored longer ago (a
+        killed compaction's leftovers, which the retention sweep deletes)."""
         self._db = database
+        self._grace = grace
 
     def save(self, archive: Archive) -> None:
         ref = archive.ref
@@ -117,7 +120,7 @@ class PgArchiveStore:
             return RecallResult([])
         try:
             with _errors(ArchiveError, "archive search failed"), self._db.connection() as conn:
-                return pg_recall.search(conn, session_id, query, limit, time_left)
+                return pg_recall.search(conn, session_id, query, limit, time_left, self._grace)
         except ArchiveError as exc:
             if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
                 raise RecallDeadlineError("the recall passed its deadline") from exc
@@ -144,6 +147,14 @@ class PgRecordStore:
             conn.execute(
                 "INSERT INTO compact_records (session_id, id, record) VALUES (%s, %s, %s)",
                 (record.session_id, record.id, Jsonb(document)),
+            )
+
+    def withdraw(self, session_id: str, archive_id: str) -> None:
+        """Deletes the session's record naming `archive_id` (`app.core.retention`)."""
+        with _errors(RecordStoreError, "record delete failed"), self._db.connection() as conn:
+            conn.execute(
+                "DELETE FROM compact_records WHERE session_id = %s AND record->>'archive_id' = %s",
+                (session_id, archive_id),
             )
 
     def list(self, session_id: str) -> list[CompactionRecord]:

@@ -9,6 +9,7 @@ or in several replicas sharing the data directory, never overwrite each other's 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
@@ -19,6 +20,7 @@ from app.adapters.files import (
     ensure_dirs,
     errno_name,
     final_names,
+    fsync_dir,
     read_regular,
     replace_durably,
 )
@@ -50,6 +52,24 @@ class FileRecordStore:
         except OSError as exc:
             raise RecordStoreError(f"record write failed: {errno_name(exc)}") from exc
 
+    def withdraw(self, session_id: str, archive_id: str) -> None:
+        """Deletes the session's record naming `archive_id` (`app.core.retention`), looked
+        for newest first: the proxy withdraws a compaction it has just made."""
+        if not is_valid_id(session_id):
+            raise RecordStoreError("invalid session id")
+        directory = os.path.join(self._sessions, session_id, RECORDS_DIRNAME)
+        try:
+            for name in reversed(final_names(directory, _SUFFIX)):
+                path = os.path.join(directory, name)
+                data = _read(path)
+                if data is not None and _names(data, archive_id):
+                    with contextlib.suppress(FileNotFoundError):  # withdrawn twice at once
+                        os.unlink(path)
+                    fsync_dir(directory)
+                    return
+        except OSError as exc:
+            raise RecordStoreError(f"record delete failed: {errno_name(exc)}") from exc
+
     def list(self, session_id: str) -> list[CompactionRecord]:
         """Every readable record of the session, oldest first; corrupt files are skipped."""
         if not is_valid_id(session_id):
@@ -62,9 +82,26 @@ class FileRecordStore:
         records = []
         for name in names:
             try:
-                data = read_regular(os.path.join(directory, name))
+                data = _read(os.path.join(directory, name))
                 if data is not None:
                     records.append(CompactionRecord.model_validate(orjson.loads(data)))
             except (OSError, orjson.JSONDecodeError, ValidationError) as exc:
                 log.warning("skipping unreadable record", extra={"record": name, "error": str(exc)})
         return records
+
+
+def _read(path: str) -> bytes | None:
+    """The record's bytes; None when it is not a regular file, or is gone since the
+    directory was listed (withdrawn, or swept by retention)."""
+    try:
+        return read_regular(path)
+    except FileNotFoundError:
+        return None
+
+
+def _names(data: bytes, archive_id: str) -> bool:
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(document, dict) and document.get("archive_id") == archive_id

@@ -397,9 +397,10 @@ class ProxyCompactor:
             prior, part = client[:pinned], joined_part(earlier, client[start:cut])
         else:
             prior, part = list(head.core), joined_part(client[head.replaced : cut])
-        produced = await compacted_part(service, ex, client[:lead], part)
-        if produced is None:
+        compacted = await compacted_part(service, ex, client[:lead], part)
+        if compacted is None:
             return None
+        produced, archive = compacted
         core = [*prior, *carried(standing(part), prior, produced)]
         if ex.api == "anthropic" and message_breakpoints([*client, *ex.live]):
             # One breakpoint, at the head's end: the previous head's end is a prefix the
@@ -416,7 +417,7 @@ class ProxyCompactor:
             session.made = forecast.judged(made_now)
         tokens = Forecast.of(self.policy, ex, None).judged(tokens)
         head = make_head(core, client, cut, tokens, pinned, sum(counts[:cut]))
-        return replace(head, quick=service is self.immediate, unpinned=squeeze)
+        return replace(head, quick=service is self.immediate, unpinned=squeeze, archive=archive)
 
     def _within_breakpoints(self, ex: Exchange, sent: list[JsonDict]) -> list[JsonDict]:
         """`sent`, the head's breakpoint living as long as the client's after it, or without

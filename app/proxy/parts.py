@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from app.core.history import PART_OPENING
@@ -21,13 +22,17 @@ from app.service.compaction import CompactionService, CompactRequest
 log = logging.getLogger("context_compact.proxy")
 
 _SYSTEM_ROLES = frozenset({"system", "developer"})
+# The archives the compactions of this task wrote, when its caller collects them: one
+# cancelled before its head was made is let go all the same (app/proxy/discards.py).
+WRITTEN: ContextVar[list[str] | None] = ContextVar("written", default=None)
 
 
 async def compacted_part(
     service: CompactionService, ex: Exchange, system: list[JsonDict], part: list[JsonDict]
-) -> list[JsonDict] | None:
+) -> tuple[list[JsonDict], str | None] | None:
     """`part` compacted by the service (the system prompt ahead of it, as the pipeline
-    expects it), without the system messages: the messages that replace `part`."""
+    expects it), without the system messages: the messages that replace `part`, and the
+    id of the archive the compaction wrote."""
     forms = OpenAIForms()
     if ex.api == "openai":
         canonical = parse_messages([*system, *part], "openai", forms)
@@ -49,7 +54,11 @@ async def compacted_part(
         log.info("proxy compaction declined", extra={"reason": result.reason})
         return None
     kept = [m for m in result.messages if m.role != "system"]
-    return dump_as(kept, ex.api, forms)
+    archive = result.archive.id if result.archive else None
+    written = WRITTEN.get()
+    if written is not None and archive is not None:
+        written.append(archive)
+    return dump_as(kept, ex.api, forms), archive
 
 
 def joined_part(*segments: Sequence[JsonDict]) -> list[JsonDict]:

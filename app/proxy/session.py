@@ -31,6 +31,9 @@ class Session:
     # the next compaction at once, turn after turn.
     quiet_below: int = 0
     pace: Pace = field(default_factory=Pace)
+    # Heads made whose archive is kept until they are put in or let go, when followed
+    # (app/proxy/discards.py).
+    unsettled: list[Head] | None = None
 
     def newer(self, head: Head) -> bool:
         """Whether `head` stands for more of the history than the head requests carry."""
@@ -41,6 +44,8 @@ class Session:
         requests carry and the one of its kind kept already. One begun from a head since
         replaced is a head of its own (the messages it stands for are the client's, the
         older head at its start as in the client's history): it serves as well."""
+        if self.unsettled is not None:
+            self.unsettled.append(head)
         if not self.newer(head):
             return
         if standby and _newer(head, self.standby):

@@ -141,6 +141,8 @@ class Settings(BaseSettings):
     summary_cooldown_seconds: summaries.SummaryCooldownSeconds
     min_free_bytes: storage.MinFreeBytes
     temp_sweep_seconds: storage.TempSweepSeconds
+    retention: storage.Retention
+    retention_sweep_seconds: storage.RetentionSweepSeconds
     host: serving.Host
     port: serving.Port
     max_header_bytes: serving.MaxHeaderBytes

@@ -4,9 +4,11 @@ timeouts and TCP keepalives)."""
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
 from typing import Annotated
 
-from pydantic import Field, SecretStr
+from pydantic import BeforeValidator, Field, SecretStr
 
 from app.settings.sources import CommaList
 
@@ -141,6 +143,56 @@ TempSweepSeconds = Annotated[
         description=(
             "every this many seconds, temp files of killed writes older than an hour are "
             "deleted in every directory of the data directory (`0`: at start-up only)"
+        ),
+    ),
+]
+
+
+_DURATION = re.compile(r"([0-9]+)([dhms])")
+_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(value: object) -> object:
+    """`30d`, `12h`, `45m`, `10s` or `0` as a `timedelta`. A bare number other than 0 is
+    refused: `30` could mean days to one reader and seconds to another."""
+    if isinstance(value, timedelta):
+        return value
+    text = str(value).strip().lower()
+    if text == "0":
+        return timedelta(0)
+    match = _DURATION.fullmatch(text)
+    if match is None:
+        raise ValueError(
+            "expected a duration: a whole number and a unit, d, h, m or s "
+            "(`30d`, `12h`, `45m`, `10s`), or `0` to keep everything"
+        )
+    return timedelta(seconds=int(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+
+
+Retention = Annotated[
+    timedelta,
+    BeforeValidator(parse_duration),
+    Field(
+        "30d",
+        validate_default=True,
+        description=(
+            "archives, their recall entries and compaction records older than this are "
+            "deleted (`30d`, `12h`, `45m`, `10s`; `0`: kept forever), in the data directory "
+            "or the database; so is an archive left without a record (a killed "
+            "compaction's) once older than `COMPACT_REQUEST_TIMEOUT` + "
+            "`COMPACT_SUMMARY_DEADLINE`"
+        ),
+    ),
+]
+
+RetentionSweepSeconds = Annotated[
+    float,
+    Field(
+        3600.0,
+        ge=0,
+        description=(
+            "every this many seconds, what `COMPACT_RETENTION` lets go is deleted (also at "
+            "start-up; `0`: at start-up only)"
         ),
     ),
 ]

@@ -10,9 +10,11 @@ from dataclasses import replace
 
 from app.adapters.upstream import HttpxUpstream
 from app.core.proxy import Marks
+from app.core.retention import Discards
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.app import ProxyApp, ProxyConfig
 from app.proxy.compactor import ProxyCompactor
+from app.proxy.discards import DiscardingCompactor
 from app.proxy.exchange import ProxyPolicy
 from app.service.compaction import CompactionService
 from app.service.metrics import Metrics
@@ -20,8 +22,13 @@ from app.settings import Settings
 
 
 def build_proxy(
-    settings: Settings, service: CompactionService, metrics: Metrics
+    settings: Settings,
+    service: CompactionService,
+    metrics: Metrics,
+    discards: Discards | None = None,
 ) -> ProxyApp | None:
+    """The proxy; with `discards`, a compaction it never puts in leaves no archive and no
+    record (`app.proxy.discards`)."""
     if settings.proxy_port is None:
         return None
     token = settings.proxy_token
@@ -42,5 +49,9 @@ def build_proxy(
         wait_seconds=settings.proxy_wait_seconds,
         pin_share=settings.proxy_pin,
     )
-    compactor = ProxyCompactor(service, immediate, policy)
+    compactor = (
+        ProxyCompactor(service, immediate, policy)
+        if discards is None
+        else DiscardingCompactor(service, immediate, policy, discards)
+    )
     return ProxyApp(config, HttpxUpstream(), compactor, service.models, metrics)

@@ -8,28 +8,35 @@ Prometheus when no other metrics are given.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from anyio import to_thread
 
 from app.adapters.archive_store import FileArchiveStore
+from app.adapters.file_retention import FileRetention
 from app.adapters.job_store import FileJobStore
 from app.adapters.logs import configure_logging
 from app.adapters.record_store import FileRecordStore
+from app.adapters.recorded_archives import RecordedArchives
 from app.adapters.seen_store import FileSeenStore
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
 from app.core.ledger import LedgerBudget
 from app.core.ports import ArchiveStore, SeenStore, Summarizer, Tokenizer
+from app.core.retention import RetentionPolicy, Withdraws
 from app.core.sessions import JobQueue, JobStore, RecordStore
 from app.core.summary import DIGEST_PROMPT_TOKENS, DIGEST_SHARE, CallBound, ExtractiveSummarizer
 from app.service.compaction import CompactionPorts, CompactionService, Defaults
 from app.service.freshness import Freshness
 from app.service.metered import MeteredCompactionService, TimedSummarizer
 from app.service.metrics import Metrics
+from app.service.retention import Discarder, Retention
 from app.service.slots import SummarySlots
 from app.settings import Settings
 from app.wiring.counting import (
@@ -64,13 +71,24 @@ class Stores:
         self.seen: SeenStore
         self.jobs: JobStore
         self.queue: JobQueue | None = None
+        self.withdrawals: Withdraws
+        self.sweeping: asyncio.Task[None] | None = None
+        policy = RetentionPolicy(
+            keep=settings.retention,
+            grace=timedelta(seconds=settings.request_timeout + settings.summary_deadline),
+            every=settings.retention_sweep_seconds,
+        )
         if settings.database_url is None:
-            self.archive = FileArchiveStore(settings.data_dir)
-            self.records = FileRecordStore(settings.data_dir)
+            recorded = RecordedArchives(settings.data_dir, policy.grace.total_seconds())
+            self.archive = FileArchiveStore(settings.data_dir, recorded=recorded)
+            records = FileRecordStore(settings.data_dir)
+            self.records = self.withdrawals = records
             self.seen = FileSeenStore(settings.data_dir)
             self.jobs = FileJobStore(settings.data_dir)
+            self.retention = Retention(FileRetention(settings.data_dir, recorded), policy)
             return
         from app.adapters.pg_database import Database, PoolLimits
+        from app.adapters.pg_retention import PgRetention
         from app.adapters.pg_stores import PgArchiveStore, PgJobStore, PgRecordStore, PgSeenStore
 
         limits = PoolLimits(
@@ -86,25 +104,37 @@ class Stores:
             tcp_user_timeout=settings.database_tcp_user_timeout,
         )
         self.database = Database(settings.database_url.get_secret_value(), limits)
-        self.archive = PgArchiveStore(self.database)
-        self.records = PgRecordStore(self.database)
+        self.archive = PgArchiveStore(self.database, policy.grace)
+        pg_records = PgRecordStore(self.database)
+        self.records = self.withdrawals = pg_records
+        self.retention = Retention(PgRetention(self.database), policy)
         self.seen = PgSeenStore(self.database)
         jobs = PgJobStore(self.database)
         self.jobs, self.queue = jobs, jobs
 
     async def open(self) -> None:
         """Connects and migrates the schema; a database that is down is logged (`/readyz`
-        says why) and the first use after it is back migrates."""
-        if self.database is None:
-            return
-        self.database.open()
-        reason = await to_thread.run_sync(self.database.unavailable_reason)
-        if reason is not None:
-            log.error("database not ready at start", extra={"error": reason})
+        says why) and the first use after it is back migrates. Starts the retention
+        sweeps (`app.service.retention`): the first runs now, beside the start-up."""
+        if self.database is not None:
+            self.database.open()
+            reason = await to_thread.run_sync(self.database.unavailable_reason)
+            if reason is not None:
+                log.error("database not ready at start", extra={"error": reason})
+        self.sweeping = asyncio.create_task(self.retention.run())
 
     async def close(self) -> None:
+        if self.sweeping is not None:
+            self.retention.stop()
+            self.sweeping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.sweeping
         if self.database is not None:
             await to_thread.run_sync(self.database.close)
+
+    def discarder(self) -> Discarder:
+        """What the proxy calls with a compaction it never put in."""
+        return Discarder(self.archive, self.withdrawals)
 
 
 def build_summarizer(

@@ -25,8 +25,8 @@ def _indexes(conn: psycopg.Connection[tuple[object, ...]], table: str) -> set[st
 def test_an_empty_database_is_migrated_to_the_latest_version(empty_database_url: str) -> None:
     with psycopg.connect(empty_database_url, autocommit=True) as conn:
         assert schema_version(conn) == 0
-        assert migrate(conn) == [1, 2, 3, 4]
-        assert schema_version(conn) == SCHEMA_VERSION == 4
+        assert migrate(conn) == [1, 2, 3, 4, 5]
+        assert schema_version(conn) == SCHEMA_VERSION == 5
         assert "compact_archives_session" in _indexes(conn, "compact_archives")
         assert migrate(conn) == []  # a second start applies nothing
 
@@ -72,7 +72,7 @@ def test_version_3_is_migrated_to_4_its_archives_numbered_oldest_first_to_index_
                 " body, body_sha256, recall_indexed) VALUES (%s, %s, 't', 1, 'x', 'b', 'y', true)",
                 (archive_id, session_id),
             )
-        assert migrate(conn) == [4]
+        assert migrate(conn, upto=4) == [4]
         numbered = conn.execute(
             "SELECT a.archive_id, s.session_id FROM compact_recall_archives a"
             " JOIN compact_recall_sessions s ON s.no = a.session_no ORDER BY a.no"
@@ -83,6 +83,26 @@ def test_version_3_is_migrated_to_4_its_archives_numbered_oldest_first_to_index_
         ).fetchall()
         assert waiting == [("a1",), ("a2",), ("a3",)]  # a4 has no session: never searched
         assert _indexes(conn, "compact_recall_postings") == {"compact_recall_postings_pkey"}
+
+
+def test_version_4_is_migrated_to_5_its_records_stored_when_they_were_written(
+    empty_database_url: str,
+) -> None:
+    with psycopg.connect(empty_database_url, autocommit=True) as conn:
+        assert migrate(conn, upto=4) == [1, 2, 3, 4]
+        conn.execute(
+            "INSERT INTO compact_records (session_id, id, record) VALUES ('s1', 'r1',"
+            ' \'{"timestamp": "2026-11-01T12:00:00+00:00", "archive_id": "a1"}\')'
+        )
+        assert migrate(conn) == [5]
+        rows = conn.execute(
+            "SELECT id, stored_at = '2026-11-01T12:00:00+00:00'::timestamptz FROM compact_records"
+        ).fetchall()
+        assert rows == [("r1", True)]
+        assert {"compact_records_stored", "compact_records_archive"} <= _indexes(
+            conn, "compact_records"
+        )
+        assert "compact_archives_stored" in _indexes(conn, "compact_archives")
 
 
 def test_replicas_starting_together_migrate_once(empty_database_url: str) -> None:
@@ -104,7 +124,7 @@ def test_replicas_starting_together_migrate_once(empty_database_url: str) -> Non
     for thread in threads:
         thread.join()
     assert errors == []
-    assert sorted(results) == [[], [], [], [], [], [1, 2, 3, 4]]
+    assert sorted(results) == [[], [], [], [], [], [1, 2, 3, 4, 5]]
 
 
 def test_the_pool_migrates_on_first_use(empty_database_url: str) -> None:

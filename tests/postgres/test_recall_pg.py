@@ -111,7 +111,9 @@ def test_a_recall_stops_at_its_deadline(store: PgArchiveStore) -> None:
 def test_a_statement_running_past_the_deadline_is_cancelled_by_postgres(
     store: PgArchiveStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def slow(conn: Conn, session_id: str, query: Query, limit: int, time_left: TimeLeft) -> Any:
+    def slow(
+        conn: Conn, session_id: str, query: Query, limit: int, time_left: TimeLeft, *_: Any
+    ) -> Any:
         pg_recall._time_out(conn, time_left)
         conn.execute("SELECT pg_sleep(5)")
 

@@ -65,7 +65,8 @@ class Head:
     `unpinned`: it summarizes the pinned messages too (a standby for a turn they leave no
     room for, put in over the limit only; a compaction made at once that cannot fit them);
     `replaced_tokens`: our count of the replaced messages when it was made, so that the
-    count of what the agent sent needs no count of them again."""
+    count of what the agent sent needs no count of them again; `archive`: the id of the
+    archive its compaction wrote (deleted if it is never put in)."""
 
     core: tuple[JsonDict, ...]
     replaced: int
@@ -76,6 +77,7 @@ class Head:
     quick: bool = False
     unpinned: bool = False
     replaced_tokens: int = 0
+    archive: str | None = None
 
     @property
     def messages(self) -> list[JsonDict]:
