@@ -203,6 +203,8 @@ def _message_facts(
                         if isinstance(content, str) and content.strip():
                             yield Fact("todo", _cut(content))
     elif message.role == "user":
+        if words:  # the user's reply in a tool result (`app.core.history.harness`)
+            yield Fact("request", request_fact(words, MAX_FACT_CHARS))
         for block in message.blocks():
             if isinstance(block, ToolResultBlock):
                 yield from (
