@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from copy import copy
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from anyio import to_thread
 
@@ -187,21 +188,26 @@ class Steps:
         params: SummaryParams,
         recall_session: str | None,
         facts: ExtractedFacts | None = None,
+        *,
+        goal_known: bool = False,
     ) -> LedgerReport:
         """The summary with the fact ledger of the messages it covers appended; with a
         `recall_session` (the request's `recall_session`: a session, and the model has the
         `recall` tool), a closing line saying how to recall what the archive holds.
         `facts`: `covered`'s, from `facts`, when the strategy read them for the summary
-        too."""
+        too. `goal_known`: a summary kept beside this one holds the goal."""
         return await to_thread.run_sync(
-            guard_summary,
-            summary,
-            covered,
-            params.ledger_budget,
-            self.tokenizer.count,
-            params.vocabulary,
-            recall_note(recall_session) if recall_session else "",
-            facts,
+            partial(
+                guard_summary,
+                summary,
+                covered,
+                params.ledger_budget,
+                self.tokenizer.count,
+                params.vocabulary,
+                recall_note(recall_session) if recall_session else "",
+                facts,
+                goal_known=goal_known,
+            )
         )
 
     async def restore(

@@ -114,7 +114,7 @@ async def test_a_second_tail_in_the_anthropic_shape_keeps_the_first_archive_verb
     own after it, as it does with a system message in the OpenAI shape (summarized again,
     the first archive's goal was read as an ordinary turn and a later task's replaced it)."""
     summarizer = FakeSummarizer(lambda r: f"BODY {len(r.messages)}")
-    service = make_service(tokenizer, summarizer)
+    service = build_service(tokenizer, summarizer, ledger_budget=None)
     first = await service.compact(
         CompactRequest(parse([system("s"), *rounds(1, 3)]), tail(), force=True)
     )
@@ -123,12 +123,23 @@ async def test_a_second_tail_in_the_anthropic_shape_keeps_the_first_archive_verb
     assert second.compacted is True
     assert second.messages[:3] == first.messages[:3]
     assert [m.role for m in second.messages[3:5]] == ["user", "assistant"]
-    assert str(second.messages[3].content).endswith("\n\nBODY 8")
+    assert str(second.messages[3].content).endswith(
+        "\n\nBODY 8\n\n## Ledger\n- [request] Task 3.\n- Task 4.\n- [commands] make: 3 · 4"
+    )
     assert second.messages[4].content == SUMMARY_ACK
     assert second.messages[5:] == later[-4:]
     assert summarizer.requests[1].messages == tuple(later[3:-4])
     assert second.compacted_indexes == list(range(3, 11))
     assert all(m.role != "system" for m in second.messages[1:])
+    # the goal stays the first archive's: what the second covers opens with a later request
+    assert next((f.kind, f.text) for f in first.ledger if f.kind in ("goal", "request")) == (
+        "goal",
+        "Task 1.",
+    )
+    assert [(f.kind, f.text) for f in second.ledger if f.kind in ("goal", "request")] == [
+        ("request", "Task 3."),
+        ("request", "Task 4."),
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["anthropic", "openai"])

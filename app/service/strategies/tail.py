@@ -103,7 +103,12 @@ class Tail:
             return prepared.unchanged("summarization_failed", warnings, self.name, summarized.calls)
         start, cutoff = archive_span(messages, indexes, steps.now().isoformat())
         text = archived_text(archived_header(start, cutoff), summarized.summary.text)
-        ledger = await steps.ledger(text, older, params.summary, request.recall_session, facts)
+        # An earlier archive kept before this one holds the session's goal: the first
+        # request of what this one covers is a later request.
+        kept_archive = bool(archived_groups(kept_head))
+        ledger = await steps.ledger(
+            text, older, params.summary, request.recall_session, facts, goal_known=kept_archive
+        )
         output = Output(
             assemble_tail(kept_head, ledger.text, plan.kept, prepared.format),
             archive,
