@@ -66,14 +66,21 @@ _KEYWORD_AT_START = (
     r"|^\W{0,3}Error (?:from|response from|while|during|in|on|when)\b[^:\n]{0,40}:\s"
     r"|^E {2,}\S|^Exception in thread |^thread '[^']*' panicked at |^npm ERR!"
     r"|^make(?:\[\d+\])?: \*\*\* "
+    r"|^\W{0,3}[\w.-]+(?: [\w.-]+){0,4} failed: "  # Codex's `apply_patch verification failed:`
     r"|^\d+:\d+ {2,}error {2}|^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b"
 )
 _KEYWORD = re.compile(_KEYWORD_AT_START)
 _NAMED = re.compile(_NAMED_AT_START)
 # A status that says a request failed without saying what failed: a later line that states
 # the failure is kept beside it.
-_BARE_TAG = re.compile(r"^<(?:tool_use_error|error)>$")
-_WEAK = re.compile(r"^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b")
+# A tag or a keyword alone on its line (`<error>`, OpenHands' `ERROR:`): the line after it
+# says what failed, and goes with it.
+_BARE_TAG = re.compile(r"^(?:<(?:tool_use_error|error)>|(?i:error|fatal):)$")
+# A status of the whole call (an HTTP status, an exit code as Codex's shell tool and Claude
+# Code's Bash open their output with): a later line naming what failed goes beside it.
+_WEAK = re.compile(
+    r"^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b|^(?i:exit code|process exited with code):? *[1-9]"
+)
 # A line that states an error from its start, not one that mentions it mid-line.
 _STATES = re.compile(f"{_NAMED_AT_START}|{_KEYWORD_AT_START}")
 KEY_LINE_SEPARATOR = " | "

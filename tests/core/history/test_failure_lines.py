@@ -247,6 +247,27 @@ GEMINI_FAILED = (
         ),
         # an object that is no harness status is read as text
         ('{"name": "x", "error": null}', "read_file", None),
+        # OpenHands' editor: `ERROR:` alone, what failed on the next line
+        (
+            "ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in "
+            "/workspace/a.py.",
+            "str_replace_editor",
+            "ERROR: No replacement was performed, old_str `x` did not appear verbatim in "
+            "/workspace/a.py.",
+        ),
+        # Codex: apply_patch's failure, and the shell tool's exit code with the error after
+        (
+            "apply_patch verification failed: Failed to find expected lines in src/a.rs",
+            "apply_patch",
+            "apply_patch verification failed: Failed to find expected lines in src/a.rs",
+        ),
+        (
+            "Exit code: 1\nWall time: 0.3 seconds\nOutput:\nerror[E0308]: mismatched types",
+            "shell",
+            "Exit code: 1 | error[E0308]: mismatched types",
+        ),
+        ("Exit code: 2\nWall time: 1 seconds\nOutput:\nnothing here", "shell", "Exit code: 2"),
+        ("3 passed, 0 failed: all good", "shell", None),
     ],
 )
 def test_the_failure_a_harness_reports(text: str, tool: str, line: str | None) -> None:
