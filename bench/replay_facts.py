@@ -26,6 +26,9 @@ either shape (Anthropic Messages or OpenAI Chat Completions):
   `HARNESS_NOTICES`; one-line notices such as `[Request interrupted by user]` only their
   line, `HARNESS_LINES`); its first non-empty line, whitespace collapsed, cut to 200
   characters. The first one is `first_request`, every later distinct one a `request`.
+  The harnesses' texts are those their sources write (Gemini CLI's `<session_context>`,
+  aider's reflected messages, OpenHands' context blocks, ...); a field that says there was
+  nothing (`Error: (none)`) names no error.
 
 A fact is kept when its text occurs in the final context's text (every string of every
 message, tool call arguments included) after both sides had whitespace collapsed; a
@@ -71,6 +74,13 @@ HARNESS_TAGS = (
     "project_layout",
     "task_progress",
     "feedback",
+    # Gemini CLI's setup and hooks, OpenHands' context blocks
+    "session_context",
+    "hook_context",
+    "RUNTIME_INFORMATION",
+    "REPOSITORY_INFO",
+    "REPOSITORY_INSTRUCTIONS",
+    "EXTRA_INFO",
 )
 _HARNESS = re.compile(
     r"<(" + "|".join(map(re.escape, HARNESS_TAGS)) + r")\b[^>]*>.*?(</\1>|\Z)", re.DOTALL
@@ -84,11 +94,21 @@ HARNESS_NOTICES = (
     "This session is being continued from a previous conversation",
     "I committed the changes with git hash",
     "I added these files to the chat:",
+    # aider's reflected messages and notes, Gemini CLI's loop notice, OpenHands' headless
+    # reply: each harness's own text in the user's turn
+    "I ran this command:",
+    "I did `git reset --hard HEAD~1`",
+    "I have *added these files to the chat*",
+    "Here are summaries of some files present",
+    "# Fix any errors below, if possible.",
+    "System: Potential loop detected",
+    "Please continue working on the task on whatever approach",
 )
 # Notices of one line: only the line is the harness's (the user's words may follow).
 HARNESS_LINES = (
     "[Request interrupted by user",
     "Caveat: The messages below were generated",
+    "User steering update:",  # Gemini CLI, before the user's `<user_input>`
 )
 _NOTICE = re.compile(
     r"^\s*(?:" + "|".join(map(re.escape, HARNESS_NOTICES)) + r").*\Z", re.DOTALL | re.MULTILINE
@@ -97,7 +117,13 @@ _NOTICE_LINE = re.compile(
     r"^\s*(?:" + "|".join(map(re.escape, HARNESS_LINES)) + r").*$", re.MULTILINE
 )
 # Tags that wrap the user's own words (Cline's `<task>`, Cursor's `<user_query>`, ...).
-_WRAPPER_TAG = re.compile(r"</?(?:task|user_query|user_message|feedback|answer)>")
+_WRAPPER_TAG = re.compile(r"</?(?:task|user_query|user_message|feedback|answer|user_input)>")
+# aider's reflected edit failure, sent as the user's turn.
+_REFLECTED = re.compile(
+    r"^\s*#+ ?\d+ SEARCH/REPLACE blocks? failed to match!.*\Z", re.DOTALL | re.M
+)
+# A field that says there was nothing (Gemini CLI's shell tool: `Error: (none)`).
+_NOTHING = re.compile(r"^\s*[A-Z][\w ]{0,30}:\s*\((?:none|empty)\)\s*$")
 _TRACEBACK = "Traceback (most recent call last)"
 _GROUP_LINE = re.compile(r"^- \[commands\] (.+?): (.+)$", re.MULTILINE)
 _NAMED_ERROR = re.compile(r"^\s*(?:[A-Z]+\d+\s+)?(?:[\w]+\.)*[A-Z]\w*(?:Error|Exception)\b:")
@@ -201,7 +227,7 @@ def walk(messages: Iterable[Msg]) -> Iterator[ToolCall | ToolResult | str]:
 
 def error_line(text: str, flagged: bool) -> str | None:
     """The key line of an error tool result, or None when the result is not an error."""
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for line in text.splitlines() if line.strip() and not _NOTHING.match(line)]
     if any(_TRACEBACK in line for line in lines):
         start = max(i for i, line in enumerate(lines) if _TRACEBACK in line)
         named = [line for line in lines[start:] if _NAMED_ERROR.match(line)]
@@ -219,6 +245,7 @@ def request_line(text: str) -> str | None:
     """The first line of what the user said, harness-injected blocks removed and the tags
     of the wrappers that hold the user's words (`<task>`, `<user_query>`, ...) dropped."""
     stripped = _NOTICE.sub("", _NOTICE_LINE.sub("", _HARNESS.sub("", text)))
+    stripped = _REFLECTED.sub("", stripped)
     stripped = _WRAPPER_TAG.sub("", stripped)
     for line in stripped.splitlines():
         if line.strip():

@@ -110,8 +110,17 @@ class CompactStats(BaseModel):
     """The token and message counts of one compaction, before and after."""
 
     model_config = _FROZEN
-    original_token_count: int
-    compacted_token_count: int
+    original_token_count: int = Field(
+        description=(
+            "The input's tokens as `/count` counts the same body: the system prompt, the "
+            "tool definitions and the messages by `tokenizer`, raised by the model's margin, "
+            "with the reply's priming. Equal to `token_count` unless that is the provider's "
+            "(`last_usage`, or `tokenizer: anthropic`)."
+        )
+    )
+    compacted_token_count: int = Field(
+        description="The output's tokens, counted as `original_token_count` (the same tools)."
+    )
     compaction_ratio: float = Field(description="compacted_token_count / original_token_count")
     compacted_message_count: int = Field(
         description="Input messages summarized, cleared, cut or dropped: `compacted_indexes`."
@@ -127,6 +136,21 @@ class CompactStats(BaseModel):
     restored_token_count: int
     ledger_budget: int = Field(0, description="Token budget the fact ledger had (0: no ledger).")
     ledger_token_count: int = Field(0, description="Tokens the fact ledger took.")
+    tokenizer: str = Field(
+        "tiktoken",
+        description=(
+            "Which local encoding counted the two token counts (the model's: o200k for "
+            "the OpenAI models counted by it, else cl100k), as `/count` names it."
+        ),
+    )
+    request_token_count: int | None = Field(
+        None,
+        description=(
+            "The `request` handed back, as `/count` counts it: `compacted_token_count`, plus "
+            "the user turn `Continue.` when the request ends with one after the summary's "
+            "acknowledgement. Null when no provider request was sent."
+        ),
+    )
 
 
 class ArchiveInfo(BaseModel):
@@ -153,7 +177,7 @@ class CompactResult(BaseModel):
             "The input's tokens as `/should-compact` counts the same body: the system "
             "prompt, the tool definitions and the messages by the model's tokenizer and "
             "margin, or the provider's `last_usage` with `pending_input` (`token_source`). "
-            "`stats` measure the messages alone by cl100k, before and after."
+            "`stats` count the input and the output as `/count` does, by a local encoding."
         )
     )
     token_source: Literal["counted", "last_usage"] = Field(

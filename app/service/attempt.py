@@ -63,14 +63,13 @@ async def kept_or_refused(
 ) -> tuple[CompactResult, int | None]:
     """A result that is not smaller than the input and under the threshold is refused
     (`no_gain`): the input comes back unchanged and its archive is removed. The tokens the
-    refused result would have left, for the fallback's record. Both are measured as the
-    decision was (the model's margin, the tools, the reply's priming), so a result kept is
-    under the threshold the provider's limit sets, not only by cl100k."""
+    refused result would have left, for the fallback's record. Both are the stats' counts,
+    measured as the decision was (the model's encoding and margin, the tools, the reply's
+    priming), so a result kept is under the threshold the provider's limit sets."""
     if not result.compacted or result.stats is None or result.archive is None:
         return result, None
-    basis = prepared.request.basis
-    after = basis.raised(result.stats.compacted_token_count, local=True)
-    before = basis.raised(prepared.token_count, local=True)
+    after = result.stats.compacted_token_count
+    before = result.stats.original_token_count
     limit = prepared.thresholds.threshold_tokens
     if after < before and after < limit:
         return result, None

@@ -76,7 +76,7 @@ from app.service.sessions import (
     session_gate,
 )
 from app.service.slots import SummarySlots
-from app.service.steps import Steps
+from app.service.steps import Encodings, Steps
 from app.service.strategy import Strategy
 from app.service.summaries import Summaries
 
@@ -125,7 +125,7 @@ class CompactionService(CountingService):
         self._clock = ports.clock
         self.summaries = Summaries(ports.summarizer, ports.fallback, ports.tokenizer, defaults)
         self.steps = Steps(
-            tokenizer=ports.tokenizer,
+            encodings=Encodings(ports.tokenizer, ports.o200k),
             summaries=self.summaries,
             workdir=ports.workdir,
             archives=ports.archive,

@@ -13,13 +13,15 @@ from collections.abc import Callable, Sequence
 from copy import copy
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from anyio import to_thread
 
+from app.core.assemble import CONTINUE
 from app.core.errors import ArchiveError, InvalidOutputError
 from app.core.history import ExtractedFacts, extract_facts
 from app.core.ledger import LedgerReport, guard_summary
-from app.core.messages import Message
+from app.core.messages import Message, text_message
 from app.core.options import RestoreParams, SummaryParams
 from app.core.ports import (
     Archive,
@@ -81,13 +83,32 @@ class Output:
     token_count: int | None = None
 
 
+@dataclass(frozen=True)
+class Encodings:
+    """The pipeline's tokenizer (cl100k), and o200k when loaded: a compaction's stats count
+    by the model's encoding, as `/count` does."""
+
+    cl100k: Tokenizer
+    o200k: Tokenizer | None = None
+
+
+@dataclass(frozen=True)
+class Stated:
+    """A compaction's counts as `/count` gives them (`Steps._stated`)."""
+
+    before: int
+    after: int
+    tokenizer: str
+    request: int | None
+
+
 class Steps:
     """The shared steps of every strategy, built once by the service with its ports."""
 
     def __init__(
         self,
         *,
-        tokenizer: Tokenizer,
+        encodings: Encodings,
         summaries: Summaries,
         workdir: WorkdirReader,
         archives: ArchiveStore,
@@ -96,7 +117,8 @@ class Steps:
         clock: Callable[[], datetime],
         new_id: Callable[[], str],
     ) -> None:
-        self.tokenizer = tokenizer
+        self.tokenizer = encodings.cl100k
+        self.o200k = encodings.o200k
         self.summaries = summaries
         self.workdir = workdir
         self.archives = archives
@@ -166,21 +188,26 @@ class Steps:
         params: SummaryParams,
         recall_session: str | None,
         facts: ExtractedFacts | None = None,
+        *,
+        goal_known: bool = False,
     ) -> LedgerReport:
         """The summary with the fact ledger of the messages it covers appended; with a
         `recall_session` (the request's `recall_session`: a session, and the model has the
         `recall` tool), a closing line saying how to recall what the archive holds.
         `facts`: `covered`'s, from `facts`, when the strategy read them for the summary
-        too."""
+        too. `goal_known`: a summary kept beside this one holds the goal."""
         return await to_thread.run_sync(
-            guard_summary,
-            summary,
-            covered,
-            params.ledger_budget,
-            self.tokenizer.count,
-            params.vocabulary,
-            recall_note(recall_session) if recall_session else "",
-            facts,
+            partial(
+                guard_summary,
+                summary,
+                covered,
+                params.ledger_budget,
+                self.tokenizer.count,
+                params.vocabulary,
+                recall_note(recall_session) if recall_session else "",
+                facts,
+                goal_known=goal_known,
+            )
         )
 
     async def restore(
@@ -231,23 +258,27 @@ class Steps:
             compacted_tokens = await self._count_output(prepared, output)
         compacted_indexes, ledger, selection = built.compacted_indexes, built.ledger, built.restored
         archive, summarizer = built.archive, built.summary.summarizer if built.summary else None
+        stated = await self._stated(prepared, output, compacted_tokens)
+        before, after = stated.before, stated.after
         stats = CompactStats(
-            original_token_count=token_count,
-            compacted_token_count=compacted_tokens,
-            compaction_ratio=round(compacted_tokens / token_count, 4) if token_count else 0.0,
+            original_token_count=before,
+            compacted_token_count=after,
+            compaction_ratio=round(after / before, 4) if before else 0.0,
             compacted_message_count=len(compacted_indexes),
             retained_message_count=len(prepared.messages) - len(compacted_indexes),
             restored_file_count=len(selection.restored),
             restored_token_count=selection.token_count,
             ledger_budget=ledger.budget if ledger else 0,
             ledger_token_count=ledger.token_count if ledger else 0,
+            tokenizer=stated.tokenizer,
+            request_token_count=stated.request,
         )
         log.info(
             "compaction completed",
             extra={
                 "strategy": strategy,
-                "tokens_before": token_count,
-                "tokens_after": compacted_tokens,
+                "tokens_before": before,
+                "tokens_after": after,
                 "archive_id": archive.ref.id,
                 "summarizer": summarizer,
             },
@@ -283,6 +314,30 @@ class Steps:
             phases=list(built.phases),
             summary_chunks=built.summary.chunks if built.summary else 0,
             warnings=list(built.warnings),
+        )
+
+    async def _stated(
+        self, prepared: Prepared, output: Sequence[Message], local_after: int
+    ) -> Stated:
+        """Before and after as `/count` counts the same body: by the basis' local encoding
+        (o200k for a model counted by it), raised by the model's margin, the reply's priming
+        and the tool definitions, so one body has one count on every route. The pipeline's
+        cl100k counts are reused when they are the basis'. With a provider request, the
+        `request` handed back too: it ends with a `Continue.` turn after an acknowledgement
+        (`app.core.provider.request`)."""
+        basis = prepared.request.basis
+        before, after, counter = prepared.token_count, local_after, self.tokenizer
+        if basis.tokenizer == "o200k" and self.o200k is not None:
+            counter = self.o200k
+            before = sum(await to_thread.run_sync(count_messages, counter, prepared.messages))
+            after = sum(await to_thread.run_sync(count_messages, counter, output))
+        request: int | None = None
+        if prepared.request.provider is not None:
+            seam = [text_message("user", CONTINUE)] if output[-1].role == "assistant" else []
+            extra = sum(await to_thread.run_sync(count_messages, counter, seam)) if seam else 0
+            request = basis.raised(after + extra, local=True)
+        return Stated(
+            basis.raised(before, local=True), basis.raised(after, local=True), counter.name, request
         )
 
     async def _count_output(self, prepared: Prepared, output: Sequence[Message]) -> int:

@@ -10,7 +10,6 @@ import pytest
 
 from app.core.assemble import SUMMARY_ACK
 from app.core.sessions.ids import archive_sha256
-from app.core.tokens import REPLY_PRIMING
 from tests.builders import assistant, bulk_round, read_round, system, user
 from tests.corpus import ANTHROPIC_FILES
 
@@ -71,7 +70,7 @@ async def test_forced_compaction_restores_files_and_archives_the_rest(
     assert stats["compacted_message_count"] == 8
     assert stats["retained_message_count"] == 1
     assert stats["restored_file_count"] == 1
-    assert data["token_count"] == stats["original_token_count"] + REPLY_PRIMING
+    assert data["token_count"] == stats["original_token_count"]
 
     archive = data["archive"]
     assert archive["session_id"] == "s-1"

@@ -146,6 +146,9 @@ def test_the_same_facts_in_the_openai_shape_where_no_error_is_flagged() -> None:
         ("1 passed in 0.2s", False, None),
         ("Failed to initialize engine, retrying", False, None),
         ("def f():\n    raise ValueError('x')", False, None),
+        # Gemini CLI's shell tool says there was no error
+        ("Stdout: ok\nError: (none)\nExit Code: 0\nSignal: (none)", False, None),
+        ("Stdout: ok\nError: (none)\nExit Code: 1", False, "Exit Code: 1"),
     ],
 )
 def test_error_key_lines(text: str, flagged: bool, line: str | None) -> None:
@@ -480,3 +483,23 @@ def test_a_report_renders_again_from_its_json() -> None:
     run.facts = {kind: [1, 2] for kind in KINDS}
     again = run_from_json(json.loads(json.dumps(run.as_json())))
     assert again.as_json() == run.as_json()
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (
+            "<session_context>\nThis is the Gemini CLI. We are setting up the context for our "
+            "chat.\n</session_context>",
+            None,
+        ),
+        ("User steering update:\n<user_input>\nstop\n</user_input>", "stop"),
+        ("I ran this command:\n\npytest\n\nAnd got this output:\n\nok", None),
+        ("# 2 SEARCH/REPLACE blocks failed to match!\n\n## SearchReplaceNoExactMatch", None),
+        ("Please continue working on the task on whatever approach you think is suitable.", None),
+        ("<RUNTIME_INFORMATION>\nhosts\n</RUNTIME_INFORMATION>\nFix the bug.", "Fix the bug."),
+    ],
+)
+def test_each_harness_s_own_text_is_no_request(text: str, line: str | None) -> None:
+    """As the harnesses' sources write them (issue 48)."""
+    assert request_line(text) == line

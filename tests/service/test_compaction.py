@@ -112,8 +112,10 @@ async def test_forced_compaction_produces_seed_000_output(tokenizer: TiktokenTok
     assert result.restored_files[0].token_count == tokenizer.count("new b\n")
     stats = result.stats
     assert stats is not None
-    assert stats.original_token_count == count_total(tokenizer, messages)
-    assert stats.compacted_token_count == count_total(tokenizer, result.messages)
+    # as `/count` counts a list: its messages and the reply's priming
+    assert stats.original_token_count == count_total(tokenizer, messages) + REPLY_PRIMING
+    assert stats.compacted_token_count == count_total(tokenizer, result.messages) + REPLY_PRIMING
+    assert stats.original_token_count == result.token_count
     assert stats.compaction_ratio == round(
         stats.compacted_token_count / stats.original_token_count, 4
     )

@@ -106,22 +106,83 @@ async def test_a_second_tail_appends_its_summary_and_never_summarizes_the_first_
     assert all(m.role != "system" for m in summarizer.requests[1].messages)
 
 
-async def test_a_second_tail_in_the_anthropic_shape_summarizes_the_first_with_the_older_rounds(
+async def test_a_second_tail_in_the_anthropic_shape_keeps_the_first_archive_verbatim(
     tokenizer: TiktokenTokenizer,
 ) -> None:
-    """In the Anthropic shape the archived summary is a user turn: the next `tail` sums it
-    up again with the rounds it now archives (its ledger carried), as `full` does."""
+    """In the Anthropic shape the archived summary is a user turn and its acknowledgement:
+    the next `tail` keeps that pair as sent, right after the system prompt, and appends its
+    own after it, as it does with a system message in the OpenAI shape (summarized again,
+    the first archive's goal was read as an ordinary turn and a later task's replaced it)."""
+    summarizer = FakeSummarizer(lambda r: f"BODY {len(r.messages)}")
+    service = build_service(tokenizer, summarizer, ledger_budget=None)
+    first = await service.compact(
+        CompactRequest(parse([system("s"), *rounds(1, 3)]), tail(), force=True)
+    )
+    later = [*first.messages, *parse(rounds(4, 5))]
+    second = await service.compact(CompactRequest(later, tail(), force=True))
+    assert second.compacted is True
+    assert second.messages[:3] == first.messages[:3]
+    assert [m.role for m in second.messages[3:5]] == ["user", "assistant"]
+    assert str(second.messages[3].content).endswith(
+        "\n\nBODY 8\n\n## Ledger\n- [request] Task 3.\n- Task 4.\n- [commands] make: 3 · 4"
+    )
+    assert second.messages[4].content == SUMMARY_ACK
+    assert second.messages[5:] == later[-4:]
+    assert summarizer.requests[1].messages == tuple(later[3:-4])
+    assert second.compacted_indexes == list(range(3, 11))
+    assert all(m.role != "system" for m in second.messages[1:])
+    # the goal stays the first archive's: what the second covers opens with a later request
+    assert next((f.kind, f.text) for f in first.ledger if f.kind in ("goal", "request")) == (
+        "goal",
+        "Task 1.",
+    )
+    assert [(f.kind, f.text) for f in second.ledger if f.kind in ("goal", "request")] == [
+        ("request", "Task 3."),
+        ("request", "Task 4."),
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+async def test_an_archived_user_turn_is_kept_whatever_the_shape_of_the_next_tail(
+    tokenizer: TiktokenTokenizer, fmt: Format
+) -> None:
+    """The archive is recognized by its turn, not by the shape of the request that reads
+    it: a user-turn archive sent in the OpenAI shape stays as sent too."""
     summarizer = FakeSummarizer(lambda r: f"BODY {len(r.messages)}")
     service = make_service(tokenizer, summarizer)
     first = await service.compact(
         CompactRequest(parse([system("s"), *rounds(1, 3)]), tail(), force=True)
     )
     later = [*first.messages, *parse(rounds(4, 5))]
-    second = await service.compact(CompactRequest(later, tail(), force=True))
-    assert [m.role for m in second.messages[:3]] == ["system", "user", "assistant"]
-    assert second.messages[3:] == later[-4:]
-    assert summarizer.requests[1].messages[:2] == tuple(first.messages[1:3])
-    assert all(m.role != "system" for m in second.messages[1:])
+    second = await service.compact(CompactRequest(later, tail(), force=True, format=fmt))
+    assert second.messages[:3] == first.messages[:3]
+    assert second.messages[-4:] == later[-4:]
+    assert summarizer.requests[1].messages == tuple(later[3:-4])
+
+
+async def test_earlier_archived_user_turns_over_a_quarter_of_the_threshold_are_folded_in(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """Past a quarter of the threshold, archived user turns are summarized again like
+    archived system messages: the turn's ledger carried, the turn and its acknowledgement
+    archived."""
+    summarizer = FakeSummarizer(lambda r: "BODY")
+    service = build_service(tokenizer, summarizer, ledger_budget=None)
+    earlier = (
+        f"{TITLE}\n*(Contains context from message 1 to message 1)*\n\nOld. "
+        + "detail " * 1600
+        + "\n\n## Ledger\n- [file_read] src/old_1.py"
+    )
+    pair = [user(summary_turn(earlier)), assistant(SUMMARY_ACK)]
+    messages = parse([system("s"), *pair, *rounds(1, 3)])
+    options = tail(keep=1, context_window=10_000, threshold=0.5)
+    result = await service.compact(CompactRequest(messages, options, force=True))
+    assert (result.compacted, result.strategy) == (True, "tail")
+    assert result.compacted_indexes[:2] == [1, 2]
+    assert "src/old_1.py" in str(result.messages[1].content)
+    assert result.messages[2].content == SUMMARY_ACK
+    assert result.messages[3:] == messages[-4:]
+    assert any("1 earlier archived summaries take" in w for w in result.warnings)
 
 
 async def test_tail_with_one_exchange_and_nothing_older_compacts_nothing(

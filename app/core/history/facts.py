@@ -29,7 +29,7 @@ from app.core.history.file_ops import (
     Vocabulary,
     shell_command,
 )
-from app.core.history.harness import user_words
+from app.core.history.harness import result_words, user_words
 from app.core.messages import (
     Message,
     TextBlock,
@@ -139,13 +139,22 @@ def extract_facts(
             for use in tool_uses(message):
                 calls.append(_tool_call(use, results.get(use.id), errors))
                 files.record(use)
-        elif message.role == "user" and text and not is_tool_result_message(message):
+        elif message.role == "user":
+            # The user's reply a harness put in a tool result comes before the words typed
+            # beside it (`result_words`).
+            replied = result_words(message)
+            if replied:
+                spoken[at] = replied
+                requests.append(replied)
+            if not text or is_tool_result_message(message):
+                continue
             if text.startswith(SUMMARY_PREFIX.strip()):
                 found = _CARRIED_REQUEST.search(text)
                 carried = carried or (found.group(1) if found else None)
                 carried_commands.extend(listed_commands(text))
             elif not text.startswith(RESTORED_PREFIX) and not _seam(messages, at, text):
-                words = spoken[at] = user_words(message)
+                words = user_words(message)
+                spoken[at] = "\n\n".join(w for w in (replied, words) if w)
                 if words:
                     requests.append(words)
     first = carried or (requests[0] if requests else None)

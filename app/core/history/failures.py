@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import re
 
+from app.core.history.structured import read_structured
+
 _TRACEBACK = "Traceback (most recent call last)"
 # The first line that names an error: an exception or diagnostic by name, an error keyword
 # at the start of a line, or a phrase that says a command failed.
@@ -64,17 +66,25 @@ _KEYWORD_AT_START = (
     r"|^\W{0,3}Error (?:from|response from|while|during|in|on|when)\b[^:\n]{0,40}:\s"
     r"|^E {2,}\S|^Exception in thread |^thread '[^']*' panicked at |^npm ERR!"
     r"|^make(?:\[\d+\])?: \*\*\* "
+    r"|^\W{0,3}[\w.-]+(?: [\w.-]+){0,4} failed: "  # Codex's `apply_patch verification failed:`
     r"|^\d+:\d+ {2,}error {2}|^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b"
 )
 _KEYWORD = re.compile(_KEYWORD_AT_START)
 _NAMED = re.compile(_NAMED_AT_START)
 # A status that says a request failed without saying what failed: a later line that states
 # the failure is kept beside it.
-_BARE_TAG = re.compile(r"^<(?:tool_use_error|error)>$")
-_WEAK = re.compile(r"^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b")
+# A tag or a keyword alone on its line (`<error>`, OpenHands' `ERROR:`): the line after it
+# says what failed, and goes with it.
+_BARE_TAG = re.compile(r"^(?:<(?:tool_use_error|error)>|(?i:error|fatal):)$")
+# A status of the whole call (an HTTP status, an exit code as Codex's shell tool and Claude
+# Code's Bash open their output with): a later line naming what failed goes beside it.
+_WEAK = re.compile(
+    r"^(?:< )?HTTP/\d(?:\.\d)? [45]\d\d\b|^(?i:exit code|process exited with code):? *[1-9]"
+)
 # A line that states an error from its start, not one that mentions it mid-line.
 _STATES = re.compile(f"{_NAMED_AT_START}|{_KEYWORD_AT_START}")
 KEY_LINE_SEPARATOR = " | "
+_NOTHING = re.compile(r"^[A-Z][\w ]{0,30}:\s*\((?:none|empty)\)$")
 # The one-line stub `prune` leaves of a cleared result (`app.core.plans.prune`), which keeps the
 # line stating its failure after `FAILED_MARK`: that line is the result's error line.
 CLEARED_PREFIX = "[Old tool result cleared: "
@@ -189,19 +199,28 @@ def error_line(text: str, is_error: bool | None = False, tool: str = "") -> str 
         kept = _CLEARED_FAILURE.match(text)
         if kept is not None:
             return kept.group(1)
+    structured = read_structured(text) if text.lstrip().startswith("{") else None
+    if structured is not None:  # a harness's JSON status (`app.core.history.structured`)
+        return error_line(structured.text, is_error or structured.failed)
     if not is_error:
         if is_content_tool(tool):
-            head = _first_lines(text, CONTENT_STATUS_LINES)
-            return _key_line(head) if head else None
+            head = _stated_lines(_tags_joined(_first_lines(text, CONTENT_STATUS_LINES + 1)))
+            return _key_line(head[:CONTENT_STATUS_LINES]) if head else None
         if not may_name_error(text):
             return None  # most results: no line of it can name an error
     lines = _tags_joined([line.strip() for line in text.splitlines() if line.strip()])
     if not lines:
         return "(no error text)" if is_error else None
-    found = _key_line(lines)
+    found = _key_line(_stated_lines(lines))
     if found is not None:
         return found
     return lines[0] if is_error else None
+
+
+def _stated_lines(lines: list[str]) -> list[str]:
+    """The lines without a field that says there was nothing (Gemini CLI's shell tool
+    writes `Error: (none)` and `Stderr: (none)` after every command it ran)."""
+    return [line for line in lines if not _NOTHING.match(line)]
 
 
 def _tags_joined(lines: list[str]) -> list[str]:

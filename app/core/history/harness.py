@@ -18,21 +18,44 @@ it may become "the latest request" or an instruction. What each documents or sen
   context for our chat.") and inlines `@file`s between `--- Content from referenced files
   ---` and `--- End of content ---`;
 - aider tells the model what it did in the user's turn ("I committed the changes with git
-  hash ...", "I added these files to the chat: ...", "I switched to a new code base");
+  hash ...", "I added these files to the chat: ...", "I switched to a new code base", "I
+  ran this command: ... And got this output:", "I did `git reset --hard HEAD~1` ...", the
+  repository map "Here are summaries of some files present ...") and sends back what went
+  wrong as the user ("# 1 SEARCH/REPLACE block failed to match!", the linter's "# Fix any
+  errors below, if possible.");
+- Gemini CLI wraps its setup in `<session_context>` and hooks' text in `<hook_context>`,
+  puts a steering update's words in `<user_input>`, and tells the model "System: Potential
+  loop detected. ...";
+- OpenHands adds `<RUNTIME_INFORMATION>`, `<REPOSITORY_INFO>`, `<REPOSITORY_INSTRUCTIONS>`
+  and `<EXTRA_INFO>` blocks, and in headless runs answers the agent with "Please continue
+  working on the task on whatever approach you think is suitable. ...";
 - this service's proxy opens a part of a history it compacts with `PART_OPENING` when the
   part opens with the assistant's turn.
 
 Wrappers that hold the user's words (`<task>`, `<user_query>`, `<feedback>`,
-`<user_message>`, `<answer>`) are unwrapped; when a block has them, only their content
-counts. A notice of one line goes alone, so the user's words after it stay (in the OpenAI
-shape one string holds both); a reminder or setup text goes with the rest of its block.
+`<user_message>`, `<answer>`, `<user_input>`) are unwrapped; when a block has them, only
+their content counts. A notice of one line goes alone, so the user's words after it stay
+(in the OpenAI shape one string holds both); a reminder or setup text goes with the rest of
+its block.
+
+A harness also hands the user's reply to the agent in a tool result (`result_words`): Roo
+Code's `<user_message>` answering `ask_followup_question` or `attempt_completion`, Cline's
+`<answer>` and `<feedback>`, Roo Code's JSON `feedback` on a refused or approved call,
+Claude Code's "... the user said:" after a rejected call.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
-from app.core.messages import Message, TextBlock, is_tool_result_message
+from app.core.messages import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    is_tool_result_message,
+    tool_result_text,
+)
 
 _HARNESS_TAGS = (
     "environment_details",
@@ -62,8 +85,22 @@ _HARNESS_TAGS = (
     "user_instructions",
     "turn_aborted",
     "env",
+    "session_context",
+    "hook_context",
+    "RUNTIME_INFORMATION",
+    "REPOSITORY_INFO",
+    "REPOSITORY_INSTRUCTIONS",
+    "EXTRA_INFO",
 )
-_WRAPPERS = ("task", "user_query", "user_message", "feedback", "answer", "user_request")
+_WRAPPERS = (
+    "task",
+    "user_query",
+    "user_message",
+    "feedback",
+    "answer",
+    "user_request",
+    "user_input",
+)
 _HARNESS_BLOCK = re.compile(
     rf"<({'|'.join(map(re.escape, _HARNESS_TAGS))})(?:\s[^>]*)?>.*?(?:</\1>|\Z)", re.DOTALL
 )
@@ -95,7 +132,12 @@ _HARNESS_OPENERS = re.compile(
     r"|This session is being continued from a previous conversation"
     r"|This is the Gemini CLI\. We are setting up the context"
     r"|I committed the changes with git hash|I added these files to the chat:"
-    r"|I switched to a new code base|<environment_details>)",
+    r"|I switched to a new code base|<environment_details>"
+    r"|I ran this command:$|#+ ?\d+ SEARCH/REPLACE blocks? failed to match!"
+    r"|# Fix any errors below, if possible\.|I did `git reset --hard HEAD~1`"
+    r"|I have \*added these files to the chat\*|Here are summaries of some files present"
+    r"|System: Potential loop detected"
+    r"|Please continue working on the task on whatever approach you think is suitable)",
     re.MULTILINE,
 )
 
@@ -129,3 +171,53 @@ def user_words(message: Message) -> str:
         return "\n\n".join(w for w in wrapped if w)
     parts = [block_words(text) for text in texts]
     return "\n\n".join(p for p in parts if p).strip()
+
+
+# The wrappers a harness puts the user's reply in when it answers a call: Roo Code's
+# `<user_message>` (an answer to `ask_followup_question`, feedback on `attempt_completion`),
+# Cline's `<answer>` and `<feedback>` after a line saying what they are, Gemini CLI's
+# `<user_input>`. Opened within the result's first characters: further on, a wrapper is
+# in what the call returned (a file that holds one).
+_REPLY = re.compile(
+    r"<(feedback|answer|user_message|user_input)>(.*?)(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
+)
+_REPLY_OPENER = re.compile(r"<(?:feedback|answer|user_message|user_input)>", re.IGNORECASE)
+REPLY_OPENS_WITHIN = 300
+# Roo Code's JSON answer to a call the user refused, approved or corrected with words of
+# their own: `{"status": "denied", "feedback": "..."}` (`formatResponse`).
+_FEEDBACK = re.compile(r'^\{\s*"status"\s*:\s*"(?:denied|approved|guidance)"')
+# Claude Code's rejection of a call with the user's words after it.
+_REJECTED = "The user doesn't want to proceed with this tool use."
+_REJECTED_SAID = re.compile(r"the user said:\s*\n(.+)\Z", re.DOTALL)
+
+
+def result_words(message: Message) -> str:
+    """The user's words in the tool results of a user message ('' when none): a reply the
+    harness wrapped (`_REPLY`), Roo Code's `feedback`, or what Claude Code says the user
+    said when rejecting a call."""
+    if message.role != "user" or isinstance(message.content, str):
+        return ""
+    said = [
+        words
+        for block in message.content
+        if isinstance(block, ToolResultBlock)
+        for words in _reply_words(tool_result_text(block).strip())
+    ]
+    return "\n\n".join(w for w in said if w)
+
+
+def _reply_words(text: str) -> list[str]:
+    first = _REPLY_OPENER.search(text[: REPLY_OPENS_WITHIN + len("<user_message>")])
+    if first is not None and first.start() <= REPLY_OPENS_WITHIN:
+        return [m.group(2).strip() for m in _REPLY.finditer(text, first.start())]
+    if _FEEDBACK.match(text):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return []
+        feedback = data.get("feedback") if isinstance(data, dict) else None
+        return [feedback.strip()] if isinstance(feedback, str) else []
+    if text.startswith(_REJECTED):
+        found = _REJECTED_SAID.search(text)
+        return [found.group(1).strip()] if found else []
+    return []

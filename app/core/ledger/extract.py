@@ -203,6 +203,8 @@ def _message_facts(
                         if isinstance(content, str) and content.strip():
                             yield Fact("todo", _cut(content))
     elif message.role == "user":
+        if words:  # the user's reply in a tool result (`app.core.history.harness`)
+            yield Fact("request", request_fact(words, MAX_FACT_CHARS))
         for block in message.blocks():
             if isinstance(block, ToolResultBlock):
                 yield from (
@@ -372,12 +374,16 @@ def guard_summary(
     vocabulary: Vocabulary = DEFAULT_VOCABULARY,
     closing: str = "",
     facts: ExtractedFacts | None = None,
+    *,
+    goal_known: bool = False,
 ) -> LedgerReport:
     """The summary with the ledger of `rest` (merged with earlier ledgers) appended, and
     `closing` after it (a line that is no fact: the next ledger never carries it).
-    `facts`: `rest`'s `extract_facts` with this vocabulary, when already read."""
+    `facts`: `rest`'s `extract_facts` with this vocabulary, when already read.
+    `goal_known`: an earlier summary kept beside this one (`tail`'s archives) holds the
+    session's goal, so `rest`'s first request is a later request, not the goal."""
     body = _without_closing(summary.split(f"\n{LEDGER_HEADING}\n", 1)[0].rstrip())
-    report = _guard(body, rest, budget, count, vocabulary, facts)
+    report = _guard(body, rest, budget, count, vocabulary, facts, goal_known)
     if not closing:
         return report
     return replace(report, text=f"{report.text}\n\n{CLOSING_MARK}{closing}")
@@ -406,9 +412,10 @@ def _guard(
     count: Callable[[str], int],
     vocabulary: Vocabulary,
     extracted: ExtractedFacts | None,
+    goal_known: bool = False,
 ) -> LedgerReport:
     previous = previous_ledgers(rest)
-    goal_known = any(f.kind == "goal" for f in previous)
+    goal_known = goal_known or any(f.kind == "goal" for f in previous)
     found = _one_goal(
         merge(previous, extract_ledger(rest, vocabulary, extracted, goal_known=goal_known))
     )

@@ -1,6 +1,7 @@
 """The strategies' pure plans over a message list, one module each, mirroring
 `app.service.strategies`: `tail`, `prune`, `selective`."""
 
+from app.core.plans.archived import archived_end, archived_groups
 from app.core.plans.prune import PruneRules, plan_prune
 from app.core.plans.selective import SelectiveLimits, SelectivePlan, gap_filled, plan_selective
 from app.core.plans.tail import (
@@ -20,6 +21,8 @@ __all__ = [
     "SelectivePlan",
     "TailDeclined",
     "archive_span",
+    "archived_end",
+    "archived_groups",
     "archived_header",
     "archived_text",
     "assemble_tail",

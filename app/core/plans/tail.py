@@ -1,12 +1,12 @@
 """The `tail` strategy's plan: keep the most recent rounds verbatim, archive and
 summarize the older ones into a system message (in the Anthropic shape, whose messages take
-no system role, a user turn and its acknowledgement: a later compaction summarizes it
-again with the older rounds, as `full` does with its summary).
+no system role, a user turn and its acknowledgement, which a later compaction keeps as
+sent like the system message: `app.core.plans.archived`).
 
 Cuts fall on round boundaries only (`app.core.history.rounds`), so a `tool_use` never loses its
 `tool_result`. At least `keep_rounds` rounds are kept when they fit `target` tokens; when
 they do not, fewer are kept, never fewer than the current (last) round, and a warning says
-so. The leading system messages, earlier archived summaries among them, stay in the head,
+so. The leading system messages and earlier archived summaries stay in the head,
 and the new summary goes in after them (the strategy folds the archived summaries into the
 new one once they take a quarter of the threshold: `app.service.strategies.tail`).
 

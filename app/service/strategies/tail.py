@@ -18,13 +18,14 @@ from app.core.plans import (
     KEPT_SHARE,
     TailDeclined,
     archive_span,
+    archived_end,
+    archived_groups,
     archived_header,
     archived_text,
     assemble_tail,
     plan_tail,
 )
 from app.core.result import CompactResult
-from app.core.summary import ARCHIVED_TITLE
 from app.core.vocabulary import StrategyName
 from app.service.prepared import Prepared, refuse
 from app.service.steps import Output, Steps
@@ -35,16 +36,14 @@ from app.service.steps import Output, Steps
 FOLD_SHARE = 0.25
 
 
-def _folded(head: Sequence[Message], counts: Sequence[int], threshold: int) -> list[int]:
-    """The indexes of the head's archived summaries when they are to be folded, else []."""
-    archived = [
-        i
-        for i, m in enumerate(head)
-        if m.role == "system"
-        and isinstance(m.content, str)
-        and m.content.startswith(ARCHIVED_TITLE)
-    ]
-    return archived if sum(counts[i] for i in archived) > threshold * FOLD_SHARE else []
+def _folded(
+    lead: Sequence[Message], counts: Sequence[int], threshold: int
+) -> list[tuple[int, ...]]:
+    """The archived summaries of the head (system messages, user turns with their
+    acknowledgements) when they are to be folded, else []."""
+    groups = archived_groups(lead)
+    tokens = sum(counts[i] for group in groups for i in group)
+    return groups if tokens > threshold * FOLD_SHARE else []
 
 
 @dataclass(frozen=True)
@@ -67,11 +66,12 @@ class Tail:
     async def run(self, prepared: Prepared, params: TailParams, steps: Steps) -> CompactResult:
         request = prepared.request
         messages = prepared.messages
-        head = prepared.partition.head
+        # Earlier archives in the user-turn form count as head: kept as sent, or folded.
+        lead = messages[: archived_end(messages, len(prepared.partition.head))]
         keep = params.tail_keep_recent_rounds
         thresholds = prepared.thresholds
         target = int(thresholds.limit * thresholds.threshold * KEPT_SHARE)
-        plan = plan_tail(messages, len(head), prepared.counts, keep, target)
+        plan = plan_tail(messages, len(lead), prepared.counts, keep, target)
         if isinstance(plan, TailDeclined):
             return prepared.unchanged("too_few_rounds", [plan.note], self.name)
         refuse(
@@ -82,16 +82,17 @@ class Tail:
             ]
         )
         notes = list(plan.warnings)
-        folded = _folded(head, prepared.counts, thresholds.threshold_tokens)
+        folded = _folded(lead, prepared.counts, thresholds.threshold_tokens)
         if folded:
             notes.append(
                 f"{len(folded)} earlier archived summaries take "
-                f"{sum(prepared.counts[i] for i in folded)} tokens, over "
+                f"{sum(prepared.counts[i] for group in folded for i in group)} tokens, over "
                 f"{FOLD_SHARE:.0%} of the threshold: summarized again into the new one"
             )
-        indexes = [*folded, *plan.compacted_indexes]
-        older = [*(carried_ledger(head[i]) for i in folded), *plan.older]
-        kept_head = [m for i, m in enumerate(head) if i not in folded]
+        gone = {i for group in folded for i in group}
+        indexes = [*sorted(gone), *plan.compacted_indexes]
+        older = [*(carried_ledger(lead[group[0]]) for group in folded), *plan.older]
+        kept_head = [m for i, m in enumerate(lead) if i not in gone]
         archive = await steps.archive(prepared, [messages[i] for i in indexes])
         facts = await steps.facts(older, params.summary)
         summarized = await steps.summarize(
@@ -102,7 +103,12 @@ class Tail:
             return prepared.unchanged("summarization_failed", warnings, self.name, summarized.calls)
         start, cutoff = archive_span(messages, indexes, steps.now().isoformat())
         text = archived_text(archived_header(start, cutoff), summarized.summary.text)
-        ledger = await steps.ledger(text, older, params.summary, request.recall_session, facts)
+        # An earlier archive kept before this one holds the session's goal: the first
+        # request of what this one covers is a later request.
+        kept_archive = bool(archived_groups(kept_head))
+        ledger = await steps.ledger(
+            text, older, params.summary, request.recall_session, facts, goal_known=kept_archive
+        )
         output = Output(
             assemble_tail(kept_head, ledger.text, plan.kept, prepared.format),
             archive,

@@ -105,6 +105,8 @@ class CompactStats(TypedDict):
     restored_token_count: int
     ledger_budget: NotRequired[int]
     ledger_token_count: NotRequired[int]
+    tokenizer: NotRequired[str]
+    request_token_count: NotRequired[int | None]
 
 
 class ArchiveInfo(TypedDict):

@@ -1342,7 +1342,7 @@ export interface components {
             summary?: string | null;
             /**
              * Token Count
-             * @description The input's tokens as `/should-compact` counts the same body: the system prompt, the tool definitions and the messages by the model's tokenizer and margin, or the provider's `last_usage` with `pending_input` (`token_source`). `stats` measure the messages alone by cl100k, before and after.
+             * @description The input's tokens as `/should-compact` counts the same body: the system prompt, the tool definitions and the messages by the model's tokenizer and margin, or the provider's `last_usage` with `pending_input` (`token_source`). `stats` count the input and the output as `/count` does, by a local encoding.
              */
             token_count: number;
             /**
@@ -1457,9 +1457,15 @@ export interface components {
          * @description The token and message counts of one compaction, before and after.
          */
         CompactStats: {
-            /** Original Token Count */
+            /**
+             * Original Token Count
+             * @description The input's tokens as `/count` counts the same body: the system prompt, the tool definitions and the messages by `tokenizer`, raised by the model's margin, with the reply's priming. Equal to `token_count` unless that is the provider's (`last_usage`, or `tokenizer: anthropic`).
+             */
             original_token_count: number;
-            /** Compacted Token Count */
+            /**
+             * Compacted Token Count
+             * @description The output's tokens, counted as `original_token_count` (the same tools).
+             */
             compacted_token_count: number;
             /**
              * Compaction Ratio
@@ -1492,6 +1498,17 @@ export interface components {
              * @default 0
              */
             ledger_token_count?: number;
+            /**
+             * Tokenizer
+             * @description Which local encoding counted the two token counts (the model's: o200k for the OpenAI models counted by it, else cl100k), as `/count` names it.
+             * @default tiktoken
+             */
+            tokenizer?: string;
+            /**
+             * Request Token Count
+             * @description The `request` handed back, as `/count` counts it: `compacted_token_count`, plus the user turn `Continue.` when the request ends with one after the summary's acknowledgement. Null when no provider request was sent.
+             */
+            request_token_count?: number | null;
         };
         /**
          * CompactionRecord

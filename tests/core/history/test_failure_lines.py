@@ -177,3 +177,98 @@ def test_a_failure_in_ordinary_output_is_found_by_what_it_says(text: str, line: 
 )
 def test_a_line_that_merely_mentions_an_error_is_no_failure(text: str) -> None:
     assert error_line(text) is None
+
+
+# Structured results and placeholder fields, as the harnesses write them (issue 48).
+GEMINI_OK = (
+    "Command: ls\nDirectory: (root)\nStdout: a.py\nStderr: (none)\nError: (none)\n"
+    "Exit Code: 0\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 123"
+)
+GEMINI_FAILED = (
+    "Command: pytest -q\nDirectory: (root)\nStdout: ..F\nFAILED tests/t.py::test_x - "
+    "AssertionError: assert 1 == 2\nStderr: (none)\nError: (none)\nExit Code: 1\n"
+    "Signal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 123"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "line"),
+    [
+        # Gemini CLI's shell tool: `Error: (none)` says nothing failed
+        (GEMINI_OK, "run_shell_command", None),
+        (
+            GEMINI_FAILED,
+            "run_shell_command",
+            "FAILED tests/t.py::test_x - AssertionError: assert 1 == 2",
+        ),
+        # Gemini CLI's functionResponse of a failed call
+        (
+            '{"error": "File not found: /repo/src/app.py"}',
+            "read_file",
+            "File not found: /repo/src/app.py",
+        ),
+        (
+            '{"output": "Command: make\\nError: (none)\\nExit Code: 2"}',
+            "run_shell_command",
+            "Exit Code: 2",
+        ),
+        ('{"output": "all good"}', "run_shell_command", None),
+        # Roo Code's toolError and refusal
+        (
+            '{"status":"error","message":"The tool execution failed","error":"Error reading '
+            'file: ENOENT: no such file or directory, open /repo/a.py"}',
+            "read_file",
+            "Error reading file: ENOENT: no such file or directory, open /repo/a.py",
+        ),
+        (
+            '{"status":"error","message":"The tool execution failed","error":"Error executing '
+            'command:\\nTraceback (most recent call last):\\n  File \\"x.py\\"\\nKeyError: 3"}',
+            "execute_command",
+            "KeyError: 3",
+        ),
+        (
+            '{"status":"denied","message":"The user denied this operation."}',
+            "write_to_file",
+            "The user denied this operation.",
+        ),
+        # Codex's shell output with its exit code
+        (
+            '{"output": "boom\\nValueError: bad input", "metadata": {"exit_code": 1}}',
+            "shell",
+            "ValueError: bad input",
+        ),
+        ('{"output": "", "metadata": {"exit_code": 127}}', "shell", "exit code 127"),
+        # Cline's older toolError, in a content tool's first lines
+        (
+            "The tool execution failed with the following error:\n<error>\nError reading "
+            "file: Could not find file\n</error>",
+            "read_file",
+            "<error> Error reading file: Could not find file",
+        ),
+        # an object that is no harness status is read as text
+        ('{"name": "x", "error": null}', "read_file", None),
+        # OpenHands' editor: `ERROR:` alone, what failed on the next line
+        (
+            "ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in "
+            "/workspace/a.py.",
+            "str_replace_editor",
+            "ERROR: No replacement was performed, old_str `x` did not appear verbatim in "
+            "/workspace/a.py.",
+        ),
+        # Codex: apply_patch's failure, and the shell tool's exit code with the error after
+        (
+            "apply_patch verification failed: Failed to find expected lines in src/a.rs",
+            "apply_patch",
+            "apply_patch verification failed: Failed to find expected lines in src/a.rs",
+        ),
+        (
+            "Exit code: 1\nWall time: 0.3 seconds\nOutput:\nerror[E0308]: mismatched types",
+            "shell",
+            "Exit code: 1 | error[E0308]: mismatched types",
+        ),
+        ("Exit code: 2\nWall time: 1 seconds\nOutput:\nnothing here", "shell", "Exit code: 2"),
+        ("3 passed, 0 failed: all good", "shell", None),
+    ],
+)
+def test_the_failure_a_harness_reports(text: str, tool: str, line: str | None) -> None:
+    assert error_line(text, False, tool) == line
