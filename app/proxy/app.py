@@ -5,11 +5,11 @@ compacted on the way when it nears the model's limit (docs/proxy.md).
 A raw ASGI app, not a framework's: below the threshold the provider receives the very
 bytes the client sent, with its headers but a deny-list, and the client receives the
 provider's status, headers and body bytes as they arrive, chunk by chunk. Routes mirror
-the providers': `POST /v1/messages` and `/v1/chat/completions` may be compacted,
-`/v1/messages/count_tokens` gets the session's head, everything else under `/v1/` passes
-through (the query string as sent); `/u/{name}/v1/...` reaches a configured upstream by
-name. Upstreams come from the configuration only, never from the request: not an open
-relay.
+the providers': `POST /v1/messages`, `/v1/chat/completions` and `/v1/responses` may be
+compacted, `/v1/messages/count_tokens` gets the session's head, everything else under
+`/v1/` passes through (the query string as sent); `/u/{name}/v1/...` reaches a configured
+upstream by name. A WebSocket upgrade is refused with a 426 (`upgrade`). Upstreams come
+from the configuration only, never from the request: not an open relay.
 
 Anything of ours that fails forwards the original request unchanged
 (`x-compact-action: skipped`, the reason beside it): never a 5xx of ours on this path. A
@@ -26,9 +26,10 @@ import hmac
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import formatdate
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
@@ -40,11 +41,15 @@ from app.core.model_table import ModelSpec
 from app.core.ports import RawHeaders, Upstream, UpstreamAnswer
 from app.core.provider import find_model
 from app.core.proxy import (
+    PASSED,
+    RESPONSES_PATH,
     Usage,
+    conversation,
     credential_of,
     input_limit,
     is_context_overflow,
     output_budget,
+    passed_as_sent,
     scoped_session_id,
     session_key,
 )
@@ -54,7 +59,9 @@ from app.proxy.exchange import Action, Api, Exchange, Planned
 from app.proxy.headers import lower_map, ours, request_headers, response_headers
 from app.proxy.leave import Leave, until_gone
 from app.proxy.paths import read_path
+from app.proxy.stream_head import Resumed, plain_stream, retried_stream
 from app.proxy.tap import Tap
+from app.proxy.upgrade import asks_websocket, refuse_upgrade, refuse_websocket
 from app.service.metrics import Metrics
 
 log = logging.getLogger("context_compact.proxy")
@@ -64,7 +71,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 TOKEN_HEADER = "x-compact-proxy-token"
-COMPACTED = frozenset({"/v1/messages", "/v1/chat/completions"})
+COMPACTED = frozenset({"/v1/messages", "/v1/chat/completions", RESPONSES_PATH})
 COUNT = "/v1/messages/count_tokens"
 # The most of a provider's error read to tell a context-length error (a few hundred bytes).
 MAX_ERROR_READ = 4 << 20
@@ -138,16 +145,23 @@ class ProxyApp:
         await self.upstream.aclose()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             return
         started = time.perf_counter()
         headers: RawHeaders = list(scope["headers"])
         named = lower_map(headers)
         api = _api_of(scope["path"], named)
-        if self.config.token is not None and not hmac.compare_digest(
+        allowed = self.config.token is None or hmac.compare_digest(
             named.get(TOKEN_HEADER, "").encode(), self.config.token.encode()
-        ):  # before any other answer: no route can be probed without the token
+        )
+        if scope["type"] == "websocket":
+            await refuse_websocket(scope, receive, send, allowed)
+            return
+        if not allowed:  # before any other answer: no route can be probed without the token
             await _answer(send, api, 401, f"missing or wrong {TOKEN_HEADER} header")
+            return
+        if asks_websocket(named):
+            await refuse_upgrade(send, api)
             return
         route = self._route(scope, named)
         if isinstance(route, str):
@@ -190,8 +204,9 @@ class ProxyApp:
         forward = request_headers(headers)
         overhead = time.perf_counter() - started
         retry = None
+        held = planned is not None and planned.reason in PASSED
         if exchange is not None and self.compactor is not None and route.path in COMPACTED:
-            retry = self._retry_for(exchange, planned, sent, outcome, leave)
+            retry = None if held else self._retry_for(exchange, planned, sent, outcome, leave)
         self.metrics.observe_proxy(outcome.action, overhead)
         await self._forward(send, route, (scope["method"], forward, sent), outcome, overhead, retry)
         usage = outcome.usage
@@ -227,8 +242,10 @@ class ProxyApp:
             document = orjson.loads(body)
         except orjson.JSONDecodeError:  # numbers orjson refuses (NaN, over 64 bits): as sent
             document, _ = json_numbers.loads(body)
-        if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
+        read = conversation(route.path, document) if isinstance(document, dict) else None
+        if read is None:
             return None
+        messages, shape = read
         model = document.get("model")
         spec = find_model(model, self.models) if isinstance(model, str) else None
         spec = spec or ModelSpec(
@@ -238,7 +255,10 @@ class ProxyApp:
         session = scoped_session_id(self.config.secret, credential_of(named), key)
         betas = frozenset(b.strip() for b in named.get("anthropic-beta", "").split(","))
         limit = input_limit(spec.window(betas), spec.input_limit, document)
-        return Exchange(route.api, session, document, spec, limit, len(body))
+        view = tuple(messages) if shape == "input" else None  # `input`, read
+        return Exchange(
+            route.api, session, document, spec, limit, len(body), shape=shape, conversation=view
+        )
 
     async def _plan(self, route: _Route, ex: Exchange, body: bytes) -> tuple[Planned | None, bytes]:
         assert self.compactor is not None
@@ -247,11 +267,14 @@ class ProxyApp:
             if spliced is None:
                 return None, body
             planned = Planned(ex.session_id, spliced, "applied", None, None, None, 0)
-            return planned, json_numbers.dumps({**ex.body, "messages": spliced})
+            return planned, json_numbers.dumps(ex.body_with(spliced))
+        held = passed_as_sent(ex.body)
+        if held is not None:  # the provider holds, or compacts, this history itself
+            return Planned(ex.session_id, ex.messages, "none", held, None, None, 0), body
         planned = await self.compactor.plan(ex)
         if planned.messages is ex.messages or planned.messages == ex.messages:
             return planned, body
-        return planned, json_numbers.dumps({**ex.body, "messages": planned.messages})
+        return planned, json_numbers.dumps(ex.body_with(planned.messages))
 
     def _retry_for(
         self, ex: Exchange, planned: Planned | None, sent: bytes, outcome: _Outcome, leave: Leave
@@ -259,12 +282,13 @@ class ProxyApp:
         async def retry(error: bytes) -> bytes | None:
             assert self.compactor is not None
             found = _LIMIT_IN_ERROR.search(error.decode("utf-8", "replace"))
-            limit = int(found.group(1)) - output_budget(ex.body) if found else ex.limit
+            # An error that names no limit (the Responses API's): below the size that failed.
+            limit = int(found.group(1)) - output_budget(ex.body) if found else None
             messages = planned.messages if planned is not None else ex.messages
-            again = await leave.held(self.compactor.retry(ex, messages, max(1, limit)))
+            again = await leave.held(self.compactor.retry(ex, messages, limit))
             if again is None:
                 return None
-            body = json_numbers.dumps({**ex.body, "messages": again.messages})
+            body = json_numbers.dumps(ex.body_with(again.messages))
             if body == sent:
                 return None
             outcome.action, outcome.after = "retried", again.tokens_after
@@ -284,8 +308,11 @@ class ProxyApp:
         method, headers, body = request
         try:
             answer = await self.upstream.send(method, route.url, headers, body)
+            where = (method, route.url, headers)
             if retry is not None and answer.status in (400, 413):
-                answer = await self._maybe_retry(answer, retry, (method, route.url, headers))
+                answer = await self._maybe_retry(answer, retry, where)
+            elif retry is not None and route.path == RESPONSES_PATH and plain_stream(answer):
+                answer = await retried_stream(answer, retry, partial(self.upstream.send, *where))
         except UpstreamError as exc:
             await _answer(send, route.api, 502, str(exc), outcome.headers(overhead * 1000))
             return
@@ -311,7 +338,7 @@ class ProxyApp:
             read.append(chunk)
             size += len(chunk)
             if size > MAX_ERROR_READ:
-                return _Resumed(answer, read, rest)
+                return Resumed(answer, read, rest)
         error = b"".join(read)
         await answer.aclose()
         if is_context_overflow(answer.status, error):
@@ -339,35 +366,6 @@ class _Buffered:
 
     async def aclose(self) -> None:
         return None
-
-
-@dataclass
-class _Resumed:
-    """An answer whose first chunks were read already: those, then the rest as it comes."""
-
-    answer: UpstreamAnswer
-    first: list[bytes]
-    rest: AsyncIterator[bytes]
-
-    @property
-    def status(self) -> int:
-        return self.answer.status
-
-    @property
-    def headers(self) -> RawHeaders:
-        return self.answer.headers
-
-    async def chunks(self) -> AsyncIterator[bytes]:
-        for chunk in self.first:
-            yield chunk
-        async for chunk in self.rest:
-            yield chunk
-
-    async def read(self) -> bytes:
-        return b"".join([chunk async for chunk in self.chunks()])
-
-    async def aclose(self) -> None:
-        await self.answer.aclose()
 
 
 def _api_of(path: str, named: Mapping[str, str]) -> Api:

@@ -108,9 +108,9 @@ class ProxyCompactor:
         planned = await self._plan(history_of(ex, parts))
         return restored(parts, planned, self._head(ex.session_id))
 
-    async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
+    async def retry(self, ex: Exchange, sent: list[JsonDict], limit: int | None) -> Planned | None:
         """After the provider said the context was too long: the request compacted at once
-        within `limit`, or None when that would not send fewer tokens than `sent`."""
+        within `limit` (None: below what `sent` counts), or None if that sends no fewer."""
         parts = split(ex.messages)
         planned = await self._retry(history_of(ex, parts), split(sent).history, limit)
         return None if planned is None else restored(parts, planned, self._head(ex.session_id))
@@ -194,14 +194,14 @@ class ProxyCompactor:
             session.quiet_below = after + int(self.policy.quiet_share * ex.limit)
         return Planned(ex.session_id, sent, action, reason, agent, after, count.raw)
 
-    async def _retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
-        session = self._session(ex.session_id)
-        tight = replace(ex, limit=min(ex.limit, limit))
+    async def _retry(self, ex: Exchange, sent: list[JsonDict], limit: int | None) -> Planned | None:
+        session, before = self._session(ex.session_id), await self._count(ex, sent)
+        limit = self._forecast(ex, session).judged(before.raw) - 1 if limit is None else limit
+        tight = replace(ex, limit=max(1, min(ex.limit, limit)))
         made = await self._made_now(tight, session, ex.messages, None)
         if made is None:
             return None
         head, spliced, count = made
-        before = await self._count(ex, sent)
         if count.raw >= before.raw:
             return None
         session.head = head
@@ -236,7 +236,7 @@ class ProxyCompactor:
         what the provider reads (system, tools, instructions) as one more text."""
         fixed = {k: ex.body.get(k) for k in ("system", "tools", "instructions") if ex.body.get(k)}
         fixed |= {"live": list(ex.live)} if ex.live else {}
-        texts = [orjson.dumps(m).decode() for m in messages]
+        texts = [ex.counted_json(m) for m in messages]
         texts.append(orjson.dumps(fixed).decode() if fixed else "")
         counts = await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts)
         return _Count(counts[:-1], counts[-1])
@@ -361,7 +361,7 @@ class ProxyCompactor:
         over the limit only)."""
         counted = await self._count(ex, client)
         counts = counts or counted.messages
-        lead = leading_system(client) if ex.api == "openai" else 0
+        lead = leading_system(client) if ex.format != "anthropic" else 0
         session = self._sessions.get(ex.session_id)
         forecast = self._forecast(ex, session)
         if squeeze:
@@ -408,7 +408,7 @@ class ProxyCompactor:
             # this one reads it; a breakpoint left at each old head's end would pass the
             # four a request may set, and then none of the head's would be kept.
             core = [*without_breakpoints(core[:-1]), with_breakpoint(core[-1])]
-        texts = [orjson.dumps(m).decode() for m in core]
+        texts = [ex.counted_json(m) for m in core]
         tokens = sum(await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts))
         if session is not None:
             made_now = sum(

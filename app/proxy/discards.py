@@ -46,7 +46,7 @@ class DiscardingCompactor(ProxyCompactor):
     async def plan(self, ex: Exchange) -> Planned:
         return await self._settling(ex.session_id, super().plan(ex))
 
-    async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
+    async def retry(self, ex: Exchange, sent: list[JsonDict], limit: int | None) -> Planned | None:
         return await self._settling(ex.session_id, super().retry(ex, sent, limit))
 
     async def aclose(self) -> None:

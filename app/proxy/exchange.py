@@ -4,11 +4,12 @@ send for it (`Planned`), and the policy its compactions follow (`ProxyPolicy`)."
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from app.core.model_table import ModelSpec
-from app.core.proxy import JsonDict, Marks
+from app.core.proxy import JsonDict, Marks, Shape, counted_json, with_conversation
+from app.core.vocabulary import Format
 
 Api = Literal["anthropic", "openai"]
 Action = Literal["none", "skipped", "precompact_started", "applied", "compacted", "retried"]
@@ -38,7 +39,8 @@ class ProxyPolicy:
 @dataclass(frozen=True)
 class Exchange:
     """One request as the compactor sees it: its API, session, parsed body, model and
-    the input limit it must fit."""
+    the input limit it must fit. A Responses body's `input` is read as canonical messages
+    (`conversation`, `app.core.proxy.bodies`) and written back as items (`body_with`)."""
 
     api: Api
     session_id: str
@@ -49,11 +51,34 @@ class Exchange:
     # Messages the agent rebuilds for every request (`app.core.proxy.live`), taken out of
     # `body`'s: sent as they are, counted with the system prompt and tools.
     live: tuple[JsonDict, ...] = ()
+    shape: Shape = "messages"
+    conversation: tuple[JsonDict, ...] | None = None  # `input` read, for `shape` "input"
 
     @property
     def messages(self) -> list[JsonDict]:
+        if self.conversation is not None:
+            return list(self.conversation)
         messages = self.body.get("messages")
         return list(messages) if isinstance(messages, list) else []
+
+    @property
+    def format(self) -> Format:
+        """The service's name for the request's message shape."""
+        return "responses" if self.shape == "input" else self.api
+
+    def body_with(self, messages: list[JsonDict]) -> dict[str, Any]:
+        """The body to send with `messages` in place of the conversation sent."""
+        return with_conversation(self.body, self.shape, messages)
+
+    def with_messages(self, messages: list[JsonDict], live: tuple[JsonDict, ...]) -> Exchange:
+        """This request with `messages` for its conversation and `live` aside."""
+        if self.conversation is not None:
+            return replace(self, conversation=tuple(messages), live=live)
+        return replace(self, body={**self.body, "messages": messages}, live=live)
+
+    def counted_json(self, message: JsonDict) -> str:
+        """What our count reads of one of its messages (`app.core.proxy.counted_json`)."""
+        return counted_json(self.shape, message)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ def history_of(ex: Exchange, parts: Split) -> Exchange:
     if not parts.live:
         return ex
     live = tuple(message for _, message in parts.live)
-    return replace(ex, body={**ex.body, "messages": parts.history}, live=live)
+    return ex.with_messages(parts.history, live)
 
 
 def restored(parts: Split, planned: Planned, head: Head | None) -> Planned:

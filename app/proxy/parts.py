@@ -2,7 +2,8 @@
 the client's messages as the service reads a history (`joined_part`), put in the service's
 own message shape (the system prompt ahead of it, as the pipeline expects it), compacted
 with the `full` strategy (archive first, the ledger, restored files), and dumped back in
-the request's API shape."""
+the request's API shape (for a Responses body, the canonical messages its `input` is read
+as: `app.core.proxy.bodies`)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from contextvars import ContextVar
 from typing import Any
 
 from app.core.history import PART_OPENING
-from app.core.messages import Message
+from app.core.messages import Message, dump_message
 from app.core.options import CompactOptions
-from app.core.provider import OpenAIForms, dump_as, parse_messages
+from app.core.provider import dump_as, forms_for, parse_messages
 from app.core.proxy import JsonDict
 from app.proxy.exchange import Exchange
 from app.service.compaction import CompactionService, CompactRequest
@@ -33,9 +34,12 @@ async def compacted_part(
     """`part` compacted by the service (the system prompt ahead of it, as the pipeline
     expects it), without the system messages: the messages that replace `part`, and the
     id of the archive the compaction wrote."""
-    forms = OpenAIForms()
-    if ex.api == "openai":
+    forms = forms_for(ex.format)
+    if ex.format == "openai":
         canonical = parse_messages([*system, *part], "openai", forms)
+    elif ex.format == "responses":  # read from `input` by the Responses dialect already
+        instructions = _anthropic_system({"system": ex.body.get("instructions")})
+        canonical = [*instructions, *(Message.model_validate(m) for m in [*system, *part])]
     else:
         canonical = [*_anthropic_system(ex.body), *parse_messages(part, "anthropic")]
     options = CompactOptions(strategy="full", context_window=ex.limit)
@@ -44,7 +48,7 @@ async def compacted_part(
         options=options,
         session_id=ex.session_id,
         force=True,
-        format=ex.api,
+        format=ex.format,
         background=True,
         reason="llm_call",
         forms=forms,
@@ -58,6 +62,8 @@ async def compacted_part(
     written = WRITTEN.get()
     if written is not None and archive is not None:
         written.append(archive)
+    if ex.format == "responses":  # canonical, as the compactor reads `input`
+        return [dump_message(m) for m in kept], archive
     return dump_as(kept, ex.api, forms), archive
 
 

@@ -18,7 +18,7 @@ from app.core.provider.media import (
 )
 from app.core.provider.model_names import closest_names, find_model
 from app.core.provider.request import ProviderRequest, hand_back
-from app.core.provider.responses import ResponsesItem
+from app.core.provider.responses import ResponsesItem, message_to_responses, read_items
 from app.core.provider.rules import Violation, violations
 
 __all__ = [
@@ -39,10 +39,12 @@ __all__ = [
     "forms_for",
     "hand_back",
     "image_size_of_base64",
+    "message_to_responses",
     "openai_image_tokens",
     "output_budget",
     "parse_messages",
     "pdf_tokens",
+    "read_items",
     "to_anthropic",
     "violations",
 ]

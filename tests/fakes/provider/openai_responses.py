@@ -8,7 +8,9 @@ A stream is `response.created` and `response.in_progress`, then per output item
 pieces and `.done`; then `response.output_item.done`; last `response.completed` with the
 usage. Every event is named and numbered (`sequence_number` from 0). An over-long input
 is refused with a 400 when not streamed, and inside a 200 stream when streamed: created,
-in progress, then the `error` event at `sequence_number` 2, as the API does.
+in progress, then the `error` event at `sequence_number` 2, as the API does (or, with
+`state.responses_failed`, `response.failed` whose `response.error` holds it, as a
+response that fails does). `input` is held to the API's rules (`validation.py`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tests.fakes.provider.records import Received
 from tests.fakes.provider.reply import Reply, json_reply, raw_reply, stream_reply
 from tests.fakes.provider.scripts import Answer, Text, ToolCall
 from tests.fakes.provider.state import State
+from tests.fakes.provider.validation import responses_problem
 from tests.fakes.provider.wire import CREATED, Ids, named_event
 
 
@@ -35,10 +38,10 @@ def responses(state: State, received: Received) -> Reply:
     if refused:
         return refused
     body = received.json
-    if not isinstance(body, dict) or "model" not in body:
-        return json_reply(
-            400, errors.openai_error("Missing required parameter: 'model'.", param="model"), headers
-        )
+    problem = responses_problem(body, rules=state.validate)
+    if problem is not None:
+        message, param = problem
+        return json_reply(400, errors.openai_error(message, param=param), headers)
     segments = openai_responses_segments(body)
     model = str(body["model"])
     total = state.counter.total(segments)
@@ -46,7 +49,8 @@ def responses(state: State, received: Received) -> Reply:
     if total > min(limit, state.limits.window(model)):
         if not body.get("stream"):
             return json_reply(400, errors.responses_context_length(), headers)
-        return stream_reply(_refused_stream(body, ids, model), Answer(), headers)
+        refused = _refused_stream(body, ids, model, failed=state.responses_failed)
+        return stream_reply(refused, Answer(), headers)
     answer = state.script.pop(received)
     usage = _usage(
         state.cache.openai((received.api_key or "", model), segments),
@@ -148,11 +152,16 @@ class _Numbered:
         self.events.append(named_event(kind, data))
 
 
-def _refused_stream(body: dict[str, Any], ids: Ids, model: str) -> list[bytes]:
+def _refused_stream(body: dict[str, Any], ids: Ids, model: str, *, failed: bool) -> list[bytes]:
     out = _Numbered()
     started = _response(body, ids, model, "in_progress", [], None)
     out.add("response.created", response=started)
     out.add("response.in_progress", response=started)
+    if failed:
+        response = _response(body, ids, model, "failed", [], None)
+        response["error"] = errors.responses_context_length()["error"]
+        out.add("response.failed", response=response)
+        return out.events
     error = errors.responses_context_event(len(out.events))
     out.events.append(named_event("error", error))
     return out.events

@@ -17,6 +17,7 @@ class State:
     limits: Limits = field(default_factory=Limits)
     flavor: Flavor = "openai"  # how /v1/chat/completions refuses an over-long prompt
     validate: bool = True  # refuse requests the real API refuses (validation.py)
+    responses_failed: bool = False  # a streamed Responses input too long: response.failed
     script: Script = field(default_factory=Script)
     counter: Counter = field(init=False)
     cache: PromptCache = field(init=False)

@@ -181,3 +181,52 @@ def _unanswered(pending: list[str], index: int) -> tuple[str, str]:
         + ", ".join(pending),
         f"messages.[{index}].role",
     )
+
+
+def responses_problem(body: Any, *, rules: bool = True) -> tuple[str, str] | None:
+    """(message, param) of the first broken rule of a Responses request's `input`, 400
+    `invalid_request_error`, param `input`: each call answered by its output later on
+    (router-for-me/CLIProxyAPI#2368) and each output answering an earlier call
+    (continuedev/continue#10092), and a reasoning item followed by the item it was
+    produced with (continuedev/continue#8933)."""
+    if not isinstance(body, dict) or "model" not in body:
+        return ("Missing required parameter: 'model'.", "model")
+    items = body.get("input")
+    if not rules or not isinstance(items, list):
+        return None
+    items = [i for i in items if isinstance(i, dict)]
+    calls = {i.get("call_id") for i in items if _is_call(i)}
+    answered: set[Any] = set()
+    for n, item in enumerate(items):
+        kind = str(item.get("type", "message"))
+        if kind.endswith("_call_output"):
+            if item.get("call_id") not in calls:
+                message = (
+                    "No tool call found for function call output with call_id "
+                    f"{item.get('call_id')}."
+                )
+                return (message, "input")
+            answered.add(item.get("call_id"))
+        if kind == "reasoning" and not (n + 1 < len(items) and _follows(items[n + 1])):
+            name = item.get("id", f"input[{n}]")
+            return (
+                f"Item '{name}' of type 'reasoning' was provided without its required "
+                "following item.",
+                "input",
+            )
+    for item in items:
+        if _is_call(item) and item.get("call_id") not in answered:
+            return (f"No tool output found for function call {item.get('call_id')}.", "input")
+    return None
+
+
+def _is_call(item: dict[str, Any]) -> bool:
+    return item.get("type") in ("function_call", "custom_tool_call")
+
+
+def _follows(item: dict[str, Any]) -> bool:
+    """An item a model produces after its reasoning: its message, a call."""
+    kind = item.get("type", "message")
+    if kind == "message":
+        return item.get("role") == "assistant"
+    return isinstance(kind, str) and kind != "reasoning" and not kind.endswith("_output")
