@@ -29,9 +29,12 @@ RESPONSES_PATH = "/v1/responses"
 
 def conversation(path: str, body: Mapping[str, Any]) -> tuple[list[JsonDict], Shape] | None:
     """The messages the compactor reads in `body`, and where they came from; None when
-    the body holds no conversation to compact (a Responses `input` that is a string)."""
+    the body holds no conversation. A Responses `input` that is a string is one user
+    message, as the `/compact` route reads it (the body goes as sent while it is one)."""
     if path == RESPONSES_PATH:
         items = body.get("input")
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
         if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
             return None
         return [dump_message(m) for m, _ in read_items(items)], "input"
