@@ -420,3 +420,28 @@ async def test_server_tool_blocks_stay_paired_in_any_cut(tokenizer: TiktokenToke
             results += answered
         assert uses  # some were kept as sent
         assert anthropic_problem(upstream.sent[0].json, needs_max_tokens=True) is None
+
+
+async def test_a_400_for_the_length_is_answered_by_compacting_below_the_size_that_failed(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """The Responses error names no limit: the retry compacts below what was sent."""
+    big = len(orjson.dumps(body(codex_input(8))))
+    refused = orjson.dumps(responses_context_length())
+
+    def answer(sent: Sent) -> Reply:
+        if len(sent.body) > big:
+            return Reply(400, [(b"content-type", b"application/json")], (refused,))
+        return Reply()
+
+    upstream = FakeUpstream(answer)
+    wide = {"gpt-tiny": ModelSpec(context_window=40_000, tokenizer="tiktoken", margin=0.0)}
+    service = build_service(tokenizer, ExtractiveSummarizer())
+    app = ProxyApp(CONFIG, upstream, ProxyCompactor(service, service), wide, NoMetrics())
+    async with client(app) as http:
+        response = await http.post("/v1/responses", json=body(codex_input(12)), headers=OPENAI)
+    assert response.status_code == 200
+    assert response.headers["x-compact-action"] == "retried"
+    assert len(upstream.sent) == 2
+    assert len(upstream.sent[1].body) <= big
+    assert responses_problem(upstream.sent[1].json) is None
