@@ -1,15 +1,15 @@
-"""The real Codex CLI through the proxy, against the tests' fake provider with a small
-window: `python -m bench.codex_cli` (`--codex PATH` to reuse a binary; else
-`npm install @openai/codex@0.171.0` into a temporary folder, never into the project).
+"""The real Codex CLI through the proxy, against the tests' fake provider with a small window:
+`python -m bench.codex_cli` (`--codex PATH` to reuse a binary; else `npm install
+@openai/codex@0.171.0` into a temporary folder, never into the project).
 
 Codex is given a task that reads files of a scratch repository one by one (the fake model
-asks for `cat` of each, Codex runs it), more than the window holds: run directly, the
-provider refuses it for its length before the task ends; through the proxy, set up as
-docs/proxy.md says (`codex -c openai_base_url=...`, or the proxy named in
-`[model_providers]`), it is compacted on the way and the task finishes. Printed per run:
-the seconds until Codex's first request reached the provider (its WebSocket refused with
-a 426 through the proxy), the requests, the provider's context-length refusals, the
-proxy's actions (its `/metrics`), Codex's exit code and its last line.
+asks for `cat` of each after a reasoning item, Codex runs it and sends the reasoning back),
+more than the window holds: run directly, the provider refuses it for its length before the
+task ends; through the proxy, set up as docs/proxy.md says (`codex -c openai_base_url=...`,
+or the proxy named in `[model_providers]`), it is compacted on the way and the task
+finishes. Printed per run: the seconds until Codex's first request reached the provider
+(its WebSocket refused with a 426 through the proxy), the requests, the provider's context-
+length refusals, the proxy's actions (its `/metrics`), Codex's exit code and its last line.
 """
 
 from __future__ import annotations
@@ -26,7 +26,15 @@ from typing import Any
 import httpx
 import orjson
 
-from tests.fakes.provider import FakeProvider, Limits, Received, Text, ToolCall, answer
+from tests.fakes.provider import (
+    FakeProvider,
+    Limits,
+    Received,
+    Text,
+    Thinking,
+    ToolCall,
+    answer,
+)
 from tests.proxy.live import serve_proxy
 
 MODEL = "gpt-compact-bench"
@@ -68,7 +76,8 @@ def _next_read(received: Received) -> Any:
             read = int(found.group(1)) if found else read
     if read + 1 >= FILES:
         return answer(Text("Done."))
-    return answer(ToolCall("exec_command", {"cmd": f"cat parts/part_{read + 1:02d}.txt"}))
+    thinking = Thinking(f"Part {read + 1:02d} next.", "gAAAA" + f"{read + 1:02d}" * 100)
+    return answer(thinking, ToolCall("exec_command", {"cmd": f"cat parts/part_{read + 1:02d}.txt"}))
 
 
 def _refusals(provider: FakeProvider) -> int:
@@ -127,6 +136,11 @@ def run(codex: Path, root: Path, how: str) -> dict[str, Any]:
                 "run": how,
                 "first_request_s": None if first is None else round(first, 2),
                 "requests": len(posts),
+                "reasoning_items_sent": sum(
+                    isinstance(i, dict) and i.get("type") == "reasoning"
+                    for r in posts
+                    for i in (r.json or {}).get("input") or []
+                ),
                 "refused_for_length": _refusals(provider),
                 "other_errors": len(errors),
                 "actions": actions,

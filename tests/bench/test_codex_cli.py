@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 
 from bench.codex_cli import FILES, _next_read
-from tests.fakes.provider import Received, Text, ToolCall
+from tests.fakes.provider import Received, Text, Thinking, ToolCall
 
 
 def _received(*reads: int) -> Received:
@@ -21,10 +21,11 @@ def _received(*reads: int) -> Received:
 
 
 def test_the_fake_model_reads_the_file_after_the_latest_read_then_ends() -> None:
-    (first,) = _next_read(_received()).blocks
+    (_, first) = _next_read(_received()).blocks
     assert first == ToolCall("exec_command", {"cmd": "cat parts/part_00.txt"})
     # After a compaction only the latest calls are kept: the next file all the same.
-    (later,) = _next_read(_received(6, 7)).blocks
+    (thought, later) = _next_read(_received(6, 7)).blocks
+    assert isinstance(thought, Thinking)
     assert later == ToolCall("exec_command", {"cmd": "cat parts/part_08.txt"})
     (last,) = _next_read(_received(FILES - 1)).blocks
     assert last == Text("Done.")

@@ -16,6 +16,7 @@ from tests.fakes.provider import (
     Limits,
     StreamError,
     Text,
+    Thinking,
     ToolCall,
     answer,
     cl100k_count,
@@ -48,6 +49,10 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "response.function_call_arguments.delta": types.ResponseFunctionCallArgumentsDeltaEvent,
     "response.function_call_arguments.done": types.ResponseFunctionCallArgumentsDoneEvent,
     "response.completed": types.ResponseCompletedEvent,
+    "response.reasoning_summary_part.added": types.ResponseReasoningSummaryPartAddedEvent,
+    "response.reasoning_summary_text.delta": types.ResponseReasoningSummaryTextDeltaEvent,
+    "response.reasoning_summary_text.done": types.ResponseReasoningSummaryTextDoneEvent,
+    "response.reasoning_summary_part.done": types.ResponseReasoningSummaryPartDoneEvent,
 }
 
 
@@ -284,6 +289,36 @@ def test_a_responses_stream_sends_numbered_events_the_sdk_accepts(
         event = json.loads(data.removeprefix(b"data: "))
         EVENT_TYPES[event["type"]].model_validate(event, strict=True)
         assert name == b"event: " + event["type"].encode()
+
+
+def test_thinking_is_a_reasoning_item_with_its_encrypted_content_when_asked(
+    provider: FakeProvider, gpt: openai.OpenAI
+) -> None:
+    provider.script(answer(Thinking("plan it", "gAAAAsig"), ToolCall("f", {"a": 1})))
+    events = list(
+        gpt.responses.create(
+            model=MODEL, input="go", stream=True, include=["reasoning.encrypted_content"]
+        )
+    )
+    assert [e.type for e in events][2:8] == [
+        "response.output_item.added",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_summary_part.done",
+        "response.output_item.done",
+    ]
+    reasoning, call = events[-1].response.output
+    assert (reasoning.type, reasoning.encrypted_content) == ("reasoning", "gAAAAsig")
+    assert reasoning.summary[0].text == "plan it"
+    assert call.type == "function_call"
+    for chunk in provider.last.sent.chunks:
+        event = json.loads(chunk.split(b"\n", 1)[1].removeprefix(b"data: "))
+        EVENT_TYPES[event["type"]].model_validate(event, strict=True)
+    provider.script(answer(Thinking("plan it", "gAAAAsig"), Text("Done.")))
+    (unasked, _) = gpt.responses.create(model=MODEL, input="go").output
+    assert unasked.type == "reasoning"
+    assert unasked.encrypted_content is None
 
 
 def test_a_responses_stream_over_the_window_fails_at_sequence_number_2(small: FakeProvider) -> None:

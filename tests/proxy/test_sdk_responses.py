@@ -18,7 +18,7 @@ import orjson
 import pytest
 import websockets
 
-from tests.fakes.provider import FakeProvider, Limits, ToolCall, answer
+from tests.fakes.provider import FakeProvider, Limits, Thinking, ToolCall, answer
 from tests.fakes.provider.sdk import openai_client
 from tests.fakes.provider.validation import responses_problem
 from tests.proxy.live import Live, serve_proxy
@@ -46,7 +46,12 @@ def live(tmp_path: Path) -> Iterator[tuple[FakeProvider, Live]]:
         FakeProvider(Limits(windows={MODEL: WINDOW, WIDE: WINDOW})) as provider,
         serve_proxy(provider.url, tmp_path, models=MODELS) as live,
     ):
-        provider.respond_with(lambda received: answer(ToolCall("shell", {"command": "pytest"})))
+        provider.respond_with(
+            lambda received: answer(
+                Thinking("Run the tests again.", "gAAAA" + "x" * 200),
+                ToolCall("shell", {"command": "pytest"}),
+            )
+        )
         yield provider, live
 
 
@@ -72,28 +77,30 @@ def _settled(live: Live) -> None:
         time.sleep(0.01)
 
 
-def _turn(client: openai.OpenAI, items: list[dict[str, Any]], stream: bool) -> tuple[str, Any]:
-    """One request as Codex makes it; the answer's action and its function call."""
+def _turn(
+    client: openai.OpenAI, items: list[dict[str, Any]], stream: bool
+) -> tuple[str, list[Any]]:
+    """One request as Codex makes it (its reasoning asked back); the answer's action and
+    its output items (the reasoning, then the function call)."""
     options: dict[str, Any] = {
         "model": MODEL,
         "instructions": INSTRUCTIONS,
         "input": items,
         "tools": TOOLS,
         "store": False,
+        "include": ["reasoning.encrypted_content"],
         "max_output_tokens": 1000,
         "extra_headers": {"session_id": "codex-run-1"},
     }
     if not stream:
         raw = client.responses.with_raw_response.create(**options)
-        (call,) = raw.parse().output
-        return raw.headers["x-compact-action"], call
+        return raw.headers["x-compact-action"], list(raw.parse().output)
     raw = client.responses.with_raw_response.create(stream=True, **options)
     events = list(raw.parse())
     kinds = [e.type for e in events]
     assert "error" not in kinds
     assert "response.failed" not in kinds
-    (call,) = events[-1].response.output
-    return raw.headers["x-compact-action"], call
+    return raw.headers["x-compact-action"], list(events[-1].response.output)
 
 
 @pytest.mark.parametrize("stream", [True, False])
@@ -105,18 +112,14 @@ def test_a_codex_session_over_its_window_never_sees_a_context_error(
     actions = []
     with openai_client(proxy.proxy, api_key="sk-codex") as client:
         for i in range(40):
-            action, call = _turn(client, items, stream)
+            action, output = _turn(client, items, stream)
             actions.append(action)
-            items += [
-                {"type": "reasoning", "summary": [], "encrypted_content": f"gAAAA{i:03d}" * 20},
-                {
-                    "type": "function_call",
-                    "call_id": call.call_id,
-                    "name": call.name,
-                    "arguments": call.arguments,
-                },
-                {"type": "function_call_output", "call_id": call.call_id, "output": _output(i)},
-            ]
+            reasoning, call = output
+            assert reasoning.encrypted_content
+            items += [item.model_dump(exclude_none=True) for item in output]  # sent back
+            items.append(
+                {"type": "function_call_output", "call_id": call.call_id, "output": _output(i)}
+            )
             _settled(proxy)
     assert all(e.sent.status == 200 for e in provider.exchanges)
     assert "precompact_started" in actions

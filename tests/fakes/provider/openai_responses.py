@@ -6,11 +6,13 @@ A stream is `response.created` and `response.in_progress`, then per output item
 `response.output_text.delta` pieces, `response.output_text.done`,
 `response.content_part.done`; for a function call `response.function_call_arguments.delta`
 pieces and `.done`; then `response.output_item.done`; last `response.completed` with the
-usage. Every event is named and numbered (`sequence_number` from 0). An over-long input
-is refused with a 400 when not streamed, and inside a 200 stream when streamed: created,
-in progress, then the `error` event at `sequence_number` 2, as the API does (or, with
-`state.responses_failed`, `response.failed` whose `response.error` holds it, as a
-response that fails does). `input` is held to the API's rules (`validation.py`).
+usage. Every event is named and numbered (`sequence_number` from 0). A `Thinking` block is
+a reasoning item (its text the summary, `response.reasoning_summary_*` events), with the
+block's signature as its `encrypted_content` when the request's `include` asks for it. An
+over-long input is refused with a 400 when not streamed, and inside a 200 stream when
+streamed: created, in progress, then the `error` event at `sequence_number` 2, as the API
+does (or, with `state.responses_failed`, `response.failed` whose `response.error` holds it,
+as a response that fails does). `input` is held to the API's rules (`validation.py`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from tests.fakes.provider.openai_chat import SERVER_ERROR, refusal
 from tests.fakes.provider.prompt import openai_responses_segments
 from tests.fakes.provider.records import Received
 from tests.fakes.provider.reply import Reply, json_reply, raw_reply, stream_reply
-from tests.fakes.provider.scripts import Answer, Text, ToolCall
+from tests.fakes.provider.scripts import Answer, Text, Thinking, ToolCall
 from tests.fakes.provider.state import State
 from tests.fakes.provider.validation import responses_problem
 from tests.fakes.provider.wire import CREATED, Ids, named_event
@@ -58,7 +60,8 @@ def responses(state: State, received: Received) -> Reply:
     )
     if body.get("stream"):
         return stream_reply(_events(answer, body, ids, model, usage), answer, headers)
-    done = _response(body, ids, model, "completed", _items(answer, ids), usage)
+    output = _items(answer, ids, encrypted=_encrypted(body))
+    done = _response(body, ids, model, "completed", output, usage)
     return json_reply(200, done, headers, delay=answer.first_byte_delay)
 
 
@@ -113,7 +116,26 @@ def _part(text: str) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
 
-def _items(answer: Answer, ids: Ids, *, done: bool = True) -> list[dict[str, Any]]:
+def _encrypted(body: dict[str, Any]) -> bool:
+    """Whether the request asked for its reasoning back (`include`), as a stateless client
+    does to send it again."""
+    include = body.get("include")
+    return isinstance(include, list) and "reasoning.encrypted_content" in include
+
+
+def _summary(out: _Numbered, where: dict[str, Any], text: str, pieces: tuple[str, ...]) -> None:
+    part = {"type": "summary_text", "text": ""}
+    out.add("response.reasoning_summary_part.added", **where, summary_index=0, part=part)
+    for piece in pieces:
+        out.add("response.reasoning_summary_text.delta", **where, summary_index=0, delta=piece)
+    out.add("response.reasoning_summary_text.done", **where, summary_index=0, text=text)
+    done = {"type": "summary_text", "text": text}
+    out.add("response.reasoning_summary_part.done", **where, summary_index=0, part=done)
+
+
+def _items(
+    answer: Answer, ids: Ids, *, done: bool = True, encrypted: bool = False
+) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for i, block in enumerate(answer.blocks):
         status = "completed" if done else "in_progress"
@@ -126,6 +148,16 @@ def _items(answer: Answer, ids: Ids, *, done: bool = True) -> list[dict[str, Any
                     "status": status,
                     "role": "assistant",
                     "content": content,
+                }
+            )
+        elif isinstance(block, Thinking):
+            summary = [{"type": "summary_text", "text": block.thinking}] if done else []
+            items.append(
+                {
+                    "id": ids.make("rs_", i),
+                    "type": "reasoning",
+                    "summary": summary,
+                    **({"encrypted_content": block.signature} if encrypted else {}),
                 }
             )
         elif isinstance(block, ToolCall):
@@ -174,12 +206,16 @@ def _events(
     started = _response(body, ids, model, "in_progress", [], None)
     out.add("response.created", response=started)
     out.add("response.in_progress", response=started)
-    blocks = [b for b in answer.blocks if isinstance(b, Text | ToolCall)]
-    opened, finished = _items(answer, ids, done=False), _items(answer, ids)
+    blocks = list(answer.blocks)
+    encrypted = _encrypted(body)
+    opened = _items(answer, ids, done=False, encrypted=encrypted)
+    finished = _items(answer, ids, encrypted=encrypted)
     for index, (block, item, full) in enumerate(zip(blocks, opened, finished, strict=True)):
         out.add("response.output_item.added", output_index=index, item=item)
         where = {"item_id": item["id"], "output_index": index}
-        if isinstance(block, Text):
+        if isinstance(block, Thinking):
+            _summary(out, where, block.thinking, block.deltas())
+        elif isinstance(block, Text):
             out.add("response.content_part.added", **where, content_index=0, part=_part(""))
             for piece in block.deltas():
                 out.add(

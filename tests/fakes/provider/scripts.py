@@ -18,7 +18,7 @@ the order requests arrive; where several clients share one provider (an agent an
 summarizer), `provider.respond_with(fn)` answers by content instead: `fn(received)` returns
 the answer for that request, or None to leave it to the queue.
 
-Thinking has no place in the OpenAI APIs and is left out there.
+Thinking is left out of Chat Completions; the Responses API answers it as a reasoning item.
 """
 
 from __future__ import annotations
