@@ -9,7 +9,8 @@ task ends; through the proxy, set up as docs/proxy.md says (`codex -c openai_bas
 or the proxy named in `[model_providers]`), it is compacted on the way and the task
 finishes. Printed per run: the seconds until Codex's first request reached the provider
 (its WebSocket refused with a 426 through the proxy), the requests, the provider's context-
-length refusals, the proxy's actions (its `/metrics`), Codex's exit code and its last line.
+length refusals, the proxy's actions and its mean overhead (its `/metrics`), Codex's exit
+code and its last line.
 """
 
 from __future__ import annotations
@@ -84,10 +85,14 @@ def _refusals(provider: FakeProvider) -> int:
     return sum(b"context_length_exceeded" in b"".join(e.sent.chunks) for e in provider.exchanges)
 
 
-def _actions(api: str) -> dict[str, int]:
+def _actions(api: str) -> tuple[dict[str, int], float]:
+    """The proxy's actions, and its mean time before a request left (ms), from `/metrics`."""
     text = httpx.get(f"{api}/metrics").text
     found = re.findall(r'context_compact_proxy_requests_total\{action="(\w+)"\} (\d+)', text)
-    return {action: int(float(n)) for action, n in found}
+    sums = re.findall(r"context_compact_proxy_overhead_seconds_(sum|count)\{[^}]*\} (\S+)", text)
+    total = {kind: sum(float(v) for k, v in sums if k == kind) for kind in ("sum", "count")}
+    mean = 1000 * total["sum"] / total["count"] if total["count"] else 0.0
+    return {action: int(float(n)) for action, n in found}, round(mean, 1)
 
 
 def _provider_entry(home: Path, base: str) -> None:
@@ -125,7 +130,7 @@ def run(codex: Path, root: Path, how: str) -> dict[str, Any]:
             )
             posts = [e.received for e in provider.exchanges if e.received.method == "POST"]
             first = posts[0].at - began if posts else None
-            actions = _actions(live.api) if through_proxy else {}
+            actions, overhead = _actions(live.api) if through_proxy else ({}, 0.0)
             errors = [
                 e
                 for e in provider.exchanges
@@ -144,6 +149,7 @@ def run(codex: Path, root: Path, how: str) -> dict[str, Any]:
                 "refused_for_length": _refusals(provider),
                 "other_errors": len(errors),
                 "actions": actions,
+                "overhead_ms_mean": overhead,
                 "exit": done.returncode,
                 "last_line": last,
                 "ran_out_of_room": "context window" in (done.stdout + done.stderr),
