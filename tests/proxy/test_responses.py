@@ -445,3 +445,24 @@ async def test_a_400_for_the_length_is_answered_by_compacting_below_the_size_tha
     assert len(upstream.sent) == 2
     assert len(upstream.sent[1].body) <= big
     assert responses_problem(upstream.sent[1].json) is None
+
+
+async def test_a_developer_message_mid_conversation_is_live_and_sent_once_as_it_was(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """Codex adds a developer message when its permissions change: a system message after
+    the conversation began, which the agent re-sends as it is (`app.core.proxy.live`): kept
+    as sent where it was, never summarized, never twice, the Responses rules held."""
+    upstream = FakeUpstream()
+    items = codex_input(12)
+    notice = _said("developer", "<permissions instructions>sandbox: danger-full-access")
+    items.insert(len(items) - 6, notice)  # before the last turn, which is kept as sent
+    async with client(proxy(upstream, tokenizer)) as http:
+        response = await http.post("/v1/responses", json=body(items), headers=OPENAI)
+    assert response.headers["x-compact-action"] == "compacted"
+    forwarded = _sent_input(upstream.sent[0])
+    assert forwarded.count(notice) == 1
+    after = forwarded[forwarded.index(notice) + 1]
+    assert after == items[items.index(notice) + 1]  # where the agent put it
+    assert responses_problem(upstream.sent[0].json) is None
+    assert len(forwarded) < len(items)
