@@ -186,6 +186,25 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX compact_archives_stored ON compact_archives (stored_at);
         """,
     ),
+    Migration(
+        6,
+        "the proxy's sessions shared by replicas: each session's head and state, and the"
+        " secret its session ids are keyed with",
+        """
+        CREATE TABLE compact_proxy_sessions (
+            session_id text PRIMARY KEY,
+            version bigint NOT NULL,
+            head_version bigint NOT NULL DEFAULT 0,
+            head bytea,
+            state jsonb NOT NULL,
+            updated_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE compact_proxy_secret (
+            id integer PRIMARY KEY CHECK (id = 1),
+            secret bytea NOT NULL
+        );
+        """,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,13 +1,8 @@
 """What the proxy does to a request on its way: the session's compacted head put in, a
 compaction begun in the background, a finished one put in, or one made at once.
 
-Per session (kept in memory, the least recently used forgotten past `max_sessions`):
-- `head`: the head every request carries from its first use on (`app.core.proxy.splice`):
-  the same bytes each time, so the provider's prompt cache keeps hitting;
-- `ready`: a head finished in the background, put in at the splice mark;
-- `running`: the background compaction, at most one;
-- `ratio`: the provider's count of the last request over ours (`usage`), which raises
-  our count to the provider's from then on (Claude counts more than cl100k).
+Per session (`Session`, the least recently used forgotten past `max_sessions`, shared by
+replicas through `app.proxy.shared`): the head its requests carry, the same bytes each time.
 
 A session's first compaction keeps its first messages as sent (up to `pin_share` of the
 limit, less when its turns need the room): a prefix the provider has cached. A compaction
@@ -54,7 +49,7 @@ from app.proxy.exchange import Action, Exchange, Planned, ProxyPolicy
 from app.proxy.forecast import Forecast
 from app.proxy.history import history_of, restored
 from app.proxy.parts import compacted_part, joined_part, leading_system
-from app.proxy.session import Session
+from app.proxy.shared import ProxySessionStore, Session, Shared, in_step
 from app.service.compaction import CompactionService
 
 log = logging.getLogger("context_compact.proxy")
@@ -76,11 +71,12 @@ class ProxyCompactor:
         background: CompactionService,
         immediate: CompactionService,
         policy: ProxyPolicy | None = None,
+        store: ProxySessionStore | None = None,
     ) -> None:
-        self.background = background
-        self.immediate = immediate
+        self.background, self.immediate = background, immediate
         self.policy = policy or ProxyPolicy()
         self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self.shared = Shared(store, self.policy.max_sessions)
 
     def _session(self, session_id: str) -> Session:
         session = self._sessions.pop(session_id, None) or Session()
@@ -102,12 +98,14 @@ class ProxyCompactor:
             None if spliced is None else parts.restore(self._within_breakpoints(ex, spliced), head)
         )
 
+    @in_step
     async def plan(self, ex: Exchange) -> Planned:
         """What to send for `ex`: its history as planned, its live messages put back."""
         parts = split(ex.messages)
         planned = await self._plan(history_of(ex, parts))
         return restored(parts, planned, self._head(ex.session_id))
 
+    @in_step
     async def retry(self, ex: Exchange, sent: list[JsonDict], limit: int | None) -> Planned | None:
         """After the provider said the context was too long: the request compacted at once
         within `limit` (None: below what `sent` counts), or None if that sends no fewer."""
@@ -124,6 +122,7 @@ class ProxyCompactor:
         session = self._sessions.get(session_id)
         if session is not None and counted > 0 and usage.input_tokens > 0:
             session.ratio = min(3.0, max(0.5, usage.input_tokens / counted))
+            self.shared.save(session_id, session)
 
     async def _plan(self, ex: Exchange) -> Planned:
         session = self._session(ex.session_id)
@@ -222,6 +221,7 @@ class ProxyCompactor:
         for task in tasks:
             with contextlib.suppress(BaseException):
                 await task
+        await self.shared.aclose(self.policy.wait_seconds)
 
     # counting --------------------------------------------------------------------------
 

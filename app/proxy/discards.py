@@ -25,6 +25,7 @@ from app.proxy.compactor import ProxyCompactor
 from app.proxy.exchange import Exchange, Planned, ProxyPolicy
 from app.proxy.parts import WRITTEN
 from app.proxy.session import Session
+from app.proxy.shared import ProxySessionStore
 from app.service.compaction import CompactionService
 
 T = TypeVar("T")
@@ -37,8 +38,9 @@ class DiscardingCompactor(ProxyCompactor):
         immediate: CompactionService,
         policy: ProxyPolicy | None,
         discards: Discards,
+        store: ProxySessionStore | None = None,
     ) -> None:
-        super().__init__(background, immediate, policy)
+        super().__init__(background, immediate, policy, store)
         self._discards = discards
         self._planning: Counter[str] = Counter()
         self._tasks: set[asyncio.Task[None]] = set()

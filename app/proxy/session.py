@@ -1,6 +1,6 @@
 """What the proxy keeps of one session between its requests: the head its requests carry,
 the heads finished in the background and the compactions running, the provider's count
-ratio, and its pace."""
+ratio, and its pace; and which of the store's writes it is as of."""
 
 from __future__ import annotations
 
@@ -34,6 +34,10 @@ class Session:
     # Heads made whose archive is kept until they are put in or let go, when followed
     # (app/proxy/discards.py).
     unsettled: list[Head] | None = None
+    # The store's write this copy is as of, and the write that put `head` in
+    # (`app.proxy.shared`): a later one in the store is read before the next request.
+    version: int = 0
+    head_version: int = 0
 
     def newer(self, head: Head) -> bool:
         """Whether `head` stands for more of the history than the head requests carry."""

@@ -58,7 +58,7 @@ def build_parts(settings: Settings, service: CompactionService, stores: Stores) 
             wait=settings.recall_slot_wait,
             deadline=settings.request_timeout,
         ),
-        proxy=build_proxy(settings, service, metrics, stores.discarder()),
+        proxy=build_proxy(settings, service, metrics, stores.discarder(), stores.database),
     )
 
 

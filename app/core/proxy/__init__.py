@@ -4,8 +4,9 @@ messages an agent rebuilds for every request, kept apart from its history (`live
 project rules it sends, carried into every compacted request (`standing`), the
 provider's own count read from its answers (`usage`), whether an error says the context
 was too long (`overflow`), how fast a session grows (`pace`), the conversation a body
-holds (`bodies`: a Responses `input` read by the Responses dialect) and the requests that
-go as sent because the provider holds or compacts their history (`native`)."""
+holds (`bodies`: a Responses `input` read by the Responses dialect), the requests that
+go as sent because the provider holds or compacts their history (`native`), and a session
+as replicas share it (`stored`)."""
 
 from app.core.proxy.bodies import (
     RESPONSES_PATH,
@@ -31,6 +32,17 @@ from app.core.proxy.splice import (
     without_breakpoints,
 )
 from app.core.proxy.standing import carried, standing, standing_tokens
+from app.core.proxy.stored import (
+    MemorySessionStore,
+    ProxySessionStore,
+    SessionState,
+    StoredSession,
+    clock_offset,
+    decode_head,
+    decode_state,
+    encode_head,
+    encode_state,
+)
 from app.core.proxy.usage import Usage, UsageTap
 
 __all__ = [
@@ -39,17 +51,26 @@ __all__ = [
     "Head",
     "JsonDict",
     "Marks",
+    "MemorySessionStore",
     "Pace",
+    "ProxySessionStore",
+    "SessionState",
     "Shape",
     "Split",
     "Stage",
+    "StoredSession",
     "Usage",
     "UsageTap",
     "carried",
     "choose_cut",
+    "clock_offset",
     "conversation",
     "counted_json",
     "credential_of",
+    "decode_head",
+    "decode_state",
+    "encode_head",
+    "encode_state",
     "input_limit",
     "is_context_overflow",
     "make_head",
