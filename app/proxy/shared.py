@@ -26,9 +26,6 @@ __all__ = ["ProxySessionStore", "Session", "Shared", "in_step"]
 
 log = logging.getLogger("context_compact.proxy")
 
-# Seconds a request waits for its session's previous write (normally long done): without
-# it, the replica would read its own write back as another replica's.
-WRITE_WAIT = 1.0
 # Seconds between two log lines about the store failing (one per request would flood).
 LOG_EVERY = 60.0
 
@@ -76,10 +73,11 @@ class Shared:
         self.save(session_id, session, session.head if session.head is not head else None)
 
     async def load(self, session_id: str, session: Session) -> None:
-        """`session` replaced by the store's copy when another replica wrote it since."""
-        pending = self._writes.get(session_id)
-        if pending is not None:
-            await asyncio.wait({pending}, timeout=WRITE_WAIT)
+        """`session` replaced by the store's copy when another replica wrote it since. Not
+        asked while this replica's write of it is under way (normally long done): it would
+        read its own write back, or wait on a database that stalls."""
+        if session_id in self._writes:
+            return  # this replica's own write is the latest it knows, still under way
         try:
             stored = await self.store.load(session_id, session.version, session.head_version)
         except Exception as exc:

@@ -24,7 +24,7 @@ from app.wiring.service import Stores
 from tests.core.proxy.test_stored import _head as stored_head
 from tests.postgres.conftest import CuttableProxy, url_through
 from tests.proxy.fakes import FakeUpstream
-from tests.proxy.replicas import head_bytes, history, later, replica, send
+from tests.proxy.replicas import head_bytes, history, later, replica, send, written
 
 pytestmark = pytest.mark.anyio
 
@@ -64,7 +64,7 @@ async def test_replicas_and_a_restart_carry_the_same_head_bytes(
     agent = session()
     first = history(12)
     assert (await send(a, sent_a, first, agent))[0] == "compacted"
-    await a.aclose()  # the write in flight finished, as at a restart
+    await written(a)  # as it is long before the agent's next request
     head = head_bytes(sent_a.sent[-1], first)
     second = later(first, 1)
     assert (await send(b, sent_b, second, agent))[0] == "applied"
@@ -74,6 +74,19 @@ async def test_replicas_and_a_restart_carry_the_same_head_bytes(
     third = later(second, 2)
     assert (await send(c, sent_c, third, agent))[0] == "applied"
     assert head_bytes(sent_c.sent[-1], third) == head
+
+
+async def test_a_replica_stopping_right_after_a_head_went_in_writes_it_first(
+    database_url: str, pools: list[Database], tokenizer: TiktokenTokenizer
+) -> None:
+    a, sent_a = on(database_url, pools, tokenizer)
+    agent, first = session(), history(12)
+    assert (await send(a, sent_a, first, agent))[0] == "compacted"
+    await a.aclose()  # at once: the write may still be under way
+    restarted, sent = on(database_url, pools, tokenizer)
+    second = later(first, 1)
+    assert (await send(restarted, sent, second, agent))[0] == "applied"
+    assert head_bytes(sent.sent[-1], second) == head_bytes(sent_a.sent[-1], first)
 
 
 async def test_a_head_put_in_on_one_replica_is_read_by_the_other_before_it_splices(
@@ -86,10 +99,10 @@ async def test_a_head_put_in_on_one_replica_is_read_by_the_other_before_it_splic
     agent = session()
     first = history(12)
     await send(a, sent_a, first, agent)
-    await a.aclose()
+    await written(a)
     grown = history(24)
     assert (await send(b, sent_b, grown, agent))[0] == "compacted"
-    await b.aclose()
+    await written(b)
     new_head = head_bytes(sent_b.sent[-1], grown)
     assert new_head != head_bytes(sent_a.sent[-1], first)
     next_turn = later(grown, 1)

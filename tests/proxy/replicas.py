@@ -4,6 +4,7 @@ what each sent upstream, and the bytes of the head it carried."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import Any
 
@@ -75,3 +76,13 @@ def head_bytes(sent: Sent, client: list[dict[str, Any]]) -> bytes:
     head = orjson.dumps({**FIELDS, "messages": messages[: len(messages) - kept]})[:-2]
     assert sent.body.startswith(head)
     return head
+
+
+async def written(app: ProxyApp) -> None:
+    """Until the replica's writes are done (they run beside the requests)."""
+    assert app.compactor is not None
+    for _ in range(500):
+        if not app.compactor.shared._writes:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("writes still under way")

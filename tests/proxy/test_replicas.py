@@ -5,7 +5,6 @@ for byte; a store that fails leaves each replica to go on from its own memory.""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import httpx
@@ -16,7 +15,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.proxy import Head
 from app.core.proxy.stored import MemorySessionStore, SessionState, StoredSession
 from tests.proxy.fakes import Reply
-from tests.proxy.replicas import FIELDS, head_bytes, history, later, replica, send
+from tests.proxy.replicas import FIELDS, head_bytes, history, later, replica, send, written
 from tests.proxy.test_app import HEADERS
 
 pytestmark = pytest.mark.anyio
@@ -157,10 +156,10 @@ async def test_one_read_before_a_compacting_request_and_none_on_other_routes(
     await send(app, upstream, first)
     # Before the request went: one read; the write of the head it put in after it.
     assert seen_at_forward[-1] == ["load"]
-    await asyncio.sleep(0)
+    await written(app)
     assert store.calls == ["load", "save+head", "save"]  # the provider's ratio, read after
     store.calls.clear()
     await send(app, upstream, later(first, 1))
     assert seen_at_forward[-1] == ["load"]
-    await asyncio.sleep(0)
+    await written(app)
     assert store.calls == ["load", "save", "save"]
