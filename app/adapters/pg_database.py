@@ -188,9 +188,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         6,
-        "the proxy's sessions shared by replicas: each session's head and state, and the"
-        " secret its session ids are keyed with",
+        "the proxy's sessions shared by replicas: each session's head and state, their"
+        " versions from one sequence, and the secret its session ids are keyed with",
         """
+        CREATE SEQUENCE compact_proxy_versions;
         CREATE TABLE compact_proxy_sessions (
             session_id text PRIMARY KEY,
             version bigint NOT NULL,

@@ -1,9 +1,10 @@
 """The proxy's sessions on PostgreSQL (`ProxySessionStore`), shared by the replicas that
 share the database, and the secret their session ids are keyed with.
 
-One row a session: `version` raised by every write, `head_version` the write that put the
-head in; the head is its JSON bytes (`bytea`: `jsonb` would reorder its keys, and the
-provider's cache needs the same bytes), the rest a small `jsonb`. A read is one indexed
+One row a session: `version`, a new number from one sequence at every write;
+`head_version`, the write that put the head in; the head as its JSON bytes (`bytea`:
+`jsonb` would reorder its keys, and the provider's cache needs the same bytes), the rest a
+small `jsonb`. A read is one indexed
 query that returns no row while the caller's copy is current, and the head only when it
 changed. Calls are short and bounded (`read_timeout`, the pool's call bound for writes);
 after a failure the store answers at once with an error for `pause` seconds, so a
@@ -64,8 +65,10 @@ class PgProxySessions:
         if row is None:
             return None
         stored_version, stored_head_version, state, head = row
-        if head is None:  # unchanged since the caller's copy
-            stored_head_version = min(int(stored_head_version), head_version)
+        # No head put in since the caller's (or the row was pruned and written again
+        # without one): the caller's own stands.
+        if head is None:
+            stored_head_version = head_version
         return StoredSession(
             int(stored_version),
             int(stored_head_version),
@@ -74,20 +77,24 @@ class PgProxySessions:
         )
 
     def _save(self, session_id: str, document: dict[str, Any], head: Head | None) -> int:
+        # Versions come from one sequence: a row deleted and written again (a session
+        # pruned, then back) still reads as newer than any replica's copy of the old one.
         if head is None:
             sql = (
                 "INSERT INTO compact_proxy_sessions AS s (session_id, version, state)"
-                " VALUES (%s, 1, %s) ON CONFLICT (session_id) DO UPDATE"
-                " SET version = s.version + 1, state = EXCLUDED.state, updated_at = now()"
+                " VALUES (%s, nextval('compact_proxy_versions'), %s)"
+                " ON CONFLICT (session_id) DO UPDATE"
+                " SET version = EXCLUDED.version, state = EXCLUDED.state, updated_at = now()"
                 " RETURNING version"
             )
             params: tuple[Any, ...] = (session_id, Jsonb(document))
         else:
             sql = (
                 "INSERT INTO compact_proxy_sessions AS s"
-                " (session_id, version, head_version, head, state) VALUES (%s, 1, 1, %s, %s)"
-                " ON CONFLICT (session_id) DO UPDATE SET version = s.version + 1,"
-                " head_version = s.version + 1, head = EXCLUDED.head, state = EXCLUDED.state,"
+                " (session_id, version, head_version, head, state)"
+                " VALUES (%s, nextval('compact_proxy_versions'), currval('compact_proxy_versions'),"
+                " %s, %s) ON CONFLICT (session_id) DO UPDATE SET version = EXCLUDED.version,"
+                " head_version = EXCLUDED.version, head = EXCLUDED.head, state = EXCLUDED.state,"
                 " updated_at = now() RETURNING version"
             )
             params = (session_id, encode_head(head), Jsonb(document))

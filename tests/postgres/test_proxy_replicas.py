@@ -119,7 +119,7 @@ async def test_a_current_copy_reads_no_row_and_an_unchanged_head_is_not_read(
     agent, head = session(), stored_head()
     first = await store.save(agent, SessionState(made=1), head)
     second = await store.save(agent, SessionState(made=2))
-    assert second == first + 1
+    assert second > first
     assert await store.load(agent, second, first) is None
     stale = await store.load(agent, first, first)
     assert stale is not None
@@ -132,6 +132,24 @@ async def test_a_current_copy_reads_no_row_and_an_unchanged_head_is_not_read(
     new = await store.load(agent, 0, 0)
     assert new is not None
     assert (new.head, new.head_version) == (head, first)
+
+
+async def test_a_session_pruned_and_written_again_reads_as_newer_than_any_copy(
+    database_url: str, pools: list[Database]
+) -> None:
+    database = Database(database_url, LIMITS)
+    pools.append(database)
+    store = PgProxySessions(database)
+    agent, head = session(), stored_head()
+    old = await store.save(agent, SessionState(made=1), head)
+    with database.connection() as conn:
+        conn.execute("DELETE FROM compact_proxy_sessions WHERE session_id = %s", (agent,))
+    new = await store.save(agent, SessionState(made=2))
+    assert new > old
+    read = await store.load(agent, old, old)  # a replica's copy of the pruned row
+    assert read is not None
+    # Its state is read again; its head, none newer being stored, is the replica's own.
+    assert (read.version, read.head_version, read.head, read.state.made) == (new, old, None, 2)
 
 
 async def test_a_database_gone_leaves_the_replica_its_memory_at_once(
