@@ -1,8 +1,10 @@
 """The proxy's memory per session: `N` sessions of a 200k-token model, each compacted once
 (a request over the limit, compacted at once) and then carrying its head on the next
 request, measured with tracemalloc as what is freed when the compactor forgets them.
+`--running`: each then grown past the start mark, its background compaction (by a
+summarizer that never answers) and standby still running when measured.
 
-    python -m bench.proxy_memory [N]
+    python -m bench.proxy_memory [N] [--running] [-v]
 """
 
 from __future__ import annotations
@@ -55,10 +57,25 @@ def exchange(session: int, messages: list[dict[str, Any]]) -> Exchange:
     return Exchange("anthropic", f"s{session}", body, SPEC, LIMIT, len(orjson.dumps(body)))
 
 
-async def main(count: int) -> None:
+class Never:
+    """A configured summarizer that never answers: its compactions keep running."""
+
+    name = "never"
+    reads_prompt = False
+
+    async def summarize(self, request: Any) -> str:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def main(count: int, running: bool) -> None:
     tokenizer = TiktokenTokenizer()
     service = build_service(tokenizer, ExtractiveSummarizer(), archive=Discarding())
-    compactor = ProxyCompactor(service, service)
+    background = build_service(tokenizer, Never(), archive=Discarding()) if running else service
+    compactor = ProxyCompactor(background, service)
     tracemalloc.start()
     for session in range(count):
         client = history(session, 100)  # past the limit: compacted at once
@@ -66,13 +83,23 @@ async def main(count: int) -> None:
         later = [*client, assistant("Next."), user("And the docs.")]
         second = await compactor.plan(exchange(session, later))
         assert (first.action, second.action) == ("compacted", "applied"), (first, second)
-        tasks = [t for s in compactor._sessions.values() for t in (s.running, s.spare) if t]
-        if tasks:
-            await asyncio.wait(tasks)
+        if running:
+            await compactor.plan(exchange(session, history(session, 135)))
+            assert compactor._sessions[f"s{session}"].running is not None
+        else:
+            tasks = [t for s in compactor._sessions.values() for t in (s.running, s.spare) if t]
+            if tasks:
+                await asyncio.wait(tasks)
     await asyncio.sleep(0)
     gc.collect()
     held = tracemalloc.take_snapshot()
     sessions = len(compactor._sessions)
+    tasks = [t for s in compactor._sessions.values() for t in (s.running, s.spare) if t]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks)
+    del tasks  # a finished task keeps its coroutine, and the request it began from
     compactor._sessions.clear()
     compactor.shared.store = type(compactor.shared.store)()  # the memory store's copies too
     gc.collect()
@@ -83,8 +110,10 @@ async def main(count: int) -> None:
     if "-v" in sys.argv:
         for stat in stats[:8]:
             print(stat)
-    print(f"{sessions} sessions, each compacted once: {per / 1024:.0f} KiB per session")
+    state = "a compaction running" if running else "each compacted once"
+    print(f"{sessions} sessions, {state}: {per / 1024:.0f} KiB per session")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 10))
+    count = next((int(a) for a in sys.argv[1:] if a.isdigit()), 10)
+    asyncio.run(main(count, "--running" in sys.argv))
