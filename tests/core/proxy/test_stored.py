@@ -42,11 +42,28 @@ def _head() -> Head:
 
 def test_a_head_comes_back_as_the_same_bytes() -> None:
     client = _client()
-    head = Head(tuple(client[:2]), 2, "d" * 64, seam=True, tokens=123, pinned=1, quick=True)
+    head = Head(
+        tuple(client[:2]),
+        2,
+        "d" * 64,
+        seam=True,
+        tokens=123,
+        pinned=1,
+        quick=True,
+        replaced_tokens=456,
+        archive="arch-7",
+    )
     again = decode_head(encode_head(head))
-    assert again == head
+    assert again == head  # every field, the archive to let go of included
     assert json_numbers.dumps(list(again.core)) == SENT
     assert json_numbers.dumps(again.messages) == json_numbers.dumps(head.messages)
+
+
+def test_a_head_written_before_a_field_was_takes_its_default() -> None:
+    head = Head(({"role": "user", "content": "Fix it."},), 1, "d" * 64, seam=False, tokens=5)
+    document = orjson.loads(encode_head(head))
+    del document["archive"], document["replaced_tokens"]
+    assert decode_head(orjson.dumps(document)) == head
 
 
 def test_the_pace_moves_to_the_reader_s_clock() -> None:
