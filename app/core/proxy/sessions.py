@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from app.core.proxy.live import live_indices
+from app.core.proxy.splice import as_read
 
 OUR_HEADER = "x-compact-session"
 AGENT_HEADERS = ("x-claude-code-session-id", "session-id", "session_id")
@@ -66,16 +67,17 @@ def _conversation_digest(body: Mapping[str, Any]) -> str:
 
 
 def _start(body: Mapping[str, Any]) -> tuple[list[Any], Any]:
-    """The system messages and the first user message of the history, without cache
-    breakpoints: a client moves its breakpoint to the latest message, which on the first
-    turn is the first user message. The messages an agent rebuilds for every request
-    (`app.core.proxy.live`: aider's repository map and files) are not its history."""
+    """The system messages and the first user message of the history as the model reads
+    them (`splice.as_read`): a client moves its breakpoint to the latest message, which on
+    the first turn is the first user message, wrapped in a block to carry it. The messages
+    an agent rebuilds for every request (`app.core.proxy.live`: aider's repository map and
+    files) are not its history."""
     messages = body.get("messages") or body.get("input") or []
     messages = [m for m in messages if isinstance(m, Mapping)] if isinstance(messages, list) else []
     live = set(live_indices(messages))
     history = [m for i, m in enumerate(messages) if i not in live]
-    system = [m for m in history if m.get("role") in _SYSTEM]
-    first_user = next((m for m in history if m.get("role") == "user"), None)
+    system = [as_read(m) for m in history if m.get("role") in _SYSTEM]
+    first_user = next((as_read(m) for m in history if m.get("role") == "user"), None)
     return _unmarked(system), _unmarked(first_user)
 
 

@@ -37,10 +37,12 @@ def prefix_digest(messages: Sequence[Mapping[str, Any]]) -> str:
     Code; an SDK user wraps the last text in a block to mark it), so a block's
     `cache_control` is left out and a lone text block reads as its text: the history is
     the same whichever message carried the mark."""
-    return hashlib.sha256(orjson.dumps([_as_read(m) for m in messages])).hexdigest()
+    return hashlib.sha256(orjson.dumps([as_read(m) for m in messages])).hexdigest()
 
 
-def _as_read(message: Mapping[str, Any]) -> Any:
+def as_read(message: Mapping[str, Any]) -> Any:
+    """`message` as the model reads it: its blocks without `cache_control`, a lone text
+    block as its text (a client wraps its latest message's text in a block to mark it)."""
     content = message.get("content")
     if not isinstance(content, list):
         return message

@@ -67,6 +67,24 @@ def test_a_moved_breakpoint_leaves_the_start_s_key_as_it_was() -> None:
     assert session_key({}, first_turn) == session_key({}, plain)
 
 
+def test_a_first_message_marked_as_a_block_is_the_string_it_is_sent_as_later() -> None:
+    """An SDK user marks the latest message by wrapping its text in a block: on the first
+    turn that is the first user message, sent as a plain string on every later turn."""
+    marked = {"type": "text", "text": "Fix the build.", "cache_control": {"type": "ephemeral"}}
+    first_turn = {**BODY, "messages": [{"role": "user", "content": [marked]}]}
+    later = {
+        **BODY,
+        "messages": [
+            {"role": "user", "content": "Fix the build."},
+            {"role": "assistant", "content": "On it."},
+            {"role": "user", "content": [{**marked, "text": "Go on."}]},
+        ],
+    }
+    assert session_key({}, first_turn) == session_key({}, later)
+    agent = {"x-claude-code-session-id": "run-1"}
+    assert session_key(agent, first_turn) == session_key(agent, later)
+
+
 def test_without_an_id_the_session_is_its_invariant_start() -> None:
     later = {**BODY, "messages": [*BODY["messages"], {"role": "assistant", "content": "On it."}]}
     assert session_key({}, later) == session_key({}, BODY)
