@@ -1,5 +1,6 @@
 """Retention on PostgreSQL (`app.core.retention`): an archive's age is its `stored_at`,
-a record's its own `stored_at` (migration 5).
+a record's its own `stored_at` (migration 5), a proxy session's its `updated_at`
+(migration 6).
 
 Each batch of at most `BATCH` rows is one short transaction (its rows locked with
 `SKIP LOCKED`, so replicas sweeping at once share the work): an archive's postings are
@@ -46,13 +47,14 @@ class PgRetention:
     ) -> SweepCounts:
         """Raises `psycopg.Error`; what was deleted before it stays deleted."""
         self._stopped = stopped
-        archives = records = 0
+        archives = records = sessions = 0
         n = self._batch
         if before is not None:
             archives = self._until_done(lambda conn: _archives(conn, _OLD_ARCHIVES, before, n))
             records = self._until_done(lambda conn: _records(conn, before, n))
+            sessions = self._until_done(lambda conn: _proxy_sessions(conn, before, n))
         orphans = self._until_done(lambda conn: _archives(conn, _ORPHANS, orphans_before, n))
-        return SweepCounts(archives=archives, records=records, orphans=orphans)
+        return SweepCounts(archives, records, orphans, sessions)
 
     def _until_done(self, batch: _Batch) -> int:
         total = 0
@@ -82,5 +84,15 @@ def _records(conn: Conn, before: datetime, batch: int) -> int:
     return conn.execute(
         "DELETE FROM compact_records WHERE ctid IN (SELECT ctid FROM compact_records"
         " WHERE stored_at < %s LIMIT %s FOR UPDATE SKIP LOCKED)",
+        (before, batch),
+    ).rowcount
+
+
+def _proxy_sessions(conn: Conn, before: datetime, batch: int) -> int:
+    """The proxy's shared sessions (migration 6) last written before `before`: a session
+    that comes back after it starts anew, as on a replica that never saw it."""
+    return conn.execute(
+        "DELETE FROM compact_proxy_sessions WHERE session_id IN (SELECT session_id"
+        " FROM compact_proxy_sessions WHERE updated_at < %s LIMIT %s FOR UPDATE SKIP LOCKED)",
         (before, batch),
     ).rowcount

@@ -23,6 +23,7 @@ class SweepCounts:
     archives: int = 0
     records: int = 0
     orphans: int = 0  # archives no record named
+    proxy_sessions: int = 0  # the proxy's shared sessions no request used within the retention
 
 
 @dataclass(frozen=True)

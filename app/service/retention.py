@@ -44,6 +44,7 @@ class Retention:
                     "archives": counts.archives,
                     "records": counts.records,
                     "orphans": counts.orphans,
+                    "proxy_sessions": counts.proxy_sessions,
                 },
             )
         return counts

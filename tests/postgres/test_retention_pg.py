@@ -169,3 +169,23 @@ def test_a_stopped_sweep_ends_before_the_next_batch(database: Database) -> None:
     retention.stop()
     assert retention.sweep() == SweepCounts()
     assert data.archives.load("a1") is not None
+
+
+def test_the_proxy_s_sessions_unused_within_the_retention_go(database: Database) -> None:
+    data = Data(database)
+    with database.connection() as conn:
+        for session, when in (("proxy-old", OLD), ("proxy-new", NOW)):
+            conn.execute(
+                "INSERT INTO compact_proxy_sessions (session_id, version, state, updated_at)"
+                " VALUES (%s, 1, '{}'::jsonb, %s)",
+                (session, when),
+            )
+
+    assert sweep(database, batch=1) == SweepCounts(proxy_sessions=1)
+
+    with database.connection() as conn:
+        left = conn.execute("SELECT session_id FROM compact_proxy_sessions").fetchall()
+    assert left == [("proxy-new",)]
+    assert data.rows("compact_proxy_sessions") == 1
+    forever = RetentionPolicy(keep=timedelta(0), grace=POLICY.grace)
+    assert sweep(database, forever) == SweepCounts()
