@@ -21,14 +21,17 @@ In order (the first that fails names the reason):
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.assemble import SUMMARY_PREFIX
 from app.core.errors import SummarizerError
 from app.core.gate.alignment import PairIndex, copied_share
+from app.core.gate.claims import Facts
 from app.core.gate.coverage import Salient, salient
 from app.core.gate.entities import HistoryText
+from app.core.gate.evidence import Evidence
 from app.core.gate.grounding import ground
 from app.core.gate.overlap import words
 from app.core.gate.sections import missing_sections, split_sections, title_of
@@ -91,6 +94,7 @@ class Grounds:
     has_changes: bool  # files created, edited or deleted
     tools: frozenset[str]  # the names of the tools called
     reported: frozenset[str]  # the words of the errors met
+    claims: Facts  # the evidence the answer's claims are held to
 
     @classmethod
     def of(
@@ -102,8 +106,9 @@ class Grounds:
         instructions: frozenset[str],
         notes: str = "",
     ) -> Grounds:
+        history = HistoryText.of(list(messages), notes)
         return cls(
-            HistoryText.of(list(messages), notes),
+            history,
             salient(facts, instructions, _carried(messages)),
             PairIndex.of(transcript),
             PairIndex.of(requests),
@@ -113,6 +118,7 @@ class Grounds:
             bool(facts.files_created or facts.files_edited or facts.files_deleted),
             frozenset(name.lower() for name, _ in facts.tool_counts),
             frozenset(w for note in facts.errors for w in words(note.message)),
+            Facts.of(Evidence.of(messages), history),
         )
 
 
@@ -133,8 +139,12 @@ def judge_truth(
     failure = _form_failure(text, grounds)
     if failure is not None:
         return failure
-    grounded = ground(text, template, grounds.history, grounds.reported)
+    grounded = ground(text, template, grounds.history, grounds.reported, grounds.claims)
     if grounded.rejected:
+        if grounded.reason == "misleading":
+            rules = Counter(rule for rule, _ in grounded.false)
+            named = ", ".join(f"{rule} ×{n}" for rule, n in rules.most_common())
+            return _failure("misleading", f"most of the answer's claims are false: {named}")
         names = ", ".join(f"`{n}`" for n in grounded.foreign[:3]) or "requests from tool results"
         return _failure(
             "foreign", f"the answer states what the conversation does not hold: {names}"
