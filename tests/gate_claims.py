@@ -190,6 +190,12 @@ CHANGES: dict[str, list[Change]] = {
         ),
         Change("latest-request-left-out", GOALS, "Latest request", ""),
         Change(
+            "latest-request-left-out",
+            STATUS,
+            "Done:",
+            "Done: zero-cost cards can be played and all 15 tests pass.",
+        ),
+        Change(
             "roles-swapped",
             GOALS,
             "Decision:",
@@ -236,6 +242,7 @@ CHANGES: dict[str, list[Change]] = {
             "The tests have not been run yet; next, read `src/checkout.js` to find the 500.",
         ),
         Change("latest-request-left-out", GOALS, "Latest request", ""),
+        Change("latest-request-left-out", STATUS, "In progress", ""),
         Change(
             "roles-swapped",
             GOALS,
@@ -278,6 +285,12 @@ CHANGES: dict[str, list[Change]] = {
             "Currently reading `docs/pricing-2025.md`; the brief is not written yet.",
         ),
         Change("latest-request-left-out", GOALS, "Latest request", ""),
+        Change(
+            "latest-request-left-out",
+            STATUS,
+            "Done:",
+            "Done: the English brief is written and lints clean.",
+        ),
         Change(
             "roles-swapped",
             GOALS,
@@ -465,11 +478,17 @@ def good_set() -> list[Answer]:
 
 
 def bad_set() -> list[Answer]:
-    return [
-        _answer(name, change.kind, False, changed(_bodies(name), change), change)
-        for name, changes in CHANGES.items()
-        for change in changes
-    ]
+    """One answer per session and kind: its changes applied together (leaving a request
+    out takes it from Goals and from Task Status)."""
+    found = []
+    for name, changes in CHANGES.items():
+        for kind in dict.fromkeys(c.kind for c in changes):
+            mine = [c for c in changes if c.kind == kind]
+            body = _bodies(name)
+            for change in mine:
+                body = changed(body, change)
+            found.append(_answer(name, kind, False, body, mine[0]))
+    return found
 
 
 def claims_set() -> list[Answer]:

@@ -18,7 +18,7 @@ the sentence asserts about the thing it names and compares it with the evidence
 - `attribution`: an error attributed to a file that no tool call and result share with it.
 - `number`: a number with its neighbour word ("exit code 127", "line 168", "14 failed",
   "port 8080") that no text of the history holds together.
-- `unasked`: a next step the user never asked for and the agent's last words do not
+- `unasked` (in the sections that say what comes next): a next step the user never asked for and the agent's last words do not
   plan, or one that undoes work (deleting, disabling, skipping, pushing) the user never
   asked to undo.
 """
@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.gate.coverage import stem
+from app.core.gate.ending import END_KEYS
 from app.core.gate.entities import Entity, HistoryText
 from app.core.gate.evidence import Evidence
 from app.core.gate.overlap import content_words, words
@@ -96,6 +97,11 @@ _USER_CLAIM = re.compile(
     r"|demanded|confirmed|decided|chose|suggested|proposed|specified|requires|required"
     r"|expects|expected|permitted|allowed|directed)\b"
 )
+# Verbs that turn a request around (undo, keep as is), which a user claim may use only
+# when the user did.
+_TURNED = re.compile(
+    r"\b(?:keep|leave|remove|delete|revert|undo|disable|drop|skip|ignore|abandon|truncate)\b"
+)
 # A number and the word beside it, in either order; each class lists the words the
 # history may write it with.
 _UNIT_CLASSES: dict[str, tuple[str, ...]] = {
@@ -140,6 +146,7 @@ class Facts:
     user_stems: frozenset[str]
     late_stems: frozenset[str]
     agent_stems: frozenset[str]  # words only the agent used (its text and calls)
+    result_stems: frozenset[str]  # words only tool results hold
     flat: str  # every text of the history, lower-cased, for number pairs
 
     @classmethod
@@ -154,6 +161,12 @@ class Facts:
                 stem(w)
                 for w in history.vocabulary["agent"]
                 - history.vocabulary["results"]
+                - history.vocabulary["user"]
+            ),
+            frozenset(
+                stem(w)
+                for w in history.vocabulary["results"]
+                - history.vocabulary["agent"]
                 - history.vocabulary["user"]
             ),
             " ".join((history.user, history.agent, history.results)),
@@ -174,7 +187,7 @@ def false_claim(sentence: str, key: str, found: Sequence[Entity], facts: Facts) 
         return "attribution"
     if _numbers_false(low, facts.flat):
         return "number"
-    if key in ("task status", "objectives") and _unasked(bare, low, facts):
+    if (key in END_KEYS and key != "goals") and _unasked(bare, low, facts):
         return "unasked"
     return None
 
@@ -207,12 +220,16 @@ def _not_users(low: str, found: Sequence[Entity], facts: Facts) -> bool:
         prose = prose.replace(entity.text.lower(), " ")
     said = _claim_words(prose)
     supported = sum(1 for w in said if w in facts.user_stems)
-    elsewhere = sum(1 for w in said if w not in facts.user_stems and w in facts.agent_stems)
+    others = facts.agent_stems | facts.result_stems
+    elsewhere = sum(1 for w in said if w not in facts.user_stems and w in others)
+    turned = _TURNED.search(prose)
+    if turned is not None and stem(turned.group()) not in facts.user_stems:
+        return True  # the user's request turned around: "keep … failing", "remove the flag"
     for entity in named:
         sources = facts.history.sources(entity)
         if "user" in sources:
             supported += 1
-        elif sources == {"agent"}:
+        elif sources and "user" not in sources and sources != {"agent", "results"}:
             elsewhere += 1
     return elsewhere >= ELSEWHERE_MIN and elsewhere > supported
 

@@ -46,6 +46,11 @@ _NEVER_CHANGED = re.compile(
     r"|\bonly (?:ever )?(?:read|opened|viewed)\b"
 )
 _NEVER_SUBMITTED = re.compile(rf"{_NOT}submitted\b|\bnothing (?:was |got )?submitted\b")
+_NOT_RUN = re.compile(rf"{_NOT}(?:yet\s+)?(?:run|ran|executed|started|tried)\b")
+_NOT_WRITTEN = re.compile(rf"{_NOT}(?:yet\s+)?(?:written|created|saved|drafted)\b")
+# "currently reading X": what the agent does now is what its last steps were about.
+_DOING = re.compile(r"\b(?:currently|right now|at the moment)\s+(?:\w+\s+)?\w+ing\b")
+LAST_STEPS = 3
 _KEPT = re.compile(
     r"\b(?:kept|left in place|still exists?|remains? in place|not (?:removed|deleted))\b"
 )
@@ -78,7 +83,7 @@ def _polarity(low: str) -> str | None:
 
 def _things(low: str, found: Sequence[Entity], evidence: Evidence) -> list[Step]:
     """The runs the sentence is about: the commands it names (a code span, a path a
-    command ran), else its tests."""
+    command ran, a command's first three words in prose), else its tests."""
     steps: list[Step] = []
     runs = [s for s in evidence.steps if s.command and s.answered and not s.ops]
     for entity in found:
@@ -86,6 +91,8 @@ def _things(low: str, found: Sequence[Entity], evidence: Evidence) -> list[Step]
             continue
         parts = [p for p in re.findall(r"[\w./:-]+", entity.text.lower()) if len(p) > 1]
         steps += [s for s in runs if all(p in s.command for p in parts)]
+    # a command named in prose by its first words ("pip install pyyaml succeeded")
+    steps += [s for s in runs if len(key := s.command.split()[:3]) >= 2 and " ".join(key) in low]
     if steps:
         return sorted(set(steps), key=lambda s: s.at)
     if _TESTS.search(low):
@@ -95,7 +102,11 @@ def _things(low: str, found: Sequence[Entity], evidence: Evidence) -> list[Step]
 
 def status_false(sentence: str, low: str, found: Sequence[Entity], evidence: Evidence) -> bool:
     """Whether the status `sentence` (`low`: lower-cased) states disagrees with `evidence`."""
-    if _denies_error(sentence, low, evidence) or _file_state_false(low, found, evidence):
+    if (
+        _denies_error(sentence, low, evidence)
+        or _file_state_false(low, found, evidence)
+        or _stale(low, found, evidence)
+    ):
         return True
     polarity = _polarity(low)
     if polarity is None:
@@ -110,6 +121,31 @@ def status_false(sentence: str, low: str, found: Sequence[Entity], evidence: Evi
     if _LATEST.search(low) or _PRESENT.search(low):
         return latest != good
     return all(s.failed == good for s in runs) and latest != good  # past: never so
+
+
+def _stale(low: str, found: Sequence[Entity], evidence: Evidence) -> bool:
+    """An early state told as the present: "not run yet" of tests or commands that ran,
+    "not written yet" of a file written, "currently reading X" when the last steps are
+    about other things."""
+    if _NOT_RUN.search(low) and (
+        (_TESTS.search(low) and evidence.tests()) or _things(low, found, evidence)
+    ):
+        return True
+    paths = [e.text.lower() for e in found if e.kind == "path"]
+    if _NOT_WRITTEN.search(low) and any(
+        kind in ("created", "edited") and _ends(path, p)
+        for p in paths
+        for s in evidence.naming(p)
+        for kind, path in s.ops
+    ):
+        return True
+    named = [e.text.lower() for e in found if e.kind in ("path", "code")]
+    if _DOING.search(low) and named and evidence.steps:
+        last = evidence.steps[-LAST_STEPS:]
+        return not any(
+            n in s.call or any(_ends(p, n) for p in s.paths) for n in named for s in last
+        )
+    return False
 
 
 def _latest_says(last: Step, low: str, found: Sequence[Entity], evidence: Evidence) -> bool:

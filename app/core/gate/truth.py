@@ -14,7 +14,9 @@ In order (the first that fails names the reason):
    the conversation, or a plain "none" that the history does not contradict (no "no
    files" when files were touched, no "no tool calls" when tools ran); one terse section
    in `SILENT_PER` is let pass, a contradiction never.
-7. `uncovered`: the answer names too few of the history's salient facts
+7. `stale`: its goals and status leave out the user's latest request
+   (`app.core.gate.ending`).
+8. `uncovered`: the answer names too few of the history's salient facts
    (`app.core.gate.coverage`).
 """
 
@@ -30,6 +32,7 @@ from app.core.errors import SummarizerError
 from app.core.gate.alignment import PairIndex, copied_share
 from app.core.gate.claims import Facts
 from app.core.gate.coverage import Salient, salient
+from app.core.gate.ending import leaves_out, request_stems
 from app.core.gate.entities import HistoryText
 from app.core.gate.evidence import Evidence
 from app.core.gate.grounding import ground
@@ -95,6 +98,7 @@ class Grounds:
     tools: frozenset[str]  # the names of the tools called
     reported: frozenset[str]  # the words of the errors met
     claims: Facts  # the evidence the answer's claims are held to
+    latest: frozenset[str]  # the words of the user's latest request (not the first)
 
     @classmethod
     def of(
@@ -119,6 +123,7 @@ class Grounds:
             frozenset(name.lower() for name, _ in facts.tool_counts),
             frozenset(w for note in facts.errors for w in words(note.message)),
             Facts.of(Evidence.of(messages), history),
+            request_stems(facts.latest_request, instructions, facts.first_request),
         )
 
 
@@ -165,6 +170,10 @@ def judge_truth(
         named = ", ".join(denied or silent)
         return _failure("says_nothing", f"sections that say nothing of the conversation: {named}")
     lone = required is not None and len(required) == 1
+    if not lone and leaves_out(sections, grounds.latest):
+        return _failure(
+            "stale", "the answer's goals and status leave out the user's latest request"
+        )
     if not lone or _asks_coverage(required or (), template):
         need = 1 if lone else grounds.salient.required()
         hits = grounds.salient.covered(kept)

@@ -31,6 +31,10 @@ def judged(session: str, kind: str) -> Trimmed | SummarizerError:
         ("marshmallow", "status-inverted", "status"),
         ("pydicom", "status-inverted", "status"),
         ("injection", "status-inverted", "status"),
+        ("cards", "stale-state", "status"),
+        ("shop", "stale-state", "status"),
+        ("launch", "stale-state", "status"),
+        ("colon", "stale-state", "status"),
         ("cards", "error-misattributed", "attribution"),
         ("shop", "error-misattributed", "attribution"),
         ("launch", "error-misattributed", "attribution"),
@@ -86,3 +90,24 @@ def test_good_answers_of_every_style_are_used_whole(answer: Answer) -> None:
         verdict = CHECKER._judge(text, request)
         assert isinstance(verdict, Trimmed), (template, verdict)
         assert verdict.warnings == (), template
+
+
+@pytest.mark.parametrize("session", ["cards", "shop", "launch"])
+def test_an_answer_leaving_out_the_latest_request_is_refused_as_stale(session: str) -> None:
+    verdict = judged(session, "latest-request-left-out")
+    assert isinstance(verdict, SummarizerError)
+    assert verdict.reason == "stale"
+    assert (
+        str(verdict) == "[stale] the answer's goals and status leave out the user's latest request"
+    )
+
+
+def test_a_status_is_checked_at_the_time_the_sentence_speaks_of() -> None:
+    # `npm test` failed first and passed later: "at first" is true of the failure
+    verdict = judged("shop", "good-claims")
+    assert isinstance(verdict, Trimmed)
+    assert "3 failed and 9 passed at first" in verdict
+    # the same command said to pass now, after a last run that failed, is dropped
+    assert judged("shop", "status-inverted").warnings == (  # type: ignore[union-attr]
+        "summary: dropped [status] “The new empty-cart test passes now and `npm test` is green.”",
+    )
