@@ -18,9 +18,9 @@ the sentence asserts about the thing it names and compares it with the evidence
 - `attribution`: an error attributed to a file that no tool call and result share with it.
 - `number`: a number with its neighbour word ("exit code 127", "line 168", "14 failed",
   "port 8080") that no text of the history holds together.
-- `unasked` (in the sections that say what comes next): a next step the user never asked for and the agent's last words do not
-  plan, or one that undoes work (deleting, disabling, skipping, pushing) the user never
-  asked to undo.
+- `unasked` (in the sections that say what comes next): a next step the user never
+  asked for and the agent's last words do not plan, or one that undoes work (deleting,
+  disabling, skipping, pushing) the user never asked to undo.
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ A summary is read to carry on: the agent continues from Goals and Task Status. O
 tells the first request and the work on it, and leaves out what the user asked last,
 sends the agent back to a finished task — true sentence by sentence, and misleading as a
 whole, so it is refused (`stale`) rather than trimmed. (The archive template's milestones
-and insights count too: its Objectives hold the goal and its status.) The latest request is the user's
-own words of their last message that is not the first (`ExtractedFacts.latest_request`);
-it is found when Goals & Decisions, Task Status or the archive's Objectives name two of
-its own words (compared by stem; numbers too: "a test for cost -1") that the first request
+and insights count too: its Objectives hold the goal and its status.) The latest request
+is the user's own words of their last message that is not the first
+(`ExtractedFacts.latest_request`); it is found when Goals & Decisions, Task Status or the
+archive's Objectives name two of its own words (compared by stem; numbers too: "a test for cost -1") that the first request
 does not have.
 """
 
@@ -25,9 +25,11 @@ END_KEYS = frozenset({"goals", "task status", "objectives", "completed milestone
 # A request word that can show the request was read: this long, not a word of any text.
 WORD_CHARS = 4
 LATEST_HITS = 2
-_PLAIN = frozenset(
-    ["thanks", "thank", "great", "good", "please", "also", "just", "make", "now", "then", "next", "more", "some", "this", "that", "with", "from", "into", "have", "what", "when", "they", "them", "their", "there", "could", "would", "should", "done", "okay"]
+_PLAIN_TEXT = (
+    "thanks thank great good please also just make now then next more some this that "
+    "with from into have what when they them their there could would should done okay"
 )
+_PLAIN = frozenset(_PLAIN_TEXT.split())
 
 
 def request_stems(
