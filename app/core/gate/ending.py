@@ -8,8 +8,8 @@ whole, so it is refused (`stale`) rather than trimmed. (The archive template's m
 and insights count too: its Objectives hold the goal and its status.) The latest request
 is the user's own words of their last message that is not the first
 (`ExtractedFacts.latest_request`); it is found when Goals & Decisions, Task Status or the
-archive's Objectives name two of its own words (compared by stem; numbers too: "a test for cost -1") that the first request
-does not have.
+archive's Objectives name two of its own words (compared by stem; numbers too: "a test
+for cost -1") that the first request does not have.
 """
 
 from __future__ import annotations
