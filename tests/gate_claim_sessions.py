@@ -1,12 +1,15 @@
 """Sessions of other agent kinds for the claim rules of the summary gate, each with a later
 request from the user: a Cline-like C# session (Anthropic shape), a Codex-like Node session
 and a product-documents session of long prose in English and German (OpenAI shape, tool
-calls as `tool_calls`). `tests/gate_claims.py` writes good answers of them and, one
-sentence changed each, the wrong answers of issue 44's kinds."""
+calls as `tool_calls`), and an Aider-like session reading two long prose documents
+(`tests/data/prose/`, copies of this repository's docs). `tests/gate_claims.py` writes
+good answers of them and, one sentence changed each, the wrong answers of issue 44's
+kinds."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tests.builders import assistant, system, tool_result, tool_use, user
@@ -277,4 +280,30 @@ LAUNCH_RAW: list[dict[str, Any]] = [
     ),
     oa_result("d8", ""),
     oa_text("Both briefs lint clean; the German one is docs/launch-brief.de.md."),
+]
+
+PROSE_DOCS = Path(__file__).resolve().parent / "data" / "prose"
+HANDBOOK_RAW: list[dict[str, Any]] = [
+    system("You are Aider, a pair programmer. Answer from the files you read."),
+    user(
+        "Read docs/what-counts-as-a-summary.md and docs/recall.md and explain how the service "
+        "decides that an answer is a summary."
+    ),
+    assistant(
+        "Reading the first document.",
+        tool_use("view", "h1", path="docs/what-counts-as-a-summary.md"),
+    ),
+    tool_result("h1", (PROSE_DOCS / "what-counts-as-a-summary.md").read_text(encoding="utf-8")),
+    assistant("Reading the second.", tool_use("view", "h2", path="docs/recall.md")),
+    tool_result("h2", (PROSE_DOCS / "recall.md").read_text(encoding="utf-8")),
+    assistant(
+        "Every answer is judged on its content against the prompt and the transcript; "
+        "refusals, echoes, copies and filler are refused, and what is left must talk about "
+        "this conversation."
+    ),
+    user("And in two sentences: how does recall find an archived message again?"),
+    assistant(
+        "An archive keeps the messages a compaction replaced, and the recall tool searches "
+        "them by words or by id. The summary names the archive so the agent can ask for it."
+    ),
 ]

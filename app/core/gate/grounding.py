@@ -46,6 +46,13 @@ _MARK = re.compile(r"^(\s*(?:[-*+]\s+(?:\[[^\]]{0,3}\]\s*)?|\d{1,2}[.)]\s+|>\s*)
 _SENTENCE_END = re.compile(
     r"(?<=[.!?。！？])\s+(?=[A-Z\"'`*(\[\u00c0-\u024f\u0400-\u04ff]|[^\x00-\x7f])"
 )
+# A sentence of the archive's Objectives & Status that states a request or what comes next
+# (the rest of that section reports the status, in the words of what was read).
+_AS_REQUEST = re.compile(
+    r"\b(?:user|asked to|asks to|wants?|wanted|requests?|requested|goal|objective|next|then"
+    r"|todo|should|must|needs? to|will|plan)\b",
+    re.IGNORECASE,
+)
 _UNDERLINE = re.compile(r"^\s{0,3}(?:=+|-{3,})\s*$")
 
 
@@ -170,6 +177,8 @@ def _borrowed(
         return True
     if key not in REQUEST_KEYS:
         return False
+    if key == "objectives" and not _AS_REQUEST.search(sentence):
+        return False  # the archive's Objectives & Status also reports: "the docs say …"
     tokens = words(sentence)
     judged = [w for w in content_words(tokens) if len(w) >= 4]
     only = {w for w in judged if history.only_in_results(w) and w not in reported}

@@ -6,7 +6,8 @@ In order (the first that fails names the reason):
    `<notes>` tags), or most of the answer aligned with the transcript (`alignment`).
 2. `incomplete`: the answer stops mid-sentence, whatever the provider's stop reason.
 3. `placeholder`: the template filled with bracketed descriptions.
-4. `incoherent`: the conversation's words in no order.
+4. `incoherent`: the conversation's words in no order, and not written in sentences
+   (a prose summary of prose documents pairs its words as often as a shuffle does).
 5. `foreign`: too much of it names what the history does not hold; else such sentences,
    and requests or next steps only a tool result states, are dropped with a warning
    (`app.core.gate.grounding`).
@@ -37,8 +38,9 @@ from app.core.gate.entities import HistoryText
 from app.core.gate.evidence import Evidence
 from app.core.gate.grounding import ground
 from app.core.gate.overlap import words
-from app.core.gate.sections import missing_sections, split_sections, title_of
+from app.core.gate.sections import missing_sections, split_sections, terse_status, title_of
 from app.core.gate.shape import (
+    in_sentences,
     incomplete,
     is_none_statement,
     placeholders,
@@ -67,6 +69,7 @@ _ROLE_LINE = re.compile(
     re.IGNORECASE,
 )
 _NOTES_TAG = re.compile(r"</?(?:notes|conversation|transcript)>", re.IGNORECASE)
+_CLAUSES = re.compile(r"[;,]|\band\b|\bbut\b")
 # Sections a "none" cannot answer when the history has facts of their kind.
 _FACT_SECTIONS = {
     "file operations": "files", "tool calls": "tools", "file system state": "changes",
@@ -210,21 +213,27 @@ def _form_failure(text: str, grounds: Grounds) -> SummarizerError | None:
     blanks = [p for p in placeholders(text) if not grounds.history.quotes(p)]
     if len(blanks) >= PLACEHOLDERS:
         return _failure("placeholder", "the answer is a template with placeholders")
-    if shuffled(tokens, grounds.vocabulary, grounds.transcript_pairs):
+    if shuffled(tokens, grounds.vocabulary, grounds.transcript_pairs) and not in_sentences(text):
         return _failure("incoherent", "the answer is the conversation's words in no order")
     return None
 
 
 def _denies(key: str, body: str, grounds: Grounds) -> bool:
-    """A "none" where the history has facts of the section's kind (no files, no tools)."""
+    """A "none" where the history has facts of the section's kind (no files, no tools). A
+    body that says what was there before what was not ("two documents were read; nothing
+    was written") denies nothing: each of its clauses must say none."""
     kind = _FACT_SECTIONS.get(key)
     if kind is None or not is_none_statement(body):
+        return False
+    if not all(is_none_statement(c) for c in _CLAUSES.split(body) if words(c)):
         return False
     return {"files": grounds.has_files, "tools": grounds.has_tools}.get(kind, grounds.has_changes)
 
 
 def _states(key: str, body: str, grounds: Grounds, instructions: frozenset[str]) -> bool:
     """Whether a section's body states something (the template's own notes left out)."""
+    if key == "task status" and terse_status(body):
+        return True  # "Done.": the state of a finished task, said in a word
     body = "\n".join(line for line in body.splitlines() if not set(words(line)) <= instructions)
     if _denies(key, body, grounds):
         return False
