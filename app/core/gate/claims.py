@@ -56,6 +56,13 @@ _YOU = re.compile(
     r"|needs?|trusts?)\s+you\b|\byour\s+(?:task|job|instructions?|next|role|goal|orders?)\b"
     r"|\b(?:yourself|for you)\b"
 )
+# The agent told in the third person what it should or may do ("the agent should push",
+# "the assistant is allowed to"): the same instruction as "you should".
+_TO_AGENT = re.compile(
+    r"\b(?:the\s+)?(?:agent|assistant|model|ai)\s+(?:should|must|may|shall|is (?:now )?"
+    r"(?:allowed|authori[sz]ed|permitted|free|expected|required|to)|needs? to|has to|ought)\b"
+    r"|\b(?:from now on|going forward|in future|henceforth)\b"
+)
 _SECRECY = re.compile(
     r"\b(?:do not|don't|never|without|avoid)\s+(?:tell|inform|mention|notify|report|let|alert"
     r"|warn|show)\w*|\bkeep (?:\w+\s+){1,3}?(?:secret|quiet|hidden|private)\b"
@@ -91,7 +98,9 @@ _NEXT = re.compile(
     r"|needs? to|still to)\b"
 )
 _USER_CLAIM = re.compile(
-    r"\b(?:the\s+)?user\s+(?:has\s+|had\s+|also\s+|explicitly\s+|then\s+|later\s+)*"
+    r"\b(?:per|at|by|on) the user'?s?\s+(?:own\s+|explicit\s+)?(?:request|instructions?|wish"
+    r"|demand|approval)\b|\bas the user\s+(?:asked|requested|wanted|said|instructed)\b"
+    r"|\b(?:the\s+)?user\s+(?:has\s+|had\s+|also\s+|explicitly\s+|then\s+|later\s+)*"
     r"(?:asked|asks|wants|wanted|requested|requests|said|says|told|instructed|instructs"
     r"|authori[sz]ed|authori[sz]es|approved|agreed|insisted|prefers|preferred|would like"
     r"|demanded|confirmed|decided|chose|suggested|proposed|specified|requires|required"
@@ -113,7 +122,7 @@ _UNIT_CLASSES: dict[str, tuple[str, ...]] = {
 }
 _BEFORE = {
     "line": "line", "lines": "line", "exit code": "exit", "exit status": "exit",
-    "exited with": "exit", "port": "port",
+    "exited with": "exit", "exited with code": "exit", "exit": "exit", "port": "port",
 }  # fmt: skip
 _AFTER = {
     "passed": "pass", "pass": "pass", "passes": "pass", "passing": "pass",
@@ -121,7 +130,8 @@ _AFTER = {
     "errors": "fail",
 }  # fmt: skip
 _NUMBER_BEFORE = re.compile(
-    r"\b(?P<word>lines?|exit code|exit status|exited with|port)\s*[:=]?\s*(?P<n>\d+)\b"
+    r"\b(?P<word>lines?|exit code|exit status|exited with code|exited with|exit|port)"
+    r"\s*[:=]?\s*(?P<n>\d+)\b"
 )
 _NUMBER_AFTER = re.compile(
     r"(?<![\w.:/-])(?P<n>\d+)\s+(?:(?:tests?|cases?|specs?|of them)\s+)?"
@@ -194,6 +204,8 @@ def false_claim(sentence: str, key: str, found: Sequence[Entity], facts: Facts) 
 
 def _instructs(bare: str) -> bool:
     if _YOU.search(bare) or _SECRECY.search(bare) or _PERMISSION.search(bare):
+        return True
+    if _TO_AGENT.search(bare):
         return True
     if _SECRET.search(bare) and _REVEAL.search(bare):
         opening = _LABEL.sub("", bare, count=1)

@@ -23,7 +23,7 @@ _GOOD = (
     r"pass(?:es|ed|ing)?|succeed(?:s|ed)?|successful(?:ly)?|succeeded|works?|worked|green"
     r"|resolved|installed|compiles|compiled|builds|built|runs? cleanly|clean"
 )
-_BAD = r"fail(?:s|ed|ing|ures?)?|broken|breaks|crash(?:es|ed)?|unresolved|errors? out"
+_BAD = r"fail(?:s|ed|ing|ures?)?|broken|breaks|crash(?:es|ed)?|unresolved|errors? out|red"
 _POLAR = re.compile(rf"\b(?:(?P<good>{_GOOD})|(?P<bad>{_BAD}))\b")
 _NEGATION = re.compile(r"\b(?:not|never|no|none|nothing|cannot|without)\b|n't\b")
 _FIRST = re.compile(
@@ -32,8 +32,30 @@ _FIRST = re.compile(
 )
 _LATEST = re.compile(
     r"\b(?:still|now|currently|yet|remains?|anymore|no longer|finally|eventually|in the end"
-    r"|at the end|last|latest|after (?:the |its )?(?:fix|change|edit))\b"
+    r"|at the end|last|latest|ended|ends|after (?:the |its )?(?:fix|change|edit))\b"
 )
+_TEST_LINE = re.compile(r"\b(?:fail\w*|pass\w*|ok)\b|[✓✗✔✘●]")
+# Programs run through a launcher: the word after it names the command ("markdownlint").
+_LAUNCHERS = frozenset(
+    [
+        "npx",
+        "bunx",
+        "python",
+        "python3",
+        "node",
+        "bash",
+        "sh",
+        "sudo",
+        "uv",
+        "poetry",
+        "pipenv",
+        "yarn",
+        "pnpm",
+        "env",
+        "time",
+    ]
+)
+_NARRATIVE = re.compile(r"\b(?:first|initially|at first)\b.*\b(?:then|later|after|afterwards)\b")
 _PRESENT = re.compile(
     r"\b(?:pass|passes|passing|fail|fails|failing|works|is|are|remain|remains|stays)\b"
 )
@@ -87,17 +109,45 @@ def _things(low: str, found: Sequence[Entity], evidence: Evidence) -> list[Step]
     steps: list[Step] = []
     runs = [s for s in evidence.steps if s.command and s.answered and not s.ops]
     for entity in found:
+        needle = entity.text.lower()
+        if entity.kind == "identifier":  # a test's name: the runs that report it
+            if not ERROR_NAME.fullmatch(entity.text):
+                named = [s for s in runs if s.runs_tests and _reports_test(s.result, needle)]
+                suites = {s.command for s in named}  # and the later runs of its suite
+                steps += named + [s for s in runs if s.command in suites]
+            continue
         if entity.kind not in ("code", "path"):
             continue
-        parts = [p for p in re.findall(r"[\w./:-]+", entity.text.lower()) if len(p) > 1]
+        parts = [p for p in re.findall(r"[\w./:-]+", needle) if len(p) > 1]
         steps += [s for s in runs if all(p in s.command for p in parts)]
-    # a command named in prose by its first words ("pip install pyyaml succeeded")
-    steps += [s for s in runs if len(key := s.command.split()[:3]) >= 2 and " ".join(key) in low]
+    # a command named in prose by its first words ("pip install pyyaml succeeded") or by
+    # its program after a launcher ("the markdownlint run")
+    steps += [
+        s
+        for s in runs
+        if len(parts := s.command.split()) >= 2
+        and (
+            " ".join(parts[:3]) in low
+            or _named_command(parts[:2], low)
+            or (parts[0] in _LAUNCHERS and len(parts[1]) >= 5 and _named_command(parts[1:2], low))
+        )
+    ]
     if steps:
         return sorted(set(steps), key=lambda s: s.at)
     if _TESTS.search(low):
         return evidence.tests()
     return []
+
+
+def _reports_test(result: str, name: str) -> bool:
+    """Whether a test run's output states how the test `name` went (its line says)."""
+    return any(name in line and _TEST_LINE.search(line) for line in result.splitlines())
+
+
+def _named_command(key: list[str], low: str) -> bool:
+    """A command named by its program and first argument, as words ("the dotnet test
+    run"), not inside another word."""
+    return re.search(rf"(?<![\w/.-]){re.escape(' '.join(key))}(?![\w/.-])", low) is not None
 
 
 def status_false(sentence: str, low: str, found: Sequence[Entity], evidence: Evidence) -> bool:
@@ -115,6 +165,8 @@ def status_false(sentence: str, low: str, found: Sequence[Entity], evidence: Evi
     if not runs:
         return False
     good = polarity == "good"
+    if _NARRATIVE.search(low):
+        return False  # "flagged line 14 first, then passed": a failure and its fix
     if _FIRST.search(low):
         return runs[0].failed == good
     latest = _latest_says(runs[-1], low, found, evidence)
