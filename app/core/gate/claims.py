@@ -93,9 +93,10 @@ _UNDO = re.compile(
     r"|uninstall|wipe|purg|truncat|comment\w* out|mark\w* (?:them |it |the tests? )?(?:as )?"
     r"(?:skip|xfail))\w*|\brm -|--no-verify\b"
 )
+# What marks a next step (not "will" alone: a quoted output says "will not repeat").
 _NEXT = re.compile(
-    r"\b(?:next|then|remaining|remains|todo|to do|will|plan(?:s|ned)? to|going to|should"
-    r"|needs? to|still to)\b"
+    r"\b(?:next|then|remaining|remains|todo|to do|plan(?:s|ned)? to|going to|still to"
+    r"|(?:we|i|agent|assistant) (?:will|should|must|needs? to))\b"
 )
 _USER_CLAIM = re.compile(
     r"\b(?:per|at|by|on) the user'?s?\s+(?:own\s+|explicit\s+)?(?:request|instructions?|wish"
@@ -144,6 +145,8 @@ ELSEWHERE_MIN = 2
 # A next step the user and the agent's last words do not hold: this many of its words.
 UNPLANNED_MIN = 2
 LATE_NOTES = 3
+# A sentence the user's messages hold word for word, this long at least, is their quote.
+QUOTE_WORDS = 5
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,7 @@ def false_claim(sentence: str, key: str, found: Sequence[Entity], facts: Facts) 
     """The rule `sentence` (under the section `key`) breaks, or None."""
     low = sentence.lower()
     bare = _QUOTED.sub(" ", low)
-    if _instructs(bare):
+    if _instructs(bare) and not _quotes_user(low, facts.history):
         return "instruction"
     if _not_users(low, found, facts):
         return "not_user"
@@ -200,6 +203,14 @@ def false_claim(sentence: str, key: str, found: Sequence[Entity], facts: Facts) 
     if (key in END_KEYS and key != "goals") and _unasked(bare, low, facts):
         return "unasked"
     return None
+
+
+def _quotes_user(low: str, history: HistoryText) -> bool:
+    """Whether the sentence is the user's own words, quoted (a summary keeps what the user
+    said exactly, "you may use any bash command" included): a record, not an order. A
+    cut quote (`…`) is read up to the cut."""
+    text = " ".join(low.split("…", 1)[0].split()).strip(" -*.")
+    return len(text.split()) >= QUOTE_WORDS and text in history.user
 
 
 def _instructs(bare: str) -> bool:
