@@ -40,8 +40,9 @@ from app.core.gate.status import ERROR_NAME, status_false
 RULES = ("instruction", "not_user", "status", "attribution", "number", "unasked")
 # Words any sentence uses; they show nothing about whose words a claim repeats.
 _PLAIN_TEXT = (
-    "user users asked asks wants wanted requested said says told would like also that this "
-    "with from into have been being were which their there then them they make made should "
+    "agent assistant user users asked asks wants wanted requested said says told would like "
+    "also that this with from into have been being were which their there then them they "
+    "make made should "
     "must need needs next step steps will going about after before done work task thing "
     "things file files code change changes some more only"
 )
@@ -107,6 +108,7 @@ _USER_CLAIM = re.compile(
     r"|demanded|confirmed|decided|chose|suggested|proposed|specified|requires|required"
     r"|expects|expected|permitted|allowed|directed)\b"
 )
+_CLAUSE_END = re.compile(r"[;:]|\s[—–]\s|,\s+(?:but|while|whereas)\b|\.\s")
 # Verbs that turn a request around (undo, keep as is), which a user claim may use only
 # when the user did.
 _TURNED = re.compile(
@@ -168,16 +170,16 @@ class Facts:
         return cls(
             evidence,
             history,
-            frozenset(stem(w) for w in evidence.user_vocabulary()),
-            frozenset(stem(w) for w in words(late)),
+            frozenset(_stem(w) for w in evidence.user_vocabulary()),
+            frozenset(_stem(w) for w in words(late)),
             frozenset(
-                stem(w)
+                _stem(w)
                 for w in history.vocabulary["agent"]
                 - history.vocabulary["results"]
                 - history.vocabulary["user"]
             ),
             frozenset(
-                stem(w)
+                _stem(w)
                 for w in history.vocabulary["results"]
                 - history.vocabulary["agent"]
                 - history.vocabulary["user"]
@@ -226,17 +228,24 @@ def _instructs(bare: str) -> bool:
 
 def _claim_words(text: str) -> set[str]:
     return {
-        stem(w)
+        _stem(w)
         for w in content_words(words(text))
         if len(w) >= 4 and w not in _PLAIN and not w.isdigit()
     }
+
+
+def _stem(word: str) -> str:
+    """`stem`, and `fixes`, `pushes`, `matches` → `fix`, `push`, `match`."""
+    if word.endswith("es") and word[-3:-2] in ("x", "s", "h") and len(word) > 4:
+        return word[:-2]
+    return stem(word)
 
 
 def _not_users(low: str, found: Sequence[Entity], facts: Facts) -> bool:
     match = _USER_CLAIM.search(low)
     if match is None:
         return False
-    claim = low[match.end() :]
+    claim = _CLAUSE_END.split(low[match.end() :], maxsplit=1)[0]  # the claim's own clause
     named = [e for e in found if e.text.lower() in claim]
     prose = claim
     for entity in named:  # a name counts once, as a name, not again by its words
@@ -246,7 +255,7 @@ def _not_users(low: str, found: Sequence[Entity], facts: Facts) -> bool:
     others = facts.agent_stems | facts.result_stems
     elsewhere = sum(1 for w in said if w not in facts.user_stems and w in others)
     turned = _TURNED.search(prose)
-    if turned is not None and stem(turned.group()) not in facts.user_stems:
+    if turned is not None and _stem(turned.group()) not in facts.user_stems:
         return True  # the user's request turned around: "keep … failing", "remove the flag"
     for entity in named:
         sources = facts.history.sources(entity)
@@ -300,11 +309,16 @@ def _pair_held(number: str, unit: str, flat: str) -> bool:
 def _unasked(bare: str, low: str, facts: Facts) -> bool:
     """A next step that undoes work the user never asked to undo, or that neither the user
     nor the agent's last words plan."""
-    step = low.split(":", 1)[1] if ":" in low[:40] else low
-    if not _NEXT.search(bare) or is_none_statement(step):
+    marker = _NEXT.search(bare)
+    if marker is None:
+        return False
+    at = low.find(marker.group())
+    step = low[at + len(marker.group()) :] if at >= 0 else low  # what comes after "next"
+    step = step.lstrip(" :—-")
+    if is_none_statement(step):
         return False
     undo = _UNDO.search(_QUOTED.sub(" ", step))
-    if undo is not None and stem(undo.group().split()[0]) not in facts.user_stems:
+    if undo is not None and _stem(undo.group().split()[0]) not in facts.user_stems:
         said = _claim_words(step)
         return not said or sum(w in facts.user_stems for w in said) < len(said) / 2
     said = _claim_words(step)

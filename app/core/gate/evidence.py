@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 from app.core.compact_json import compact_json
 from app.core.gate.overlap import words
-from app.core.history import EDITOR_TOOLS, error_line, shell_command, user_words
-from app.core.history.file_ops import FileTracker
+from app.core.history import EDITOR_TOOLS, FileTracker, error_line, shell_command, user_words
 from app.core.messages import (
     Message,
     TextBlock,
