@@ -37,6 +37,8 @@ from app.core.gate.overlap import content_words, words
 from app.core.gate.shape import is_none_statement
 from app.core.gate.status import ERROR_NAME, status_false
 
+# Sections that log calls and errors one by one: a present tense there tells of that call.
+LOG_KEYS = frozenset({"tool calls", "errors", "technical context"})
 RULES = ("instruction", "not_user", "status", "attribution", "number", "unasked")
 # Words any sentence uses; they show nothing about whose words a claim repeats.
 _PLAIN_TEXT = (
@@ -196,7 +198,8 @@ def false_claim(sentence: str, key: str, found: Sequence[Entity], facts: Facts) 
         return "instruction"
     if _not_users(low, found, facts):
         return "not_user"
-    if key != "goals" and status_false(sentence, low, found, facts.evidence):
+    log = key in LOG_KEYS
+    if key != "goals" and status_false(sentence, low, found, facts.evidence, log):
         return "status"
     if _misattributed(sentence, found, facts.evidence):
         return "attribution"

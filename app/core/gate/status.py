@@ -150,8 +150,12 @@ def _named_command(key: list[str], low: str) -> bool:
     return re.search(rf"(?<![\w/.-]){re.escape(' '.join(key))}(?![\w/.-])", low) is not None
 
 
-def status_false(sentence: str, low: str, found: Sequence[Entity], evidence: Evidence) -> bool:
-    """Whether the status `sentence` (`low`: lower-cased) states disagrees with `evidence`."""
+def status_false(
+    sentence: str, low: str, found: Sequence[Entity], evidence: Evidence, log: bool = False
+) -> bool:
+    """Whether the status `sentence` (`low`: lower-cased) states disagrees with `evidence`.
+    `log`: the sentence stands in a log of calls or errors, where a present tense tells
+    that call ("`pytest` fails with …"): only "still", "now", "yet" speak of the latest."""
     if (
         _denies_error(sentence, low, evidence)
         or _file_state_false(low, found, evidence)
@@ -170,7 +174,7 @@ def status_false(sentence: str, low: str, found: Sequence[Entity], evidence: Evi
     if _FIRST.search(low):
         return runs[0].failed == good
     latest = _latest_says(runs[-1], low, found, evidence)
-    if _LATEST.search(low) or _PRESENT.search(low):
+    if _LATEST.search(low) or (not log and _PRESENT.search(low)):
         return latest != good
     return all(s.failed == good for s in runs) and latest != good  # past: never so
 
