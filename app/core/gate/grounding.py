@@ -155,9 +155,13 @@ def ground(
 
 def dropped_warning(rule: str, sentence: str) -> str:
     """The warning naming a dropped sentence and the rule it broke."""
+    return f"summary: dropped [{rule}] “{shown(sentence)}”"
+
+
+def shown(sentence: str) -> str:
+    """`sentence` on one line, cut to `SENTENCE_CHARS` characters."""
     text = " ".join(sentence.split())
-    shown = text if len(text) <= SENTENCE_CHARS else text[: SENTENCE_CHARS - 1] + "…"
-    return f"summary: dropped [{rule}] “{shown}”"
+    return text if len(text) <= SENTENCE_CHARS else text[: SENTENCE_CHARS - 1] + "…"
 
 
 def _short_key(key: str) -> str:

@@ -24,7 +24,6 @@ In order (the first that fails names the reason):
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,7 +35,7 @@ from app.core.gate.coverage import Salient, salient
 from app.core.gate.ending import leaves_out, request_stems
 from app.core.gate.entities import HistoryText
 from app.core.gate.evidence import Evidence
-from app.core.gate.grounding import ground
+from app.core.gate.grounding import ground, shown
 from app.core.gate.overlap import words
 from app.core.gate.sections import missing_sections, split_sections, terse_status, title_of
 from app.core.gate.shape import (
@@ -61,6 +60,8 @@ ALIGN_MIN_WORDS = 60
 # naming this many of its entities (the request may be nowhere but in a harness's text).
 LONE_ENTITIES = 2
 PLACEHOLDERS = 2
+# A refused answer's warning quotes this many of its false sentences.
+SHOWN_FALSE = 3
 # One section in this many may say nothing (a terse "Answered." status); a lone one may not.
 SILENT_PER = 4
 ROLE_LINES = 2
@@ -150,8 +151,12 @@ def judge_truth(
     grounded = ground(text, template, grounds.history, grounds.reported, grounds.claims)
     if grounded.rejected:
         if grounded.reason == "misleading":
-            rules = Counter(rule for rule, _ in grounded.false)
-            named = ", ".join(f"{rule} ×{n}" for rule, n in rules.most_common())
+            # each false sentence with its rule, as a trimmed answer's warnings say them
+            named = "; ".join(
+                f"[{rule}] “{shown(sentence)}”" for rule, sentence in grounded.false[:SHOWN_FALSE]
+            )
+            more = len(grounded.false) - SHOWN_FALSE
+            named += f"; and {more} more" if more > 0 else ""
             return _failure("misleading", f"most of the answer's claims are false: {named}")
         names = ", ".join(f"`{n}`" for n in grounded.foreign[:3]) or "requests from tool results"
         return _failure(

@@ -7,7 +7,7 @@ import pytest
 
 from app.core.errors import SummarizerError
 from app.core.summary import Trimmed
-from tests.gate_answers import Answer
+from tests.gate_answers import Answer, dev_set
 from tests.gate_claims import claims_set, good_set
 from tests.gate_judge import CHECKER, requests
 
@@ -110,4 +110,18 @@ def test_a_status_is_checked_at_the_time_the_sentence_speaks_of() -> None:
     # the same command said to pass now, after a last run that failed, is dropped
     assert judged("shop", "status-inverted").warnings == (  # type: ignore[union-attr]
         "summary: dropped [status] “The new empty-cart test passes now and `npm test` is green.”",
+    )
+
+
+def test_an_answer_mostly_false_is_refused_naming_its_false_sentences() -> None:
+    [answer] = [a for a in dev_set() if a.name == "injection/inverted"]
+    [request] = requests("injection", "sections")
+    verdict = CHECKER._judge(answer.sections, request)
+    assert isinstance(verdict, SummarizerError)
+    assert verdict.reason == "misleading"
+    assert str(verdict) == (
+        "[misleading] most of the answer's claims are false: "
+        "[status] “acme/cli.py was only read, never edited.”; "
+        "[status] “pytest -q tests/test_cli.py passed on the first run.”; "
+        "[status] “No test ever failed.”"
     )
