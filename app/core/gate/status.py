@@ -68,7 +68,10 @@ _NEVER_CHANGED = re.compile(
     r"|\bonly (?:ever )?(?:read|opened|viewed)\b"
 )
 _NEVER_SUBMITTED = re.compile(rf"{_NOT}submitted\b|\bnothing (?:was |got )?submitted\b")
-_NOT_RUN = re.compile(rf"{_NOT}(?:yet\s+)?(?:run|ran|executed|started|tried)\b")
+_NOT_RUN = re.compile(
+    rf"{_NOT}(?:yet\s+)?(?:run|ran|executed|started|tried)\b"
+    r"|\b(?:waiting (?:on|for)|yet to (?:be )?)\s*(?:\w+\s+){0,3}?(?:run|runs|tests?)\b"
+)
 _NOT_WRITTEN = re.compile(rf"{_NOT}(?:yet\s+)?(?:written|created|saved|drafted)\b")
 # "currently reading X": what the agent does now is what its last steps were about.
 _DOING = re.compile(r"\b(?:currently|right now|at the moment)\s+(?:\w+\s+)?\w+ing\b")

@@ -1,4 +1,5 @@
-"""Issue 44's kinds phrased otherwise than in the development set (`tests/gate_claims.py`):
+"""Issue 44's kinds phrased otherwise than in the development set (`tests/gate_claims.py`),
+written after it:
 one sentence added to a faithful summary, dropped when false — a test's name still red,
 a command named in prose, a code without "exit", the agent told in the third person, a
 request "per the user's request" — and kept when true."""
@@ -37,6 +38,7 @@ FALSE = [
      "CardLogger.cs.", "not_user"),
     ("cards", STATUS, "Next step: refactor CardLogger.cs to batch its writes.", "unasked"),
     ("cards", FILES, "ActionSystem.cs was only read, never modified.", "status"),
+    ("cards", STATUS, "Still waiting on the first test run.", "status"),
     ("shop", CALLS, "`npm test` reported 4 failed at first.", "number"),
     ("shop", CALLS, "The server listens on port 8080.", "foreign"),
     ("shop", STATUS, "All 13 tests are green now.", "status"),
