@@ -2,16 +2,20 @@
 and by path.
 
 Usage:
-  python -m bench.gate [--set dev|heldout|all] [--paths compact,job,tail,digest] [--show]
+  python -m bench.gate [--set dev|heldout|claims|all] [--paths compact,job,tail,digest]
+                       [--show] [--write]
 
 Every answer of the set (`tests/gate_answers.py`, `tests/gate_heldout.py`: good and bad
-answers by kind on several sessions) is served by the fake OpenAI-compatible server
-(`tests/fakes/fake_llm_server.py`) to the real app, in-process, with no fallback, on each
-path: `/compact` (`full`, the transcript prompt), a background job (`/compactions`), the
-`tail` strategy (its archive template, the session followed by one short round it keeps)
-and the digest path (two questions). An answer is accepted when the compaction used the
-LLM's text; a compaction refused as `no_gain` (a history no larger than its summary) is no
-verdict of the gate and is left out. `--show` prints each verdict. The table
+answers by kind on several sessions; `tests/gate_claims.py`: faithful summaries with one
+sentence made false, by kind, and the good answers they were made from) is served by the
+fake OpenAI-compatible server (`tests/fakes/fake_llm_server.py`) to the real app,
+in-process, with no fallback, on each path: `/compact` (`full`, the transcript prompt), a
+background job (`/compactions`), the `tail` strategy (its archive template, the session
+followed by one short round it keeps) and the digest path (two questions). An answer is
+accepted when the compaction used the LLM's text (an answer with one false sentence: when
+that sentence is still in it — dropped, with the rest used, is the right verdict); a
+compaction refused as `no_gain` (a history no larger than its summary) is no verdict of
+the gate and is left out. `--show` prints each wrong verdict. The table
 goes to its own section of `bench/RESULTS.md` with `--write`.
 """
 
@@ -49,8 +53,9 @@ TAIL_ROUND = (
 class Verdict:
     answer: Answer
     path: str
-    accepted: bool
+    accepted: bool  # used with everything it says (a bad answer: its false sentence kept)
     detail: str  # the rejection's reason, or the warnings of an accepted answer
+    trimmed: bool = False  # used without its false sentence: right for a bad answer
 
 
 def answers(which: str) -> list[Answer]:
@@ -62,6 +67,10 @@ def answers(which: str) -> list[Answer]:
 
         BY_NAME.update({s.name: s for s in sessions()})
         found += heldout_set()
+    if which in ("claims", "all"):
+        from tests.gate_claims import claims_set
+
+        found += claims_set()
     return found
 
 
@@ -113,6 +122,20 @@ async def _run(client: httpx.AsyncClient, answer: Answer, path: str) -> dict[str
     raise RuntimeError(f"job {job_id} never finished")
 
 
+def _holds(data: dict[str, Any], sentence: str) -> bool:
+    """Whether the compacted messages still say `sentence` (the gate keeps or drops a
+    sentence whole)."""
+    needle = " ".join(sentence.split())
+    texts: list[str] = []
+    for message in data.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [b.get("text", "") for b in content if isinstance(b, dict)]
+    return any(needle in " ".join(t.split()) for t in texts)
+
+
 def _detail(data: dict[str, Any]) -> str:
     warnings = data.get("warnings") or []
     if data.get("compacted"):
@@ -143,12 +166,15 @@ async def _measure_path(
         transport = httpx.ASGITransport(app=manager.app)
         async with httpx.AsyncClient(transport=transport, base_url="http://gate.test") as client:
             for answer in found:
+                if path == "digest" and not answer.digest:
+                    continue  # a kind the digest path cannot show (it quotes the requests)
                 fake.rescript(_script(answer, path))
                 data = await _run(client, answer, path)
                 if data.get("reason") == "no_gain":
                     continue  # not the gate's verdict: a summary the history is not larger than
-                accepted = bool(data.get("compacted")) and data.get("summarizer") == "openai"
-                out.append(Verdict(answer, path, accepted, _detail(data)))
+                used = bool(data.get("compacted")) and data.get("summarizer") == "openai"
+                kept = not answer.false or _holds(data, answer.false)
+                out.append(Verdict(answer, path, used and kept, _detail(data), used and not kept))
     return out
 
 
@@ -170,10 +196,20 @@ def render(verdicts: Sequence[Verdict], which: str, command: str) -> str:
         by_kind[(_kind(v.answer.kind), v.answer.good)].append(v)
     for (kind, good), mine in sorted(by_kind.items()):
         wrong = sum(v.accepted != good for v in mine)
-        reasons = Counter(v.detail.split(":")[0] or "accepted" for v in mine)
+        reasons = Counter(_said(v) for v in mine)
         said = ", ".join(f"{r} {n}" for r, n in reasons.most_common(4))
         lines.append(f"| {kind} | {'good' if good else 'bad'} | {wrong}/{len(mine)} | {said} |")
     return "\n".join([*lines, ""])
+
+
+def _said(v: Verdict) -> str:
+    """The reason of a rejection, the rule that trimmed a false sentence, or `accepted`."""
+    if v.trimmed:
+        rules = [w.split("[", 1)[1].split("]", 1)[0] for w in v.detail.split("; ") if "[" in w]
+        return f"dropped {rules[-1] if rules else '?'}"
+    if v.accepted:
+        return "accepted"
+    return v.detail.split(":")[0] or "accepted"
 
 
 def _kind(kind: str) -> str:
@@ -188,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.gate", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--set", default="dev", choices=("dev", "heldout", "all"))
+    parser.add_argument("--set", default="dev", choices=("dev", "heldout", "claims", "all"))
     parser.add_argument("--paths", default=",".join(PATHS))
     parser.add_argument("--show", action="store_true", help="print every wrong verdict")
     parser.add_argument("--write", action="store_true", help="write the table to RESULTS.md")

@@ -36,6 +36,9 @@ class Answer:
     archived: str  # the answer to the tail strategy's archive template
     digest: tuple[str, str]  # the answers to the digest path's two questions
     finish: str = "stop"
+    # The one false sentence of an otherwise faithful answer: the answer is used rightly
+    # when this sentence is dropped and the rest kept.
+    false: str = ""
 
     @property
     def name(self) -> str:

@@ -270,7 +270,18 @@ class CompactResult(BaseModel):
             "summarizer's call is not counted."
         ),
     )
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(
+        default_factory=list,
+        description=(
+            "What the compaction met on the way, one line each. A summarizer that failed "
+            "says `summarizer NAME failed: [reason] ...` (the reason as in "
+            "`context_compact_summarizer_failures_total`); each sentence the summary gate "
+            "dropped from an LLM's summary is named with its rule: "
+            "`summary: dropped [rule] “sentence”`, the rule one of `foreign`, `borrowed`, "
+            "`instruction`, `not_user`, `status`, `attribution`, `number`, `unasked` "
+            "(docs/summaries.md)."
+        ),
+    )
 
 
 def result_json(

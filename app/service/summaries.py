@@ -248,9 +248,12 @@ def _why(name: str, error: SummarizerError) -> dict[str, object]:
 
 
 async def _summary_text(summarizer: Summarizer, request: SummaryRequest) -> str:
-    """The summary, stripped, still carrying the gate's warnings (`warnings_of`)."""
+    """The summary, stripped, still carrying the gate's warnings (`warnings_of`): `strip`
+    of a `Trimmed` is a plain `str` even when nothing was stripped, so the warnings are
+    carried over every time."""
     answer = await summarizer.summarize(request)
     text = answer.strip()
     if not text:  # an empty summary is a failed summary, whoever wrote it
         raise SummarizerError("empty summary", retryable=False)
-    return text if text == answer else Trimmed.of(Judged(text, warnings_of(answer)))
+    warnings = warnings_of(answer)
+    return Trimmed.of(Judged(text, warnings)) if warnings else text

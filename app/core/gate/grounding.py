@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.core.gate.claims import Facts, false_claim
 from app.core.gate.entities import Entity, HistoryText, entities
 from app.core.gate.overlap import content_words, words
 from app.core.gate.sections import heading_of, inline_body
@@ -38,10 +39,19 @@ BORROWED_SHARE = 0.25
 # ... in a run of this many words that a tool result holds.
 BORROWED_RUN = 4
 SHOWN = 3
+# A dropped sentence is quoted in its warning up to this many characters.
+SENTENCE_CHARS = 160
 
 _MARK = re.compile(r"^(\s*(?:[-*+]\s+(?:\[[^\]]{0,3}\]\s*)?|\d{1,2}[.)]\s+|>\s*)?)(.*)$")
 _SENTENCE_END = re.compile(
     r"(?<=[.!?。！？])\s+(?=[A-Z\"'`*(\[\u00c0-\u024f\u0400-\u04ff]|[^\x00-\x7f])"
+)
+# A sentence of the archive's Objectives & Status that states a request or what comes next
+# (the rest of that section reports the status, in the words of what was read).
+_AS_REQUEST = re.compile(
+    r"\b(?:user|asked to|asks to|wants?|wanted|requests?|requested|goal|objective|next|then"
+    r"|todo|should|must|needs? to|will|plan)\b",
+    re.IGNORECASE,
 )
 _UNDERLINE = re.compile(r"^\s{0,3}(?:=+|-{3,})\s*$")
 
@@ -57,6 +67,7 @@ class Grounded:
     borrowed: tuple[str, ...]  # request or next-step sentences only a tool result holds
     sentences: int
     dropped: int
+    false: tuple[tuple[str, str], ...] = ()  # (rule, sentence) of the claims found false
 
     @property
     def rejected(self) -> bool:
@@ -65,20 +76,30 @@ class Grounded:
         )
         return many or (self.dropped > 0 and self.dropped >= DROPPED_SHARE * self.sentences)
 
+    @property
+    def reason(self) -> str:
+        """Why a rejected answer is: mostly false claims (`misleading`), else `foreign`."""
+        return "misleading" if len(self.false) * 2 > self.dropped else "foreign"
+
 
 def ground(
     text: str,
     template: SummaryTemplate,
     history: HistoryText,
     reported: frozenset[str] = frozenset(),
+    claims: Facts | None = None,
 ) -> Grounded:
-    """`text` without its foreign and borrowed sentences (headings always kept).
-    `reported`: the words of the errors the history met, which a goal may state (a failure
-    to fix is a report, not a tool result's instruction)."""
+    """`text` without its foreign and borrowed sentences (headings always kept), and
+    with `claims`, without the sentences whose claims the evidence contradicts
+    (`app.core.gate.claims`). `reported`: the words of the errors the history met, which a
+    goal may state (a failure to fix is a report, not a tool result's instruction). Each
+    dropped sentence is named in a warning with its rule."""
     kept: list[str] = []
     stated: set[str] = set()
     foreign: dict[str, None] = {}
     borrowed: list[str] = []
+    false: list[tuple[str, str]] = []
+    said: list[str] = []  # one warning per dropped sentence, in order
     counts = [0, 0]  # sentences, dropped
     key = ""
     lines = text.splitlines()
@@ -102,36 +123,45 @@ def ground(
             found = entities(sentence)
             stated.update(e.text.lower() for e in found)
             missing = [e for e in found if not history.sources(e)]
+            rule = None
             if missing:
                 foreign.update((e.text, None) for e in missing)
-            elif not _borrowed(sentence, found, key, history, reported):
+                rule = "foreign"
+            elif _borrowed(sentence, found, key, history, reported):
+                borrowed.append(sentence.strip())
+                rule = "borrowed"
+            elif claims is not None:
+                rule = false_claim(sentence, key, found, claims)
+                if rule is not None:
+                    false.append((rule, sentence.strip()))
+            if rule is None:
                 survivors.append(sentence)
                 continue
-            else:
-                borrowed.append(sentence.strip())
+            said.append(dropped_warning(rule, sentence))
             counts[1] += 1
         if survivors or not sentences:
             kept.append(prefix + " ".join(survivors) if sentences else line)
-    warnings = []
-    if foreign:
-        names = ", ".join(f"`{name}`" for name in list(foreign)[:SHOWN])
-        warnings.append(
-            f"summary: dropped sentences naming what the conversation does not hold: {names}"
-        )
-    if borrowed:
-        warnings.append(
-            f"summary: dropped {len(borrowed)} sentence(s) stating as a request or next step "
-            "what only a tool result says"
-        )
     return Grounded(
         "\n".join(kept).strip(),
-        tuple(warnings),
+        tuple(said),
         len(stated),
         tuple(foreign),
         tuple(borrowed),
         counts[0],
         counts[1],
+        tuple(false),
     )
+
+
+def dropped_warning(rule: str, sentence: str) -> str:
+    """The warning naming a dropped sentence and the rule it broke."""
+    return f"summary: dropped [{rule}] “{shown(sentence)}”"
+
+
+def shown(sentence: str) -> str:
+    """`sentence` on one line, cut to `SENTENCE_CHARS` characters."""
+    text = " ".join(sentence.split())
+    return text if len(text) <= SENTENCE_CHARS else text[: SENTENCE_CHARS - 1] + "…"
 
 
 def _short_key(key: str) -> str:
@@ -151,6 +181,8 @@ def _borrowed(
         return True
     if key not in REQUEST_KEYS:
         return False
+    if key == "objectives" and not _AS_REQUEST.search(sentence):
+        return False  # the archive's Objectives & Status also reports: "the docs say …"
     tokens = words(sentence)
     judged = [w for w in content_words(tokens) if len(w) >= 4]
     only = {w for w in judged if history.only_in_results(w) and w not in reported}

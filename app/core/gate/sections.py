@@ -88,7 +88,24 @@ class Section:
 
     def is_substantive(self) -> bool:
         distinct = set(self.words)
+        if self.key == "task status" and terse_status(self.body):
+            return True  # "Done." is the whole status of a finished task
         return len(distinct) >= SUBSTANTIVE_WORDS and not distinct <= _NONE_WORDS
+
+
+# A terse status that states the task's state in a word or two ("Done.", "Fixed and
+# submitted.", "Answered."): a status, not an empty section.
+_TERSE_STATUS = re.compile(
+    r"^\W*(?:all\s+)?(?:done|finished|complete|completed|fixed|resolved|submitted|merged"
+    r"|answered|shipped|deployed)(?:\s+and\s+(?:submitted|merged|tested|verified|pushed))?"
+    r"\W*$",
+    re.IGNORECASE,
+)
+
+
+def terse_status(body: str) -> bool:
+    """Whether `body` is a status said in a word or two ("Done.", "Fixed and submitted.")."""
+    return _TERSE_STATUS.match(body.strip()) is not None
 
 
 def heading_of(line: str, template: SummaryTemplate, underlined: bool = False) -> str | None:

@@ -8,6 +8,11 @@ its placeholders, words in no order, or a section that says nothing of the conve
   with descriptions of what would go there.
 - `shuffled`: words of the conversation in no order (word salad): its neighbouring words
   are the transcript's neighbours no more often than the same words shuffled.
+- `in_sentences`: the answer is written in sentences — capitals open them after a full
+  stop or at a line's start, and no article stands before a word an article never stands
+  before ("the of", "a is"). A summary of long prose (product documents, PDFs) uses the
+  transcript's common pairs as often as a shuffle of itself does, so the pair measure
+  alone calls it salad; its grammar says it is not.
 - `says_something`: a section body states something of this conversation (an entity, a
   long word or two words found in it beyond the prompt's own), or it is a short "nothing
   here" statement
@@ -106,6 +111,36 @@ def shuffled(tokens: Sequence[str], vocabulary: frozenset[str], index: PairIndex
         rng.shuffle(mixed)
         baseline += _neighbours(mixed, index) / SALAD_SHUFFLES
     return seen < SALAD_NEIGHBOURS or seen < SALAD_RATIO * baseline
+
+
+# Sentences: one capital opening a sentence or a line every this many words at least, and
+# at most this share of the articles followed by a word no article precedes. Summaries
+# open one every 17 to 28 words with no such article; word salad one every 65 or fewer,
+# with a tenth to a fifth of its articles misplaced.
+SENTENCE_WORDS = 40
+MISPLACED_SHARE = 0.05
+_ARTICLES_TEXT = "the a an this these those its their our every each"
+_ARTICLES = frozenset(_ARTICLES_TEXT.split())
+_NEVER_AFTER_TEXT = (
+    "the a an of to in on and or is are was were be by for with at from that which as it"
+)
+_NEVER_AFTER_ARTICLE = frozenset(_NEVER_AFTER_TEXT.split())
+_SENTENCE_START = re.compile(r"[.!?]\s+[A-Z]|^\s*(?:[-*+]\s+|\d+[.)]\s+)?[A-Z]", re.MULTILINE)
+
+
+def in_sentences(text: str) -> bool:
+    """Whether `text` reads as written sentences, not words in no order."""
+    tokens = words(text)
+    if not tokens:
+        return False
+    starts = len(_SENTENCE_START.findall(text))
+    if starts * SENTENCE_WORDS < len(tokens):
+        return False
+    articles = [i for i, t in enumerate(tokens) if t in _ARTICLES]
+    misplaced = sum(
+        1 for i in articles if i + 1 == len(tokens) or tokens[i + 1] in _NEVER_AFTER_ARTICLE
+    )
+    return misplaced <= MISPLACED_SHARE * len(articles)
 
 
 def _neighbours(tokens: Sequence[str], index: PairIndex) -> float:

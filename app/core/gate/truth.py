@@ -6,7 +6,8 @@ In order (the first that fails names the reason):
    `<notes>` tags), or most of the answer aligned with the transcript (`alignment`).
 2. `incomplete`: the answer stops mid-sentence, whatever the provider's stop reason.
 3. `placeholder`: the template filled with bracketed descriptions.
-4. `incoherent`: the conversation's words in no order.
+4. `incoherent`: the conversation's words in no order, and not written in sentences
+   (a prose summary of prose documents pairs its words as often as a shuffle does).
 5. `foreign`: too much of it names what the history does not hold; else such sentences,
    and requests or next steps only a tool result states, are dropped with a warning
    (`app.core.gate.grounding`).
@@ -14,7 +15,9 @@ In order (the first that fails names the reason):
    the conversation, or a plain "none" that the history does not contradict (no "no
    files" when files were touched, no "no tool calls" when tools ran); one terse section
    in `SILENT_PER` is let pass, a contradiction never.
-7. `uncovered`: the answer names too few of the history's salient facts
+7. `stale`: its goals and status leave out the user's latest request
+   (`app.core.gate.ending`).
+8. `uncovered`: the answer names too few of the history's salient facts
    (`app.core.gate.coverage`).
 """
 
@@ -27,12 +30,16 @@ from dataclasses import dataclass
 from app.core.assemble import SUMMARY_PREFIX
 from app.core.errors import SummarizerError
 from app.core.gate.alignment import PairIndex, copied_share
+from app.core.gate.claims import Facts
 from app.core.gate.coverage import Salient, salient
+from app.core.gate.ending import leaves_out, request_stems
 from app.core.gate.entities import HistoryText
-from app.core.gate.grounding import ground
+from app.core.gate.evidence import Evidence
+from app.core.gate.grounding import ground, shown
 from app.core.gate.overlap import words
-from app.core.gate.sections import missing_sections, split_sections, title_of
+from app.core.gate.sections import missing_sections, split_sections, terse_status, title_of
 from app.core.gate.shape import (
+    in_sentences,
     incomplete,
     is_none_statement,
     placeholders,
@@ -53,6 +60,8 @@ ALIGN_MIN_WORDS = 60
 # naming this many of its entities (the request may be nowhere but in a harness's text).
 LONE_ENTITIES = 2
 PLACEHOLDERS = 2
+# A refused answer's warning quotes this many of its false sentences.
+SHOWN_FALSE = 3
 # One section in this many may say nothing (a terse "Answered." status); a lone one may not.
 SILENT_PER = 4
 ROLE_LINES = 2
@@ -61,6 +70,7 @@ _ROLE_LINE = re.compile(
     re.IGNORECASE,
 )
 _NOTES_TAG = re.compile(r"</?(?:notes|conversation|transcript)>", re.IGNORECASE)
+_CLAUSES = re.compile(r"[;,]|\band\b|\bbut\b")
 # Sections a "none" cannot answer when the history has facts of their kind.
 _FACT_SECTIONS = {
     "file operations": "files", "tool calls": "tools", "file system state": "changes",
@@ -91,6 +101,8 @@ class Grounds:
     has_changes: bool  # files created, edited or deleted
     tools: frozenset[str]  # the names of the tools called
     reported: frozenset[str]  # the words of the errors met
+    claims: Facts  # the evidence the answer's claims are held to
+    latest: frozenset[str]  # the words of the user's latest request (not the first)
 
     @classmethod
     def of(
@@ -102,8 +114,9 @@ class Grounds:
         instructions: frozenset[str],
         notes: str = "",
     ) -> Grounds:
+        history = HistoryText.of(list(messages), notes)
         return cls(
-            HistoryText.of(list(messages), notes),
+            history,
             salient(facts, instructions, _carried(messages)),
             PairIndex.of(transcript),
             PairIndex.of(requests),
@@ -113,6 +126,8 @@ class Grounds:
             bool(facts.files_created or facts.files_edited or facts.files_deleted),
             frozenset(name.lower() for name, _ in facts.tool_counts),
             frozenset(w for note in facts.errors for w in words(note.message)),
+            Facts.of(Evidence.of(messages), history),
+            request_stems(facts.latest_request, instructions, facts.first_request),
         )
 
 
@@ -133,8 +148,16 @@ def judge_truth(
     failure = _form_failure(text, grounds)
     if failure is not None:
         return failure
-    grounded = ground(text, template, grounds.history, grounds.reported)
+    grounded = ground(text, template, grounds.history, grounds.reported, grounds.claims)
     if grounded.rejected:
+        if grounded.reason == "misleading":
+            # each false sentence with its rule, as a trimmed answer's warnings say them
+            named = "; ".join(
+                f"[{rule}] “{shown(sentence)}”" for rule, sentence in grounded.false[:SHOWN_FALSE]
+            )
+            more = len(grounded.false) - SHOWN_FALSE
+            named += f"; and {more} more" if more > 0 else ""
+            return _failure("misleading", f"most of the answer's claims are false: {named}")
         names = ", ".join(f"`{n}`" for n in grounded.foreign[:3]) or "requests from tool results"
         return _failure(
             "foreign", f"the answer states what the conversation does not hold: {names}"
@@ -155,6 +178,10 @@ def judge_truth(
         named = ", ".join(denied or silent)
         return _failure("says_nothing", f"sections that say nothing of the conversation: {named}")
     lone = required is not None and len(required) == 1
+    if not lone and leaves_out(sections, grounds.latest):
+        return _failure(
+            "stale", "the answer's goals and status leave out the user's latest request"
+        )
     if not lone or _asks_coverage(required or (), template):
         need = 1 if lone else grounds.salient.required()
         hits = grounds.salient.covered(kept)
@@ -191,21 +218,27 @@ def _form_failure(text: str, grounds: Grounds) -> SummarizerError | None:
     blanks = [p for p in placeholders(text) if not grounds.history.quotes(p)]
     if len(blanks) >= PLACEHOLDERS:
         return _failure("placeholder", "the answer is a template with placeholders")
-    if shuffled(tokens, grounds.vocabulary, grounds.transcript_pairs):
+    if shuffled(tokens, grounds.vocabulary, grounds.transcript_pairs) and not in_sentences(text):
         return _failure("incoherent", "the answer is the conversation's words in no order")
     return None
 
 
 def _denies(key: str, body: str, grounds: Grounds) -> bool:
-    """A "none" where the history has facts of the section's kind (no files, no tools)."""
+    """A "none" where the history has facts of the section's kind (no files, no tools). A
+    body that says what was there before what was not ("two documents were read; nothing
+    was written") denies nothing: each of its clauses must say none."""
     kind = _FACT_SECTIONS.get(key)
     if kind is None or not is_none_statement(body):
+        return False
+    if not all(is_none_statement(c) for c in _CLAUSES.split(body) if words(c)):
         return False
     return {"files": grounds.has_files, "tools": grounds.has_tools}.get(kind, grounds.has_changes)
 
 
 def _states(key: str, body: str, grounds: Grounds, instructions: frozenset[str]) -> bool:
     """Whether a section's body states something (the template's own notes left out)."""
+    if key == "task status" and terse_status(body):
+        return True  # "Done.": the state of a finished task, said in a word
     body = "\n".join(line for line in body.splitlines() if not set(words(line)) <= instructions)
     if _denies(key, body, grounds):
         return False

@@ -18,6 +18,7 @@ from app.core.history.file_ops import (
     DEFAULT_VOCABULARY,
     FILE_KINDS,
     FileOp,
+    FileTracker,
     Vocabulary,
     shell_command,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "PART_OPENING",
     "ExtractedFacts",
     "FileOp",
+    "FileTracker",
     "Round",
     "Vocabulary",
     "command_item",

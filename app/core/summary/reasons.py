@@ -34,6 +34,8 @@ CONTENT_FAILURES = (
     "says_nothing",  # a required section states nothing of the conversation
     "foreign",  # too much of it names what the history does not hold
     "uncovered",  # too few of the history's salient facts named
+    "misleading",  # most of its sentences claim what the evidence contradicts
+    "stale",  # the user's latest request left out of its goals and status
 )
 TRANSPORT_FAILURES = (
     "timeout",  # one attempt past the summary timeout

@@ -1442,7 +1442,10 @@ export interface components {
              * @default 0
              */
             summary_chunks?: number;
-            /** Warnings */
+            /**
+             * Warnings
+             * @description What the compaction met on the way, one line each. A summarizer that failed says `summarizer NAME failed: [reason] ...` (the reason as in `context_compact_summarizer_failures_total`); each sentence the summary gate dropped from an LLM's summary is named with its rule: `summary: dropped [rule] “sentence”`, the rule one of `foreign`, `borrowed`, `instruction`, `not_user`, `status`, `attribution`, `number`, `unasked` (docs/summaries.md).
+             */
             warnings?: string[];
             /**
              * Request

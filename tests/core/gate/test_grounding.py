@@ -29,8 +29,7 @@ def test_a_foreign_sentence_is_dropped_and_named_in_a_warning() -> None:
         "- Reading `app/pager.py`."
     )
     assert grounded.warnings == (
-        "summary: dropped sentences naming what the conversation does not hold: "
-        "`kubectl apply -f k8s.yaml`",
+        "summary: dropped [foreign] “Then deploy with `kubectl apply -f k8s.yaml`.”",
     )
     assert not grounded.rejected
 

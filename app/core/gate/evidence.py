@@ -1,0 +1,120 @@
+"""What happened, step by step, for checking what a summary claims happened.
+
+A summary's claims ("the tests pass", "the error came from fields.py", "reproduce.py was
+kept") are about things and their state at some time. The history's names alone
+(`app.core.gate.entities`) cannot say whether a claim is true: `pytest` occurs in a
+history whose last run failed as well as in one whose last run passed. So the history is
+read once more as a list of steps — each tool call with what it named, the files it
+touched and whether its result reports a failure — and the user's own words apart, so
+the claim rules (`app.core.gate.claims`) can ask for the first and the latest evidence
+about the thing a sentence names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.core.compact_json import compact_json
+from app.core.gate.overlap import words
+from app.core.history import EDITOR_TOOLS, FileTracker, error_line, shell_command, user_words
+from app.core.messages import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    tool_result_text,
+    tool_uses,
+)
+
+# Commands that run tests: a sentence about "the tests" is about their latest run.
+_TEST_RUNNER = re.compile(
+    r"\b(?:pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|go test|cargo test|"
+    r"npm (?:run )?test|yarn test|pnpm test|mvn test|gradle test|dotnet test|rspec|"
+    r"phpunit|make test|ctest|bun test|deno test)\b"
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One tool call and its result, lower-cased: what it named and what came back."""
+
+    at: int
+    tool: str
+    call: str  # the call's input as text
+    command: str  # the shell command it ran ('' for other tools)
+    result: str  # '' when no result answered it
+    failed: bool
+    answered: bool
+    paths: tuple[str, ...]  # files the call read, created, edited or deleted
+    ops: tuple[tuple[str, str], ...]  # (kind, path) of each file operation
+
+    @property
+    def runs_tests(self) -> bool:
+        return _TEST_RUNNER.search(self.call) is not None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The steps in order, and the user's own words (lower-cased) by message."""
+
+    steps: tuple[Step, ...]
+    user: tuple[str, ...]
+    agent: str  # the assistant's own text, lower-cased
+    # The assistant's text blocks, each with the number of steps before it: what the agent
+    # said it did (an install outside the tools) is evidence after those steps.
+    notes: tuple[tuple[int, str], ...] = ()
+
+    @classmethod
+    def of(cls, messages: Sequence[Message]) -> Evidence:
+        results = {
+            block.tool_use_id: block
+            for message in messages
+            for block in message.blocks()
+            if isinstance(block, ToolResultBlock)
+        }
+        tracker = FileTracker()
+        steps: list[Step] = []
+        notes: list[tuple[int, str]] = []
+        for message in messages:
+            if message.role == "assistant":
+                texts = (b.text for b in message.blocks() if isinstance(b, TextBlock))
+                notes.extend((len(steps), t.lower()) for t in texts if t.strip())
+            for use in tool_uses(message):
+                steps.append(_step(len(steps), use, results.get(use.id), tracker))
+        said = tuple(w.lower() for m in messages if (w := user_words(m)))
+        agent = " ".join(text for _, text in notes)
+        return cls(tuple(steps), said, agent, tuple(notes))
+
+    def naming(self, needle: str) -> list[Step]:
+        """The steps whose call or touched files name `needle` (lower-cased)."""
+        return [s for s in self.steps if needle in s.call or any(_ends(p, needle) for p in s.paths)]
+
+    def tests(self) -> list[Step]:
+        return [s for s in self.steps if s.runs_tests and s.answered]
+
+    def user_vocabulary(self) -> frozenset[str]:
+        return frozenset(w for said in self.user for w in words(said))
+
+
+def _ends(path: str, needle: str) -> bool:
+    return path == needle or path.endswith("/" + needle.lstrip("./"))
+
+
+def _step(at: int, use: ToolUseBlock, result: ToolResultBlock | None, tracker: FileTracker) -> Step:
+    ops = tuple((op.kind, op.path.lower()) for op in tracker.operations(use))
+    text = "" if result is None else tool_result_text(result)
+    failed = result is not None and error_line(text, result.is_error, use.name) is not None
+    values = " ".join(str(v) for v in use.input.values() if isinstance(v, str))
+    return Step(
+        at=at,
+        tool=use.name.lower(),
+        call=f"{use.name} {values} {compact_json(use.input)}".lower(),
+        command=(shell_command(use.input) or "").lower() if use.name not in EDITOR_TOOLS else "",
+        result=text.lower(),
+        failed=failed,
+        answered=result is not None,
+        paths=tuple(dict.fromkeys(path for _, path in ops)),
+        ops=ops,
+    )
