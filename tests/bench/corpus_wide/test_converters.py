@@ -15,6 +15,7 @@ from bench.corpus_wide import (
     gemini_markdown,
     roo_markdown,
     specstory,
+    swe_agent,
 )
 from bench.corpus_wide.session import Transcript
 from bench.replay_driver import violations_of
@@ -27,6 +28,7 @@ CONVERTERS: dict[str, Callable[[str], Transcript]] = {
     "claude_console.txt": claude_console.convert,
     "gemini_console.txt": gemini_console.convert,
     "gemini_share.md": gemini_markdown.convert,
+    "swe_agent.traj": swe_agent.convert,
 }
 
 
@@ -139,4 +141,31 @@ def test_the_openai_shape_has_no_error_flag() -> None:
         "role": "tool",
         "tool_call_id": "toolu_0001",
         "content": "fatal: not under version control, source=helper.go",
+    }
+
+
+def test_swe_agents_history_leaves_out_its_system_prompt_and_demonstration() -> None:
+    """Function-calling and bash-action turns both become calls answered by the observation."""
+    messages = converted("swe_agent.traj").anthropic()
+    assert messages[0] == {
+        "role": "user",
+        "content": "We're currently solving the following issue within our repository. Here's "
+        "the issue text:\nISSUE:\nparse_date drops the timezone\n\nINSTRUCTIONS: ...",
+    }
+    assert calls(messages) == [
+        ("create", {"filename": "reproduce.py"}),
+        ("bash", {"command": "python reproduce.py"}),
+    ]
+    results = [b for m in messages for b in m["content"] if isinstance(m["content"], list)]
+    outputs = [b["content"] for b in results if b["type"] == "tool_result"]
+    assert outputs == [
+        "[File: reproduce.py (1 lines total)]\n1:",
+        'Traceback (most recent call last):\n  File "reproduce.py", line 3, in <module>\n'
+        "ValueError: naive datetime",
+    ]
+    assert not any(b.get("is_error") for b in results)
+    # The last action (`submit` ends the run) has no observation: it stays the model's text.
+    assert messages[-1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "The fix is in place."}],
     }
