@@ -1,5 +1,6 @@
 """The issue's rows from `python -m bench.replay --json` reports: `python -m bench.replay_rows
-REPORT.json [--windows 32000,64000]`.
+REPORT.json [REPORT.json ...] [--windows 32000,64000]` (a later report's runs of a
+conversation replace an earlier one's).
 
 The `--by-agent` tables put each kind's dev and held-out sessions in one row and the
 first request, the errors and the rest in columns of their own per window and shape;
@@ -68,6 +69,17 @@ def rows(runs: Sequence[dict[str, Any]], windows: Sequence[int]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def latest_runs(reports: Sequence[Path]) -> list[dict[str, Any]]:
+    """The runs of the reports, a later report's runs of a conversation replacing an
+    earlier one's (as `python -m bench.replay --from-json` merges them)."""
+    by_conversation: dict[str, list[dict[str, Any]]] = {}
+    for path in reports:
+        runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
+        for name in dict.fromkeys(r["conversation"] for r in runs):
+            by_conversation[name] = [r for r in runs if r["conversation"] == name]
+    return [run for runs in by_conversation.values() for run in runs]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.replay_rows", description=__doc__)
     parser.add_argument("reports", nargs="+", type=Path)
@@ -75,8 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--windows", type=lambda t: [int(w) for w in t.split(",") if w], default=[32000, 64000]
     )
     args = parser.parse_args(argv)
-    runs = [r for p in args.reports for r in json.loads(p.read_text(encoding="utf-8"))["runs"]]
-    sys.stdout.write(rows(runs, args.windows))
+    sys.stdout.write(rows(latest_runs(args.reports), args.windows))
     return 0
 
 

@@ -169,3 +169,29 @@ def test_swe_agents_history_leaves_out_its_system_prompt_and_demonstration() -> 
         "role": "assistant",
         "content": [{"type": "text", "text": "The fix is in place."}],
     }
+
+
+def test_aiders_in_chat_commands_are_run_by_aider_and_only_ask_and_code_send_their_words() -> None:
+    """aider's `Commands.run` takes every input opening with `/` or `!`: the model sees the
+    words of `/ask`, `/code`, `/architect` and `/context`, and nothing of the others."""
+    history = (
+        "# aider chat started at 2025-01-02 10:00:00\n\n"
+        "#### /add src/cli.py  \n"
+        "> Added src/cli.py to the chat  \n\n"
+        "#### /grep parser  \n"
+        "> Invalid command: /grep  \n\n"
+        "#### !ls  \n\n"
+        "#### /ask why does --verbose fail?  \n\n"
+        "Because the parser is built after parse_args.\n\n"
+        "#### now fix it  \n\n"
+        "Done.\n"
+    )
+    assert aider.convert(history).anthropic() == [
+        {"role": "user", "content": "why does --verbose fail?"},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Because the parser is built after parse_args."}],
+        },
+        {"role": "user", "content": "now fix it"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+    ]
