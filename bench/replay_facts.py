@@ -118,13 +118,6 @@ _NOTICE_LINE = re.compile(
 )
 # Tags that wrap the user's own words (Cline's `<task>`, Cursor's `<user_query>`, ...).
 _WRAPPER_TAG = re.compile(r"</?(?:task|user_query|user_message|feedback|answer|user_input)>")
-# SWE-agent's instance templates (its `config/*.yaml`): the issue is the user's words.
-_SWE_AGENT_ISSUE = re.compile(
-    r"^We're currently solving the following issue within our repository\..*?^ISSUE:[ \t]*\n"
-    r"(.*?)(?:^INSTRUCTIONS:|\Z)",
-    re.DOTALL | re.MULTILINE,
-)
-_PR_DESCRIPTION = re.compile(r"<pr_description>(.*?)</pr_description>", re.DOTALL)
 # aider's reflected edit failure, sent as the user's turn.
 _REFLECTED = re.compile(
     r"^\s*#+ ?\d+ SEARCH/REPLACE blocks? failed to match!.*\Z", re.DOTALL | re.M
@@ -250,11 +243,7 @@ def error_line(text: str, flagged: bool) -> str | None:
 
 def request_line(text: str) -> str | None:
     """The first line of what the user said, harness-injected blocks removed and the tags
-    of the wrappers that hold the user's words (`<task>`, `<user_query>`, ...) dropped;
-    in SWE-agent's instance template, the issue's first line."""
-    issue = _SWE_AGENT_ISSUE.search(text) or _PR_DESCRIPTION.search(text)
-    if issue is not None:
-        text = issue.group(1)
+    of the wrappers that hold the user's words (`<task>`, `<user_query>`, ...) dropped."""
     stripped = _NOTICE.sub("", _NOTICE_LINE.sub("", _HARNESS.sub("", text)))
     stripped = _REFLECTED.sub("", stripped)
     stripped = _WRAPPER_TAG.sub("", stripped)

@@ -503,20 +503,3 @@ def test_a_report_renders_again_from_its_json() -> None:
 def test_each_harness_s_own_text_is_no_request(text: str, line: str | None) -> None:
     """As the harnesses' sources write them (issue 48)."""
     assert request_line(text) == line
-
-
-@pytest.mark.parametrize(
-    "template",
-    [
-        "We're currently solving the following issue within our repository. Here's the issue "
-        "text:\nISSUE:\nTimeDelta serialization precision\n\nINSTRUCTIONS:\nNow, you're going "
-        "to solve this issue on your own.",
-        "<uploaded_files>\n/testbed\n</uploaded_files>\nConsider the following PR description:"
-        "\n\n<pr_description>\nTimeDelta serialization precision\n</pr_description>\n\nCan you "
-        "help me meet the requirements in the <pr_description>?",
-    ],
-)
-def test_swe_agents_request_is_the_issue_in_its_template(template: str) -> None:
-    """SWE-agent's instance templates (its `config/*.yaml`) wrap the issue: that is the
-    request, not the template's first line."""
-    assert request_line(template) == "TimeDelta serialization precision"

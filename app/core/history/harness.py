@@ -29,10 +29,6 @@ it may become "the latest request" or an instruction. What each documents or sen
 - OpenHands adds `<RUNTIME_INFORMATION>`, `<REPOSITORY_INFO>`, `<REPOSITORY_INSTRUCTIONS>`
   and `<EXTRA_INFO>` blocks, and in headless runs answers the agent with "Please continue
   working on the task on whatever approach you think is suitable. ...";
-- SWE-agent puts the issue in its instance template (`config/*.yaml`): between `ISSUE:`
-  and `INSTRUCTIONS:` after "We're currently solving the following issue within our
-  repository." (0.7), or in `<pr_description>` (1.x, whose later lines name the tag
-  again);
 - this service's proxy opens a part of a history it compacts with `PART_OPENING` when the
   part opens with the assistant's turn.
 
@@ -111,13 +107,6 @@ _HARNESS_BLOCK = re.compile(
 _WRAPPED = re.compile(
     rf"<({'|'.join(_WRAPPERS)})(?:\s[^>]*)?>(.*?)(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
 )
-# SWE-agent's instance templates: the issue is the user's words, the rest the harness's.
-_SWE_AGENT_ISSUE = re.compile(
-    r"^We're currently solving the following issue within our repository\..*?^ISSUE:[ \t]*\n"
-    r"(.*?)(?:^INSTRUCTIONS:|\Z)",
-    re.DOTALL | re.MULTILINE,
-)
-_PR_DESCRIPTION = re.compile(r"<pr_description>(.*?)</pr_description>", re.DOTALL)
 # Cline's tool results arrive as user text: `[tool_name for 'arg'] Result:`.
 _TOOL_RESULT_HEADER = re.compile(r"^\s*\[[^\]\n]{1,300}\] Result:")
 # Gemini CLI's `@file` contents, inlined after the user's words.
@@ -155,9 +144,6 @@ _HARNESS_OPENERS = re.compile(
 
 def block_words(text: str) -> str:
     """The user's words in one text block ('' when the harness wrote all of it)."""
-    issue = _SWE_AGENT_ISSUE.search(text) or _PR_DESCRIPTION.search(text)
-    if issue is not None:
-        return issue.group(1).strip()
     wrapped = [m.group(2).strip() for m in _WRAPPED.finditer(text)]
     if wrapped:
         return "\n\n".join(w for w in wrapped if w)

@@ -182,33 +182,3 @@ def test_the_users_words_after_a_notice_stay(text: str, words: str) -> None:
 def test_a_notice_named_inside_the_users_sentence_is_their_words() -> None:
     text = "Why does the log print TODO LIST UPDATE REQUIRED after every step?"
     assert block_words(text) == text
-
-
-# SWE-agent's instance templates, as its config files write them (0.7's `07.yaml`, 1.x's
-# `default.yaml`), around one issue.
-SWE_AGENT_07 = (
-    "We're currently solving the following issue within our repository. Here's the issue "
-    "text:\nISSUE:\nTimeDelta serialization precision\nmilliseconds are rounded down\n\n"
-    "INSTRUCTIONS:\nNow, you're going to solve this issue on your own. Your terminal session "
-    "has started and you're in the repository's root directory.\n"
-)
-SWE_AGENT_1 = (
-    "<uploaded_files>\n/testbed\n</uploaded_files>\nI've uploaded a python code repository "
-    "in the directory /testbed. Consider the following PR description:\n\n<pr_description>\n"
-    "TimeDelta serialization precision\nmilliseconds are rounded down\n</pr_description>\n\n"
-    "Can you help me implement the necessary changes to the repository so that the "
-    "requirements specified in the <pr_description> are met?\nYour task is to make the "
-    "minimal changes to non-tests files in the /testbed directory to ensure the "
-    "<pr_description> is satisfied.\n"
-)
-
-
-@pytest.mark.parametrize("template", [SWE_AGENT_07, SWE_AGENT_1])
-def test_swe_agents_issue_is_the_users_words_and_its_template_is_not(template: str) -> None:
-    assert (
-        block_words(template) == "TimeDelta serialization precision\nmilliseconds are rounded down"
-    )
-    facts = extract_facts(parse([user(template), assistant("Reproducing it first.")]))
-    assert facts.first_request == (
-        "TimeDelta serialization precision\nmilliseconds are rounded down"
-    )
