@@ -29,6 +29,7 @@ from bench.corpus_wide import (
     gemini_markdown,
     roo_markdown,
     specstory,
+    swe_agent,
 )
 from bench.corpus_wide.session import Transcript
 from bench.replay_driver import violations_of
@@ -51,6 +52,8 @@ class Source:
 
 _BOOK = "palimondo/BookMinder"
 _BOOK_AT = "0000000000000000000000000000000000000000"  # replaced by the snapshot's HEAD below
+_SWE = "SWE-agent/SWE-agent"
+_SWE_AT = "3ea751c087f3"
 SOURCES: tuple[Source, ...] = (
     Source(
         "cursor-twat-cache",
@@ -201,6 +204,76 @@ SOURCES: tuple[Source, ...] = (
         "MIT",
         "held-out",
         gemini_console.convert,
+    ),
+    Source(
+        "aider-afi-core",
+        "aider",
+        "AFI-Protocol/afi-core",
+        "59f2649967",
+        ".aider.chat.history.md",
+        "MIT",
+        "dev",
+        aider.convert,
+    ),
+    Source(
+        "aider-monochromatic",
+        "aider",
+        "Aquaticat/Monochromatic",
+        "56372c6db0",
+        ".aider.chat.history.md",
+        "Apache-2.0",
+        "held-out",
+        aider.convert,
+    ),
+    Source(
+        "sweagent-marshmallow-1867",
+        "swe-agent",
+        _SWE,
+        _SWE_AT,
+        "trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace__install-1/marshmallow-code__marshmallow-1867.traj",
+        "MIT",
+        "dev",
+        swe_agent.convert,
+    ),
+    Source(
+        "sweagent-pydicom-1458",
+        "swe-agent",
+        _SWE,
+        _SWE_AT,
+        "tests/test_data/trajectories/gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1/pydicom__pydicom-1458.traj",
+        "MIT",
+        "dev",  # the shared small corpus (../shared/corpus) has held this run for long
+        swe_agent.convert,
+    ),
+    Source(
+        "sweagent-ctf-i-got-id",
+        "swe-agent",
+        _SWE,
+        _SWE_AT,
+        "trajectories/demonstrations/ctf/web/i_got_id_demo.traj",
+        "MIT",
+        "held-out",
+        swe_agent.convert,
+    ),
+    Source(
+        "sweagent-ctf-flash",
+        "swe-agent",
+        _SWE,
+        _SWE_AT,
+        "trajectories/demonstrations/ctf/forensics/flash.traj",
+        "MIT",
+        "held-out",
+        swe_agent.convert,
+    ),
+    Source(
+        "sweagent-ctf-katy",
+        "swe-agent",
+        _SWE,
+        _SWE_AT,
+        "trajectories/demonstrations/ctf/crypto/katy.traj",
+        "MIT",
+        "held-out",
+        swe_agent.convert,
     ),
 )
 

@@ -137,10 +137,11 @@ def test_an_archive_no_record_names_goes_after_the_grace(tmp_path: Path) -> None
     data.archive("00000000000000000003-aaaa", "s-1", "recorded compaction", late)
     data.record("00000000000000000003-rrrr", "s-1", "00000000000000000003-aaaa", late)
     data.archive("00000000000000000004-aaaa", None, "compaction without session", late)
-    # Recall leaves the leftover out before any sweep; the running one is found.
+    # Recall leaves the leftover out before any sweep; the running one is found (first:
+    # its message is the shorter).
     assert data.found("s-1", "compaction") == [
-        "00000000000000000003-aaaa",
         "00000000000000000002-aaaa",
+        "00000000000000000003-aaaa",
     ]
 
     assert sweep(tmp_path) == SweepCounts(archives=0, records=0, orphans=1)
@@ -152,8 +153,8 @@ def test_an_archive_no_record_names_goes_after_the_grace(tmp_path: Path) -> None
     ]
     assert "00000000000000000001-aaaa.recall" not in data.files("archive_index")
     assert data.found("s-1", "compaction") == [
-        "00000000000000000003-aaaa",
         "00000000000000000002-aaaa",
+        "00000000000000000003-aaaa",
     ]
 
 

@@ -77,7 +77,7 @@ async def test_recall_returns_the_archived_message(client: httpx.AsyncClient) ->
         "role": "user",
         "tool_name": "bash",
         "snippet": "Traceback (most recent call last): KeyError: 'HASDATA_API_KEY'",
-        "score": 11,
+        "score": 14,
     }
 
 

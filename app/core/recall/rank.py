@@ -9,7 +9,10 @@ Score: per term the message holds (every word of it), ten points plus its occurr
 of several terms has all of them in the message; plus up to thirty as its terms stand in
 the message as they were typed (each next term first found after the one before it, about
 as far as in the query): the message that holds the query's words as the query has them
-(the command, the error line) ranks before one that only mentions them often. Originals
+(the command, the error line) ranks before one that only mentions them often; plus up to
+thirty as the terms make up the message's text (their characters over its length): a
+message that is little more than the query (a one-word request, a slash command, the call
+that names a path) ranks before long ones that mention its words many times. Originals
 come first: a message the service wrote (its digest marked `COPY_MARK`: an earlier
 summary, ledger or restored file, archived again by every compaction) ranks after every
 original, whatever its score, so copies of one summary cannot crowd out the tool call that
@@ -29,6 +32,7 @@ from app.core.recall.terms import Query, Term, WordStat
 
 ALL_TERMS_BONUS = 20
 PHRASE_BONUS = 30
+COVER_BONUS = 30
 COPY_MARK = "~"  # opens the digest of a message the service wrote
 MAX_POSTINGS = 20_000  # (word, message) pairs one recall reads from its index, at most
 
@@ -135,6 +139,8 @@ def _score(
         score += ALL_TERMS_BONUS
     if several:
         score += PHRASE_BONUS * _as_typed(terms, found) // (len(terms) - 1)
+    covered = sum(len(term.text) for term in found)
+    score += COVER_BONUS * min(covered, candidate.length) // max(candidate.length, 1)
     return Ranked(candidate, score, at)
 
 

@@ -15,6 +15,7 @@ from bench.corpus_wide import (
     gemini_markdown,
     roo_markdown,
     specstory,
+    swe_agent,
 )
 from bench.corpus_wide.session import Transcript
 from bench.replay_driver import violations_of
@@ -27,6 +28,7 @@ CONVERTERS: dict[str, Callable[[str], Transcript]] = {
     "claude_console.txt": claude_console.convert,
     "gemini_console.txt": gemini_console.convert,
     "gemini_share.md": gemini_markdown.convert,
+    "swe_agent.traj": swe_agent.convert,
 }
 
 
@@ -140,3 +142,56 @@ def test_the_openai_shape_has_no_error_flag() -> None:
         "tool_call_id": "toolu_0001",
         "content": "fatal: not under version control, source=helper.go",
     }
+
+
+def test_swe_agents_history_leaves_out_its_system_prompt_and_demonstration() -> None:
+    """Function-calling and bash-action turns both become calls answered by the observation."""
+    messages = converted("swe_agent.traj").anthropic()
+    assert messages[0] == {
+        "role": "user",
+        "content": "We're currently solving the following issue within our repository. Here's "
+        "the issue text:\nISSUE:\nparse_date drops the timezone\n\nINSTRUCTIONS: ...",
+    }
+    assert calls(messages) == [
+        ("create", {"filename": "reproduce.py"}),
+        ("bash", {"command": "python reproduce.py"}),
+    ]
+    results = [b for m in messages for b in m["content"] if isinstance(m["content"], list)]
+    outputs = [b["content"] for b in results if b["type"] == "tool_result"]
+    assert outputs == [
+        "[File: reproduce.py (1 lines total)]\n1:",
+        'Traceback (most recent call last):\n  File "reproduce.py", line 3, in <module>\n'
+        "ValueError: naive datetime",
+    ]
+    assert not any(b.get("is_error") for b in results)
+    # The last action (`submit` ends the run) has no observation: it stays the model's text.
+    assert messages[-1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "The fix is in place."}],
+    }
+
+
+def test_aiders_in_chat_commands_are_run_by_aider_and_only_ask_and_code_send_their_words() -> None:
+    """aider's `Commands.run` takes every input opening with `/` or `!`: the model sees the
+    words of `/ask`, `/code`, `/architect` and `/context`, and nothing of the others."""
+    history = (
+        "# aider chat started at 2025-01-02 10:00:00\n\n"
+        "#### /add src/cli.py  \n"
+        "> Added src/cli.py to the chat  \n\n"
+        "#### /grep parser  \n"
+        "> Invalid command: /grep  \n\n"
+        "#### !ls  \n\n"
+        "#### /ask why does --verbose fail?  \n\n"
+        "Because the parser is built after parse_args.\n\n"
+        "#### now fix it  \n\n"
+        "Done.\n"
+    )
+    assert aider.convert(history).anthropic() == [
+        {"role": "user", "content": "why does --verbose fail?"},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Because the parser is built after parse_args."}],
+        },
+        {"role": "user", "content": "now fix it"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+    ]

@@ -197,3 +197,62 @@ def test_a_query_only_a_summary_answers_still_finds_it() -> None:
 def test_the_copy_openers_recall_spells_are_those_the_service_writes() -> None:
     written = (ARCHIVED_TITLE, f"{LEDGER_HEADING}\n", CLEARED_PREFIX)
     assert written == (ARCHIVED_SUMMARY_TITLE, LEDGER_OPENER, CLEARED_OPENER)
+
+
+# The shapes of the facts recall missed in a Claude Code session of the wide corpus (a
+# compaction's later requests and paths, queried as typed): the message that is the fact
+# is short, and long messages mention its words many times over.
+LONG_MENTIONS = [
+    {"role": "user", "content": "Read the Hooks docs. " + "hooks: PreToolUse hooks run. " * 8},
+    {"role": "assistant", "content": "The hooks config: " + "hooks, hooks and more hooks. " * 6},
+    {"role": "user", "content": "Hooks"},
+    {"role": "user", "content": "sys.exit(0)\n" * 6 + "if blocked: sys.exit(2)  # exit the hook"},
+    {"role": "user", "content": "/exit /hi is running…"},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Let me check the script:"},
+            {
+                "type": "tool_use",
+                "id": "r1",
+                "name": "Read",
+                "input": {"file_path": "../../.claude/validate_git_commands.py"},
+            },
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "r1",
+                "content": "# validate_git_commands.py: claude's hook\n"
+                + "claude/validate_git_commands.py blocks git add -A; " * 5,
+            }
+        ],
+    },
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("Hooks", 2),  # a one-word request
+        ("/exit", 4),  # a slash command the user typed
+        ("../../.claude/validate_git_commands.py", 5),  # the call that names the path
+    ],
+)
+def test_the_message_that_is_the_query_comes_before_long_ones_that_repeat_its_words(
+    query: str, first: int
+) -> None:
+    """Its words counted alone, each long message scores as much; the share of the message
+    the query makes up puts the short one first."""
+    hits = search([("a1", index_archive(LONG_MENTIONS))], query, limit=1)
+    assert [h.message_index for h in hits] == [first]
+
+
+def test_the_share_of_the_message_the_query_makes_up_adds_to_the_score() -> None:
+    hits = search([("a1", index_archive(LONG_MENTIONS))], "Hooks", limit=3)
+    # 10 + its count (at most 5), plus 30 x the query's characters over the message's;
+    # a tie goes to the later message.
+    assert [(h.message_index, h.score) for h in hits] == [(2, 41), (1, 15), (0, 15)]
