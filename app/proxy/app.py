@@ -36,6 +36,7 @@ from typing import Any
 import orjson
 
 from app.core import json_numbers
+from app.core.cost import SummarizerCost
 from app.core.errors import UpstreamError
 from app.core.model_table import ModelSpec
 from app.core.ports import RawHeaders, Upstream, UpstreamAnswer
@@ -53,7 +54,13 @@ from app.core.proxy import (
 from app.proxy.compactor import ProxyCompactor
 from app.proxy.errors import error_body
 from app.proxy.exchange import Action, Api, Exchange, Planned
-from app.proxy.headers import lower_map, ours, request_headers, response_headers
+from app.proxy.headers import (
+    lower_map,
+    ours,
+    request_headers,
+    response_headers,
+    summarizer_headers,
+)
 from app.service.metrics import Metrics
 
 log = logging.getLogger("context_compact.proxy")
@@ -99,6 +106,7 @@ class _Outcome:
     before: int | None = None
     after: int | None = None
     usage: Usage | None = None  # the provider's count, read from a successful answer
+    cost: SummarizerCost | None = None  # what the head put in cost (`summarizer_headers`)
 
     def headers(self, overhead_ms: float) -> RawHeaders:
         return ours(
@@ -109,6 +117,7 @@ class _Outcome:
                 "tokens-before": self.before,
                 "tokens-after": self.after,
                 "overhead-ms": f"{overhead_ms:.1f}",
+                **summarizer_headers(self.cost),
             }
         )
 
@@ -330,7 +339,12 @@ def _outcome_of(ex: Exchange, planned: Planned | None) -> _Outcome:
     if planned is None:
         return _Outcome(session=ex.session_id)
     return _Outcome(
-        planned.action, planned.reason, ex.session_id, planned.tokens_before, planned.tokens_after
+        planned.action,
+        planned.reason,
+        ex.session_id,
+        planned.tokens_before,
+        planned.tokens_after,
+        cost=planned.cost,
     )
 
 

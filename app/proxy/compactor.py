@@ -54,6 +54,7 @@ from app.proxy.forecast import Forecast
 from app.proxy.parts import compacted_part, joined_part, leading_system
 from app.proxy.session import Session
 from app.service.compaction import CompactionService
+from app.service.summary_cost import metering
 
 log = logging.getLogger("context_compact.proxy")
 
@@ -168,7 +169,8 @@ class ProxyCompactor:
         sent = self._within_breakpoints(ex, sent)
         if action in ("applied", "compacted") and after < before:
             session.quiet_below = after + int(self.policy.quiet_share * ex.limit)
-        return Planned(ex.session_id, sent, action, reason, before, after, count.raw)
+        cost = session.head.cost if changed and session.head is not None else None
+        return Planned(ex.session_id, sent, action, reason, before, after, count.raw, cost)
 
     async def retry(self, ex: Exchange, sent: Sequence[JsonDict], limit: int) -> Planned | None:
         """After the provider said the context was too long: the request compacted at once
@@ -186,7 +188,9 @@ class ProxyCompactor:
         session.drop_older()
         tokens = self._forecast(ex, session).judged(count.raw)
         spliced = self._within_breakpoints(ex, spliced)
-        return Planned(ex.session_id, spliced, "retried", None, tokens, tokens, count.raw)
+        return Planned(
+            ex.session_id, spliced, "retried", None, tokens, tokens, count.raw, head.cost
+        )
 
     async def aclose(self) -> None:
         """Lets the background compactions finish for up to the policy's wait, then cancels
@@ -374,7 +378,8 @@ class ProxyCompactor:
             prior, part = client[:pinned], joined_part(earlier, client[start:cut])
         else:
             prior, part = list(head.core), joined_part(client[head.replaced : cut])
-        produced = await compacted_part(service, ex, client[:lead], part)
+        with metering() as tally:
+            produced = await compacted_part(service, ex, client[:lead], part)
         if produced is None:
             return None
         core = [*prior, *produced]
@@ -393,7 +398,7 @@ class ProxyCompactor:
             session.made = forecast.judged(made_now)
         tokens = Forecast.of(self.policy, ex, None).judged(tokens)
         head = make_head(core, client, cut, tokens, pinned)
-        return replace(head, quick=service is self.immediate, unpinned=squeeze)
+        return replace(head, quick=service is self.immediate, unpinned=squeeze, cost=tally.cost)
 
     def _pin(
         self, client: list[JsonDict], counts: list[int], lead: int, forecast: Forecast, fixed: int

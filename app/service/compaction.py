@@ -79,6 +79,7 @@ from app.service.slots import SummarySlots
 from app.service.steps import Steps
 from app.service.strategy import Strategy
 from app.service.summaries import Summaries
+from app.service.summary_cost import metering
 
 __all__ = ["CompactRequest", "CompactionPorts", "CompactionService", "Count", "Defaults"]
 
@@ -289,7 +290,9 @@ class CompactionService(CountingService):
             if admitted.record:
                 return await record(self.records, self.now(), prepared, admitted.result)
             return admitted.result
-        result = await self._run_chain(prepared, admitted)
+        with metering() as tally:
+            result = await self._run_chain(prepared, admitted)
+        result = result.model_copy(update={"summarizer_cost": tally.cost})
         return await record(self.records, self.now(), prepared, result)
 
     async def _run_chain(self, prepared: Prepared, admitted: Admitted) -> CompactResult:

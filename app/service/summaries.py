@@ -38,6 +38,7 @@ from app.service.chunked import (
 )
 from app.service.defaults import Defaults
 from app.service.digested import digest_requests
+from app.service.summary_cost import charged, known_counts
 
 log = logging.getLogger("context_compact.compaction")
 
@@ -61,6 +62,19 @@ class Summaries:
         self.answer_tokens = 0
 
     async def summarize(
+        self,
+        rest: Sequence[Message],
+        params: SummaryParams,
+        instructions: str | None,
+        template: SummaryTemplate = "sections",
+        counts: Sequence[int] | None = None,
+        facts: ExtractedFacts | None = None,
+    ) -> SummaryOutcome:
+        """`_summarize_rest`, each call's input counted from `counts` when given."""
+        with known_counts(rest, counts):
+            return await self._summarize_rest(rest, params, instructions, template, counts, facts)
+
+    async def _summarize_rest(
         self,
         rest: Sequence[Message],
         params: SummaryParams,
@@ -220,7 +234,7 @@ class Summaries:
         """The configured summarizer's summary; none (with a warning) when it failed."""
         name = self.summarizer.name
         try:
-            text = await _summary_text(self.summarizer, request)
+            text = await self._text(self.summarizer, request)
             return SummaryOutcome(ChunkedSummary(text, name, 1), warnings_of(text), calls=1)
         except SummarizerError as exc:
             said = f"summarizer {name} failed: {exc}"
@@ -232,13 +246,20 @@ class Summaries:
             return SummaryOutcome(None)
         fallback = self.fallback.name
         try:
-            summary = await _summary_text(self.fallback, request)
+            summary = await self._text(self.fallback, request)
         except SummarizerError as exc:
             said = f"fallback summarizer {fallback} failed: {exc}"
             log.warning(said, extra=_why(fallback, exc))
             return SummaryOutcome(None, (said,))
         written = f"summary written by the fallback summarizer {fallback}"
         return SummaryOutcome(ChunkedSummary(summary, fallback, 1), (written,))
+
+    async def _text(self, summarizer: Summarizer, request: SummaryRequest) -> str:
+        """`summarizer`'s summary of `request`, its cost charged to the compaction."""
+        reads = summarizer.reads_prompt
+        return await charged(
+            self.tokenizer, request, reads, lambda: _summary_text(summarizer, request)
+        )
 
 
 def _why(name: str, error: SummarizerError) -> dict[str, object]:

@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from app.core.assemble import CONTINUE
+from app.core.cost import NO_COST, SummarizerCost
 
 JsonDict = dict[str, Any]
 MAX_BREAKPOINTS = 4
@@ -63,7 +64,8 @@ class Head:
     first ones, which every head keeps); `quick`: its summary is the extractive
     summarizer's, made for a request that could not wait for the configured one;
     `unpinned`: it summarizes the pinned messages too (a standby for a turn they leave no
-    room for, put in over the limit only; a compaction made at once that cannot fit them)."""
+    room for, put in over the limit only; a compaction made at once that cannot fit them);
+    `cost`: what its summary cost (the answer that puts it in says so)."""
 
     core: tuple[JsonDict, ...]
     replaced: int
@@ -73,6 +75,7 @@ class Head:
     pinned: int = 0
     quick: bool = False
     unpinned: bool = False
+    cost: SummarizerCost = NO_COST
 
     @property
     def messages(self) -> list[JsonDict]:
