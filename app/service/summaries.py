@@ -10,9 +10,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 
 from anyio import to_thread
 
+from app.core.cost import SummarizerCost
 from app.core.errors import SummarizerError
 from app.core.history import ExtractedFacts
 from app.core.messages import Message
@@ -38,7 +40,8 @@ from app.service.chunked import (
 )
 from app.service.defaults import Defaults
 from app.service.digested import digest_requests
-from app.service.summary_cost import charged, known_counts
+from app.service.summary_cache import SummaryCache, reuse_scope, summary_key
+from app.service.summary_cost import charge, charged, known_counts
 
 log = logging.getLogger("context_compact.compaction")
 
@@ -53,13 +56,24 @@ class Summaries:
         tokenizer: Tokenizer,
         defaults: Defaults,
     ) -> None:
-        self.summarizer = summarizer
+        self.answers = SummaryCache()  # what the summarizers answered, by their input
+        self._summarizer = summarizer
         self.fallback = fallback
         self.tokenizer = tokenizer
         self.defaults = defaults
         # The LLM server's window, when it reports one: budgets are fitted to it.
         self.window: WindowSource | None = None
         self.answer_tokens = 0
+
+    @property
+    def summarizer(self) -> Summarizer:
+        return self._summarizer
+
+    @summarizer.setter
+    def summarizer(self, summarizer: Summarizer) -> None:
+        """Another summarizer (tests and the command line swap it): its own answers."""
+        self._summarizer = summarizer
+        self.answers = SummaryCache()
 
     async def summarize(
         self,
@@ -255,11 +269,20 @@ class Summaries:
         return SummaryOutcome(ChunkedSummary(summary, fallback, 1), (written,))
 
     async def _text(self, summarizer: Summarizer, request: SummaryRequest) -> str:
-        """`summarizer`'s summary of `request`, its cost charged to the compaction."""
-        reads = summarizer.reads_prompt
-        return await charged(
-            self.tokenizer, request, reads, lambda: _summary_text(summarizer, request)
-        )
+        """`summarizer`'s summary of `request`, its cost charged to the compaction; the
+        answer of an earlier call of the same input when there is one (no call made)."""
+        reads, scope = summarizer.reads_prompt, reuse_scope()
+        call = partial(_summary_text, summarizer, request)
+        if scope is None:
+            return await charged(self.tokenizer, request, reads, call)
+        key = await to_thread.run_sync(summary_key, scope, summarizer.name, reads, request)
+        answer = self.answers.get(key)
+        if answer is not None:
+            charge(SummarizerCost(reused=1))
+            return answer
+        answer = await charged(self.tokenizer, request, reads, call)
+        self.answers.put(key, answer)
+        return answer
 
 
 def _why(name: str, error: SummarizerError) -> dict[str, object]:
