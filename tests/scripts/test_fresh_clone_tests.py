@@ -13,7 +13,8 @@ GREEN = "==== 1370 passed, 16 deselected in 50.67s ====\n"
 def test_the_readme_gives_one_test_command_and_names_its_allowed_skips() -> None:
     text = README.read_text(encoding="utf-8")
     assert readme_test_command(text) == (
-        "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/python -m pytest"
+        "python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e '.[dev]' "
+        "&& .venv/bin/python -m pytest"
     )
     assert allowed_skips(text) == {
         "openat2 is refused on this machine",
