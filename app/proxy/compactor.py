@@ -155,6 +155,7 @@ class ProxyCompactor:
         begins = session.running is None and not quiet and forecast.starts(after)
         if begins and not await self._serves(ex, session, after):
             self._start(ex, session, client)
+            session.running_tokens = after
             action = "precompact_started" if action == "none" else action
         # A standby, for a turn larger than the session's largest.
         grown = forecast.judged(since(count, len(client) - session.spare_from))
@@ -286,8 +287,8 @@ class ProxyCompactor:
         request (of `tokens`, as sent) would: with it, the request grown as much as one
         begun now is made for would begin none."""
         spliced = session.ready.splice(ex.messages) if session.ready is not None else None
-        if spliced is None:
-            return False
+        if spliced is None or session.running_tokens < self.policy.marks.start * ex.limit:
+            return False  # none, or begun below the start mark: made for a turn not taken
         forecast, count = self._forecast(ex, session), await self._count(ex, spliced)
         return not forecast.starts(forecast.judged(count.raw) + forecast.ahead(tokens))
 

@@ -94,3 +94,29 @@ async def test_a_fold_merges_the_summary_with_what_came_after_it(
         return request.system + request.prompt.split("<conversation>")[0]
 
     assert opening(fold) == opening(first_request)
+
+
+async def test_a_finished_head_begun_below_the_start_mark_gives_way_to_a_new_one(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """A head begun below the start mark (for a large turn the session's pace foresaw) was
+    made for a turn that did not come: past the start mark a compaction begins afresh."""
+    summarizer = FakeSummarizer(lambda r: ANSWER)
+    background = build_service(tokenizer, summarizer)
+    immediate = build_service(tokenizer, ExtractiveSummarizer())
+    compactor = ProxyCompactor(background, immediate, ProxyPolicy(pin_share=0.0))
+    measured = ProxyCompactor(immediate, immediate)
+    start = long_session(8)
+    window = int(await _tokens(measured, start) / 0.72) + 100
+    spec = ModelSpec(context_window=window, tokenizer="tiktoken", margin=0.0)
+    limit = window - 100
+    await compactor.plan(_exchange(start, spec, limit))
+    await _settled(compactor)
+    session = compactor._sessions["s"]
+    assert session.ready is not None
+    session.running_tokens = int(0.6 * limit)  # as if begun below the start mark
+    client = [*start, assistant("Checked."), user("Next check.")]
+    planned = await compactor.plan(_exchange(client, spec, limit))
+    assert planned.action == "precompact_started"
+    await _settled(compactor)
+    assert len(summarizer.requests) == 2
