@@ -116,7 +116,11 @@ async def test_a_finished_head_begun_below_the_start_mark_gives_way_to_a_new_one
     assert session.ready is not None
     session.running_tokens = int(0.6 * limit)  # as if begun below the start mark
     client = [*start, assistant("Checked."), user("Next check.")]
-    planned = await compactor.plan(_exchange(client, spec, limit))
+    ex = _exchange(client, spec, limit)
+    # Turns of a twentieth of the limit, two a compaction: three reach the splice mark.
+    session.pace.sizes = [ex.size - 3 * int(0.05 * limit)]
+    session.pace.compaction_seconds = None
+    planned = await compactor.plan(ex)
     assert planned.action == "precompact_started"
     await _settled(compactor)
     assert len(summarizer.requests) == 2
