@@ -13,7 +13,9 @@ proxy in front of it (`tests/proxy/live.py`), and a minimal HTTP/1.1 client
   without the agent waiting, cache reads, the facts the provider still received.
 The timings run the fake provider and `context-compact serve` as processes of their own
 (`bench/fake_provider.py`); the rest runs in this one. `--write` puts the tables into
-`## Proxy` of bench/RESULTS.md; `--quick` is a smoke run.
+`## Proxy` of bench/RESULTS.md; `--quick` is a smoke run. `--replay-only` skips the
+timings and the fidelity cases; `--sessions N` replays the N smallest sessions, `--shapes`
+the named shapes only: the narrowest run that answers a question about the replays.
 """
 
 from __future__ import annotations
@@ -240,14 +242,15 @@ async def fidelity(provider: FakeProvider, proxy: str) -> dict[str, Any]:
 
 async def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
     report: dict[str, Any] = {}
-    with processes(data / "timed") as (provider_url, proxy_url):
-        report["first_byte"] = [
-            await first_byte(provider_url, proxy_url, kb, args.pairs) for kb in (1, 900)
-        ]
-        report["stream"] = await stream_ratio(provider_url, proxy_url, args.stream_runs)
-    with FakeProvider() as provider, serve_proxy(provider.url, data / "pass") as live:
-        report["fidelity"] = await fidelity(provider, live.proxy)
-    conversations = load_conversations(args.corpus, quick=args.quick)
+    if not args.replay_only:
+        with processes(data / "timed") as (provider_url, proxy_url):
+            report["first_byte"] = [
+                await first_byte(provider_url, proxy_url, kb, args.pairs) for kb in (1, 900)
+            ]
+            report["stream"] = await stream_ratio(provider_url, proxy_url, args.stream_runs)
+        with FakeProvider() as provider, serve_proxy(provider.url, data / "pass") as live:
+            report["fidelity"] = await fidelity(provider, live.proxy)
+    conversations = _chosen(load_conversations(args.corpus, quick=args.quick), args)
     replays = []
     for window in args.windows:
         for c in conversations:
@@ -276,6 +279,10 @@ async def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
                 "requests": r.requests,
                 "overflows": r.overflows,
                 "compactions": dict(r.compactions),
+                "summarizer_calls": r.summarizer_calls,
+                "repeated": r.repeated,
+                "summarizer_input": r.summarizer_input,
+                "billed": round(r.billed),
                 "facts": {k: list(v) for k, v in r.facts.items()},
             }
             for r in replays
@@ -284,6 +291,41 @@ async def measure(args: argparse.Namespace, data: Path) -> dict[str, Any]:
         "by_window": {str(w): summed([r for r in replays if r.window == w]) for w in args.windows},
     }
     return report
+
+
+def _chosen(conversations: list[Any], args: argparse.Namespace) -> list[Any]:
+    """The conversations `--sessions` and `--shapes` keep (the smallest sessions first)."""
+    names = list(dict.fromkeys(c.name for c in conversations))[: args.sessions]
+    return [c for c in conversations if c.name in names and c.shape in args.shapes]
+
+
+def _ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def cost_rows(report: dict[str, Any], corpus: str) -> list[str]:
+    """The configured summarizer's cost per window: calls per compaction put in, calls
+    repeating an earlier input exactly, its input over the agent's billed input, and the
+    first request's cache share after a compaction."""
+    lines = [
+        "",
+        f"The configured summarizer's cost (corpus `{corpus}`; its input counted as the "
+        "prompt an LLM would read; the agent's input as billed, cache reads at 0.1, cache "
+        "writes at 1.25):",
+        "",
+        "| window | compactions put in | summarizer calls | per compaction | repeating an "
+        "earlier input | summarizer input tokens | ÷ agent's billed input | first request "
+        "read from cache |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    rows = [*report["replay"]["by_window"].items(), ("all", report["replay"]["total"])]
+    for window, w in rows:
+        lines.append(
+            f"| {window} | {sum(w['compactions'].values())} | {w['summarizer_calls']} "
+            f"| {_ratio(w['calls_per_head'])} | {w['repeated']} | {w['summarizer_input']:,} "
+            f"| {_exact(w['summarizer_share'])} | {_exact(w['cache_after'])} |"
+        )
+    return lines
 
 
 def _percent(share: float | None) -> str:
@@ -297,7 +339,15 @@ def _exact(share: float | None) -> str:
 
 def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> str:
     lines = [SECTION, "", f"`{command}` on {machine()}.", ""]
-    lines += [
+    if "first_byte" in report:
+        lines += _timings(report)
+    lines += _replays(report, args)
+    lines += cost_rows(report, args.corpus.name)
+    return "\n".join(lines) + "\n"
+
+
+def _timings(report: dict[str, Any]) -> list[str]:
+    lines = [
         "| body (not compacted) | pairs | added first byte, p50 | p99 | proxy's action |",
         "|---|---|---|---|---|",
     ]
@@ -316,15 +366,20 @@ def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> st
         "",
         f"Pass-through fidelity: {f['identical']} of {f['cases']} answers byte-identical "
         f"({names}).",
+        "",
     ]
+    return lines
+
+
+def _replays(report: dict[str, Any], args: argparse.Namespace) -> list[str]:
     t = report["replay"]["total"]
     summary, turn = args.summary_seconds * args.time_scale, args.turn_seconds * args.time_scale
     windows = ", ".join(map(str, args.windows))
     all_kept, all_facts = t["all_facts"]
     facts = ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in t["facts"].items())
-    lines += [
-        "",
-        f"Long sessions replayed through the proxy at windows {windows}, both shapes; a "
+    shapes = "both shapes" if len(args.shapes) > 1 else f"shape {args.shapes[0]}"
+    lines = [
+        f"Long sessions replayed through the proxy at windows {windows}, {shapes}; a "
         f"background summary takes {summary:g} s, a turn {turn:g} s (time scale "
         f"{args.time_scale:g} of {args.summary_seconds:g} s and {args.turn_seconds:g} s; the "
         "proxy's own work, which the scale cannot shrink, takes none of it: each turn ends "
@@ -361,7 +416,7 @@ def render(report: dict[str, Any], args: argparse.Namespace, command: str) -> st
             f"| {window} | {sum(w['compactions'].values())} | {_exact(w['without_waiting'])} "
             f"| {w['quick']} | {_exact(w['cache_after'])} | {kept_w}/{all_w} |"
         )
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -376,6 +431,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--turn-seconds", type=float, default=5.0)
     parser.add_argument("--time-scale", type=float, default=0.02)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--replay-only", action="store_true")
+    parser.add_argument("--sessions", type=int, default=None)
+    parser.add_argument("--shapes", type=lambda s: s.split(","), default=["anthropic", "openai"])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--write", action="store_true")
     return parser.parse_args(argv)

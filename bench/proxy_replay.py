@@ -22,6 +22,7 @@ request the provider received.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from typing import Any
 import orjson
 
 from app.core.ports import SummaryRequest
+from app.core.summary import SUMMARY_SYSTEM, build_summary_prompt, serialize_for_summary
 from bench.proxy_http import Client
 from bench.replay_facts import KINDS, extract, kept
 from tests.fakes.provider import FakeProvider, Limits
@@ -70,15 +72,25 @@ class Replay:
     after_resent: list[float] = field(default_factory=list)
     facts: dict[str, tuple[int, int]] = field(default_factory=dict)
     largest: int = 0  # the provider's largest input count
+    # The configured summarizer's cost: its calls, those whose input repeats an earlier
+    # call's exactly, the tokens an LLM would read (its prompt), and the agent's own input
+    # as the provider bills it (cache reads at a tenth, cache writes at 1.25).
+    summarizer_calls: int = 0
+    repeated: int = 0
+    summarizer_input: int = 0
+    billed: float = 0.0
 
 
 class Delayed:
     """The configured summarizer, `seconds` slower: a real LLM's time, for the background.
-    `waiting`: the calls inside that time."""
+    `waiting`: the calls inside that time. Each call's input is kept (`inputs`) as an LLM
+    would read it (the prompt; for the extractive summarizer, which builds none, the prompt
+    an LLM would have had), counted after the replay, off the app's loop."""
 
     def __init__(self, inner: Any, seconds: float) -> None:
         self.inner, self.seconds = inner, seconds
         self.waiting = 0
+        self.inputs: list[str] = []
 
     @property
     def name(self) -> str:
@@ -89,6 +101,10 @@ class Delayed:
         return bool(self.inner.reads_prompt)
 
     async def summarize(self, request: SummaryRequest) -> str:
+        prompt = request.prompt or build_summary_prompt(
+            serialize_for_summary(request.messages), request.max_words, request.instructions
+        )
+        self.inputs.append(f"{request.system or SUMMARY_SYSTEM}\n{request.section}\n{prompt}")
         self.waiting += 1
         try:
             await asyncio.sleep(self.seconds)
@@ -127,6 +143,28 @@ def _usage(exchange: Any) -> dict[str, Any]:
     except orjson.JSONDecodeError:
         return {}
     return usage if isinstance(usage, dict) else {}
+
+
+def _billed(usage: dict[str, Any]) -> float:
+    """The request's input as the provider bills it, in input tokens: cache reads at a
+    tenth, cache writes (Anthropic's) at 1.25."""
+    if "prompt_tokens" in usage:
+        read = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+        return int(usage["prompt_tokens"]) - read + 0.1 * read
+    read = int(usage.get("cache_read_input_tokens") or 0)
+    written = int(usage.get("cache_creation_input_tokens") or 0)
+    return int(usage.get("input_tokens") or 0) + 0.1 * read + 1.25 * written
+
+
+def _costed(result: Replay, delayed: Delayed, tokenizer: Any) -> None:
+    """The configured summarizer's calls, repeated inputs and input tokens."""
+    seen: set[bytes] = set()
+    for text in delayed.inputs:
+        digest = hashlib.sha256(text.encode()).digest()
+        result.repeated += digest in seen
+        seen.add(digest)
+    result.summarizer_calls = len(delayed.inputs)
+    result.summarizer_input = sum(tokenizer.count_batch(delayed.inputs)) if delayed.inputs else 0
 
 
 def _shares(usage: dict[str, Any]) -> tuple[int, float]:
@@ -214,7 +252,9 @@ async def replay(
                     result.overflows += overflow
                     result.other_errors += not overflow
                 else:
-                    total, share = _shares(_usage(provider.last))
+                    usage = _usage(provider.last)
+                    total, share = _shares(usage)
+                    result.billed += _billed(usage)
                     result.largest = max(result.largest, total)
                     sessions = list(live.app.compactor._sessions.values())
                     head = sessions[-1].head if sessions else None
@@ -248,6 +288,7 @@ async def replay(
         last = orjson.loads(provider.requests[-1].body)["messages"]
         truth = extract(messages)
         result.facts = kept(truth, last)
+        _costed(result, delayed, background.tokenizer)
     return result
 
 
@@ -268,6 +309,8 @@ def summed(replays: list[Replay]) -> dict[str, Any]:
     after = [s for r in replays for s in r.after]
     later = [s for r in replays for s in r.after_later]
     resent = [s for r in replays for s in r.after_resent]
+    calls = sum(r.summarizer_calls for r in replays)
+    billed = sum(r.billed for r in replays)
     return {
         "requests": sum(r.requests for r in replays),
         "overflows": sum(r.overflows for r in replays),
@@ -286,4 +329,10 @@ def summed(replays: list[Replay]) -> dict[str, Any]:
         "cache_after_resent": sum(resent) / len(resent) if resent else None,
         "facts": facts,
         "all_facts": (sum(v[0] for v in facts.values()), sum(v[1] for v in facts.values())),
+        "summarizer_calls": calls,
+        "calls_per_head": calls / made if made else None,
+        "repeated": sum(r.repeated for r in replays),
+        "summarizer_input": sum(r.summarizer_input for r in replays),
+        "billed": round(billed),
+        "summarizer_share": sum(r.summarizer_input for r in replays) / billed if billed else None,
     }

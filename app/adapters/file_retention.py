@@ -1,4 +1,4 @@
-"""Retention on the file stores (`app.core.retention`): a file's age is its mtime, as
+"""Retention on the file stores (`app.core.sessions.retention`): a file's age is its mtime, as
 archives and records are written once and never changed.
 
 - `archives/{id}.json` older than the cutoff goes with its word index
@@ -28,8 +28,7 @@ from app.adapters.files import final_names
 from app.adapters.record_store import RECORDS_DIRNAME, SESSIONS_DIRNAME
 from app.adapters.recorded_archives import RecordedArchives
 from app.core.errors import ArchiveError
-from app.core.retention import Stopped, SweepCounts, never
-from app.core.sessions import is_valid_id
+from app.core.sessions import Stopped, SweepCounts, is_valid_id, never
 
 log = logging.getLogger("context_compact.retention")
 

@@ -1,4 +1,4 @@
-"""Retention on PostgreSQL (`app.core.retention`): an archive's age is its `stored_at`,
+"""Retention on PostgreSQL (`app.core.sessions.retention`): an archive's age is its `stored_at`,
 a record's its own `stored_at` (migration 5), a proxy session's its `updated_at`
 (migration 6).
 
@@ -16,7 +16,7 @@ from datetime import datetime
 
 from app.adapters.pg_database import Database
 from app.adapters.pg_watchdog import Conn
-from app.core.retention import Stopped, SweepCounts, never
+from app.core.sessions import Stopped, SweepCounts, never
 
 BATCH = 500
 _Batch = Callable[[Conn], int]  # deletes up to a batch on the connection; how many

@@ -150,7 +150,7 @@ class PgRecordStore:
             )
 
     def withdraw(self, session_id: str, archive_id: str) -> None:
-        """Deletes the session's record naming `archive_id` (`app.core.retention`)."""
+        """Deletes the session's record naming `archive_id` (`app.core.sessions.retention`)."""
         with _errors(RecordStoreError, "record delete failed"), self._db.connection() as conn:
             conn.execute(
                 "DELETE FROM compact_records WHERE session_id = %s AND record->>'archive_id' = %s",

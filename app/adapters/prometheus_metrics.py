@@ -16,6 +16,8 @@ from prometheus_client import (
     generate_latest,
 )
 
+from app.core.cost import SummarizerCost
+
 PREFIX = "context_compact"
 
 # Request and summarizer latency in seconds: a count under 10 ms up to LLM calls of minutes.
@@ -25,6 +27,16 @@ TOKEN_BUCKETS = (1_000, 5_000, 10_000, 25_000, 50_000, 100_000, 150_000, 200_000
 # The proxy's own time before forwarding: a millisecond when it passes through, seconds when it
 # compacts at once.
 PROXY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5, 30)
+
+
+# What compactions' summaries cost, summed over every compaction (`SummarizerCost`).
+COST_COUNTERS = {
+    "calls": "Summarizer calls made by compactions (the fallback's included).",
+    "reused": "Summaries answered from an earlier call of the same input: no call made.",
+    "input_tokens": "Tokens the summarizer calls read (the service's tokenizer).",
+    "output_tokens": "Tokens the summarizer calls wrote.",
+    "seconds": "Time the summarizer calls of compactions took.",
+}
 
 
 class PrometheusMetrics:
@@ -77,6 +89,10 @@ class PrometheusMetrics:
             ["summarizer", "reason"],
             registry=r,
         )
+        self._cost = {
+            name: Counter(f"{PREFIX}_summarizer_{name}", text, registry=r)
+            for name, text in COST_COUNTERS.items()
+        }
         self._restore_skips = Counter(
             f"{PREFIX}_restore_skips",
             "Files named in the history that were not restored, by reason.",
@@ -117,6 +133,12 @@ class PrometheusMetrics:
 
     def observe_restore_skip(self, reason: str) -> None:
         self._restore_skips.labels(reason).inc()
+
+    def observe_summarizer_cost(self, cost: SummarizerCost) -> None:
+        for name, counter in self._cost.items():
+            value = getattr(cost, name)
+            if value:
+                counter.inc(value)
 
     def observe_proxy(self, action: str, overhead_seconds: float) -> None:
         self._proxied.labels(action).inc()

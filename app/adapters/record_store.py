@@ -53,7 +53,7 @@ class FileRecordStore:
             raise RecordStoreError(f"record write failed: {errno_name(exc)}") from exc
 
     def withdraw(self, session_id: str, archive_id: str) -> None:
-        """Deletes the session's record naming `archive_id` (`app.core.retention`), looked
+        """Deletes the session's record naming `archive_id` (`app.core.sessions.retention`), looked
         for newest first: the proxy withdraws a compaction it has just made."""
         if not is_valid_id(session_id):
             raise RecordStoreError("invalid session id")

@@ -1,5 +1,5 @@
 """Which archives a session's compaction records name, on the file stores: what tells a
-compaction's archive from a killed one's leftover (`app.core.retention`).
+compaction's archive from a killed one's leftover (`app.core.sessions.retention`).
 
 Each record file is read once by this process (records are written once, under unique
 names) and the archive ids it names are remembered, so a recall or a sweep after the

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.cost import SummarizerCost
 from app.core.messages import Message
 from app.core.provider import OpenAIForms, ProviderRequest, dump_as, hand_back
 from app.core.vocabulary import Format, LimitName, StrategyName
@@ -268,6 +269,14 @@ class CompactResult(BaseModel):
             "whether the summary was written or not (a failed call included, with every "
             "strategy tried); retries of one call are one call, and the fallback "
             "summarizer's call is not counted."
+        ),
+    )
+    summarizer_cost: SummarizerCost = Field(
+        default_factory=SummarizerCost,
+        description=(
+            "What the summaries of every strategy tried cost: the summarizer's calls (the "
+            "fallback's included), the tokens they read and wrote, their time, and the "
+            "answers reused from an earlier call of the same input."
         ),
     )
     warnings: list[str] = Field(

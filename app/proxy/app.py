@@ -43,7 +43,6 @@ from app.core.provider import find_model
 from app.core.proxy import (
     PASSED,
     RESPONSES_PATH,
-    Usage,
     conversation,
     credential_of,
     input_limit,
@@ -55,9 +54,10 @@ from app.core.proxy import (
 )
 from app.proxy.compactor import ProxyCompactor
 from app.proxy.errors import error_body
-from app.proxy.exchange import Action, Api, Exchange, Planned
-from app.proxy.headers import lower_map, ours, request_headers, response_headers
+from app.proxy.exchange import Api, Exchange, Planned
+from app.proxy.headers import lower_map, request_headers, response_headers
 from app.proxy.leave import Leave, until_gone
+from app.proxy.outcome import Outcome, outcome_of
 from app.proxy.paths import read_path
 from app.proxy.stream_head import Resumed, plain_stream, retried_stream
 from app.proxy.tap import Tap
@@ -97,30 +97,6 @@ class _Route:
     api: Api
     url: str
     path: str  # the provider's path, `/v1/...`
-
-
-@dataclass
-class _Outcome:
-    """What the answer's `x-compact-*` headers say."""
-
-    action: Action = "none"
-    reason: str | None = None
-    session: str | None = None
-    before: int | None = None
-    after: int | None = None
-    usage: Usage | None = None  # the provider's count, read from a successful answer
-
-    def headers(self, overhead_ms: float) -> RawHeaders:
-        return ours(
-            {
-                "action": self.action,
-                "reason": self.reason,
-                "session": self.session,
-                "tokens-before": self.before,
-                "tokens-after": self.after,
-                "overhead-ms": f"{overhead_ms:.1f}",
-            }
-        )
 
 
 class ProxyApp:
@@ -190,17 +166,17 @@ class ProxyApp:
         """The request compacted if it must be, forwarded, and its answer relayed; a
         compaction under way when the client leaves is done whole (`Leave.held`)."""
         headers, named, body = request
-        outcome = _Outcome()
+        outcome = Outcome()
         exchange, planned, sent = None, None, body
         if self.compactor is not None and scope["method"] == "POST":
             try:
                 exchange = self._exchange(route, named, body)
                 if exchange is not None:
                     planned, sent = await leave.held(self._plan(route, exchange, body))
-                    outcome = _outcome_of(exchange, planned)
+                    outcome = outcome_of(exchange, planned)
             except Exception as exc:  # fail open: the request goes as it came
                 log.exception("proxy compaction failed; forwarded unchanged")
-                outcome, planned, sent = _Outcome("skipped", type(exc).__name__), None, body
+                outcome, planned, sent = Outcome("skipped", type(exc).__name__), None, body
         forward = request_headers(headers)
         overhead = time.perf_counter() - started
         retry = None
@@ -277,7 +253,7 @@ class ProxyApp:
         return planned, json_numbers.dumps(ex.body_with(planned.messages))
 
     def _retry_for(
-        self, ex: Exchange, planned: Planned | None, sent: bytes, outcome: _Outcome, leave: Leave
+        self, ex: Exchange, planned: Planned | None, sent: bytes, outcome: Outcome, leave: Leave
     ) -> Callable[[bytes], Awaitable[bytes | None]]:
         async def retry(error: bytes) -> bytes | None:
             assert self.compactor is not None
@@ -301,7 +277,7 @@ class ProxyApp:
         send: Send,
         route: _Route,
         request: tuple[str, RawHeaders, bytes],
-        outcome: _Outcome,
+        outcome: Outcome,
         overhead: float,
         retry: Callable[[bytes], Awaitable[bytes | None]] | None,
     ) -> None:
@@ -375,14 +351,6 @@ def _api_of(path: str, named: Mapping[str, str]) -> Api:
     return "anthropic" if anthropic else "openai"
 
 
-def _outcome_of(ex: Exchange, planned: Planned | None) -> _Outcome:
-    if planned is None:
-        return _Outcome(session=ex.session_id)
-    return _Outcome(
-        planned.action, planned.reason, ex.session_id, planned.tokens_before, planned.tokens_after
-    )
-
-
 async def _read_body(receive: Receive, limit: int) -> bytes | int | None:
     """The request's body; its limit when it is larger; None when the client left."""
     chunks: list[bytes] = []
@@ -415,7 +383,7 @@ async def _answer(
     await send({"type": "http.response.body", "body": body})
 
 
-async def _stream(send: Send, answer: UpstreamAnswer, outcome: _Outcome, overhead: float) -> None:
+async def _stream(send: Send, answer: UpstreamAnswer, outcome: Outcome, overhead: float) -> None:
     """The answer to the client as it arrives (`until_gone` cancels it when the client
     leaves). The usage of a successful answer is read on the way."""
     headers = response_headers(answer.headers) + outcome.headers(overhead * 1000)

@@ -9,8 +9,9 @@ limit, less when its turns need the room): a prefix the provider has cached. A c
 replaces the messages from the current head (or after those pinned ones) to a cut, keeping
 at least the last `min_keep_share` of the limit as sent; a later one keeps the head it had
 and summarizes only what came after it, until the head itself passes `fold_share` of the
-limit: then everything up to the cut but the pinned messages is summarized again together
-(and those too when a request made at once, or a standby, cannot fit with them). The
+limit: then its summaries and what came after it up to the cut are summarized together
+(the pinned messages too when a request made at once, or a standby, cannot fit with
+them): a fold merges summaries, it never reads the turns they stand for again. The
 service compacts (archive first, the ledger, restored files): the configured summarizer in
 the background, the extractive one when the request cannot wait, and in the background
 too for a standby: a head kept ready for a turn twice as large as the session's largest.
@@ -24,10 +25,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
-from dataclasses import dataclass, replace
-
-import orjson
-from anyio import to_thread
+from dataclasses import replace
 
 from app.core.model_table import ModelSpec
 from app.core.ports import Tokenizer
@@ -45,24 +43,16 @@ from app.core.proxy import (
     within_four,
     without_breakpoints,
 )
+from app.proxy.counted import Count, each, message_counts, request_count, since
 from app.proxy.exchange import Action, Exchange, Planned, ProxyPolicy
 from app.proxy.forecast import Forecast
 from app.proxy.history import history_of, restored
 from app.proxy.parts import compacted_part, joined_part, leading_system
 from app.proxy.shared import ProxySessionStore, Session, Shared, in_step
 from app.service.compaction import CompactionService
+from app.service.summary_cost import metering
 
 log = logging.getLogger("context_compact.proxy")
-
-
-@dataclass(frozen=True)
-class _Count:
-    messages: list[int]
-    fixed: int
-
-    @property
-    def raw(self) -> int:
-        return self.fixed + sum(self.messages)
 
 
 class ProxyCompactor:
@@ -156,7 +146,11 @@ class ProxyCompactor:
             spare = session.standby
             if now == "over" or (session.running is None and not (spare and spare.unpinned)):
                 options.append(spare)
-            chosen = await self._chosen(ex, forecast, client, _each(options))
+            chosen = await self._chosen(ex, forecast, client, each(options))
+            if chosen is not None and not forecast.worth(now, count.raw, chosen[2].raw):
+                # One not worth a cache break (begun long ago, it keeps too much): the next.
+                others = [o for o in options if o is not chosen[0]]
+                chosen = await self._chosen(ex, forecast, client, each(others))
             if chosen is not None and forecast.worth(now, count.raw, chosen[2].raw):
                 session.head, sent, count = chosen
                 action, changed = "applied", True
@@ -179,11 +173,15 @@ class ProxyCompactor:
         splice = self.policy.marks.splice * ex.limit
         quiet = not changed and before < min(session.quiet_below, splice)
         after = forecast.judged(count.raw)
-        if session.running is None and not quiet and forecast.starts(after):
+        # Not while a finished head serves as well as one begun now would: it goes in at the
+        # splice mark, and one begun now would be paid for again.
+        begins = session.running is None and not quiet and forecast.starts(after)
+        if begins and not await self._serves(ex, session, after):
             self._start(ex, session, client)
+            session.running_tokens = after
             action = "precompact_started" if action == "none" else action
         # A standby, for a turn larger than the session's largest.
-        grown = forecast.judged(_since(count, len(client) - session.spare_from))
+        grown = forecast.judged(since(count, len(client) - session.spare_from))
         stale = session.standby is None or grown > self.policy.quiet_share * ex.limit
         if forecast.at_risk(after) and stale and session.spare is None and not quiet:
             self._start(ex, session, client, standby=True)
@@ -191,7 +189,8 @@ class ProxyCompactor:
         sent = self._within_breakpoints(ex, sent)
         if action in ("applied", "compacted") and after < before:
             session.quiet_below = after + int(self.policy.quiet_share * ex.limit)
-        return Planned(ex.session_id, sent, action, reason, agent, after, count.raw)
+        cost = session.head.cost if changed and session.head is not None else None
+        return Planned(ex.session_id, sent, action, reason, agent, after, count.raw, cost)
 
     async def _retry(self, ex: Exchange, sent: list[JsonDict], limit: int | None) -> Planned | None:
         session, before = self._session(ex.session_id), await self._count(ex, sent)
@@ -207,7 +206,9 @@ class ProxyCompactor:
         session.drop_older()
         tokens = self._forecast(ex, session).judged(count.raw)
         spliced = self._within_breakpoints(ex, spliced)
-        return Planned(ex.session_id, spliced, "retried", None, tokens, tokens, count.raw)
+        return Planned(
+            ex.session_id, spliced, "retried", None, tokens, tokens, count.raw, head.cost
+        )
 
     async def aclose(self) -> None:
         """Lets the background compactions finish for up to the policy's wait, then cancels
@@ -231,15 +232,9 @@ class ProxyCompactor:
             o200k if spec.tokenizer == "o200k" and o200k is not None else self.background.tokenizer
         )
 
-    async def _count(self, ex: Exchange, messages: Sequence[JsonDict]) -> _Count:
-        """Our count of the request with `messages`: each message's JSON, and the rest of
-        what the provider reads (system, tools, instructions) as one more text."""
-        fixed = {k: ex.body.get(k) for k in ("system", "tools", "instructions") if ex.body.get(k)}
-        fixed |= {"live": list(ex.live)} if ex.live else {}
-        texts = [ex.counted_json(m) for m in messages]
-        texts.append(orjson.dumps(fixed).decode() if fixed else "")
-        counts = await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts)
-        return _Count(counts[:-1], counts[-1])
+    async def _count(self, ex: Exchange, messages: Sequence[JsonDict]) -> Count:
+        """Our count of the request with `messages` (`app.proxy.counted`)."""
+        return await request_count(self._tokenizer(ex.spec), ex, messages)
 
     def _forecast(self, ex: Exchange, session: Session | None) -> Forecast:
         if session is None:
@@ -293,11 +288,11 @@ class ProxyCompactor:
         forecast: Forecast,
         client: list[JsonDict],
         options: AsyncIterable[Head | None],
-    ) -> tuple[Head, list[JsonDict], _Count] | None:
+    ) -> tuple[Head, list[JsonDict], Count] | None:
         """The first of `options` that brings the request within the limit (the later ones
         not even made), else the one that sends the least, with the messages it gives and
         their count; None when none is for this history."""
-        best: tuple[Head, list[JsonDict], _Count] | None = None
+        best: tuple[Head, list[JsonDict], Count] | None = None
         async for head in options:
             spliced = head.splice(client) if head is not None else None
             if head is None or spliced is None:
@@ -308,6 +303,16 @@ class ProxyCompactor:
             if best is None or count.raw < best[2].raw:
                 best = (head, spliced, count)
         return best
+
+    async def _serves(self, ex: Exchange, session: Session, tokens: int) -> bool:
+        """Whether the session's finished head serves as well as one begun now from this
+        request (of `tokens`, as sent) would: with it, the request grown as much as one
+        begun now is made for would begin none."""
+        spliced = session.ready.splice(ex.messages) if session.ready is not None else None
+        if spliced is None or session.running_tokens < self.policy.marks.start * ex.limit:
+            return False  # none, or begun below the start mark: made for a turn not taken
+        forecast, count = self._forecast(ex, session), await self._count(ex, spliced)
+        return not forecast.starts(forecast.judged(count.raw) + forecast.ahead(tokens))
 
     async def _wait(self, session: Session) -> Head | None:
         """A running compaction's head, if it finishes within the policy's wait."""
@@ -327,7 +332,7 @@ class ProxyCompactor:
         client: list[JsonDict],
         counts: list[int] | None,
         head: Head | None = None,
-    ) -> tuple[Head, list[JsonDict], _Count] | None:
+    ) -> tuple[Head, list[JsonDict], Count] | None:
         """`head` (a finished compaction's) or one made at once, with the messages it gives
         and their count; when those still pass the limit, one that summarizes all after the
         system prompt again, the old head and the pinned messages too, if it sends fewer.
@@ -352,8 +357,8 @@ class ProxyCompactor:
         later: bool = False,
         spare: bool = False,
     ) -> Head | None:
-        """A new head for `client`: what follows `head` (or, past the fold share, all of it)
-        up to a cut, compacted by `service`; `squeeze`: all of it, the pinned messages too;
+        """A new head for `client`: what follows `head` (past the fold share, with the head's
+        summaries) up to a cut, compacted by `service`; `squeeze`: the pinned messages too;
         `later`: made in the background, for a later request (which is larger by the turns
         that come meanwhile, and follows the model's reading of `client`'s latest turn);
         `spare`: a standby, which keeps room for the turn it is for and summarizes the pinned
@@ -378,7 +383,7 @@ class ProxyCompactor:
         if spare and kept_head and forecast.crowded(counted.fixed, kept_head, summary):
             # A standby for a turn the pin or the head crowds out: all of it summarized.
             squeeze, pinned, pin, kept_head, fold = True, lead, 0, 0, head is not None
-        start = head.replaced if head is not None and not fold else pinned
+        start = head.replaced if head is not None else pinned
         guess = kept_head + summary
         ahead = 0
         if later:  # from the size of the request it is cut from, its head in
@@ -393,11 +398,14 @@ class ProxyCompactor:
         if cut <= start:
             return None
         if head is None or fold:
+            # A fold merges summaries: the old head's (past the pinned messages) and what
+            # came after it, never the turns it stands for again.
             earlier = list(head.core[pinned:]) if head is not None else []
             prior, part = client[:pinned], joined_part(earlier, client[start:cut])
         else:
             prior, part = list(head.core), joined_part(client[head.replaced : cut])
-        compacted = await compacted_part(service, ex, client[:lead], part)
+        with metering() as tally:
+            compacted = await compacted_part(service, ex, client[:lead], part)
         if compacted is None:
             return None
         produced, archive = compacted
@@ -408,16 +416,14 @@ class ProxyCompactor:
             # this one reads it; a breakpoint left at each old head's end would pass the
             # four a request may set, and then none of the head's would be kept.
             core = [*without_breakpoints(core[:-1]), with_breakpoint(core[-1])]
-        texts = [ex.counted_json(m) for m in core]
-        tokens = sum(await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts))
+        each_count = await message_counts(self._tokenizer(ex.spec), ex, core)
+        tokens = sum(each_count)
         if session is not None:
-            made_now = sum(
-                await to_thread.run_sync(self._tokenizer(ex.spec).count_batch, texts[len(prior) :])
-            )
-            session.made = forecast.judged(made_now)
+            session.made = forecast.judged(sum(each_count[len(prior) :]))
         tokens = Forecast.of(self.policy, ex, None).judged(tokens)
         head = make_head(core, client, cut, tokens, pinned, sum(counts[:cut]))
-        return replace(head, quick=service is self.immediate, unpinned=squeeze, archive=archive)
+        quick = service is self.immediate
+        return replace(head, quick=quick, unpinned=squeeze, archive=archive, cost=tally.cost)
 
     def _within_breakpoints(self, ex: Exchange, sent: list[JsonDict]) -> list[JsonDict]:
         """`sent`, the head's breakpoint living as long as the client's after it, or without
@@ -426,16 +432,3 @@ class ProxyCompactor:
         if ex.api != "anthropic" or sent is ex.messages or session is None or session.head is None:
             return sent
         return within_four(ex.body, sent, len(session.head.messages), ex.live)
-
-
-def _since(count: _Count, added: int) -> int:
-    """Our count of the last `added` messages sent (the client's own, after any head);
-    past what was counted, all of it."""
-    if added <= 0:
-        return 0
-    return sum(count.messages[-added:]) if added < len(count.messages) else count.raw
-
-
-async def _each(heads: Sequence[Head | None]) -> AsyncIterator[Head | None]:
-    for head in heads:
-        yield head

@@ -20,7 +20,7 @@ from typing import TypeVar
 from anyio import to_thread
 
 from app.core.proxy import Head, JsonDict
-from app.core.retention import Discards
+from app.core.sessions import Discards
 from app.proxy.compactor import ProxyCompactor
 from app.proxy.exchange import Exchange, Planned, ProxyPolicy
 from app.proxy.parts import WRITTEN

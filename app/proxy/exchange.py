@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from app.core.cost import SummarizerCost
 from app.core.model_table import ModelSpec
 from app.core.proxy import JsonDict, Marks, Shape, counted_json, with_conversation
 from app.core.vocabulary import Format
@@ -92,3 +93,4 @@ class Planned:
     tokens_before: int | None  # None: not counted (surely below the start mark)
     tokens_after: int | None
     counted: int  # our own count of what is sent (before any ratio): for the usage ratio
+    cost: SummarizerCost | None = None  # what the head this request put in cost

@@ -57,9 +57,16 @@ class Forecast:
         return below and not self.foreseen(bound) and not self.at_risk(bound)
 
     def starts(self, tokens: int) -> bool:
-        """Whether a background compaction begins: from the start mark, or earlier when the
-        session's pace would take the request over the limit before one begun now is ready."""
-        return self.stage(tokens) != "below" or self.foreseen(tokens)
+        """Whether a background compaction begins: past the start mark once the session's
+        pace would take the request to the splice mark before one begun now is ready (one
+        begun sooner is paid for and not used when the session stops short of it), or
+        earlier when that pace would take it over the limit. A session whose pace is not
+        known yet (fewer than two requests seen) begins at the start mark."""
+        if self.stage(tokens) == "below":
+            return self.foreseen(tokens)
+        unknown = len(self.pace.sizes) < 2
+        due = tokens + self.room() >= self.policy.marks.splice * self.limit
+        return unknown or due or self.foreseen(tokens)
 
     def foreseen(self, tokens: int, turns: int | None = None) -> bool:
         """Whether the session's pace takes `tokens` over the limit within `turns` (the

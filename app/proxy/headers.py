@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from app.core.cost import SummarizerCost
 from app.core.ports import RawHeaders
 
 HOP_BY_HOP = frozenset(
@@ -61,3 +62,18 @@ def ours(values: Mapping[str, str | int | None]) -> RawHeaders:
         if value is not None and value != "":
             out.append((f"x-compact-{name}".encode(), str(value).encode("latin-1", "replace")))
     return out
+
+
+def summarizer_headers(cost: SummarizerCost | None) -> dict[str, str | int | None]:
+    """What the head a request put in cost, for its answer's `x-compact-summarizer-*`
+    headers (none when it put no head in): the calls made for it, the answers reused, the
+    tokens read and written, and the calls' time."""
+    if cost is None:
+        return {}
+    return {
+        "summarizer-calls": cost.calls,
+        "summarizer-reused": cost.reused,
+        "summarizer-input-tokens": cost.input_tokens,
+        "summarizer-output-tokens": cost.output_tokens,
+        "summarizer-ms": f"{cost.seconds * 1000:.0f}",
+    }

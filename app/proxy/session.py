@@ -16,6 +16,7 @@ class Session:
     ready: Head | None = None
     running: asyncio.Task[Head | None] | None = None
     running_from: int = 0  # the messages of the request the running compaction began from
+    running_tokens: int = 0  # ... and its count (the last one begun: the `ready` head's)
     # A head kept ready by the extractive summarizer (`spare` makes it) beside the
     # configured summarizer's (`ready`, `running`), for a turn larger than the session's
     # largest (`Forecast.surprise`): put in over the limit only while the configured

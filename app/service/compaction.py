@@ -79,6 +79,8 @@ from app.service.slots import SummarySlots
 from app.service.steps import Encodings, Steps
 from app.service.strategy import Strategy
 from app.service.summaries import Summaries
+from app.service.summary_cache import reuse_within
+from app.service.summary_cost import metering
 
 __all__ = ["CompactRequest", "CompactionPorts", "CompactionService", "Count", "Defaults"]
 
@@ -289,7 +291,9 @@ class CompactionService(CountingService):
             if admitted.record:
                 return await record(self.records, self.now(), prepared, admitted.result)
             return admitted.result
-        result = await self._run_chain(prepared, admitted)
+        with metering() as tally, reuse_within(prepared.request.session_id):
+            result = await self._run_chain(prepared, admitted)
+        result = result.model_copy(update={"summarizer_cost": tally.cost})
         return await record(self.records, self.now(), prepared, result)
 
     async def _run_chain(self, prepared: Prepared, admitted: Admitted) -> CompactResult:

@@ -53,6 +53,7 @@ class MeteredCompactionService(CompactionService):
         outcome = "compacted" if result.compacted else str(result.reason)
         before = result.stats.original_token_count if result.stats else result.token_count
         self.metrics.observe_compaction(strategy, outcome, before, after)
+        self.metrics.observe_summarizer_cost(result.summarizer_cost)
         for skipped in result.skipped_files:
             self.metrics.observe_restore_skip(skipped.reason)
         return result

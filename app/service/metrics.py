@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from app.core.cost import SummarizerCost
+
 
 class Metrics(Protocol):
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
@@ -31,6 +33,10 @@ class Metrics(Protocol):
 
     def observe_restore_skip(self, reason: str) -> None:
         """One file named in the history that was not restored, and why."""
+
+    def observe_summarizer_cost(self, cost: SummarizerCost) -> None:
+        """What one compaction's summaries cost (`CompactResult.summarizer_cost`): calls,
+        answers reused, tokens read and written, seconds."""
 
     def observe_proxy(self, action: str, overhead_seconds: float) -> None:
         """One request through the proxy: what it did (`none`, `skipped`,
@@ -60,6 +66,9 @@ class NoMetrics:
         pass
 
     def observe_restore_skip(self, reason: str) -> None:
+        pass
+
+    def observe_summarizer_cost(self, cost: SummarizerCost) -> None:
         pass
 
     def observe_proxy(self, action: str, overhead_seconds: float) -> None:

@@ -1,4 +1,4 @@
-"""Retention at work (`app.core.retention`): the store's sweep at start and every
+"""Retention at work (`app.core.sessions.retention`): the store's sweep at start and every
 `policy.every` seconds, in a worker thread; and the discard of a compaction the proxy
 never put in, its record first, so that a failure between the two leaves an archive
 without a record, which the sweep takes, never a record naming a missing archive."""
@@ -15,7 +15,7 @@ from anyio import to_thread
 
 from app.core.errors import ArchiveError, RecordStoreError
 from app.core.ports import ArchiveStore
-from app.core.retention import RetentionPolicy, RetentionSweeper, SweepCounts, Withdraws
+from app.core.sessions import RetentionPolicy, RetentionSweeper, SweepCounts, Withdraws
 from app.service.clock import utc_now
 
 log = logging.getLogger("context_compact.retention")

@@ -186,6 +186,7 @@ async def record(
         summary_message_id=message_id(summary_message) if summary_message else None,
         archive_id=result.archive.id if result.archive else None,
         context_end_id=message_id((result.messages or list(messages))[-1]) if messages else None,
+        summarizer_cost=result.summarizer_cost,
         warnings=result.warnings,
     )
     try:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 
 from anyio import to_thread
 
+from app.core.cost import SummarizerCost
 from app.core.errors import SummarizerError
 from app.core.history import ExtractedFacts
 from app.core.messages import Message
@@ -38,6 +40,8 @@ from app.service.chunked import (
 )
 from app.service.defaults import Defaults
 from app.service.digested import digest_requests
+from app.service.summary_cache import SummaryCache, reuse_scope, summary_key
+from app.service.summary_cost import charge, charged, known_counts
 
 log = logging.getLogger("context_compact.compaction")
 
@@ -52,7 +56,8 @@ class Summaries:
         tokenizer: Tokenizer,
         defaults: Defaults,
     ) -> None:
-        self.summarizer = summarizer
+        self.answers = SummaryCache()  # what the summarizers answered, by their input
+        self._summarizer = summarizer
         self.fallback = fallback
         self.tokenizer = tokenizer
         self.defaults = defaults
@@ -60,7 +65,30 @@ class Summaries:
         self.window: WindowSource | None = None
         self.answer_tokens = 0
 
+    @property
+    def summarizer(self) -> Summarizer:
+        return self._summarizer
+
+    @summarizer.setter
+    def summarizer(self, summarizer: Summarizer) -> None:
+        """Another summarizer (tests and the command line swap it): its own answers."""
+        self._summarizer = summarizer
+        self.answers = SummaryCache()
+
     async def summarize(
+        self,
+        rest: Sequence[Message],
+        params: SummaryParams,
+        instructions: str | None,
+        template: SummaryTemplate = "sections",
+        counts: Sequence[int] | None = None,
+        facts: ExtractedFacts | None = None,
+    ) -> SummaryOutcome:
+        """`_summarize_rest`, each call's input counted from `counts` when given."""
+        with known_counts(rest, counts):
+            return await self._summarize_rest(rest, params, instructions, template, counts, facts)
+
+    async def _summarize_rest(
         self,
         rest: Sequence[Message],
         params: SummaryParams,
@@ -220,7 +248,7 @@ class Summaries:
         """The configured summarizer's summary; none (with a warning) when it failed."""
         name = self.summarizer.name
         try:
-            text = await _summary_text(self.summarizer, request)
+            text = await self._text(self.summarizer, request)
             return SummaryOutcome(ChunkedSummary(text, name, 1), warnings_of(text), calls=1)
         except SummarizerError as exc:
             said = f"summarizer {name} failed: {exc}"
@@ -232,13 +260,29 @@ class Summaries:
             return SummaryOutcome(None)
         fallback = self.fallback.name
         try:
-            summary = await _summary_text(self.fallback, request)
+            summary = await self._text(self.fallback, request)
         except SummarizerError as exc:
             said = f"fallback summarizer {fallback} failed: {exc}"
             log.warning(said, extra=_why(fallback, exc))
             return SummaryOutcome(None, (said,))
         written = f"summary written by the fallback summarizer {fallback}"
         return SummaryOutcome(ChunkedSummary(summary, fallback, 1), (written,))
+
+    async def _text(self, summarizer: Summarizer, request: SummaryRequest) -> str:
+        """`summarizer`'s summary of `request`, its cost charged to the compaction; the
+        answer of an earlier call of the same input when there is one (no call made)."""
+        reads, scope = summarizer.reads_prompt, reuse_scope()
+        call = partial(_summary_text, summarizer, request)
+        if scope is None:
+            return await charged(self.tokenizer, request, reads, call)
+        key = await to_thread.run_sync(summary_key, scope, summarizer.name, reads, request)
+        answer = self.answers.get(key)
+        if answer is not None:
+            charge(SummarizerCost(reused=1))
+            return answer
+        answer = await charged(self.tokenizer, request, reads, call)
+        self.answers.put(key, answer)
+        return answer
 
 
 def _why(name: str, error: SummarizerError) -> dict[str, object]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from app.adapters.upstream import HttpxUpstream
 from app.core.proxy import Marks
-from app.core.retention import Discards
+from app.core.sessions import Discards
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.app import ProxyApp, ProxyConfig
 from app.proxy.compactor import ProxyCompactor

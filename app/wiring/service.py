@@ -29,8 +29,7 @@ from app.adapters.tokenizer import TiktokenTokenizer
 from app.adapters.workdir import SandboxedWorkdir
 from app.core.ledger import LedgerBudget
 from app.core.ports import ArchiveStore, SeenStore, Summarizer, Tokenizer
-from app.core.retention import RetentionPolicy, Withdraws
-from app.core.sessions import JobQueue, JobStore, RecordStore
+from app.core.sessions import JobQueue, JobStore, RecordStore, RetentionPolicy, Withdraws
 from app.core.summary import DIGEST_PROMPT_TOKENS, DIGEST_SHARE, CallBound, ExtractiveSummarizer
 from app.service.compaction import CompactionPorts, CompactionService, Defaults
 from app.service.freshness import Freshness

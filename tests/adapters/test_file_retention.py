@@ -16,8 +16,8 @@ from app.adapters.file_retention import FileRetention
 from app.adapters.record_store import FileRecordStore
 from app.adapters.recorded_archives import RecordedArchives
 from app.core.recall.terms import parse_query
-from app.core.retention import RetentionPolicy, SweepCounts
 from app.core.sessions.records import CompactionRecord
+from app.core.sessions.retention import RetentionPolicy, SweepCounts
 from app.service.retention import Retention
 from tests.adapters.test_archive_store import archive
 

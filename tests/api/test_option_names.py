@@ -60,12 +60,13 @@ def renamed(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def same_compaction(data: dict[str, Any]) -> dict[str, Any]:
-    """The answer without what differs between two runs (the archive's id and time) or by
-    the names sent (the warnings)."""
+    """The answer without what differs between two runs (the archive's id and time, the
+    summarizer's time) or by the names sent (the warnings)."""
     archive_id = data["archive"]["id"]
+    cost = {**data["summarizer_cost"], "seconds": "<seconds>"}
     return {
         key: TIME.sub("<time>", str(value).replace(archive_id, "<archive>"))
-        for key, value in data.items()
+        for key, value in {**data, "summarizer_cost": cost}.items()
         if key not in {"archive", "warnings"}
     }
 

@@ -211,7 +211,9 @@ async def test_a_sessions_compactions_are_listed_with_their_fields(
         "archive_id": data["archive"]["id"],
         "warnings": [],
         "context_end_id": record["context_end_id"],
+        "summarizer_cost": data["summarizer_cost"],
     }
+    assert data["summarizer_cost"]["calls"] == 1
     assert len(record["compacted_message_ids"]) == 8
     assert all(i.startswith("sha256:") for i in record["compacted_message_ids"])
 

@@ -14,8 +14,8 @@ from app.adapters.pg_retention import PgRetention
 from app.adapters.pg_stores import PgArchiveStore, PgRecordStore
 from app.core.ports import Archive, ArchiveRef
 from app.core.recall.terms import parse_query
-from app.core.retention import RetentionPolicy, SweepCounts
 from app.core.sessions.records import CompactionRecord
+from app.core.sessions.retention import RetentionPolicy, SweepCounts
 from app.service.retention import Discarder, Retention
 
 NOW = datetime.now(UTC)

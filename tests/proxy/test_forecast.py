@@ -1,6 +1,6 @@
 """The proxy's judgement of one request (`app.proxy.forecast`): how much the session's
 first messages may pin, the turn a standby is kept for and when what a head keeps crowds it
-out, and when a finished head is worth putting in."""
+out, when a finished head is worth putting in, and when a background compaction begins."""
 
 from __future__ import annotations
 
@@ -54,3 +54,24 @@ def test_below_the_limit_a_head_goes_in_only_when_it_brings_the_request_below_th
     # Over the limit, any head that sends fewer tokens.
     assert forecast.worth("over", 10_500, 9_900)
     assert not forecast.worth("over", 10_500, 10_500)
+
+
+def test_past_the_start_mark_a_compaction_begins_when_the_pace_reaches_the_splice_mark() -> None:
+    # The start mark at 7,000, the splice mark at 8,500; turns of 200 tokens, two turns a
+    # compaction and one more: it begins once 600 more tokens reach the splice mark.
+    forecast = _forecast(growth=200)
+    assert not forecast.starts(6_999)
+    assert not forecast.starts(7_000)
+    assert not forecast.starts(7_899)
+    assert forecast.starts(7_900)
+    # Turns of 500: at the start mark already (7,000 + 1,500).
+    assert _forecast(growth=500).starts(7_000)
+    # Below the start mark, only when the pace takes it over the limit within two turns.
+    assert not _forecast(growth=2_000).starts(6_000)
+    assert _forecast(growth=2_001).starts(6_000)
+
+
+def test_a_session_whose_pace_is_not_known_begins_at_the_start_mark() -> None:
+    forecast = Forecast(ProxyPolicy(), LIMIT, 1.0, Pace(sizes=[1_000]))
+    assert not forecast.starts(6_999)
+    assert forecast.starts(7_000)

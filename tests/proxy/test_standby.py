@@ -99,10 +99,11 @@ def _paced(compactor: ProxyCompactor, client: list[dict[str, Any]], share: float
 
 
 async def _begun_at_a_slow_pace(compactor: ProxyCompactor) -> asyncio.Task[Any]:
-    """The configured summarizer's compaction begun at the start mark (`_session(8)`, about
-    0.8 of the limit) of a session of small turns."""
+    """The configured summarizer's compaction begun past the start mark (`_session(8)`,
+    about 0.8 of the limit) of a session of small turns: three of them (two while it runs,
+    one more) reach the splice mark."""
     client = _session(8)
-    _paced(compactor, client, 0.01)
+    _paced(compactor, client, 0.03)
     planned = await compactor.plan(_exchange(client))
     assert planned.action == "precompact_started"
     running = compactor._sessions["s"].running

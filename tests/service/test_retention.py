@@ -12,7 +12,7 @@ import pytest
 
 from app.adapters.archive_store import FileArchiveStore
 from app.core.errors import RecordStoreError
-from app.core.retention import RetentionPolicy, Stopped, SweepCounts, never
+from app.core.sessions.retention import RetentionPolicy, Stopped, SweepCounts, never
 from app.service.retention import Discarder, Retention
 from app.settings import Settings
 from app.wiring.service import Stores

@@ -85,7 +85,9 @@ async def test_a_compaction_appends_a_record_with_every_field(
         archive_id="arch-1",
         warnings=[],
         context_end_id=message_id(result.messages[-1]),
+        summarizer_cost=result.summarizer_cost,
     ).model_dump(exclude={"id"})
+    assert result.summarizer_cost.calls == 1
 
 
 async def test_the_record_reason_defaults_to_manual_when_forced_else_llm_call(

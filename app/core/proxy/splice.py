@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from app.core.assemble import CONTINUE
+from app.core.cost import NO_COST, SummarizerCost
 
 JsonDict = dict[str, Any]
 MAX_BREAKPOINTS = 4
@@ -68,7 +69,8 @@ class Head:
     room for, put in over the limit only; a compaction made at once that cannot fit them);
     `replaced_tokens`: our count of the replaced messages when it was made, so that the
     count of what the agent sent needs no count of them again; `archive`: the id of the
-    archive its compaction wrote (deleted if it is never put in)."""
+    archive its compaction wrote (deleted if it is never put in); `cost`: what its summary
+    cost (the answer that puts it in says so)."""
 
     core: tuple[JsonDict, ...]
     replaced: int
@@ -80,6 +82,7 @@ class Head:
     unpinned: bool = False
     replaced_tokens: int = 0
     archive: str | None = None
+    cost: SummarizerCost = NO_COST
 
     @property
     def messages(self) -> list[JsonDict]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.core import json_numbers
+from app.core.cost import SummarizerCost
 from app.core.proxy.pace import Pace
 from app.core.proxy.splice import Head
 
@@ -98,7 +99,7 @@ def encode_head(head: Head) -> bytes:
     """The head as JSON bytes: its messages exactly as they will be sent again, and each
     of its other fields."""
     fields = {f.name: getattr(head, f.name) for f in dataclasses.fields(Head)}
-    return json_numbers.dumps({**fields, "core": list(head.core)})
+    return json_numbers.dumps({**fields, "core": list(head.core), "cost": head.cost.model_dump()})
 
 
 def decode_head(data: bytes) -> Head:
@@ -107,6 +108,8 @@ def decode_head(data: bytes) -> Head:
     document, _ = json_numbers.loads(data, None)
     names = {f.name for f in dataclasses.fields(Head)}
     fields = {k: v for k, v in document.items() if k in names}
+    if "cost" in fields:
+        fields["cost"] = SummarizerCost.model_validate(fields["cost"])
     return Head(**{**fields, "core": tuple(document["core"])})
 
 

@@ -1,5 +1,6 @@
 """What a session keeps between requests: archive and session ids (`ids`), compaction
-records (`records`) and the holds read from them (`holds`), and background jobs (`jobs`)."""
+records (`records`) and the holds read from them (`holds`), background jobs (`jobs`),
+and what the stores let go, and when (`retention`)."""
 
 from app.core.sessions.holds import Hold, IdAt, Refill, overflow_warning, refilling, session_hold
 from app.core.sessions.ids import archive_sha256, is_valid_id, new_archive_id
@@ -29,11 +30,21 @@ from app.core.sessions.records import (
     message_id,
     successful_compactions,
 )
+from app.core.sessions.retention import (
+    Discards,
+    RetentionPolicy,
+    RetentionSweeper,
+    Stopped,
+    SweepCounts,
+    Withdraws,
+    never,
+)
 
 __all__ = [
     "IN_FLIGHT",
     "RECORDED_FAILURES",
     "CompactionRecord",
+    "Discards",
     "Hold",
     "IdAt",
     "Job",
@@ -45,6 +56,11 @@ __all__ = [
     "RecordReason",
     "RecordStore",
     "Refill",
+    "RetentionPolicy",
+    "RetentionSweeper",
+    "Stopped",
+    "SweepCounts",
+    "Withdraws",
     "archive_sha256",
     "cooldown_end",
     "first_difference",
@@ -55,6 +71,7 @@ __all__ = [
     "job_to_json",
     "message_hashes",
     "message_id",
+    "never",
     "new_archive_id",
     "overflow_warning",
     "refilling",

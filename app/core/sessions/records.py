@@ -20,6 +20,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.cost import SummarizerCost
 from app.core.messages import Message, dump_message
 from app.core.sessions.ids import archive_sha256
 
@@ -69,6 +70,10 @@ class CompactionRecord(BaseModel):
             "output's when compacted, the input's otherwise. A later request whose message at "
             "`message_count_after - 1` has this id continues that context."
         ),
+    )
+    summarizer_cost: SummarizerCost = Field(
+        default_factory=SummarizerCost,
+        description="What this attempt's summaries cost (as the compaction's answer says).",
     )
     warnings: list[str] = Field(default_factory=list)
 

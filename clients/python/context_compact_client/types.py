@@ -133,6 +133,16 @@ class PhaseInfo(TypedDict):
     detail: NotRequired[str | None]
 
 
+class SummarizerCost(TypedDict):
+    """What a compaction's summaries cost: calls made, answers reused, tokens, time."""
+
+    calls: NotRequired[int]
+    reused: NotRequired[int]
+    input_tokens: NotRequired[int]
+    output_tokens: NotRequired[int]
+    seconds: NotRequired[float]
+
+
 class CompactResponse(TypedDict):
     """What a compaction did; `messages` in the request's format."""
 
@@ -176,6 +186,7 @@ class CompactResponse(TypedDict):
     compacted_indexes: NotRequired[list[int]]
     phases: NotRequired[list[PhaseInfo]]
     summary_chunks: NotRequired[int]
+    summarizer_cost: NotRequired[SummarizerCost]
     warnings: NotRequired[list[str]]
     fallbacks: NotRequired[list[FallbackInfo]]
     retry_at_tokens: NotRequired[int | None]
@@ -245,6 +256,7 @@ class CompactionRecord(TypedDict):
     archive_id: NotRequired[str | None]
     warnings: NotRequired[list[str]]
     context_end_id: NotRequired[str | None]
+    summarizer_cost: NotRequired[SummarizerCost]
 
 
 class RecallHitInfo(TypedDict):

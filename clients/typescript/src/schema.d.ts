@@ -1442,6 +1442,8 @@ export interface components {
              * @default 0
              */
             summary_chunks?: number;
+            /** @description What the summaries of every strategy tried cost: the summarizer's calls (the fallback's included), the tokens they read and wrote, their time, and the answers reused from an earlier call of the same input. */
+            summarizer_cost?: components["schemas"]["SummarizerCost"];
             /**
              * Warnings
              * @description What the compaction met on the way, one line each. A summarizer that failed says `summarizer NAME failed: [reason] ...` (the reason as in `context_compact_summarizer_failures_total`); each sentence the summary gate dropped from an LLM's summary is named with its rule: `summary: dropped [rule] “sentence”`, the rule one of `foreign`, `borrowed`, `instruction`, `not_user`, `status`, `attribution`, `number`, `unasked` (docs/summaries.md).
@@ -1574,6 +1576,8 @@ export interface components {
              * @description The id (same scheme) of the last message of the context this attempt left: the output's when compacted, the input's otherwise. A later request whose message at `message_count_after - 1` has this id continues that context.
              */
             context_end_id?: string | null;
+            /** @description What this attempt's summaries cost (as the compaction's answer says). */
+            summarizer_cost?: components["schemas"]["SummarizerCost"];
             /** Warnings */
             warnings?: string[];
         };
@@ -2898,6 +2902,39 @@ export interface components {
              * @description invalid_path | outside_workdir | not_found | not_regular_file | unreadable | not_utf8 | too_large | too_many_tokens | total_limit_reached
              */
             reason: string;
+        };
+        /** SummarizerCost */
+        SummarizerCost: {
+            /**
+             * Calls
+             * @description Summarizer calls made (the fallback's included).
+             * @default 0
+             */
+            calls?: number;
+            /**
+             * Reused
+             * @description Summaries answered from earlier calls of the same input: no call made.
+             * @default 0
+             */
+            reused?: number;
+            /**
+             * Input Tokens
+             * @description Tokens the calls read (the service's tokenizer).
+             * @default 0
+             */
+            input_tokens?: number;
+            /**
+             * Output Tokens
+             * @description Tokens the calls wrote.
+             * @default 0
+             */
+            output_tokens?: number;
+            /**
+             * Seconds
+             * @description Time the calls took, one after another.
+             * @default 0
+             */
+            seconds?: number;
         };
         /**
          * TextBlock

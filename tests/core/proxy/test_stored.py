@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from app.core import json_numbers
+from app.core.cost import SummarizerCost
 from app.core.proxy import Head, Pace, make_head
 from app.core.proxy.stored import (
     MemorySessionStore,
@@ -52,6 +53,7 @@ def test_a_head_comes_back_as_the_same_bytes() -> None:
         quick=True,
         replaced_tokens=456,
         archive="arch-7",
+        cost=SummarizerCost(calls=2, reused=1, input_tokens=900, output_tokens=80, seconds=1.5),
     )
     again = decode_head(encode_head(head))
     assert again == head  # every field, the archive to let go of included
@@ -62,7 +64,7 @@ def test_a_head_comes_back_as_the_same_bytes() -> None:
 def test_a_head_written_before_a_field_was_takes_its_default() -> None:
     head = Head(({"role": "user", "content": "Fix it."},), 1, "d" * 64, seam=False, tokens=5)
     document = orjson.loads(encode_head(head))
-    del document["archive"], document["replaced_tokens"]
+    del document["archive"], document["replaced_tokens"], document["cost"]
     assert decode_head(orjson.dumps(document)) == head
 
 
