@@ -78,7 +78,44 @@ def _start(body: Mapping[str, Any]) -> tuple[list[Any], Any]:
     history = [m for i, m in enumerate(messages) if i not in live]
     system = [as_read(m) for m in history if m.get("role") in _SYSTEM]
     first_user = next((as_read(m) for m in history if m.get("role") == "user"), None)
+    if isinstance(first_user, Mapping) and isinstance(first_user.get("content"), str):
+        said = _unrestated(first_user["content"], _system_text(body, system))
+        first_user = {**first_user, "content": said}
     return _unmarked(system), _unmarked(first_user)
+
+
+def _system_text(body: Mapping[str, Any], system: Sequence[Any]) -> str:
+    """The text of the system prompt, wherever the shape puts it."""
+    parts = [body.get("system"), body.get("instructions"), *(m.get("content") for m in system)]
+    return "\n".join(_texts(p) for p in parts)
+
+
+def _texts(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(_texts(v.get("text")) for v in value if isinstance(v, Mapping))
+    return ""
+
+
+def _unrestated(text: str, system: str) -> str:
+    """`text` without a closing part that restates the system prompt: aider appends its
+    edit-format reminder, also the system prompt's end, to the request it sends when its
+    model's settings ask for it (`reminder: user`), but keeps the request as typed in its
+    history, so the first turn's message would key another session than the later ones'.
+    The longest such closing part, of whole paragraphs and at least `_RESTATED` long."""
+    if len(system) < _RESTATED:
+        return text
+    start = text.find("\n\n")
+    while start != -1:
+        closing = text[start:].strip()
+        if len(closing) >= _RESTATED and closing in system:
+            return text[:start].rstrip()
+        start = text.find("\n\n", start + 2)
+    return text
+
+
+_RESTATED = 40  # characters: less could be a user's own closing line that a prompt shares
 
 
 def _unmarked(value: Any) -> Any:

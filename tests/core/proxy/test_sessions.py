@@ -135,3 +135,34 @@ def test_aider_s_requests_are_one_session_whatever_it_rebuilds() -> None:
     other = aider_request([], [{"role": "user", "content": "Write the docs."}], {}, "\nb.py:\n")
     keys = [session_key({}, {"messages": m}) for m in (first, second, other)]
     assert keys[0] == keys[1] != keys[2]
+
+
+def test_a_request_with_the_system_prompt_s_end_appended_keys_as_typed() -> None:
+    """aider, for a model its settings do not name, appends its edit-format reminder (also
+    the end of its system prompt) to the request it sends; its history keeps the request as
+    typed: the first turn is the session of the turns after it."""
+    reminder = (
+        "# *SEARCH/REPLACE block* Rules:\n\n"
+        "Every *SEARCH/REPLACE block* must use this format:\n"
+        "1. The *FULL* file path alone on a line, verbatim.\n"
+    )
+    system = {"role": "system", "content": "Act as an expert software developer.\n" + reminder}
+    first = [system, {"role": "user", "content": "Add a --verbose flag.\n\n" + reminder}]
+    later = [
+        system,
+        {"role": "user", "content": "Add a --verbose flag."},
+        {"role": "assistant", "content": "Done: cli.py takes --verbose."},
+        {"role": "user", "content": "Now document it.\n\n" + reminder},
+    ]
+    assert session_key({}, {"messages": first}) == session_key({}, {"messages": later})
+    other = [system, {"role": "user", "content": "Remove the flag.\n\n" + reminder}]
+    assert session_key({}, {"messages": other}) != session_key({}, {"messages": later})
+
+
+def test_a_user_s_own_closing_words_stay_in_the_key() -> None:
+    system = {"role": "system", "content": "You are a helpful assistant. Thanks!"}
+    asked = {"role": "user", "content": "Fix the parser.\n\nThanks!"}
+    plain = {"role": "user", "content": "Fix the parser."}
+    assert session_key({}, {"messages": [system, asked]}) != session_key(
+        {}, {"messages": [system, plain]}
+    )
