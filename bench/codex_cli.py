@@ -9,8 +9,9 @@ task ends; through the proxy, set up as docs/proxy.md says (`codex -c openai_bas
 or the proxy named in `[model_providers]`), it is compacted on the way and the task
 finishes. Printed per run: the seconds until Codex's first request reached the provider
 (its WebSocket refused with a 426 through the proxy), the requests, the provider's context-
-length refusals, the proxy's actions and its mean overhead (its `/metrics`), Codex's exit
-code and its last line.
+length refusals, how many requests from the first compacted one on carry the rule of the
+scratch repository's AGENTS.md, the proxy's actions and its mean overhead (its
+`/metrics`), Codex's exit code and its last line.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ FILES = 24
 LINES = 200  # per file: about 2,400 tokens
 CODEX = "@openai/codex@0.171.0"
 TASK = f"Read each of the {FILES} files in parts/ with cat, in order, then say Done."
+# The project's rule in its AGENTS.md, which Codex sends in its instructions message: it must
+# reach the model in every request after a compaction too.
+RULE = "Never edit files under parts/; report values as hexadecimal (rule 7f3a)."
 
 
 def _install(into: Path) -> Path:
@@ -63,6 +67,7 @@ def _repository(root: Path) -> Path:
             f"part {n:02d} line {i:03d}: value = {n * 1000 + i} # checked" for i in range(LINES)
         ]
         (work / "parts" / f"part_{n:02d}.txt").write_text("\n".join(lines) + "\n")
+    (work / "AGENTS.md").write_text(f"# Project rules\n\n{RULE}\n")
     subprocess.run(["git", "init", "-q", str(work)], check=True)
     return work
 
@@ -79,6 +84,25 @@ def _next_read(received: Received) -> Any:
         return answer(Text("Done."))
     thinking = Thinking(f"Part {read + 1:02d} next.", "gAAAA" + f"{read + 1:02d}" * 100)
     return answer(thinking, ToolCall("exec_command", {"cmd": f"cat parts/part_{read + 1:02d}.txt"}))
+
+
+def rules_after_compaction(bodies: list[Any]) -> tuple[int, int]:
+    """Of the requests from the first compacted one on (it carries fewer calls than the one
+    before it), how many carry AGENTS.md's rule; (0, 0) when none was compacted."""
+    calls = [
+        sum(isinstance(i, dict) and i.get("type") == "function_call" for i in _input(b))
+        for b in bodies
+    ]
+    first = next((k for k in range(1, len(calls)) if calls[k] < calls[k - 1]), None)
+    if first is None:
+        return 0, 0
+    after = bodies[first:]
+    return sum(RULE in orjson.dumps(b).decode() for b in after), len(after)
+
+
+def _input(body: Any) -> list[Any]:
+    found = body.get("input") if isinstance(body, dict) else None
+    return found if isinstance(found, list) else []
 
 
 def _refusals(provider: FakeProvider) -> int:
@@ -137,6 +161,7 @@ def run(codex: Path, root: Path, how: str) -> dict[str, Any]:
                 if e.sent.status != 200 and e.received.method == "POST"
             ]
             last = (done.stdout.strip().splitlines() or [""])[-1]
+            carried, compacted = rules_after_compaction([r.json for r in posts])
             return {
                 "run": how,
                 "first_request_s": None if first is None else round(first, 2),
@@ -147,6 +172,7 @@ def run(codex: Path, root: Path, how: str) -> dict[str, Any]:
                     for i in (r.json or {}).get("input") or []
                 ),
                 "refused_for_length": _refusals(provider),
+                "agents_md_after_compaction": f"{carried} of {compacted}",
                 "other_errors": len(errors),
                 "actions": actions,
                 "overhead_ms_mean": overhead,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import orjson
 
-from bench.codex_cli import FILES, _next_read
+from bench.codex_cli import FILES, RULE, _next_read, rules_after_compaction
 from tests.fakes.provider import Received, Text, Thinking, ToolCall
 
 
@@ -29,3 +29,16 @@ def test_the_fake_model_reads_the_file_after_the_latest_read_then_ends() -> None
     assert later == ToolCall("exec_command", {"cmd": "cat parts/part_08.txt"})
     (last,) = _next_read(_received(FILES - 1)).blocks
     assert last == Text("Done.")
+
+
+def test_the_rule_is_counted_from_the_first_compacted_request_on() -> None:
+    def body(calls: int, rule: bool) -> dict[str, object]:
+        items: list[object] = [{"type": "message", "role": "developer", "content": RULE}]
+        items = items if rule else []
+        items += [{"type": "function_call", "call_id": f"c{n}"} for n in range(calls)]
+        return {"input": items}
+
+    growing = [body(0, True), body(1, True), body(2, True)]
+    assert rules_after_compaction(growing) == (0, 0)
+    compacted = [*growing, body(1, True), body(2, False), body(3, True)]
+    assert rules_after_compaction(compacted) == (2, 3)
