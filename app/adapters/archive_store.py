@@ -160,7 +160,7 @@ class FileArchiveStore:
         found: list[Candidate] = []
         backfill = self._backfill_bytes
         complete = True
-        archive_ids = self._session_archives(session_id)
+        archive_ids = self.session_archives(session_id)
         if self._recorded is not None:
             leftovers = self._recorded.leftovers(session_id, archive_ids, self._dir)
             archive_ids = [a for a in archive_ids if a not in leftovers]
@@ -206,7 +206,9 @@ class FileArchiveStore:
             raise ArchiveError(f"recall index write failed: {_describe(exc)}") from exc
         return size
 
-    def _session_archives(self, session_id: str) -> list[str]:
+    def session_archives(self, session_id: str) -> list[str]:
+        """The ids the session's archive list names, in order, once each; raises
+        `ArchiveError` when the list cannot be read (none is no error)."""
         try:
             with open(self._session_index(session_id), "rb") as index:
                 lines = index.read().decode("ascii", "replace").split()

@@ -26,7 +26,7 @@ from app.adapters import recall_index
 from app.adapters.archive_store import ARCHIVES_DIRNAME, INDEX_DIRNAME, FileArchiveStore
 from app.adapters.files import final_names
 from app.adapters.record_store import RECORDS_DIRNAME, SESSIONS_DIRNAME
-from app.adapters.recorded_archives import RecordedArchives
+from app.adapters.recorded_archives import RecordedArchives, older
 from app.core.errors import ArchiveError
 from app.core.sessions import Stopped, SweepCounts, is_valid_id, never
 
@@ -62,19 +62,19 @@ class FileRetention:
         deleted = 0
         for name in self._until_stopped(_listing(directory, _ARCHIVE_SUFFIX)):
             archive_id = name.removesuffix(_ARCHIVE_SUFFIX)
-            if is_valid_id(archive_id) and _older(os.path.join(directory, name), cutoff):
+            if is_valid_id(archive_id) and older(os.path.join(directory, name), cutoff):
                 deleted += self._delete(archive_id)
         index = os.path.join(self._data_dir, INDEX_DIRNAME)
         for name in self._until_stopped(_listing(index, _LIST_SUFFIX)):
             path = os.path.join(index, name)
-            if _older(path, cutoff) and _unlink(path):
+            if older(path, cutoff) and _unlink(path):
                 self.recorded.drop(name.removesuffix(_LIST_SUFFIX))
         words = _listing(index, recall_index.SUFFIX)  # a word index whose archive is gone
         for name in self._until_stopped(words):
             archive_id = name.removesuffix(recall_index.SUFFIX)
             path = os.path.join(index, name)
             gone = not os.path.exists(os.path.join(directory, archive_id + _ARCHIVE_SUFFIX))
-            if gone and _older(path, cutoff):
+            if gone and older(path, cutoff):
                 _unlink(path)
         return deleted
 
@@ -86,13 +86,13 @@ class FileRetention:
             emptied = False
             for name in _listing(directory, _ARCHIVE_SUFFIX):
                 path = os.path.join(directory, name)
-                if _older(path, cutoff) and _unlink(path):
+                if older(path, cutoff) and _unlink(path):
                     deleted, emptied = deleted + 1, True
                     self.recorded.forget(session_id, name)
             # Never a directory just made for a first record: only one this sweep emptied,
             # or one nothing was added to since the cutoff.
             for empty in (directory, os.path.join(sessions, session_id)):
-                if emptied or _older(empty, cutoff):
+                if emptied or older(empty, cutoff):
                     _rmdir(empty)
         return deleted
 
@@ -106,13 +106,19 @@ class FileRetention:
                 continue
             old = [
                 archive_id
-                for archive_id in _ids(os.path.join(index, name))
-                if _older(os.path.join(archives, archive_id + _ARCHIVE_SUFFIX), cutoff)
+                for archive_id in self._listed(session_id)
+                if older(os.path.join(archives, archive_id + _ARCHIVE_SUFFIX), cutoff)
             ]
             if old:
                 named = self.recorded.named(session_id)
                 deleted += sum(self._delete(a) for a in old if a not in named)
         return deleted
+
+    def _listed(self, session_id: str) -> list[str]:
+        try:
+            return self._archives.session_archives(session_id)
+        except ArchiveError:
+            return []
 
     def _until_stopped(self, names: list[str]) -> Iterator[str]:
         for name in names:
@@ -134,22 +140,6 @@ def _listing(directory: str, suffix: str) -> list[str]:
         return final_names(directory, suffix)
     except OSError:
         return []
-
-
-def _older(path: str, cutoff: float) -> bool:
-    try:
-        return os.stat(path).st_mtime < cutoff
-    except OSError:
-        return False
-
-
-def _ids(path: str) -> list[str]:
-    try:
-        with open(path, "rb") as lines:
-            words = lines.read().decode("ascii", "replace").split()
-    except OSError:
-        return []
-    return list(dict.fromkeys(w for w in words if is_valid_id(w)))
 
 
 def _unlink(path: str) -> bool:

@@ -55,7 +55,11 @@ class RecordedArchives:
         names, older than the grace."""
         named = self.named(session_id)
         cutoff = self._clock() - self.grace
-        return {a for a in archive_ids if a not in named and _older(archives, a, cutoff)}
+        return {
+            a
+            for a in archive_ids
+            if a not in named and older(os.path.join(archives, a + _SUFFIX), cutoff)
+        }
 
     def drop(self, session_id: str) -> None:
         """A session swept whole: what was remembered of it goes (memory stays bounded by
@@ -81,8 +85,10 @@ def _archive_of(path: str) -> str | bool | None:
     return archive_id if isinstance(archive_id, str) else None
 
 
-def _older(archives: str, archive_id: str, cutoff: float) -> bool:
+def older(path: str, cutoff: float) -> bool:
+    """Whether the file at `path` was last written before `cutoff` (epoch seconds); False
+    when it cannot be read now."""
     try:
-        return os.stat(os.path.join(archives, archive_id + _SUFFIX)).st_mtime < cutoff
+        return os.stat(path).st_mtime < cutoff
     except OSError:
         return False

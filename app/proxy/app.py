@@ -59,7 +59,7 @@ from app.proxy.headers import lower_map, request_headers, response_headers
 from app.proxy.leave import Leave, until_gone
 from app.proxy.outcome import Outcome, outcome_of
 from app.proxy.paths import read_path
-from app.proxy.stream_head import Resumed, plain_stream, retried_stream
+from app.proxy.stream_head import Resumed, plain_stream, retried_body, retried_stream
 from app.proxy.tap import Tap
 from app.proxy.upgrade import asks_websocket, refuse_upgrade, refuse_websocket
 from app.service.metrics import Metrics
@@ -318,11 +318,7 @@ class ProxyApp:
         error = b"".join(read)
         await answer.aclose()
         if is_context_overflow(answer.status, error):
-            try:
-                body = await retry(error)
-            except Exception:
-                log.exception("compaction after a context-length error failed")
-                body = None
+            body = await retried_body(retry, error)
             if body is not None:
                 return await self.upstream.send(where[0], where[1], where[2], body)
         return _Buffered(answer.status, answer.headers, error)

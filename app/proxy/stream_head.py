@@ -63,8 +63,10 @@ async def opening(answer: UpstreamAnswer) -> tuple[Resumed, bytes | None]:
     rest = aiter(answer.chunks())
     held: list[bytes] = []
     pending = b""
+    size = 0
     async for chunk in rest:
         held.append(chunk)
+        size += len(chunk)
         pending += chunk.replace(b"\r\n", b"\n")
         *events, pending = pending.split(b"\n\n")
         for event in events:
@@ -73,7 +75,7 @@ async def opening(answer: UpstreamAnswer) -> tuple[Resumed, bytes | None]:
                 return Resumed(answer, held, rest), error
             if kind is not None and kind not in OPENING:
                 return Resumed(answer, held, rest), None
-        if sum(map(len, held)) > MAX_HELD_BYTES:
+        if size > MAX_HELD_BYTES:
             break
     return Resumed(answer, held, rest), None
 
@@ -112,12 +114,20 @@ async def retried_stream(
     held, error = await opening(answer)
     if error is None:
         return held
-    try:
-        body = await retry(error)
-    except Exception:
-        log.exception("compaction after a context-length error failed")
-        body = None
+    body = await retried_body(retry, error)
     if body is None:
         return held
     await answer.aclose()
     return await resend(body)
+
+
+async def retried_body(
+    retry: Callable[[bytes], Awaitable[bytes | None]], error: bytes
+) -> bytes | None:
+    """The body `retry` makes of a context-length error; None when it cannot (a failure of
+    ours is logged: the provider's error then goes to the client as it came)."""
+    try:
+        return await retry(error)
+    except Exception:
+        log.exception("compaction after a context-length error failed")
+        return None

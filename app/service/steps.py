@@ -45,7 +45,7 @@ from app.core.result import (
     SkippedFileInfo,
 )
 from app.core.sessions import archive_sha256
-from app.core.tokens import count_messages
+from app.core.tokens import count_messages, count_total
 from app.core.vocabulary import StrategyName
 from app.service.chunked import ChunkedSummary, SummaryOutcome
 from app.service.defaults import Defaults
@@ -329,12 +329,12 @@ class Steps:
         before, after, counter = prepared.token_count, local_after, self.tokenizer
         if basis.tokenizer == "o200k" and self.o200k is not None:
             counter = self.o200k
-            before = sum(await to_thread.run_sync(count_messages, counter, prepared.messages))
-            after = sum(await to_thread.run_sync(count_messages, counter, output))
+            before = await to_thread.run_sync(count_total, counter, prepared.messages)
+            after = await to_thread.run_sync(count_total, counter, output)
         request: int | None = None
         if prepared.request.provider is not None:
             seam = [text_message("user", CONTINUE)] if output[-1].role == "assistant" else []
-            extra = sum(await to_thread.run_sync(count_messages, counter, seam)) if seam else 0
+            extra = await to_thread.run_sync(count_total, counter, seam)
             request = basis.raised(after + extra, local=True)
         return Stated(
             basis.raised(before, local=True), basis.raised(after, local=True), counter.name, request

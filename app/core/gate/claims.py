@@ -172,7 +172,7 @@ class Facts:
         return cls(
             evidence,
             history,
-            frozenset(_stem(w) for w in evidence.user_vocabulary()),
+            frozenset(_stem(w) for w in history.vocabulary["user"]),
             frozenset(_stem(w) for w in words(late)),
             frozenset(
                 _stem(w)
@@ -278,11 +278,11 @@ def _misattributed(sentence: str, found: Sequence[Entity], evidence: Evidence) -
     ]
     if not names or not paths:
         return False
+    files = [p.rsplit("/", 1)[-1] for p in paths]
     for name in names:
         steps = [s for s in evidence.steps if name in s.result]
         if not steps:
             continue
-        files = [p.rsplit("/", 1)[-1] for p in paths]
         if not any(f in s.result or f in s.call for s in steps for f in files):
             return True
     return False
@@ -321,9 +321,8 @@ def _unasked(bare: str, low: str, facts: Facts) -> bool:
     if is_none_statement(step):
         return False
     undo = _UNDO.search(_QUOTED.sub(" ", step))
-    if undo is not None and _stem(undo.group().split()[0]) not in facts.user_stems:
-        said = _claim_words(step)
-        return not said or sum(w in facts.user_stems for w in said) < len(said) / 2
     said = _claim_words(step)
+    if undo is not None and _stem(undo.group().split()[0]) not in facts.user_stems:
+        return not said or sum(w in facts.user_stems for w in said) < len(said) / 2
     unplanned = [w for w in said if w not in facts.user_stems and w not in facts.late_stems]
     return len(unplanned) >= UNPLANNED_MIN and len(unplanned) > len(said) / 2

@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.compact_json import compact_json
-from app.core.gate.overlap import words
-from app.core.history import EDITOR_TOOLS, FileTracker, error_line, shell_command, user_words
+from app.core.history import EDITOR_TOOLS, FileTracker, error_line, shell_command
 from app.core.messages import (
     Message,
     TextBlock,
@@ -57,11 +56,9 @@ class Step:
 
 @dataclass(frozen=True)
 class Evidence:
-    """The steps in order, and the user's own words (lower-cased) by message."""
+    """The steps in order, and what the assistant said between them."""
 
     steps: tuple[Step, ...]
-    user: tuple[str, ...]
-    agent: str  # the assistant's own text, lower-cased
     # The assistant's text blocks, each with the number of steps before it: what the agent
     # said it did (an install outside the tools) is evidence after those steps.
     notes: tuple[tuple[int, str], ...] = ()
@@ -83,9 +80,7 @@ class Evidence:
                 notes.extend((len(steps), t.lower()) for t in texts if t.strip())
             for use in tool_uses(message):
                 steps.append(_step(len(steps), use, results.get(use.id), tracker))
-        said = tuple(w.lower() for m in messages if (w := user_words(m)))
-        agent = " ".join(text for _, text in notes)
-        return cls(tuple(steps), said, agent, tuple(notes))
+        return cls(tuple(steps), tuple(notes))
 
     def naming(self, needle: str) -> list[Step]:
         """The steps whose call or touched files name `needle` (lower-cased)."""
@@ -93,9 +88,6 @@ class Evidence:
 
     def tests(self) -> list[Step]:
         return [s for s in self.steps if s.runs_tests and s.answered]
-
-    def user_vocabulary(self) -> frozenset[str]:
-        return frozenset(w for said in self.user for w in words(said))
 
 
 def _ends(path: str, needle: str) -> bool:

@@ -38,7 +38,6 @@ BORROWED_WORDS = 2
 BORROWED_SHARE = 0.25
 # ... in a run of this many words that a tool result holds.
 BORROWED_RUN = 4
-SHOWN = 3
 # A dropped sentence is quoted in its warning up to this many characters.
 SENTENCE_CHARS = 160
 
@@ -64,7 +63,6 @@ class Grounded:
     warnings: tuple[str, ...]
     stated: int  # distinct entities stated
     foreign: tuple[str, ...]  # entities found nowhere in the history
-    borrowed: tuple[str, ...]  # request or next-step sentences only a tool result holds
     sentences: int
     dropped: int
     false: tuple[tuple[str, str], ...] = ()  # (rule, sentence) of the claims found false
@@ -97,7 +95,6 @@ def ground(
     kept: list[str] = []
     stated: set[str] = set()
     foreign: dict[str, None] = {}
-    borrowed: list[str] = []
     false: list[tuple[str, str]] = []
     said: list[str] = []  # one warning per dropped sentence, in order
     counts = [0, 0]  # sentences, dropped
@@ -128,7 +125,6 @@ def ground(
                 foreign.update((e.text, None) for e in missing)
                 rule = "foreign"
             elif _borrowed(sentence, found, key, history, reported):
-                borrowed.append(sentence.strip())
                 rule = "borrowed"
             elif claims is not None:
                 rule = false_claim(sentence, key, found, claims)
@@ -146,7 +142,6 @@ def ground(
         tuple(said),
         len(stated),
         tuple(foreign),
-        tuple(borrowed),
         counts[0],
         counts[1],
         tuple(false),

@@ -56,7 +56,12 @@ _SYSTEM = frozenset({"system", "developer"})
 
 def text_of(message: Mapping[str, Any]) -> str:
     """A message's text: its string content, or its text blocks joined."""
-    content = message.get("content")
+    return content_text(message.get("content"))
+
+
+def content_text(content: Any) -> str:
+    """A content's text (a message's, or a top-level `system`): the string, or its text
+    blocks joined."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from app.core.proxy.live import live_indices
+from app.core.proxy.live import content_text, live_indices
 from app.core.proxy.splice import as_read
 
 OUR_HEADER = "x-compact-session"
@@ -87,15 +87,7 @@ def _start(body: Mapping[str, Any]) -> tuple[list[Any], Any]:
 def _system_text(body: Mapping[str, Any], system: Sequence[Any]) -> str:
     """The text of the system prompt, wherever the shape puts it."""
     parts = [body.get("system"), body.get("instructions"), *(m.get("content") for m in system)]
-    return "\n".join(_texts(p) for p in parts)
-
-
-def _texts(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(_texts(v.get("text")) for v in value if isinstance(v, Mapping))
-    return ""
+    return "\n".join(content_text(p) for p in parts)
 
 
 def _unrestated(text: str, system: str) -> str:
@@ -104,8 +96,9 @@ def _unrestated(text: str, system: str) -> str:
     model's settings ask for it (`reminder: user`), but keeps the request as typed in its
     history, so the first turn's message would key another session than the later ones'.
     The longest such closing part, of whole paragraphs and at least `_RESTATED` long."""
-    if len(system) < _RESTATED:
-        return text
+    last = text.rfind("\n\n")
+    if len(system) < _RESTATED or last == -1 or text[last:].strip() not in system:
+        return text  # any closing part found in the prompt has its last paragraph there
     start = text.find("\n\n")
     while start != -1:
         closing = text[start:].strip()
@@ -149,7 +142,8 @@ def credential_of(headers: Mapping[str, str]) -> str:
 
 def scoped_session_id(secret: bytes, credential: str, key: str) -> str:
     """The id the service knows the session by: a keyed digest of the credential and the
-    session's key. `secret` is the process's own; neither input can be read back."""
+    session's key. `secret` is the process's own, or with a database the one its
+    replicas share; neither input can be read back."""
     scope = hmac.new(secret, credential.encode(), hashlib.sha256).hexdigest()[:16]
     session = hashlib.sha256(key.encode()).hexdigest()[:24]
     return f"proxy-{scope}-{session}"
