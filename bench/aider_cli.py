@@ -31,10 +31,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 
-from bench.cli_relay import relay
+from bench.cli_relay import proxy_actions, relay, results_table
 from bench.results import write_section
 from tests.fakes.provider import FakeProvider, Limits, Received, Text, answer
 from tests.proxy.live import serve_proxy
@@ -155,12 +154,6 @@ def sessions(answered: Sequence[dict[str, str]]) -> list[str]:
     return seen
 
 
-def _actions(api: str) -> dict[str, int]:
-    text = httpx.get(f"{api}/metrics").text
-    found = re.findall(r'context_compact_proxy_requests_total\{action="(\w+)"\} (\d+)', text)
-    return {action: int(float(n)) for action, n in found}
-
-
 def command(aider: Path, base: str, model: str = MODEL) -> list[str]:
     """aider as the bench runs it (docs/proxy.md's line, and what one chat needs)."""
     return [
@@ -216,7 +209,7 @@ def run(aider: Path, root: Path, how: str, model: str = MODEL) -> dict[str, Any]
                     timeout=1200,
                 )
             answers = [a for a in seen.answers if a.method == "POST"]
-            actions = _actions(live.api) if how == "proxy" else {}
+            actions = proxy_actions(live.api) if how == "proxy" else {}
     posts = [e for e in provider.exchanges if e.received.method == "POST"]
     chat = [e for e in posts if e.received.path == "/v1/chat/completions"]
     checks = latest_files([(e.received.json, e.sent.status) for e in chat])
@@ -245,12 +238,6 @@ def run(aider: Path, root: Path, how: str, model: str = MODEL) -> dict[str, Any]
     }
 
 
-def _cell(value: Any) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {v}" for k, v in value.items()) or "–"
-    return "–" if value is None else str(value)
-
-
 ROWS = (
     ("requests that reached the provider (`POST /v1/chat/completions`)", "requests"),
     ("refused by the provider for their length", "refused_for_length"),
@@ -271,11 +258,7 @@ ROWS = (
 
 
 def table(results: Sequence[dict[str, Any]]) -> str:
-    head = "| measure | " + " | ".join(r["run"] for r in results) + " |"
-    lines = [head, "|---|" + "---|" * len(results)]
-    for label, key in ROWS:
-        lines.append(f"| {label} | " + " | ".join(_cell(r.get(key)) for r in results) + " |")
-    return "\n".join(lines) + "\n"
+    return results_table(results, ROWS)
 
 
 def section(results: Sequence[dict[str, Any]], version_text: str) -> str:

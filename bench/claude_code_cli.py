@@ -28,10 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 
-from bench.cli_relay import relay
+from bench.cli_relay import proxy_actions, relay, results_table
 from bench.results import write_section
 from tests.fakes.provider import FakeProvider, Limits, Received, Text, ToolCall, answer
 from tests.proxy.live import serve_proxy
@@ -145,12 +144,6 @@ def _for_length(status: int, body: bytes) -> bool:
     return status == 400 and (b"prompt is too long" in body or b"context limit" in body)
 
 
-def _actions(api: str) -> dict[str, int]:
-    text = httpx.get(f"{api}/metrics").text
-    found = re.findall(r'context_compact_proxy_requests_total\{action="(\w+)"\} (\d+)', text)
-    return {action: int(float(n)) for action, n in found}
-
-
 def run(claude: Path, root: Path, how: str) -> dict[str, Any]:
     """One run of the task, `direct` or through the `proxy`."""
     work = _work(root / how)
@@ -176,7 +169,7 @@ def run(claude: Path, root: Path, how: str) -> dict[str, Any]:
                     command, cwd=work, env=env, capture_output=True, text=True, timeout=1200
                 )
             answers = list(seen.answers)
-            actions = _actions(live.api) if how == "proxy" else {}
+            actions = proxy_actions(live.api) if how == "proxy" else {}
     posts = [e for e in provider.exchanges if e.received.method == "POST"]
     messages = [e for e in posts if e.received.path == "/v1/messages"]
     bodies = [e.received.body for e in messages]
@@ -204,12 +197,6 @@ def run(claude: Path, root: Path, how: str) -> dict[str, Any]:
     }
 
 
-def _cell(value: Any) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {v}" for k, v in value.items()) or "–"
-    return "–" if value is None else str(value)
-
-
 ROWS = (
     ("requests that reached the provider (`POST /v1/messages`)", "requests"),
     ("of those, the conversation's own (with tools)", "main_requests"),
@@ -232,11 +219,7 @@ ROWS = (
 
 
 def table(results: Sequence[dict[str, Any]]) -> str:
-    head = "| measure | " + " | ".join(r["run"] for r in results) + " |"
-    lines = [head, "|---|" + "---|" * len(results)]
-    for label, key in ROWS:
-        lines.append(f"| {label} | " + " | ".join(_cell(r.get(key)) for r in results) + " |")
-    return "\n".join(lines) + "\n"
+    return results_table(results, ROWS)
 
 
 def section(results: Sequence[dict[str, Any]], version: str) -> str:

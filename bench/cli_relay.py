@@ -1,5 +1,6 @@
 """A recording relay on 127.0.0.1 between a real agent CLI and what it talks to (the proxy,
-or the provider when run direct), for `bench.claude_code_cli` and `bench.aider_cli`.
+or the provider when run direct), for `bench.claude_code_cli` and `bench.aider_cli`; and
+what both read of a run (the proxy's actions) and write of it (a table of runs).
 
 It forwards each request as it came and streams the answer back chunk by chunk, and keeps,
 per answer, what the agent saw: the path, the status, the proxy's `x-compact-*` headers
@@ -11,14 +12,17 @@ the provider; this one says what reached the agent.
 from __future__ import annotations
 
 import http.client
+import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
+
+import httpx
 
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te"}
 STREAM_ERRORS = (b"event: error", b'data: {"error"', b'"type":"response.failed"')
@@ -128,3 +132,25 @@ class _Handler(BaseHTTPRequestHandler):
         self.relay.record(
             Answered(self.command, path, answer.status, compact, is_error(answer.status, seen))
         )
+
+
+def proxy_actions(api: str) -> dict[str, int]:
+    """The proxy's actions over the run, from the app's `/metrics`."""
+    text = httpx.get(f"{api}/metrics").text
+    found = re.findall(r'context_compact_proxy_requests_total\{action="(\w+)"\} (\d+)', text)
+    return {action: int(float(n)) for action, n in found}
+
+
+def results_table(results: Sequence[dict[str, Any]], rows: Sequence[tuple[str, str]]) -> str:
+    """A Markdown table: a column per run, a row per (label, key); – where a run lacks it."""
+    head = "| measure | " + " | ".join(r["run"] for r in results) + " |"
+    lines = [head, "|---|" + "---|" * len(results)]
+    for label, key in rows:
+        lines.append(f"| {label} | " + " | ".join(_cell(r.get(key)) for r in results) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items()) or "–"
+    return "–" if value is None else str(value)
