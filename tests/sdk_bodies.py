@@ -30,6 +30,11 @@ def headers(name: str) -> dict[str, str]:
     return dict(_record(name)["headers"])
 
 
+def path(name: str) -> str:
+    """The path the SDK posted to."""
+    return str(_record(name)["path"])
+
+
 def api_of(name: str) -> Api:
     path = _record(name)["path"]
     if path.startswith("/v1/messages"):

@@ -22,6 +22,7 @@ a keyed digest of them.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import re
@@ -52,6 +53,7 @@ from app.core.proxy import (
     scoped_session_id,
     session_key,
 )
+from app.proxy import as_counted
 from app.proxy.compactor import ProxyCompactor
 from app.proxy.errors import error_body
 from app.proxy.exchange import Api, Exchange, Planned
@@ -179,12 +181,20 @@ class ProxyApp:
                 outcome, planned, sent = Outcome("skipped", type(exc).__name__), None, body
         forward = request_headers(headers)
         overhead = time.perf_counter() - started
+        counting = None  # `/count`'s figure, counted while the provider answers
+        if exchange is not None and planned is not None and planned.tokens_before is not None:
+            assert self.compactor is not None
+            counting = as_counted.started(self.compactor.background, exchange)
         retry = None
         held = planned is not None and planned.reason in PASSED
         if exchange is not None and self.compactor is not None and route.path in COMPACTED:
             retry = None if held else self._retry_for(exchange, planned, sent, outcome, leave)
         self.metrics.observe_proxy(outcome.action, overhead)
-        await self._forward(send, route, (scope["method"], forward, sent), outcome, overhead, retry)
+        try:
+            relayed = (scope["method"], forward, sent)
+            await self._forward(send, route, relayed, (outcome, counting), overhead, retry)
+        finally:
+            as_counted.cancel(counting)
         usage = outcome.usage
         if self.compactor is not None and planned is not None and usage is not None:
             self.compactor.observe(planned.session_id, usage, planned.counted)
@@ -277,11 +287,12 @@ class ProxyApp:
         send: Send,
         route: _Route,
         request: tuple[str, RawHeaders, bytes],
-        outcome: Outcome,
+        told: tuple[Outcome, asyncio.Task[int] | None],
         overhead: float,
         retry: Callable[[bytes], Awaitable[bytes | None]] | None,
     ) -> None:
         method, headers, body = request
+        outcome, counting = told
         try:
             answer = await self.upstream.send(method, route.url, headers, body)
             where = (method, route.url, headers)
@@ -290,8 +301,10 @@ class ProxyApp:
             elif retry is not None and route.path == RESPONSES_PATH and plain_stream(answer):
                 answer = await retried_stream(answer, retry, partial(self.upstream.send, *where))
         except UpstreamError as exc:
+            outcome.count = await as_counted.read(counting)
             await _answer(send, route.api, 502, str(exc), outcome.headers(overhead * 1000))
             return
+        outcome.count = await as_counted.read(counting)
         try:
             await _stream(send, answer, outcome, overhead)
         finally:

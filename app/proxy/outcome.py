@@ -1,5 +1,6 @@
 """What a proxied answer's `x-compact-*` headers say: the action taken, its reason, the
-session, our counts before and after, the proxy's own time, and what a head put in cost."""
+session, our counts before and after, `/count`'s count of the body sent (`app.proxy.as_counted`),
+the proxy's own time, and what a head put in cost."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class Outcome:
     after: int | None = None
     usage: Usage | None = None  # the provider's count, read from a successful answer
     cost: SummarizerCost | None = None  # what the head put in cost (`summarizer_headers`)
+    count: int | None = None  # `/count`'s count of the body the agent sent
 
     def headers(self, overhead_ms: float) -> RawHeaders:
         return ours(
@@ -32,6 +34,7 @@ class Outcome:
                 "session": self.session,
                 "tokens-before": self.before,
                 "tokens-after": self.after,
+                "count-tokens": self.count,
                 "overhead-ms": f"{overhead_ms:.1f}",
                 **summarizer_headers(self.cost),
             }
