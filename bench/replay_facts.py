@@ -16,9 +16,13 @@ either shape (Anthropic Messages or OpenAI Chat Completions):
   `SomeError: ...` line; else the first line that is `error:`/`fatal:`/`failed:`,
   `SomethingError: ...` (an optional diagnostic code such as `E999` before it),
   `FAILED ...`, or mentions `command not found`, `No such file or directory`,
-  `Permission denied`, `timed out`, a non-zero `exit code`/`exit status`, or is only
-  `Cancelled`/`Aborted`/`Interrupted`. A flagged result with none of these: its first
-  non-empty line. Whitespace collapsed, cut to 200 characters.
+  `Permission denied`, `timed out`, a non-zero `exit code`/`exit status`, is Go's
+  `--- FAIL: TestX`, or is only `Cancelled`/`Aborted`/`Interrupted`. A flagged result that
+  opens by saying what failed (`Failed to edit ...`, `Error: ...`, the user's refusal
+  `User rejected update to a.py`): that first line, the rest being what the call carried.
+  A flagged result with none of these: its first non-empty line. A reading tool's result
+  (read, view, grep, search, list, find, fetch) not flagged: only its first two lines, the
+  rest being the file's own text. Whitespace collapsed, cut to 200 characters.
 - first_request and request: each user text that is not a tool result, with the blocks an
   agent's harness injects removed (`<environment_details>`, `<system-reminder>` and the
   like, see `HARNESS_TAGS`, and the notices it writes from their opening line to the
@@ -129,12 +133,25 @@ _GROUP_LINE = re.compile(r"^- \[commands\] (.+?): (.+)$", re.MULTILINE)
 _NAMED_ERROR = re.compile(r"^\s*(?:[A-Z]+\d+\s+)?(?:[\w]+\.)*[A-Z]\w*(?:Error|Exception)\b:")
 _ERROR_LINE = re.compile(
     r"^\s*(?:error|fatal|failed)\s*[:\[]"
-    r"|^\s*(?-i:FAILED)\b"
+    r"|^\s*(?-i:FAILED)\b|^\s*--- (?-i:FAIL): "
     r"|command not found|No such file or directory|Permission denied|timed out"
     r"|exit (?:code|status)\s*:?\s*[1-9]"
     r"|^\s*(?:cancell?ed|canceled|aborted|interrupted)\.?\s*$",
     re.IGNORECASE,
 )
+
+
+# A flagged result that opens by saying what failed: an edit that failed, the user's refusal
+# of the call; what follows is what the call carried (a diff, the text an edit looked for).
+_OPENS_WITH_FAILURE = re.compile(
+    r"^\s*(?:failed to\b|(?:error|fatal)\s*:"
+    r"|(?:the )?user (?:rejected|denied|declined|refused|does(?:n't| not) want)\b)",
+    re.IGNORECASE,
+)
+# Tools whose result is a file's text, search hits or a listing: what it quotes is no failure
+# of the call, which says so in its first lines (`Error: file not found`).
+_READS = re.compile(r"read|view|cat\b|open|grep|search|glob|list|^ls$|find|fetch", re.IGNORECASE)
+READ_STATUS_LINES = 2
 
 
 def normal(text: str) -> str:
@@ -225,14 +242,18 @@ def walk(messages: Iterable[Msg]) -> Iterator[ToolCall | ToolResult | str]:
                     yield str(block.get("text", ""))
 
 
-def error_line(text: str, flagged: bool) -> str | None:
+def error_line(text: str, flagged: bool, tool: str = "") -> str | None:
     """The key line of an error tool result, or None when the result is not an error."""
     lines = [line for line in text.splitlines() if line.strip() and not _NOTHING.match(line)]
+    if not flagged and _READS.search(tool):
+        lines = lines[:READ_STATUS_LINES]  # the rest is the file's (or the hits') own text
     if any(_TRACEBACK in line for line in lines):
         start = max(i for i, line in enumerate(lines) if _TRACEBACK in line)
         named = [line for line in lines[start:] if _NAMED_ERROR.match(line)]
         if named:
             return _cut(named[-1])
+    if flagged and lines and _OPENS_WITH_FAILURE.match(lines[0]):
+        return _cut(lines[0])
     for line in lines:
         if _NAMED_ERROR.match(line) or _ERROR_LINE.search(line):
             return _cut(line)
@@ -255,8 +276,10 @@ def request_line(text: str) -> str | None:
 
 def extract(messages: Iterable[Msg]) -> Facts:
     facts = Facts()
+    tools: dict[str, str] = {}
     for item in walk(messages):
         if isinstance(item, ToolCall):
+            tools[item.id] = item.name
             for key in PATH_KEYS:
                 value = item.input.get(key)
                 if isinstance(value, str) and value.strip():
@@ -266,7 +289,7 @@ def extract(messages: Iterable[Msg]) -> Facts:
                 if isinstance(value, str) and value.strip():
                     facts.add("command", normal(value))
         elif isinstance(item, ToolResult):
-            line = error_line(item.text, item.is_error)
+            line = error_line(item.text, item.is_error, tools.get(item.id, ""))
             if line:
                 facts.add("error" if item.is_error else "output_error", line)
         else:

@@ -155,6 +155,42 @@ def test_error_key_lines(text: str, flagged: bool, line: str | None) -> None:
     assert error_line(text, flagged) == line
 
 
+@pytest.mark.parametrize(
+    ("text", "flagged", "tool", "line"),
+    [
+        # a flagged result that opens with its failure: the diff after it is what it carried
+        (
+            "User rejected update to a.py\n  3 +  sys.exit(2)  # Exit code 2 blocks it",
+            True,
+            "Edit",
+            "User rejected update to a.py",
+        ),
+        (
+            "Failed to edit, 0 occurrences found for old_string (## Plan\n"
+            "- fix the permission denied on the cache dir)",
+            True,
+            "replace",
+            "Failed to edit, 0 occurrences found for old_string (## Plan",
+        ),
+        # the same failure opening an unflagged result is found by its keyword as before
+        ("Failed to edit, 0 occurrences found", False, "replace", None),
+        # a file read that quotes an error names none; one that says it failed does
+        ("# Plan\nsteps\n- fix the permission denied on the cache dir", False, "read_file", None),
+        ("Error: File not found: a.py", False, "read_file", "Error: File not found: a.py"),
+        ("# Plan\n- fix the permission denied", False, "bash", "- fix the permission denied"),
+        # Go's failed test names the failure; the exit status after it does not
+        (
+            "ok  pkg/a\n--- FAIL: TestX (0.00s)\n    x_test.go:9: got 3\nFAIL\nExit Code: 1",
+            False,
+            "run_shell_command",
+            "--- FAIL: TestX (0.00s)",
+        ),
+    ],
+)
+def test_error_key_lines_by_tool(text: str, flagged: bool, tool: str, line: str | None) -> None:
+    assert error_line(text, flagged, tool) == line
+
+
 def test_a_long_error_line_is_cut_to_200_characters() -> None:
     line = error_line("Error: " + "x" * 300, False)
     assert line == ("Error: " + "x" * 300)[:200]

@@ -14,7 +14,10 @@ Gemini CLI's `Failed to edit, 0 occurrences found ...` (`failed to` in any case)
 `Error from server (NotFound): ...` / `Error response from daemon: ...` of kubectl and
 Docker. An HTTP
 status line (`HTTP/1.1 500`) says a request failed, not what failed: a later line that
-states it is kept beside it.
+states it is kept beside it. A flagged result that opens with the harness's statement of
+the failure (`Failed to edit, ...`, the user's refusal: `User rejected update to a.py`) is
+named by that line: what follows is what the call carried (the rejected diff, the text an
+edit looked for), and an error it quotes mid-line is not the call's.
 
 The line kept is the one that names the error, never simply the last line: SWE-agent ends
 a failed edit with boilerplate ("DO NOT re-run the same failed edit command"), while the
@@ -83,6 +86,13 @@ _WEAK = re.compile(
 )
 # A line that states an error from its start, not one that mentions it mid-line.
 _STATES = re.compile(f"{_NAMED_AT_START}|{_KEYWORD_AT_START}")
+# The user's refusal of a call, as harnesses word it (Claude Code's `User rejected update to
+# a.py`, `The user doesn't want to proceed with this tool use`, Cline's `The user denied
+# this operation`).
+_REFUSED = re.compile(
+    r"^\W{0,3}(?:the )?user (?:rejected|denied|declined|refused|does(?:n't| not) want)\b",
+    re.IGNORECASE,
+)
 KEY_LINE_SEPARATOR = " | "
 _NOTHING = re.compile(r"^[A-Z][\w ]{0,30}:\s*\((?:none|empty)\)$")
 # The one-line stub `prune` leaves of a cleared result (`app.core.plans.prune`), which keeps the
@@ -212,9 +222,19 @@ def error_line(text: str, is_error: bool | None = False, tool: str = "") -> str 
     if not lines:
         return "(no error text)" if is_error else None
     found = _key_line(_stated_lines(lines))
+    if is_error and _opens_with_failure(lines[0]) and (found is None or not _STATES.match(found)):
+        return lines[0]  # what follows is what the call carried (a diff, a file's text)
     if found is not None:
         return found
     return lines[0] if is_error else None
+
+
+def _opens_with_failure(line: str) -> bool:
+    """Whether a flagged result's first line is the harness's own statement of the failure
+    (`Failed to edit, 0 occurrences found ...`, `User rejected update to a.py`): the lines
+    after it are then what the call carried, the rejected diff or the text it looked for,
+    and an error they merely quote (`print(f"error: {e}")`) is not the call's."""
+    return bool(_REFUSED.match(line) or (_STATES.match(line) and not _WEAK.match(line)))
 
 
 def _stated_lines(lines: list[str]) -> list[str]:

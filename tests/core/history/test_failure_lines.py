@@ -272,3 +272,43 @@ GEMINI_FAILED = (
 )
 def test_the_failure_a_harness_reports(text: str, tool: str, line: str | None) -> None:
     assert error_line(text, False, tool) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # a rejected edit: the diff after the refusal quotes an error message and an exit code
+        (
+            "User rejected update to tools/check.py\n"
+            '  40 +    print(f"Hook validation error: {e}", file=sys.stderr)\n'
+            "  41 +    sys.exit(2)  # Exit code 2 blocks the tool call",
+            "User rejected update to tools/check.py",
+        ),
+        (
+            "The user doesn't want to proceed with this tool use. The tool use was rejected.\n"
+            "old: raise ValueError: bad input",
+            "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+        ),
+        # an edit that found nothing: the text it looked for follows and mentions a failure
+        (
+            "Failed to edit, 0 occurrences found for old_string (## Plan\n"
+            "- fix the permission denied when creating the cache directory)",
+            "Failed to edit, 0 occurrences found for old_string (## Plan",
+        ),
+        # the harness's opening error line, then a traceback: the exception by name is kept
+        (
+            "Error: the command failed\nTraceback (most recent call last):\n"
+            "  File \"a.py\", line 1, in <module>\nKeyError: 'name'",
+            "KeyError: 'name'",
+        ),
+        # an exit status opens the output: what failed, named later, goes beside it
+        (
+            "Exit code 1\nsrc/a.ts:3:5 - error TS2322: bad type",
+            "Exit code 1 | src/a.ts:3:5 - error TS2322: bad type",
+        ),
+    ],
+)
+def test_a_flagged_result_s_own_failure_line_is_kept_over_what_it_quotes(
+    text: str, line: str
+) -> None:
+    assert error_line(text, True, "Edit") == line

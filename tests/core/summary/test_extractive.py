@@ -564,3 +564,17 @@ def test_a_list_longer_than_half_its_limit_is_shown_whole() -> None:
     tools = section(extract_summary(messages, 5000), "Tool Calls")
     listed = tools.split("- Recent commands, oldest first:\n", 1)[1]
     assert listed.splitlines() == [f"  - `echo {i}`" for i in range(13)]
+
+
+def test_a_rejected_edit_is_reported_by_its_refusal_not_by_a_line_of_its_diff() -> None:
+    diff = (
+        "User rejected update to hooks/guard.py\n"
+        '  12 +        print(f"Hook validation error: {e}", file=sys.stderr)\n'
+        "  13 +        sys.exit(2)  # Exit code 2 blocks the call"
+    )
+    messages = [
+        assistant("", tool_use("t1", "Edit", file_path="hooks/guard.py")),
+        tool_result("t1", diff, is_error=True),
+    ]
+    errors = section(extract_summary(messages, 1200), "Errors & Resolutions")
+    assert errors == "- Edit `hooks/guard.py`: User rejected update to hooks/guard.py"
