@@ -115,6 +115,7 @@ class ProxyApp:
         self.compactor = compactor
         self.models = models
         self.metrics = metrics
+        self.counts = as_counted.Memo()  # `/count`'s figure per message sent (`as_counted`)
 
     async def aclose(self) -> None:
         """Stops the background compactions and closes the upstream connections."""
@@ -184,7 +185,7 @@ class ProxyApp:
         counting = None  # `/count`'s figure, counted while the provider answers
         if exchange is not None and planned is not None and planned.tokens_before is not None:
             assert self.compactor is not None
-            counting = as_counted.started(self.compactor.background, exchange)
+            counting = as_counted.started(self.compactor.background, exchange, self.counts)
         retry = None
         held = planned is not None and planned.reason in PASSED
         if exchange is not None and self.compactor is not None and route.path in COMPACTED:

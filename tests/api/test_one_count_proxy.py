@@ -82,3 +82,26 @@ async def test_a_body_the_proxy_does_not_count_has_no_count_header(
     assert answer.status_code == 200
     assert "x-compact-tokens-before" not in answer.headers
     assert "x-compact-count-tokens" not in answer.headers
+
+
+async def test_a_resent_history_is_read_once_and_still_counts_as_count_says(
+    client: httpx.AsyncClient, settings_for: Callable[..., Any], tokenizer: TiktokenTokenizer
+) -> None:
+    first = body("anthropic_messages_tools")
+    turn = [{"role": "assistant", "content": "Done."}, {"role": "user", "content": "Go on."}]
+    later = {**first, "messages": [*first["messages"], *turn]}
+    counted = [(await client.post("/count", json=b)).json()["token_count"] for b in (first, later)]
+    app = _proxy(settings_for(), tokenizer, first["model"], counted[0])
+    wire = {**headers("anthropic_messages_tools"), "x-api-key": "sk-test"}
+    seen = []
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as http:
+        for sent in (first, later):
+            answer = await http.post(
+                "/v1/messages", content=orjson.dumps({**sent, "model": PROBE}), headers=wire
+            )
+            seen.append((int(answer.headers["x-compact-count-tokens"]), len(app.counts)))
+    assert app.compactor is not None
+    await app.compactor.aclose()
+    messages = len(first["messages"])
+    assert seen == [(counted[0], messages), (counted[1], messages + 2)]
