@@ -19,7 +19,8 @@ either shape (Anthropic Messages or OpenAI Chat Completions):
   `Permission denied`, `timed out`, a non-zero `exit code`/`exit status`, is Go's
   `--- FAIL: TestX`, or is only `Cancelled`/`Aborted`/`Interrupted`. A flagged result that
   opens by saying what failed (`Failed to edit ...`, `Error: ...`, the user's refusal
-  `User rejected update to a.py`): that first line, the rest being what the call carried.
+  `User rejected update to a.py`): that first line, the rest being what the call carried;
+  the same for a result not flagged that another line shows to be an error.
   A flagged result with none of these: its first non-empty line. A reading tool's result
   (read, view, grep, search, list, find, fetch) not flagged: only its first two lines, the
   rest being the file's own text. Whitespace collapsed, cut to 200 characters.
@@ -252,11 +253,14 @@ def error_line(text: str, flagged: bool, tool: str = "") -> str | None:
         named = [line for line in lines[start:] if _NAMED_ERROR.match(line)]
         if named:
             return _cut(named[-1])
-    if flagged and lines and _OPENS_WITH_FAILURE.match(lines[0]):
+    opens = bool(lines) and _OPENS_WITH_FAILURE.match(lines[0]) is not None
+    if flagged and opens:
         return _cut(lines[0])
     for line in lines:
         if _NAMED_ERROR.match(line) or _ERROR_LINE.search(line):
-            return _cut(line)
+            # An error all the same when no flag says so (the OpenAI shape has none): one
+            # that opens by saying what failed is named by that line.
+            return _cut(lines[0] if opens else line)
     if flagged and lines:
         return _cut(lines[0])
     return None

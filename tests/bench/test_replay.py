@@ -172,8 +172,16 @@ def test_error_key_lines(text: str, flagged: bool, line: str | None) -> None:
             "replace",
             "Failed to edit, 0 occurrences found for old_string (## Plan",
         ),
-        # the same failure opening an unflagged result is found by its keyword as before
+        # unflagged (the OpenAI shape): no error by its opening alone; one when another
+        # line names one, and then named by its opening line all the same
         ("Failed to edit, 0 occurrences found", False, "replace", None),
+        (
+            "Failed to edit, 0 occurrences found for old_string (## Plan\n"
+            "- fix the permission denied on the cache dir)",
+            False,
+            "replace",
+            "Failed to edit, 0 occurrences found for old_string (## Plan",
+        ),
         # a file read that quotes an error names none; one that says it failed does
         ("# Plan\nsteps\n- fix the permission denied on the cache dir", False, "read_file", None),
         ("Error: File not found: a.py", False, "read_file", "Error: File not found: a.py"),

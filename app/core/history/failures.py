@@ -17,7 +17,9 @@ status line (`HTTP/1.1 500`) says a request failed, not what failed: a later lin
 states it is kept beside it. A flagged result that opens with the harness's statement of
 the failure (`Failed to edit, ...`, the user's refusal: `User rejected update to a.py`) is
 named by that line: what follows is what the call carried (the rejected diff, the text an
-edit looked for), and an error it quotes mid-line is not the call's.
+edit looked for), and an error it quotes mid-line is not the call's. The same result in
+the OpenAI shape, where nothing is flagged, is an error by the line it quotes, and is
+named by its opening line all the same.
 
 The line kept is the one that names the error, never simply the last line: SWE-agent ends
 a failed edit with boilerplate ("DO NOT re-run the same failed edit command"), while the
@@ -222,8 +224,11 @@ def error_line(text: str, is_error: bool | None = False, tool: str = "") -> str 
     if not lines:
         return "(no error text)" if is_error else None
     found = _key_line(_stated_lines(lines))
-    if is_error and _opens_with_failure(lines[0]) and (found is None or not _STATES.match(found)):
-        return lines[0]  # what follows is what the call carried (a diff, a file's text)
+    # Flagged, or shown to be an error by a later line (the OpenAI shape has no flag): a
+    # result opening with its failure is named by it; what follows is what the call carried.
+    opens = (is_error or found is not None) and _opens_with_failure(lines[0])
+    if opens and (found is None or not _STATES.match(found)):
+        return lines[0]
     if found is not None:
         return found
     return lines[0] if is_error else None

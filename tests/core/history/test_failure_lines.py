@@ -312,3 +312,10 @@ def test_a_flagged_result_s_own_failure_line_is_kept_over_what_it_quotes(
     text: str, line: str
 ) -> None:
     assert error_line(text, True, "Edit") == line
+
+
+def test_unflagged_the_same_rejection_is_named_by_its_opening_line_too() -> None:
+    """The OpenAI shape flags nothing: the quoted exit code makes it an error, the opening
+    line names it, as in the Anthropic shape."""
+    text = "User rejected update to a.py\n  3 +    sys.exit(2)  # Exit code 2 blocks the call"
+    assert error_line(text, False, "Edit") == "User rejected update to a.py"
