@@ -52,6 +52,11 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self._refused = False
         self._discarded = 0
 
+    def _unsupported_upgrade_warning(self) -> None:
+        """Served with `ws="none"`, an upgrade is a plain request the app answers (the
+        proxy's 426, `app.proxy.upgrade`): uvicorn's two warnings, which tell the operator
+        to install a WebSocket library, would be wrong advice in every such log."""
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._start_head_timer()

@@ -375,3 +375,24 @@ async def test_a_pipelined_head_past_the_limit_lets_the_answer_in_flight_finish_
     assert written.startswith(b"HTTP/1.1 200 OK\r\n")
     assert written.endswith(b"\r\n\r\ndone")
     assert transport.closed
+
+
+@pytest.mark.anyio
+async def test_an_upgrade_goes_to_the_app_without_uvicorn_s_advice_to_install_websockets(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With `ws="none"` the app answers an upgrade itself (the proxy's 426): uvicorn's
+    "No supported WebSocket library detected" would tell an operator to install one."""
+    protocol_class = header_limited(settings(tmp_path))
+    config = uvicorn.Config(hello, http=protocol_class, ws="none", log_config=None, lifespan="off")
+    config.load()
+    protocol = protocol_class(config=config, server_state=ServerState(), app_state={})
+    transport = FakeTransport()
+    protocol.connection_made(transport)
+    upgrade = "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+    with caplog.at_level("DEBUG", logger="uvicorn.error"):
+        protocol.data_received(head(300, "/v1/responses", upgrade))
+        answer = await answers(transport)
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert answer.endswith(b"/v1/responses 0")
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
