@@ -6,6 +6,7 @@ from app.core.recall.postings import (
     decode_postings,
     find_postings,
     pack_buckets,
+    pack_words,
     postings_by_word,
 )
 from app.core.recall.rank import Candidate, PostingBudget, rank, snippet_bounds
@@ -19,6 +20,7 @@ from app.core.recall.search import (
     TimeLeft,
     check_deadline,
     defines_recall_tool,
+    entry_text,
     hit,
     index_archive,
     recall_note,
@@ -41,10 +43,12 @@ __all__ = [
     "check_deadline",
     "decode_postings",
     "defines_recall_tool",
+    "entry_text",
     "find_postings",
     "hit",
     "index_archive",
     "pack_buckets",
+    "pack_words",
     "parse_query",
     "postings_by_word",
     "rank",
