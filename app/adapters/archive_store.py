@@ -160,6 +160,7 @@ class FileArchiveStore:
             return RecallResult([])
         budget = PostingBudget(query.words)
         found: list[Candidate] = []
+        places: dict[tuple[str, int], recall_index.Place | None] = {}  # of a packed index
         backfill = self._backfill_bytes
         complete = True
         archive_ids = self.session_archives(session_id)
@@ -179,18 +180,24 @@ class FileArchiveStore:
                     continue
             with recall_index.open_index(path, time_left) as index:
                 if index.owner() == session_id:
-                    found += index.find(order, archive_id, budget)
+                    more = index.find(order, archive_id, budget)
+                    found += more
+                    if isinstance(index, recall_index.PackedIndex):  # no text in it
+                        for c in more:
+                            places[archive_id, c.message_index] = index.place(c.message_index)
         hits = []
         whole: dict[str, dict[int, str]] = {}  # archives read whole for their snippets
         for ranked in rank(found, query, limit):
             check_deadline(time_left)
             c = ranked.candidate
             start, end = snippet_bounds(ranked.at, c.length, SNIPPET_CHARS)
-            with recall_index.open_index(self._words_path(c.archive_id), time_left) as index:
-                window = index.window(c.message_index, start, end)
-                place = index.place(c.message_index) if window is None else None
-            if window is None:
-                window = self._text(c.archive_id, c.message_index, place, whole)[start:end]
+            where = (c.archive_id, c.message_index)
+            if where in places:
+                window = self._text(c.archive_id, c.message_index, places[where], whole)
+                window = window[start:end]
+            else:
+                with recall_index.open_index(self._words_path(c.archive_id), time_left) as index:
+                    window = index.window(c.message_index, start, end) or ""
             hits.append(hit(ranked, window))
         return RecallResult(hits, complete and not budget.cut)
 
@@ -198,7 +205,7 @@ class FileArchiveStore:
         self,
         archive_id: str,
         message_index: int,
-        place: tuple[archive_file.Span, tuple[archive_file.Member, ...]] | None,
+        place: recall_index.Place | None,
         whole: dict[str, dict[int, str]],
     ) -> str:
         """A message's text, from the archive: the one gzip member holding it when the

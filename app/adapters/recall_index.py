@@ -1,14 +1,20 @@
 """The file store's recall index: one small file beside each archive.
 
 `{data_dir}/archive_index/{archive_id}.recall` holds the archive's session, each message's
-role, tool, digest and length, and every word's postings (the messages holding it, each
-with the word's count and first offset: `app.core.recall.pack_words`), LZMA-compressed
-behind `MAGIC`. It holds no text: a snippet is read from the archive, where the index
-says its message stands (`app.adapters.archive_file`), one gzip member of it; an index
-written for an archive without those places (indexed by a recall, from an archive written
-before compression) reads its snippets from the whole archive. A recall reads the index
-whole: it is a few bytes per word and message, where the text and a row per (word,
-message) made it twice the size of the archive it indexed.
+role, tool, digest and length and where it stands in the archive, and every word's
+postings (the messages holding it, each with the word's count and first offset:
+`app.core.recall.pack_words`). It holds no text: a snippet is read from the archive, the
+one gzip member holding its message (`app.adapters.archive_file`); an index written for
+an archive without those places (indexed by a recall, from an archive written before
+compression) reads its snippets from the whole archive. The text and a row per (word,
+message) made the SQLite index twice the size of the archive it indexed.
+
+After `MAGIC`: a codec byte, the number of parts and where each starts, then the parts,
+each compressed on its own: the meta (JSON), then the words in buckets by a stable hash.
+Postings packed in fewer than `WHOLE_BELOW` bytes (every archive of a proxied session, as
+measured) are one bucket, LZMA (the smallest; read whole, it is small); larger ones are
+buckets of about `BUCKET_BYTES`, zlib (fast to read), and a recall decompresses only the
+buckets of its query's words.
 
 Indexes written before this format are SQLite files (each message's text, a row per
 (word, message)); they are read as they are (`_SqliteIndex`), never rewritten.
@@ -23,6 +29,7 @@ import lzma
 import os
 import sqlite3
 import struct
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -45,12 +52,17 @@ from app.core.recall import (
     pack_words,
     postings_by_word,
 )
-from app.core.recall.postings import PostingsError
+from app.core.recall.postings import Posting, PostingsError
 
 SUFFIX = ".recall"
 MAGIC = b"compact-recall/2\n"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_LENGTH = struct.Struct(">I")
+_U32 = struct.Struct(">I")
+WHOLE_BELOW = 64 * 1024  # postings packed in fewer bytes: one part, LZMA
+BUCKET_BYTES = 4 * 1024  # of packed postings per bucket, about, past `WHOLE_BELOW`
+_MAX_BUCKETS = 4096
+_LZMA = [{"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": WHOLE_BELOW}]
+Place = tuple[Span, tuple[Member, ...]]  # where a message stands in its archive
 _PROGRESS_STEPS = 10_000  # SQLite instructions between two looks at the deadline
 
 
@@ -72,15 +84,50 @@ def write_index(
         "spans": None if spans is None else [spans[e.message_index] for e in entries],
         "members": None if members is None else list(members),
     }
-    head = orjson.dumps(meta)
-    words = pack_words(postings_by_word((e.message_index, e.text) for e in entries))
-    data = MAGIC + lzma.compress(_LENGTH.pack(len(head)) + head + words)
+    found = postings_by_word((e.message_index, e.text) for e in entries)
+    whole = pack_words(found)
+    if len(whole) < WHOLE_BELOW:
+        codec, parts = b"x", [orjson.dumps(meta), whole]
+    else:
+        count = min(_MAX_BUCKETS, len(whole) // BUCKET_BYTES)
+        buckets: dict[int, dict[str, list[Posting]]] = {}
+        for word, postings in found.items():
+            buckets.setdefault(_bucket(word, count), {})[word] = postings
+        codec = b"z"
+        parts = [orjson.dumps(meta), *(pack_words(buckets.get(n, {})) for n in range(count))]
+    data = _frame(codec, [_compress(codec, part) for part in parts])
     temp = temp_path(os.path.dirname(path), os.path.basename(path))
     try:
         write_temp(temp, data)
         os.replace(temp, path)
     finally:
         unlink_quietly(temp)
+
+
+def _frame(codec: bytes, parts: list[bytes]) -> bytes:
+    """`MAGIC`, the codec, the number of parts and where each starts, then the parts: the
+    meta, then the buckets."""
+    offsets = [0]
+    for part in parts:
+        offsets.append(offsets[-1] + len(part))
+    table = b"".join(_U32.pack(o) for o in offsets)
+    return b"".join((MAGIC, codec, _U32.pack(len(parts)), table, *parts))
+
+
+def _compress(codec: bytes, data: bytes) -> bytes:
+    if codec == b"x":
+        return lzma.compress(data, format=lzma.FORMAT_RAW, filters=_LZMA)
+    return zlib.compress(data, 9, wbits=-15)
+
+
+def _decompress(codec: bytes, data: bytes) -> bytes:
+    if codec == b"x":
+        return lzma.decompress(data, format=lzma.FORMAT_RAW, filters=_LZMA)
+    return zlib.decompress(data, wbits=-15)
+
+
+def _bucket(word: str, count: int) -> int:
+    return zlib.crc32(word.encode("utf-8", "surrogatepass")) % count
 
 
 class Index(Protocol):
@@ -96,7 +143,7 @@ class Index(Protocol):
         text (read it from the archive, at `place`)."""
         ...
 
-    def place(self, message_index: int) -> tuple[Span, tuple[Member, ...]] | None:
+    def place(self, message_index: int) -> Place | None:
         """Where the message stands in the compressed archive; None when not known."""
         ...
 
@@ -117,7 +164,7 @@ def open_index(path: str, time_left: TimeLeft) -> Iterator[Index]:
         return
     if time_left() <= 0:
         raise RecallDeadlineError("the recall passed its deadline")
-    yield _packed(data)
+    yield PackedIndex(data)
 
 
 @dataclass(frozen=True)
@@ -130,35 +177,61 @@ class _Message:
 
 
 class PackedIndex:
-    """An index in this format, read whole."""
+    """An index in this format: its parts decompressed as a recall needs them, the meta
+    once, a bucket once."""
 
-    def __init__(
-        self,
-        session_id: str | None,
-        messages: dict[int, _Message],
-        members: tuple[Member, ...] | None,
-        words: bytes,
-    ) -> None:
-        self._session_id, self._messages, self._members = session_id, messages, members
-        self._words = words
+    def __init__(self, data: bytes) -> None:
+        if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 1 + _U32.size:
+            raise ArchiveError("recall index unreadable: unknown format")
+        at = len(MAGIC)
+        self._codec = data[at : at + 1]
+        (count,) = _U32.unpack_from(data, at + 1)
+        table = at + 1 + _U32.size
+        start = table + (count + 1) * _U32.size
+        if self._codec not in (b"x", b"z") or count < 2 or start > len(data):
+            raise ArchiveError("recall index unreadable: unexpected header")
+        offsets = [start + o for (o,) in _U32.iter_unpack(data[table:start])]
+        if offsets[-1] != len(data) or offsets != sorted(offsets):
+            raise ArchiveError("recall index unreadable: cut short")
+        self._data, self._offsets = data, offsets
+        self._parts: dict[int, bytes] = {}
+        self._meta: tuple[str | None, dict[int, _Message], tuple[Member, ...] | None] | None
+        self._meta = None
+
+    def _part(self, n: int) -> bytes:
+        part = self._parts.get(n)
+        if part is None:
+            raw = self._data[self._offsets[n] : self._offsets[n + 1]]
+            try:
+                part = self._parts[n] = _decompress(self._codec, raw)
+            except (lzma.LZMAError, zlib.error) as exc:
+                raise ArchiveError(f"recall index unreadable: {exc}") from exc
+        return part
+
+    def _read_meta(self) -> tuple[str | None, dict[int, _Message], tuple[Member, ...] | None]:
+        if self._meta is None:
+            self._meta = _meta(self._part(0))
+        return self._meta
 
     def owner(self) -> str | None:
-        return self._session_id
+        return self._read_meta()[0]
 
     def find(self, order: int, archive_id: str, budget: PostingBudget) -> list[Candidate]:
         found: dict[int, dict[str, WordStat]] = {}
+        buckets = len(self._offsets) - 2
         try:
             for word in budget.open_words():
-                packed = find_postings(self._words, word)
+                packed = find_postings(self._part(1 + _bucket(word, buckets)), word)
                 for idx, stat in reversed(decode_postings(packed) if packed else []):
                     if not budget.take(word):
                         break
                     found.setdefault(idx, {})[word] = stat
         except PostingsError as exc:
             raise ArchiveError(f"recall index is corrupt: {exc}") from exc
+        messages = self._read_meta()[1] if found else {}
         candidates = []
         for idx, stats in sorted(found.items(), reverse=True):
-            m = self._messages.get(idx)
+            m = messages.get(idx)
             if m is None:
                 raise ArchiveError("recall index is corrupt: a posting of no message")
             candidates.append(
@@ -169,20 +242,18 @@ class PackedIndex:
     def window(self, message_index: int, start: int, end: int) -> str | None:
         return None
 
-    def place(self, message_index: int) -> tuple[Span, tuple[Member, ...]] | None:
-        m = self._messages.get(message_index)
-        if m is None or m.span is None or self._members is None:
+    def place(self, message_index: int) -> Place | None:
+        _, messages, members = self._read_meta()
+        m = messages.get(message_index)
+        if m is None or m.span is None or members is None:
             return None
-        return m.span, self._members
+        return m.span, members
 
 
-def _packed(data: bytes) -> PackedIndex:
-    if not data.startswith(MAGIC):
-        raise ArchiveError("recall index unreadable: unknown format")
+def _meta(data: bytes) -> tuple[str | None, dict[int, _Message], tuple[Member, ...] | None]:
+    """The session, the messages and the archive's members of an index's meta part."""
     try:
-        body = lzma.decompress(data[len(MAGIC) :])
-        (size,) = _LENGTH.unpack_from(body)
-        meta: dict[str, Any] = orjson.loads(body[_LENGTH.size : _LENGTH.size + size])
+        meta: dict[str, Any] = orjson.loads(data)
         spans = meta["spans"] or [None] * len(meta["messages"])
         messages = {
             int(idx): _Message(
@@ -196,16 +267,15 @@ def _packed(data: bytes) -> PackedIndex:
         }
         members = meta["members"]
         session_id = meta["session_id"]
-        return PackedIndex(
-            None if session_id is None else str(session_id),
-            messages,
-            None if members is None else tuple((int(u), int(c)) for u, c in members),
-            body[_LENGTH.size + size :],
-        )
-    except (lzma.LZMAError, struct.error, orjson.JSONDecodeError) as exc:
+    except orjson.JSONDecodeError as exc:
         raise ArchiveError(f"recall index unreadable: {exc}") from exc
     except (KeyError, TypeError, ValueError) as exc:
         raise ArchiveError("recall index unreadable: unexpected fields") from exc
+    return (
+        None if session_id is None else str(session_id),
+        messages,
+        None if members is None else tuple((int(u), int(c)) for u, c in members),
+    )
 
 
 class _SqliteIndex:
@@ -255,7 +325,7 @@ class _SqliteIndex:
         ).fetchone()
         return str(row[0]) if row else ""
 
-    def place(self, message_index: int) -> tuple[Span, tuple[Member, ...]] | None:
+    def place(self, message_index: int) -> Place | None:
         return None
 
 

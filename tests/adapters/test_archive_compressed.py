@@ -5,17 +5,18 @@ written before (plain JSON, SQLite with the text) stay readable and found."""
 from __future__ import annotations
 
 import gzip
-import lzma
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import app.adapters.archive_file as archive_file
+import app.adapters.recall_index as recall_index
 from app.adapters.archive_file import MEMBER_BYTES, encode_archive, pack_archive
 from app.adapters.archive_store import FileArchiveStore
-from app.adapters.recall_index import MAGIC
+from app.adapters.recall_index import MAGIC, PackedIndex
 from app.core.errors import ArchiveError
+from app.core.recall import PostingBudget
 from app.core.recall.terms import parse_query
 from tests.adapters.old_formats import write_plain_archive, write_sqlite_index
 from tests.adapters.test_archive_store import MESSAGES, archive
@@ -92,8 +93,8 @@ def test_an_sqlite_index_written_before_still_finds_with_its_snippets(tmp_path: 
 def test_the_word_index_holds_no_text(tmp_path: Path) -> None:
     store = FileArchiveStore(str(tmp_path))
     store.save(archive(A1, "s-1", [{"role": "user", "content": "zebra quagga okapi " * 50}]))
-    data = (tmp_path / "archive_index" / f"{A1}.recall").read_bytes()
-    body = lzma.decompress(data[len(MAGIC) :])
+    index = PackedIndex((tmp_path / "archive_index" / f"{A1}.recall").read_bytes())
+    body = b"".join(index._part(n) for n in range(2))  # the meta and the one bucket
     assert body.count(b"zebra") == 1  # once, in the words' directory, never as text
     assert b"zebra quagga" not in body
 
@@ -131,3 +132,40 @@ def test_a_snippet_of_an_archive_gone_since_is_empty(tmp_path: Path) -> None:
     (tmp_path / "archives" / f"{A1}.json").unlink()
     [hit] = store.search("s-1", parse_query("marker1"), 5, lambda: 60.0).hits
     assert (hit.message_index, hit.snippet) == (1, "")
+
+
+def test_a_large_index_is_read_by_bucket_only_those_of_the_query(tmp_path: Path) -> None:
+    store = FileArchiveStore(str(tmp_path))
+    many = [
+        {"role": "user", "content": " ".join(f"w{i}x{j}" for j in range(300))} for i in range(60)
+    ]
+    store.save(archive(A1, "s-1", many))
+    data = (tmp_path / "archive_index" / f"{A1}.recall").read_bytes()
+    assert data[len(MAGIC) : len(MAGIC) + 1] == b"z"  # past WHOLE_BELOW: zlib, in buckets
+    index = PackedIndex(data)
+    buckets = len(index._offsets) - 2
+    assert buckets > 4
+    [hit] = store.search("s-1", parse_query("w42x7"), 5, lambda: 60.0).hits
+    assert (hit.message_index, hit.snippet[:12]) == (42, "w42x0 w42x1 ")
+    with recall_index.open_index(str(tmp_path / "archive_index" / f"{A1}.recall"), lambda: 9) as i:
+        assert isinstance(i, PackedIndex)
+        i.find(0, A1, PostingBudget(("w42x7",)))
+        assert sorted(i._parts) == [0, 1 + recall_index._bucket("w42x7", buckets)]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: d[:-3],
+        lambda d: d[: len(MAGIC)] + b"q" + d[len(MAGIC) + 1 :],
+        lambda d: d[: len(MAGIC) + 5],
+        lambda d: d[:-8] + b"\xff" * 8,
+    ],
+)
+def test_a_damaged_index_is_an_archive_error(tmp_path: Path, damage: Any) -> None:
+    store = FileArchiveStore(str(tmp_path))
+    store.save(archive(A1, "s-1", turns(3, 100)))
+    path = tmp_path / "archive_index" / f"{A1}.recall"
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.raises(ArchiveError, match="recall index"):
+        store.search("s-1", parse_query("marker1"), 5, lambda: 60.0)
