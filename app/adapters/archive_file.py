@@ -47,9 +47,8 @@ class Packed:
     members: tuple[Member, ...]
 
 
-def document_parts(archive: Archive) -> tuple[bytes, list[bytes]]:
-    """The document's opening (up to the messages' `[`) and each message's JSON: joined
-    by commas and closed by `]}`, they are the document."""
+def _opening(archive: Archive) -> bytes:
+    """The document up to the messages' `[`."""
     ref = archive.ref
     head: dict[str, object] = {
         "id": ref.id,
@@ -59,46 +58,47 @@ def document_parts(archive: Archive) -> tuple[bytes, list[bytes]]:
         "sha256": ref.sha256,
         "messages": [],
     }
+    return _dumps(head).removesuffix(b"]}")
+
+
+def _dumps(value: object) -> bytes:
     try:
-        opening = dumps(head)
-        messages = [dumps(m) for m in archive.messages]
+        return dumps(value)
     except orjson.JSONEncodeError as exc:
         raise ArchiveError("archive is not serializable as JSON") from exc
-    return opening.removesuffix(b"]}"), messages
 
 
 def encode_archive(archive: Archive) -> bytes:
-    """The archive as one JSON document."""
-    opening, messages = document_parts(archive)
-    return opening + b",".join(messages) + b"]}"
+    """The archive as one JSON document: its opening, each message's JSON joined by
+    commas, then `]}`."""
+    return _opening(archive) + b",".join(_dumps(m) for m in archive.messages) + b"]}"
 
 
 def pack_archive(archive: Archive) -> Packed:
-    """The archive's document compressed, in members cut at message boundaries."""
-    opening, messages = document_parts(archive)
-    pieces: list[bytes] = []  # the document, a piece per member
+    """The archive's document compressed, in members cut at message boundaries, each
+    compressed as soon as it is full (the whole document is never held uncompressed)."""
+    out = bytearray()
     spans: list[Span] = []
-    current = bytearray(opening)
+    members: list[Member] = []
+    current = bytearray(_opening(archive))
     done = 0  # document bytes in the members before `current`
-    for n, message in enumerate(messages):
+
+    def close() -> None:
+        members.append((done, len(out)))
+        out.extend(gzip.compress(current, compresslevel=_LEVEL, mtime=0))
+
+    for n, message in enumerate(archive.messages):
         if n:
             current += b","
         if len(current) >= MEMBER_BYTES:
-            pieces.append(bytes(current))
+            close()
             done += len(current)
             current = bytearray()
         start = done + len(current)
-        current += message
-        spans.append((start, start + len(message)))
+        current += _dumps(message)
+        spans.append((start, done + len(current)))
     current += b"]}"
-    pieces.append(bytes(current))
-    out = bytearray()
-    members: list[Member] = []
-    at = 0
-    for piece in pieces:
-        members.append((at, len(out)))
-        out += gzip.compress(piece, compresslevel=_LEVEL, mtime=0)
-        at += len(piece)
+    close()
     return Packed(bytes(out), tuple(spans), tuple(members))
 
 

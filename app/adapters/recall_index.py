@@ -43,7 +43,9 @@ from app.adapters.files import read_regular, temp_path, unlink_quietly, write_te
 from app.core.errors import ArchiveError, RecallDeadlineError
 from app.core.recall import (
     Candidate,
+    Posting,
     PostingBudget,
+    PostingsError,
     RecallEntry,
     TimeLeft,
     WordStat,
@@ -52,7 +54,6 @@ from app.core.recall import (
     pack_words,
     postings_by_word,
 )
-from app.core.recall.postings import Posting, PostingsError
 
 SUFFIX = ".recall"
 MAGIC = b"compact-recall/2\n"

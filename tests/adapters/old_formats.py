@@ -9,7 +9,8 @@ from pathlib import Path
 
 from app.adapters.archive_file import encode_archive
 from app.core.ports import Archive
-from app.core.recall import index_archive, word_stats
+from app.core.recall import index_archive
+from app.core.recall.terms import word_stats
 
 _SCHEMA = """
 CREATE TABLE archive (session_id TEXT);

@@ -2,6 +2,8 @@
 snippets (`rank`), and the search itself (`search`)."""
 
 from app.core.recall.postings import (
+    Posting,
+    PostingsError,
     bucket_of,
     decode_postings,
     find_postings,
@@ -25,14 +27,16 @@ from app.core.recall.search import (
     index_archive,
     recall_note,
 )
-from app.core.recall.terms import Query, WordStat, parse_query, word_stats
+from app.core.recall.terms import Query, WordStat, parse_query
 
 __all__ = [
     "DEFAULT_RECALL_LIMIT",
     "MAX_RECALL_LIMIT",
     "SNIPPET_CHARS",
     "Candidate",
+    "Posting",
     "PostingBudget",
+    "PostingsError",
     "Query",
     "RecallEntry",
     "RecallHit",
@@ -54,5 +58,4 @@ __all__ = [
     "rank",
     "recall_note",
     "snippet_bounds",
-    "word_stats",
 ]
