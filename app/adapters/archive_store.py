@@ -1,4 +1,6 @@
-"""Archives as one JSON file each: `{data_dir}/archives/{id}.json`.
+"""Archives as one file each: `{data_dir}/archives/{id}.json`, the JSON document gzip-compressed
+in members cut at message boundaries (`app.adapters.archive_file`); archives written
+before compression are plain JSON under the same name, and read as they are.
 
 Recall searches a session's archives: each save with a session writes the archive's word
 index (`app.adapters.recall_index`, `{data_dir}/archive_index/{id}.recall`) and appends
@@ -20,13 +22,10 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 import threading
-from typing import Any
 
-import orjson
-
-from app.adapters import recall_index
+from app.adapters import archive_file, recall_index
+from app.adapters.archive_file import decode_archive, encode_archive
 from app.adapters.files import (
     FILE_MODE,
     WRITE_FLAGS,
@@ -40,8 +39,7 @@ from app.adapters.files import (
 )
 from app.adapters.recorded_archives import RecordedArchives
 from app.core.errors import ArchiveError
-from app.core.json_numbers import dumps, loads
-from app.core.ports import Archive, ArchiveRef
+from app.core.ports import Archive
 from app.core.recall import (
     SNIPPET_CHARS,
     Candidate,
@@ -50,6 +48,7 @@ from app.core.recall import (
     RecallResult,
     TimeLeft,
     check_deadline,
+    entry_text,
     hit,
     index_archive,
     rank,
@@ -89,13 +88,13 @@ class FileArchiveStore:
             raise ArchiveError("invalid archive id")
         if ref.session_id is not None and not is_valid_id(ref.session_id):
             raise ArchiveError("invalid session id")
-        data = encode_archive(archive)
+        packed = archive_file.pack_archive(archive)
         final = self._path(ref.id)
         temp = temp_path(self._dir, ref.id)
         published = False
         try:
             self._ensure_dir()
-            write_temp(temp, data)
+            write_temp(temp, packed.data)
             with self._publish_lock:
                 if self._exists(final):
                     raise ArchiveError("archive already exists")
@@ -112,9 +111,9 @@ class FileArchiveStore:
             if not published:
                 unlink_quietly(temp)
         if ref.session_id is not None:
-            self._index(ref.session_id, archive)
+            self._index(ref.session_id, archive, packed)
 
-    def _index(self, session_id: str, archive: Archive) -> None:
+    def _index(self, session_id: str, archive: Archive, packed: archive_file.Packed) -> None:
         """Writes the archive's word index, then appends its id to the session's list of
         archives, which recall reads instead of opening every archive. A failure is logged,
         not raised: the archive is safe; a missing word index is written by a later
@@ -123,11 +122,11 @@ class FileArchiveStore:
         path = self._session_index(session_id)
         try:
             ensure_dir(os.path.dirname(path), self._data_dir)
-            self._write_words(archive)
-        except (OSError, sqlite3.Error) as exc:
+            self._write_words(archive, packed)
+        except OSError as exc:
             log.warning(
                 "archive words not indexed for recall",
-                extra={"archive_id": archive_id, "error": _describe(exc)},
+                extra={"archive_id": archive_id, "error": errno_name(exc)},
             )
         try:
             ensure_dir(os.path.dirname(path), self._data_dir)
@@ -143,12 +142,15 @@ class FileArchiveStore:
                 extra={"archive_id": archive_id, "error": errno_name(exc)},
             )
 
-    def _write_words(self, archive: Archive) -> None:
-        """Writes the archive's word index (`recall_index`)."""
+    def _write_words(self, archive: Archive, packed: archive_file.Packed | None = None) -> None:
+        """Writes the archive's word index (`recall_index`), with where each message stands
+        in the compressed archive when `packed` is what was written."""
         recall_index.write_index(
             self._words_path(archive.ref.id),
             archive.ref.session_id,
             index_archive(archive.messages),
+            None if packed is None else packed.spans,
+            None if packed is None else packed.members,
         )
 
     def search(
@@ -158,6 +160,7 @@ class FileArchiveStore:
             return RecallResult([])
         budget = PostingBudget(query.words)
         found: list[Candidate] = []
+        places: dict[tuple[str, int], recall_index.Place | None] = {}  # of a packed index
         backfill = self._backfill_bytes
         complete = True
         archive_ids = self.session_archives(session_id)
@@ -175,17 +178,47 @@ class FileArchiveStore:
                 backfill -= self._backfill(archive_id)
                 if not os.path.exists(path):
                     continue
-            with recall_index.open_index(path, time_left) as db:
-                if recall_index.owner(db) == session_id:
-                    found += recall_index.find(db, order, archive_id, budget)
+            with recall_index.open_index(path, time_left) as index:
+                if index.owner() == session_id:
+                    more = index.find(order, archive_id, budget)
+                    found += more
+                    if isinstance(index, recall_index.PackedIndex):  # no text in it
+                        for c in more:
+                            places[archive_id, c.message_index] = index.place(c.message_index)
         hits = []
+        whole: dict[str, dict[int, str]] = {}  # archives read whole for their snippets
         for ranked in rank(found, query, limit):
             check_deadline(time_left)
             c = ranked.candidate
             start, end = snippet_bounds(ranked.at, c.length, SNIPPET_CHARS)
-            with recall_index.open_index(self._words_path(c.archive_id), time_left) as db:
-                hits.append(hit(ranked, recall_index.window(db, c.message_index, start, end)))
+            where = (c.archive_id, c.message_index)
+            if where in places:
+                window = self._text(c.archive_id, c.message_index, places[where], whole)
+                window = window[start:end]
+            else:
+                with recall_index.open_index(self._words_path(c.archive_id), time_left) as index:
+                    window = index.window(c.message_index, start, end) or ""
+            hits.append(hit(ranked, window))
         return RecallResult(hits, complete and not budget.cut)
+
+    def _text(
+        self,
+        archive_id: str,
+        message_index: int,
+        place: recall_index.Place | None,
+        whole: dict[str, dict[int, str]],
+    ) -> str:
+        """A message's text, from the archive: the one gzip member holding it when the
+        index says where, else the whole archive (read once per recall); empty when the
+        archive is gone."""
+        if place is not None:
+            message = archive_file.read_message(self._path(archive_id), *place)
+            return "" if message is None else entry_text(message)
+        if archive_id not in whole:
+            archive = self.load(archive_id)
+            entries = index_archive(archive.messages) if archive is not None else ()
+            whole[archive_id] = {e.message_index: e.text for e in entries}
+        return whole[archive_id].get(message_index, "")
 
     def _backfill(self, archive_id: str) -> int:
         """Indexes an archive listed without its word index; the bytes read (0 when the
@@ -202,8 +235,8 @@ class FileArchiveStore:
             return 0
         try:
             self._write_words(archive)
-        except (OSError, sqlite3.Error) as exc:
-            raise ArchiveError(f"recall index write failed: {_describe(exc)}") from exc
+        except OSError as exc:
+            raise ArchiveError(f"recall index write failed: {errno_name(exc)}") from exc
         return size
 
     def session_archives(self, session_id: str) -> list[str]:
@@ -278,53 +311,10 @@ class FileArchiveStore:
         return True
 
 
-def encode_archive(archive: Archive) -> bytes:
-    """The archive as one JSON document (what is written, byte for byte)."""
-    ref = archive.ref
-    document = {
-        "id": ref.id,
-        "session_id": ref.session_id,
-        "created_at": archive.created_at,
-        "message_count": ref.message_count,
-        "sha256": ref.sha256,
-        "messages": archive.messages,
-    }
-    try:
-        return dumps(document)
-    except orjson.JSONEncodeError as exc:
-        raise ArchiveError("archive is not serializable as JSON") from exc
-
-
-def decode_archive(archive_id: str, data: bytes) -> Archive:
-    try:
-        document, _ = loads(data, max_number_chars=None)  # numbers as they were sent
-    except (ValueError, RecursionError) as exc:
-        raise ArchiveError("archive is corrupt: not JSON") from exc
-    if not isinstance(document, dict):
-        raise ArchiveError("archive is corrupt: not an object")
-    session_id = document.get("session_id")
-    messages = document.get("messages")
-    message_count = document.get("message_count")
-    if (
-        document.get("id") != archive_id
-        or not (session_id is None or isinstance(session_id, str))
-        or not isinstance(document.get("created_at"), str)
-        or not isinstance(message_count, int)
-        or isinstance(message_count, bool)
-        or not isinstance(document.get("sha256"), str)
-        or not isinstance(messages, list)
-        or not all(isinstance(m, dict) for m in messages)
-    ):
-        raise ArchiveError("archive is corrupt: unexpected fields")
-    typed_messages: list[dict[str, Any]] = messages
-    ref = ArchiveRef(
-        id=archive_id,
-        session_id=session_id,
-        message_count=message_count,
-        sha256=document["sha256"],
-    )
-    return Archive(ref=ref, created_at=document["created_at"], messages=typed_messages)
-
-
-def _describe(exc: OSError | sqlite3.Error) -> str:
-    return errno_name(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+__all__ = [
+    "ARCHIVES_DIRNAME",
+    "INDEX_DIRNAME",
+    "FileArchiveStore",
+    "decode_archive",
+    "encode_archive",
+]

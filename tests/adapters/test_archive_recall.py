@@ -15,6 +15,7 @@ from app.core.errors import ArchiveError, RecallDeadlineError
 from app.core.recall.rank import PostingBudget
 from app.core.recall.search import RecallHit, RecallResult
 from app.core.recall.terms import parse_query
+from tests.adapters.old_formats import write_sqlite_index
 from tests.adapters.test_archive_store import archive
 
 
@@ -60,7 +61,7 @@ def test_an_index_entry_for_another_sessions_archive_is_ignored(tmp_path: Path) 
     assert find(store, "s-2", "alpha") == []
 
 
-def test_a_search_reads_no_archive_once_indexed(
+def test_a_search_reads_no_whole_archive_once_indexed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = FileArchiveStore(str(tmp_path))
@@ -119,10 +120,14 @@ def test_a_recall_past_its_deadline_stops_between_archives(tmp_path: Path) -> No
     assert len(opened) == 2  # two archives searched, the third never opened
 
 
-def test_a_long_query_inside_sqlite_is_interrupted_at_the_deadline(tmp_path: Path) -> None:
+def test_a_long_query_inside_an_sqlite_index_is_interrupted_at_the_deadline(
+    tmp_path: Path,
+) -> None:
     store = FileArchiveStore(str(tmp_path))
     many = [{"role": "user", "content": f"word {i}"} for i in range(3000)]
-    store.save(archive("00000000000000000001-aaaa", "s-1", many))
+    old = archive("00000000000000000001-aaaa", "s-1", many)
+    store.save(old)
+    write_sqlite_index(tmp_path, old)  # as written before the packed format
     ticks = iter([1.0] + [0.0] * 1000)  # time for the first look only
     with pytest.raises(RecallDeadlineError) as raised:
         store.search("s-1", parse_query("word"), 5, lambda: next(ticks))

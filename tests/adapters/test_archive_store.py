@@ -1,4 +1,5 @@
 import errno
+import gzip
 import os
 import stat
 import threading
@@ -91,10 +92,12 @@ def test_file_is_named_by_id_with_no_temp_debris(tmp_path: Path) -> None:
     assert names(tmp_path) == ["a1.json"]
 
 
-def test_file_holds_one_json_document_with_the_documented_fields(tmp_path: Path) -> None:
+def test_file_holds_one_gzipped_json_document_with_the_documented_fields(
+    tmp_path: Path,
+) -> None:
     FileArchiveStore(str(tmp_path)).save(archive("a1"))
     path = archives_dir(tmp_path) / "a1.json"
-    document = orjson.loads(path.read_bytes())
+    document = orjson.loads(gzip.decompress(path.read_bytes()))
     assert document == {
         "id": "a1",
         "session_id": "session-1",
@@ -378,6 +381,8 @@ def test_unserializable_messages_are_an_archive_error(tmp_path: Path) -> None:
         b'{"id":"a1","session_id":null,"created_at":"t","message_count":0,'
         b'"sha256":"x","messages":[1]}',
         b'{"id":"a1","session_id":3,"created_at":"t","message_count":0,"sha256":"x","messages":[]}',
+        b"\x1f\x8b not gzip after all",
+        gzip.compress(b"{not json"),
     ],
 )
 def test_corrupt_archive_is_an_archive_error(tmp_path: Path, content: bytes) -> None:

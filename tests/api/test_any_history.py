@@ -5,6 +5,7 @@ returned (holding every message it replaced, at least one) or none at all."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -140,7 +141,7 @@ def post(tmp_path: Path, tokenizer: TiktokenTokenizer) -> Iterator[Post]:
 def archives(data_dir: Path) -> dict[str, dict[str, Any]]:
     directory = data_dir / "archives"
     files = sorted(directory.glob("*.json")) if directory.exists() else []
-    return {p.stem: json.loads(p.read_bytes()) for p in files}
+    return {p.stem: json.loads(gzip.decompress(p.read_bytes())) for p in files}
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ compaction that did not happen."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,7 @@ def archive_files(data_dir: Path) -> list[dict[str, Any]]:
     directory = data_dir / "archives"
     if not directory.exists():
         return []
-    return [json.loads(p.read_bytes()) for p in sorted(directory.glob("*.json"))]
+    return [json.loads(gzip.decompress(p.read_bytes())) for p in sorted(directory.glob("*.json"))]
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import gzip
 import io
 import json
 import os
@@ -120,7 +121,9 @@ def test_compact_of_the_example_as_a_subprocess_is_what_the_api_answers(
     assert without_archive_id(answer) == without_archive_id(expected)
     assert answer["restored_files"] == [{"path": "tests/missing_colon.py", "token_count": 43}]
     archived = json.loads(
-        (tmp_path / "data" / "archives" / f"{answer['archive']['id']}.json").read_text()
+        gzip.decompress(
+            (tmp_path / "data" / "archives" / f"{answer['archive']['id']}.json").read_bytes()
+        )
     )
     assert archived["messages"] == REQUEST["messages"][1:]
 

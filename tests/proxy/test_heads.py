@@ -3,7 +3,8 @@ ahead of every head: a prefix the provider has cached since the session began, s
 first request after a compaction reads it from the cache. A session of large turns pins
 as much (those turns have the standby), and a request that cannot fit with them is
 compacted without them. A head made at once that leaves the request past the start mark
-has the next compaction begun from it."""
+has the next compaction begun from it. A later compaction's archive holds none of the
+turns an earlier one's holds."""
 
 from __future__ import annotations
 
@@ -14,11 +15,23 @@ import orjson
 import pytest
 
 from app.adapters.tokenizer import TiktokenTokenizer
+from app.core.history import PART_OPENING
 from app.core.model_table import ModelSpec
+from app.core.ports import Archive
+from app.core.recall import index_archive
+from app.core.recall.rank import COPY_MARK
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.compactor import ProxyCompactor
 from app.proxy.exchange import Exchange, Planned, ProxyPolicy
-from tests.builders import assistant, build_service, rounds, tool_result, tool_use, user
+from tests.builders import (
+    MemoryArchive,
+    assistant,
+    build_service,
+    rounds,
+    tool_result,
+    tool_use,
+    user,
+)
 from tests.proxy.heads import pinned
 
 pytestmark = pytest.mark.anyio
@@ -211,3 +224,34 @@ async def test_a_folded_head_is_summarized_without_its_seam(tokenizer: TiktokenT
     count = pinned(later.messages, later_client)
     assert _is_summary(later.messages[count])
     assert "Continue" not in orjson.dumps(later.messages[count]).decode()
+
+
+@pytest.mark.parametrize("fold_share", [0.0, 0.9])
+async def test_a_later_compactions_archive_holds_none_of_an_earlier_ones_turns(
+    tokenizer: TiktokenTokenizer, fold_share: float
+) -> None:
+    """Each archive holds what its compaction replaced: a later one the turns after the
+    head it kept (with that head's summaries when it folds them), never the turns an
+    earlier archive holds, so that deleting an older archive takes nothing from a newer."""
+    archive = MemoryArchive()
+    ids = iter(f"0000000000000000000{n}-aaaa" for n in range(10))
+    service = build_service(
+        tokenizer, ExtractiveSummarizer(), archive=archive, new_id=lambda: next(ids)
+    )
+    compactor = ProxyCompactor(service, service, ProxyPolicy(fold_share=fold_share))
+    first = await compactor.plan(_exchange(_session(12)))
+    later = await compactor.plan(_exchange(_session(20)))
+    assert (first.action, later.action) == ("compacted", "compacted")
+    earlier, latest = (_originals(archive.saved[i]) for i in sorted(archive.saved))
+    assert (len(earlier) > 3, len(latest) > 3) == (True, True)
+    assert earlier & latest == set()
+
+
+def _originals(archive: Archive) -> set[bytes]:
+    """The agent's own messages in an archive, whole (tool call ids included), not the
+    service's summaries and acknowledgements, nor the proxy's opening notice."""
+    return {
+        orjson.dumps(archive.messages[e.message_index], option=orjson.OPT_SORT_KEYS)
+        for e in index_archive(archive.messages)
+        if not e.digest.startswith(COPY_MARK) and e.text != PART_OPENING
+    }

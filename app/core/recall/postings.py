@@ -135,3 +135,9 @@ def find_postings(bucket: bytes, word: str) -> bytes | None:
     if nth >= count or begin > end or data + end > len(bucket):
         raise PostingsError("bucket cut short")
     return bucket[data + begin : data + end]
+
+
+def pack_words(found: Mapping[str, Sequence[Posting]]) -> bytes:
+    """All of `found` as one packed bucket (`find_postings` reads it): an index read whole,
+    as a file store's is, needs no buckets."""
+    return _pack({word: encode_postings(postings) for word, postings in found.items()})

@@ -109,7 +109,7 @@ def index_archive(messages: Sequence[Mapping[str, Any]]) -> tuple[RecallEntry, .
             names[call_id] = name
     entries = []
     for index, message in enumerate(messages):
-        text = _text(message)
+        text = entry_text(message)
         if text:
             tool_name = _tool_name(message, names)
             entries.append(
@@ -117,10 +117,16 @@ def index_archive(messages: Sequence[Mapping[str, Any]]) -> tuple[RecallEntry, .
                     index,
                     storable(str(message.get("role", ""))),
                     None if tool_name is None else storable(tool_name),
-                    storable(text),
+                    text,
                 )
             )
     return tuple(entries)
+
+
+def entry_text(message: Mapping[str, Any]) -> str:
+    """The text recall indexes of one archived message (its entry's, when it has one): a
+    store that keeps no text reads it from the archived message for a snippet."""
+    return storable(_text(message))
 
 
 def _calls(message: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
