@@ -102,7 +102,9 @@ class Delayed:
 
     async def summarize(self, request: SummaryRequest) -> str:
         prompt = request.prompt or build_summary_prompt(
-            serialize_for_summary(request.messages), request.max_words, request.instructions
+            serialize_for_summary(request.messages, clip=True),
+            request.max_words,
+            request.instructions,
         )
         self.inputs.append(f"{request.system or SUMMARY_SYSTEM}\n{request.section}\n{prompt}")
         self.waiting += 1

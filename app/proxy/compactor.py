@@ -168,7 +168,7 @@ class ProxyCompactor:
         # The pause after a head holds below the splice mark only: a request still above
         # it after a head went in is one the next turns take over the limit. A request
         # that put a head in is judged by what it sends: still past the start mark (a
-        # large turn was kept), foreseen over, or at risk, the next compaction begins
+        # large turn was kept), or there and foreseen over, the next compaction begins
         # now, from this head, so that the next request need not wait for one.
         splice = self.policy.marks.splice * ex.limit
         quiet = not changed and before < min(session.quiet_below, splice)

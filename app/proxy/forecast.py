@@ -58,12 +58,15 @@ class Forecast:
 
     def starts(self, tokens: int) -> bool:
         """Whether a background compaction begins: past the start mark once the session's
-        pace would take the request to the splice mark before one begun now is ready (one
-        begun sooner is paid for and not used when the session stops short of it), or
-        earlier when that pace would take it over the limit. A session whose pace is not
-        known yet (fewer than two requests seen) begins at the start mark."""
+        pace would take the request to the splice mark before one begun now is ready, or
+        would take it over the limit (one begun sooner is paid for and not used when the
+        session stops short of it). Never below the mark: one begun there for a large turn
+        the pace foresaw keeps too much by the splice mark when that turn does not come,
+        and is begun again; the standby (`at_risk`) is kept for that turn instead, with no
+        summarizer call. A session whose pace is not known yet (fewer than two requests
+        seen) begins at the start mark."""
         if self.stage(tokens) == "below":
-            return self.foreseen(tokens)
+            return False
         unknown = len(self.pace.sizes) < 2
         due = tokens + self.room() >= self.policy.marks.splice * self.limit
         return unknown or due or self.foreseen(tokens)

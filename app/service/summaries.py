@@ -218,7 +218,7 @@ class Summaries:
         only when the summarizer or the fallback reads it."""
         build = build_archived_prompt if template == "archived" else build_summary_prompt
         prompt = (
-            build(serialize_for_summary(rest), max_words, instructions)
+            build(serialize_for_summary(rest, clip=True), max_words, instructions)
             if self._prompt_is_read()
             else ""
         )

@@ -114,16 +114,29 @@ def _tokens(
 ) -> tuple[int, int]:
     """The tokens a call read and wrote. Its messages by the counts the service has (the
     others counted), and for a summarizer that reads the prompt, the prompt around their
-    transcript (all of the prompt when it holds no transcript of them)."""
+    transcript (all of the prompt when it holds no transcript of them); a message whose
+    tool results the prompt clips (`serialize_for_summary`'s `clip`) by its clipped form."""
     wrote = tokenizer.count(text) if text else 0
     messages = request.messages
-    unknown = [m for m in messages if id(m) not in known]
-    read = sum(known[id(m)] for m in messages if id(m) in known)
-    read += sum(count_messages(tokenizer, unknown))
     if not reads_prompt:
-        return read, wrote
-    transcript = serialize_for_summary(messages) if messages else ""
+        return _counted(tokenizer, messages, known), wrote
+    forms = [serialize_for_summary([m], clip=True) for m in messages]
+    transcript = "\n\n".join(forms)
     if not transcript or transcript not in request.prompt:
         return tokenizer.count(f"{request.system}\n{request.prompt}"), wrote
+    whole = [m for m, form in zip(messages, forms, strict=True) if form == _whole(m)]
+    cut = [form for m, form in zip(messages, forms, strict=True) if form != _whole(m)]
+    read = _counted(tokenizer, whole, known) + sum(tokenizer.count_batch(cut) if cut else [])
     frame = request.prompt.replace(transcript, "", 1)
     return read + tokenizer.count(f"{request.system}\n{frame}"), wrote
+
+
+def _whole(message: Message) -> str:
+    return serialize_for_summary([message])
+
+
+def _counted(tokenizer: Tokenizer, messages: Sequence[Message], known: Mapping[int, int]) -> int:
+    """`messages`' tokens: the service's counts where it has them, the others counted."""
+    unknown = [m for m in messages if id(m) not in known]
+    read = sum(known[id(m)] for m in messages if id(m) in known)
+    return read + sum(count_messages(tokenizer, unknown))

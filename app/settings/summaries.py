@@ -35,7 +35,8 @@ SummaryMode = Annotated[
     Field(
         "auto",
         description=(
-            "what an LLM summarizer reads: `transcript` (the whole history, in chunks), "
+            "what an LLM summarizer reads: `transcript` (the whole history, in chunks, each "
+            "tool result over 1200 characters as its beginning and end), "
             "`digest` (the service's notes on it, within 30% of its tokens: for small local "
             "models), `auto` (digest for `openai` on a loopback address, else transcript)"
         ),

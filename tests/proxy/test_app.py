@@ -535,9 +535,12 @@ async def test_a_session_whose_turns_are_large_begins_its_compaction_before_the_
     assert int(second.headers["x-compact-tokens-before"]) < 0.7 * (window - 100)
 
 
-async def test_a_finished_compaction_goes_in_below_the_splice_mark_when_a_turn_would_pass(
+async def test_below_the_start_mark_a_foreseen_large_turn_has_a_standby_and_no_summarizer_call(
     tokenizer: TiktokenTokenizer,
 ) -> None:
+    """A compaction by the configured summarizer begun below the start mark for a large
+    turn the pace foresaw was paid for twice when that turn did not come (it kept too
+    much by the splice mark, and one was begun again): the standby is kept for it."""
     measured = ProxyCompactor(*[build_service(tokenizer, ExtractiveSummarizer())] * 2)
     small = long_session(1)
     large = [*small, *rounds(2, 2, output="line of tool output\n" * 900)]
@@ -549,15 +552,18 @@ async def test_a_finished_compaction_goes_in_below_the_splice_mark_when_a_turn_w
     compactor = ProxyCompactor(service, service)
     app = ProxyApp(CONFIG, FakeUpstream(), compactor, models, NoMetrics())
     session = {**HEADERS, "x-claude-code-session-id": "early"}
-    actions = []
+    actions, began = [], []
     async with client(app) as http:
         for messages in (small, large, later):
             answer = await http.post("/v1/messages", content=_anthropic(messages), headers=session)
             actions.append(answer.headers["x-compact-action"])
-            running = compactor._sessions[answer.headers["x-compact-session"]].running
-            if running is not None:
-                await running
-    assert actions == ["none", "precompact_started", "applied"]
+            state = compactor._sessions[answer.headers["x-compact-session"]]
+            began.append((state.running is not None, state.spare is not None))
+            for task in (state.running, state.spare):
+                if task is not None:
+                    await task
+    assert actions == ["none", "precompact_started", "none"]
+    assert began == [(False, False), (False, True), (False, False)]
 
 
 async def test_a_session_of_small_turns_waits_for_the_start_mark(

@@ -338,8 +338,8 @@ async def test_chunks_fit_the_window_in_the_ratio_the_server_measured() -> None:
     service.summaries.window = Window(1500, ratio=1.1)
     service.summaries.answer_tokens = 250
     raw = [system("s")]
-    for k in range(1, 11):
-        raw += round_of(k)
+    for k in range(1, 31):
+        raw += round_of(k, words=60)  # results short of the clip: chunks as sized
     result = await compact(service, raw)
     assert all(input_tokens(r) <= 1136 for r in summarizer.requests)  # (1500 - 250) / 1.1
     assert max(input_tokens(r) for r in summarizer.requests) > 1000  # the fixed 1.25's

@@ -117,3 +117,28 @@ async def test_the_log_says_why_each_summarizer_failed(
         ),
         ("fallback summarizer x failed: no messages", None, "no messages"),
     ]
+
+
+async def test_the_prompt_an_llm_reads_has_long_tool_results_clipped_and_the_rest_whole(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    from app.core.summary.prompt import clipped
+    from tests.builders import assistant, tool_result, tool_use
+
+    listing = "\n".join(f"line {i} of the file" for i in range(200))
+    rest = parse(
+        [
+            user("Read a.py and run the tests."),
+            assistant(tool_use("Read", "t1", path="a.py")),
+            tool_result("t1", listing),
+            assistant(tool_use("Bash", "t2", command="pytest")),
+            tool_result("t2", "1 failed: test_a"),
+        ]
+    )
+    main = FakeSummarizer()
+    await summaries(tokenizer, main).summarize(rest, PARAMS, None)
+    (prompt,) = [r.prompt for r in main.requests]
+    assert f"[tool result id=t1]\n{clipped(listing)}\n" in prompt
+    assert listing not in prompt
+    assert "[tool result id=t2]\n1 failed: test_a\n" in prompt
+    assert "Read a.py and run the tests." in prompt

@@ -144,7 +144,27 @@ def build_summary_prompt(
     )
 
 
-def _block_transcript(block: ContentBlock) -> str:
+# A tool result longer than CLIP_CHARS reaches an LLM summarizer as its first CLIP_HEAD and
+# last CLIP_TAIL characters (`serialize_for_summary(..., clip=True)`): the summary needs
+# what a file or an output was, the command's verdict at its end and any error, not every
+# line of it. The agent has the files it read restored after a compaction, and the
+# service's ledger and facts are read from the whole messages, so nothing they keep is
+# lost; the summarizer reads each turn once, and the large tool results are most of it.
+CLIP_CHARS = 1200
+CLIP_HEAD = 800
+CLIP_TAIL = 300
+
+
+def clipped(text: str) -> str:
+    """`text`, its middle left out (with a note of how much) past `CLIP_CHARS`."""
+    if len(text) <= CLIP_CHARS:
+        return text
+    left = len(text) - CLIP_HEAD - CLIP_TAIL
+    note = f"\n[... {left} characters left out ...]\n"
+    return f"{text[:CLIP_HEAD]}{note}{text[-CLIP_TAIL:]}"
+
+
+def _block_transcript(block: ContentBlock, clip: bool = False) -> str:
     if isinstance(block, TextBlock):
         return block.text
     if isinstance(block, ThinkingBlock):
@@ -155,7 +175,8 @@ def _block_transcript(block: ContentBlock) -> str:
         return f"[tool call {block.name} id={block.id}] {compact_json(block.input)}"
     if isinstance(block, ToolResultBlock):
         status = " (error)" if block.is_error else ""
-        return f"[tool result id={block.tool_use_id}{status}]\n{tool_result_text(block)}"
+        text = tool_result_text(block)
+        return f"[tool result id={block.tool_use_id}{status}]\n{clipped(text) if clip else text}"
     if isinstance(block, ImageBlock):
         return "[image]"
     return f"[{block.type} block]"
@@ -167,13 +188,15 @@ def _block_transcript(block: ContentBlock) -> str:
 STOP_SEQUENCES = ("[tool call ", "[tool result id=", "\n[user]\n", "</conversation>")
 
 
-def serialize_for_summary(messages: Sequence[Message]) -> str:
-    """A readable transcript: one `[role]` header per message, blocks in order."""
+def serialize_for_summary(messages: Sequence[Message], clip: bool = False) -> str:
+    """A readable transcript: one `[role]` header per message, blocks in order; `clip`:
+    long tool results clipped (`clipped`), as the prompt an LLM summarizer reads has them
+    (the summary check and the chunk sizes read the whole transcript)."""
     parts: list[str] = []
     for message in messages:
         if isinstance(message.content, str):
             body = message.content
         else:
-            body = "\n".join(_block_transcript(b) for b in message.content)
+            body = "\n".join(_block_transcript(b, clip) for b in message.content)
         parts.append(f"[{message.role}]\n{body}")
     return "\n\n".join(parts)

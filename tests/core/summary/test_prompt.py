@@ -35,3 +35,26 @@ def test_the_archived_prompt_asks_for_the_template_with_the_word_limit_and_focus
         "<conversation>\n[user]\nhi\n</conversation>"
     )
     assert all(heading in ARCHIVED_TEMPLATE for heading in ARCHIVED_HEADINGS)
+
+
+def test_a_long_tool_result_reaches_an_llm_clipped_to_its_beginning_and_end() -> None:
+    from app.core.messages import Message
+    from app.core.summary.prompt import CLIP_CHARS, clipped, serialize_for_summary
+
+    output = "a" * 800 + "b" * 500 + "c" * 300
+    assert clipped(output) == "a" * 800 + "\n[... 500 characters left out ...]\n" + "c" * 300
+    assert clipped("x" * CLIP_CHARS) == "x" * CLIP_CHARS
+    messages = [
+        Message.model_validate(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": output}],
+            }
+        )
+    ]
+    assert (
+        serialize_for_summary(messages, clip=True)
+        == f"[user]\n[tool result id=t1]\n{clipped(output)}"
+    )
+    # The summary check and the chunk sizes read the whole result.
+    assert serialize_for_summary(messages) == f"[user]\n[tool result id=t1]\n{output}"
