@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.core.compact_json import compact_json
+from app.core.history import error_line
 from app.core.messages import (
     ContentBlock,
     ImageBlock,
@@ -155,12 +156,19 @@ CLIP_HEAD = 800
 CLIP_TAIL = 300
 
 
-def clipped(text: str) -> str:
-    """`text`, its middle left out (with a note of how much) past `CLIP_CHARS`."""
+def clipped(text: str, is_error: bool | None = False) -> str:
+    """`text`, its middle left out (with a note of how much) past `CLIP_CHARS`. When the
+    line that names the result's failure (`error_line`) lies in the part left out, the
+    note carries it: a test run's traceback or a build's first error sits mid-output as
+    often as at its end, and a summary that never saw it would tell the run as clean."""
     if len(text) <= CLIP_CHARS:
         return text
     left = len(text) - CLIP_HEAD - CLIP_TAIL
     note = f"\n[... {left} characters left out ...]\n"
+    failure = error_line(text, is_error)
+    if failure and failure not in text[:CLIP_HEAD] and failure not in text[-CLIP_TAIL:]:
+        failure = failure[: CLIP_HEAD // 2]
+        note = f"\n[... {left} characters left out; among them: {failure} ...]\n"
     return f"{text[:CLIP_HEAD]}{note}{text[-CLIP_TAIL:]}"
 
 
@@ -176,7 +184,8 @@ def _block_transcript(block: ContentBlock, clip: bool = False) -> str:
     if isinstance(block, ToolResultBlock):
         status = " (error)" if block.is_error else ""
         text = tool_result_text(block)
-        return f"[tool result id={block.tool_use_id}{status}]\n{clipped(text) if clip else text}"
+        shown = clipped(text, block.is_error) if clip else text
+        return f"[tool result id={block.tool_use_id}{status}]\n{shown}"
     if isinstance(block, ImageBlock):
         return "[image]"
     return f"[{block.type} block]"

@@ -58,3 +58,18 @@ def test_a_long_tool_result_reaches_an_llm_clipped_to_its_beginning_and_end() ->
     )
     # The summary check and the chunk sizes read the whole result.
     assert serialize_for_summary(messages) == f"[user]\n[tool result id=t1]\n{output}"
+
+
+def test_a_clipped_result_keeps_the_failure_line_it_would_leave_out_in_its_note() -> None:
+    from app.core.summary.prompt import clipped
+
+    lines = [f"tests/test_{n}.py::test_case PASSED" for n in range(60)]
+    middle = "E   KeyError: 'session_id'"
+    output = "\n".join([*lines[:30], "Traceback (most recent call last):", middle, *lines[30:]])
+    kept = clipped(output)
+    assert "KeyError: 'session_id'" not in output[:800] + output[-300:]
+    assert "; among them: E   KeyError: 'session_id' ...]\n" in kept
+    # A result whose failure stays in view, or that names none, gets the plain note.
+    assert "among them" not in clipped("x" * 2000)
+    tail_error = "ok\n" * 600 + "RuntimeError: boom"
+    assert "among them" not in clipped(tail_error)
