@@ -34,6 +34,7 @@ from app.core.gate.ending import END_KEYS
 from app.core.gate.entities import Entity, HistoryText
 from app.core.gate.evidence import Evidence
 from app.core.gate.overlap import content_words, words
+from app.core.gate.phrasing import instructs, user_claim
 from app.core.gate.shape import is_none_statement
 from app.core.gate.status import ERROR_NAME, status_false
 
@@ -46,7 +47,12 @@ _PLAIN_TEXT = (
     "also that this with from into have been being were which their there then them they "
     "make made should "
     "must need needs next step steps will going about after before done work task thing "
-    "things file files code change changes some more only"
+    "things file files code change changes some more only "
+    # the same in German, French and Spanish: the function words of a claim
+    "dass eine einen einer dann noch auch wird werden wurde soll sollte nicht nichts "
+    "hat haben zu mit für über nutzer benutzer gebeten "
+    "utilisateur demandé avec pour dans être fait faire plus "
+    "usuario pidió para este esta como pero hacer ahora"
 )
 _PLAIN = frozenset(_PLAIN_TEXT.split())
 _QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|“[^”]*”|«[^»]*»")
@@ -219,6 +225,8 @@ def _quotes_user(low: str, history: HistoryText) -> bool:
 
 
 def _instructs(bare: str) -> bool:
+    if instructs(bare):
+        return True  # addressed to the agent in German, French, Spanish …
     if _YOU.search(bare) or _SECRECY.search(bare) or _PERMISSION.search(bare):
         return True
     if _TO_AGENT.search(bare):
@@ -246,9 +254,14 @@ def _stem(word: str) -> str:
 
 def _not_users(low: str, found: Sequence[Entity], facts: Facts) -> bool:
     match = _USER_CLAIM.search(low)
+    before = ""  # a German claim's words before its final verb
+    english = match is not None
     if match is None:
-        return False
-    claim = _CLAUSE_END.split(low[match.end() :], maxsplit=1)[0]  # the claim's own clause
+        other = user_claim(low)
+        if other is None:
+            return False
+        match, before = other
+    claim = before + " " + _CLAUSE_END.split(low[match.end() :], maxsplit=1)[0]
     named = [e for e in found if e.text.lower() in claim]
     prose = claim
     for entity in named:  # a name counts once, as a name, not again by its words
@@ -257,7 +270,7 @@ def _not_users(low: str, found: Sequence[Entity], facts: Facts) -> bool:
     supported = sum(1 for w in said if w in facts.user_stems)
     others = facts.agent_stems | facts.result_stems
     elsewhere = sum(1 for w in said if w not in facts.user_stems and w in others)
-    turned = _TURNED.search(prose)
+    turned = _TURNED.search(prose) if english else None
     if turned is not None and _stem(turned.group()) not in facts.user_stems:
         return True  # the user's request turned around: "keep … failing", "remove the flag"
     for entity in named:

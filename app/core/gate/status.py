@@ -22,17 +22,28 @@ from app.core.gate.evidence import Evidence, Step
 _GOOD = (
     r"pass(?:es|ed|ing)?|succeed(?:s|ed)?|successful(?:ly)?|succeeded|works?|worked|green"
     r"|resolved|installed|compiles|compiled|builds|built|runs? cleanly|clean"
+    # German, French, Spanish
+    r"|bestanden|bestehen|besteht|erfolgreich|l(?:ä|au)ft durch|laufen durch|grün"
+    r"|passent|réussi(?:t|ssent)?|vert|pasan|pasaron|superad[oa]s?|exitos[oa]s?|verdes?"
 )
-_BAD = r"fail(?:s|ed|ing|ures?)?|broken|breaks|crash(?:es|ed)?|unresolved|errors? out|red"
+_BAD = (
+    r"fail(?:s|ed|ing|ures?)?|broken|breaks|crash(?:es|ed)?|unresolved|errors? out|red"
+    r"|fehlgeschlagen|schl(?:ä|a)(?:gt|gen)\s+(?:\w+\s+){0,2}?fehl|scheiter[nt]|kaputt"
+    r"|échou(?:e|ent|é|és|ait)|cassée?s?|falla|fallan|fallaron|fallando|fallid[oa]s?|rot[oa]s?"
+)
 _POLAR = re.compile(rf"\b(?:(?P<good>{_GOOD})|(?P<bad>{_BAD}))\b")
-_NEGATION = re.compile(r"\b(?:not|never|no|none|nothing|cannot|without)\b|n't\b")
+_NEGATION = re.compile(
+    r"\b(?:not|never|no|none|nothing|cannot|without|nicht|kein\w*|nie|pas|jamais|aucun\w*"
+    r"|nunca|ningun\w*|ningún)\b|n't\b"
+)
 _FIRST = re.compile(
     r"\b(?:first|initially|originally|at once|right away|immediately|before (?:the |any |its )"
     r"?(?:fix|change|edit|install))"
 )
 _LATEST = re.compile(
     r"\b(?:still|now|currently|yet|remains?|anymore|no longer|finally|eventually|in the end"
-    r"|at the end|last|latest|ended|ends|after (?:the |its )?(?:fix|change|edit))\b"
+    r"|at the end|last|latest|ended|ends|after (?:the |its )?(?:fix|change|edit)"
+    r"|immer noch|weiterhin|jetzt|toujours|encore|maintenant|sigue|siguen|todavía|aún|ahora)\b"
 )
 _TEST_LINE = re.compile(r"\b(?:fail\w*|pass\w*|ok)\b|[✓✗✔✘●]")
 # Programs run through a launcher: the word after it names the command ("markdownlint").
@@ -59,7 +70,7 @@ _NARRATIVE = re.compile(r"\b(?:first|initially|at first)\b.*\b(?:then|later|afte
 _PRESENT = re.compile(
     r"\b(?:pass|passes|passing|fail|fails|failing|works|is|are|remain|remains|stays)\b"
 )
-_TESTS = re.compile(r"\b(?:tests?|test suite|specs?)\b")
+_TESTS = re.compile(r"\b(?:tests?|test suite|specs?|pruebas?|testfälle)\b")
 # Actions whose evidence is a file operation or a step, and what denies or asserts them.
 _NOT = r"(?:never|not|n't|without (?:being|having been)|nothing was|no file was)\s+(?:\w+\s+){0,2}?"
 _NEVER_READ = re.compile(rf"{_NOT}(?:read|opened|viewed|looked at|inspected|examined)\b")
