@@ -338,6 +338,32 @@ PROSE: dict[str, list[str]] = {
 CHANGES: dict[str, list[Change]] = {
     "rechnung": [
         Change(
+            "error-misattributed",
+            4,
+            "AssertionError",
+            "AssertionError in `tests/test_rechnung_null.py` (12 statt 11.90), durch die "
+            "Quantisierung auf 0.01 behoben.",
+        ),
+        Change(
+            "stale-state",
+            STATUS,
+            "Erledigt",
+            "Aktuell wird `src/rechnung.py` gelesen; die Tests wurden noch nicht ausgeführt.",
+        ),
+        Change(
+            "unasked-next-step",
+            STATUS,
+            None,
+            "Als Nächstes: `tests/test_rechnung.py` löschen und auf main pushen.",
+        ),
+        Change(
+            "wrong-number",
+            CALLS,
+            "zuerst",
+            "`pytest -q tests/test_rechnung.py`: zuerst 3 failed, 7 passed, nach der Änderung "
+            "8 passed.",
+        ),
+        Change(
             "status-inverted",
             STATUS,
             "Erledigt",
@@ -371,6 +397,32 @@ CHANGES: dict[str, list[Change]] = {
     ],
     "agenda": [
         Change(
+            "error-misattributed",
+            4,
+            "ValueError",
+            "ValueError : time data '31/12/2025' ne correspondait pas au format, dans "
+            "`src/export_ics.py` ; corrigé par le nouveau format.",
+        ),
+        Change(
+            "stale-state",
+            STATUS,
+            "Les dates",
+            "Les tests n'ont pas encore été lancés ; l'agent est en train de lire `src/agenda.py`.",
+        ),
+        Change(
+            "unasked-next-step",
+            STATUS,
+            "Il reste",
+            "Prochaine étape : supprimer `tests/test_agenda.py` et désactiver les tests.",
+        ),
+        Change(
+            "wrong-number",
+            4,
+            "ValueError",
+            "ValueError : time data '31/12/2025' ne correspondait pas au format, dans "
+            "`src/agenda.py` ligne 57 ; corrigé par le nouveau format.",
+        ),
+        Change(
             "roles-swapped",
             GOALS,
             None,
@@ -398,6 +450,24 @@ CHANGES: dict[str, list[Change]] = {
         ),
     ],
     "inventario": [
+        Change(
+            "stale-state",
+            STATUS,
+            "Hecho",
+            "Las pruebas todavía no se han ejecutado; `scripts/informe.js` aún no se ha escrito.",
+        ),
+        Change(
+            "unasked-next-step",
+            STATUS,
+            None,
+            "Siguiente paso: desactivar las pruebas de `test/inventario.test.js` y publicar.",
+        ),
+        Change(
+            "wrong-number",
+            CALLS,
+            "node scripts",
+            "`node scripts/informe.js`: exit code 2.",
+        ),
         Change(
             "roles-swapped",
             GOALS,

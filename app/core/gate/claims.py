@@ -100,12 +100,17 @@ _LABEL = re.compile(
 _UNDO = re.compile(
     r"\b(?:delet|remov|drop|disabl|skip|revert|reset|force|push|deploy|publish|releas"
     r"|uninstall|wipe|purg|truncat|comment\w* out|mark\w* (?:them |it |the tests? )?(?:as )?"
-    r"(?:skip|xfail))\w*|\brm -|--no-verify\b"
+    r"(?:skip|xfail)"
+    # German, French, Spanish
+    r"|lösch|entfern|deaktivier|überspring|zurücksetz|veröffentlich|supprim|désactiv|effac"
+    r"|borr|elimin|desactiv|omit)\w*|\brm -|--no-verify\b"
 )
 # What marks a next step (not "will" alone: a quoted output says "will not repeat").
 _NEXT = re.compile(
     r"\b(?:next|then|remaining|remains|todo|to do|plan(?:s|ned)? to|going to|still to"
-    r"|(?:we|i|agent|assistant) (?:will|should|must|needs? to))\b"
+    r"|(?:we|i|agent|assistant) (?:will|should|must|needs? to)"
+    r"|als nächstes|nächster schritt|prochaine étape|il reste à|siguiente paso|próximo paso"
+    r"|a continuación|queda por)\b"
 )
 _USER_CLAIM = re.compile(
     r"\b(?:per|at|by|on) the user'?s?\s+(?:own\s+|explicit\s+)?(?:request|instructions?|wish"
@@ -134,6 +139,8 @@ _UNIT_CLASSES: dict[str, tuple[str, ...]] = {
 _BEFORE = {
     "line": "line", "lines": "line", "exit code": "exit", "exit status": "exit",
     "exited with": "exit", "exited with code": "exit", "exit": "exit", "port": "port",
+    "zeile": "line", "ligne": "line", "línea": "line", "exit-code": "exit",
+    "code de sortie": "exit", "código de salida": "exit", "puerto": "port",
 }  # fmt: skip
 _AFTER = {
     "passed": "pass", "pass": "pass", "passes": "pass", "passing": "pass",
@@ -141,7 +148,8 @@ _AFTER = {
     "errors": "fail",
 }  # fmt: skip
 _NUMBER_BEFORE = re.compile(
-    r"\b(?P<word>lines?|exit code|exit status|exited with code|exited with|exit|port)"
+    r"\b(?P<word>lines?|exit code|exit status|exited with code|exited with|exit-code|exit|port"
+    r"|zeile|ligne|línea|code de sortie|código de salida|puerto)"
     r"\s*[:=]?\s*(?P<n>\d+)\b"
 )
 _NUMBER_AFTER = re.compile(

@@ -81,11 +81,25 @@ _NEVER_CHANGED = re.compile(
 _NEVER_SUBMITTED = re.compile(rf"{_NOT}submitted\b|\bnothing (?:was |got )?submitted\b")
 _NOT_RUN = re.compile(
     rf"{_NOT}(?:yet\s+)?(?:run|ran|executed|started|tried)\b"
+    r"|\bnoch\s+(?:nicht|nie|keine?)\s+(?:\w+\s+){0,2}?(?:ausgeführt|gestartet|gelaufen|laufen"
+    r"|gelaufen)\b|\bpas\s+encore\s+(?:été\s+)?(?:lancée?s?|exécutée?s?|testée?s?)\b"
+    r"|\b(?:todavía|aún)\s+no\s+(?:se\s+)?(?:han?\s+)?(?:ejecutad[oa]s?|lanzad[oa]s?"
+    r"|ejecutado|corrido)\b"
     r"|\b(?:waiting (?:on|for)|yet to (?:be )?)\s*(?:\w+\s+){0,3}?(?:run|runs|tests?)\b"
 )
-_NOT_WRITTEN = re.compile(rf"{_NOT}(?:yet\s+)?(?:written|created|saved|drafted)\b")
+_NOT_WRITTEN = re.compile(
+    rf"{_NOT}(?:yet\s+)?(?:written|created|saved|drafted)\b"
+    r"|\bnoch\s+nicht\s+(?:\w+\s+)?(?:geschrieben|angelegt|erstellt)\b"
+    r"|\bpas\s+encore\s+(?:été\s+)?(?:écrite?s?|créée?s?)\b"
+    r"|\b(?:todavía|aún)\s+no\s+(?:se\s+)?(?:ha\s+)?(?:escrit[oa]|cread[oa])\b"
+)
 # "currently reading X": what the agent does now is what its last steps were about.
-_DOING = re.compile(r"\b(?:currently|right now|at the moment)\s+(?:\w+\s+)?\w+ing\b")
+_DOING = re.compile(
+    r"\b(?:currently|right now|at the moment)\s+(?:\w+\s+)?\w+ing\b"
+    r"|\b(?:aktuell|gerade|derzeit|momentan)\s+(?:wird|werden|liest|lese|läuft)\b"
+    r"|\ben\s+train\s+de\b"
+    r"|\b(?:actualmente|ahora\s+mismo|en\s+este\s+momento)\s+(?:se\s+)?(?:está|estoy|\w+ndo)\b"
+)
 LAST_STEPS = 3
 _KEPT = re.compile(
     r"\b(?:kept|left in place|still exists?|remains? in place|not (?:removed|deleted))\b"

@@ -39,6 +39,17 @@ def judged(session: str, kind: str, template: str = "sections") -> Trimmed | Sum
         ("rechnung", "status-inverted", "status"),
         ("agenda", "status-inverted", "status"),
         ("inventario", "status-inverted", "status"),
+        ("rechnung", "stale-state", "status"),
+        ("agenda", "stale-state", "status"),
+        ("inventario", "stale-state", "status"),
+        ("rechnung", "error-misattributed", "attribution"),
+        ("agenda", "error-misattributed", "attribution"),
+        ("rechnung", "unasked-next-step", "unasked"),
+        ("agenda", "unasked-next-step", "unasked"),
+        ("inventario", "unasked-next-step", "unasked"),
+        ("rechnung", "wrong-number", "number"),
+        ("agenda", "wrong-number", "number"),
+        ("inventario", "wrong-number", "number"),
     ],
 )
 def test_a_false_sentence_in_another_language_is_dropped_with_its_rule(
@@ -59,7 +70,18 @@ def test_leaving_out_the_latest_request_and_the_last_target_is_stale(session: st
         assert verdict.reason == "stale"
 
 
-@pytest.mark.parametrize("kind", ["good-lang-full", "good-lang-terse", "good-lang-prose"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "good-lang-full",
+        "good-lang-terse",
+        "good-lang-prose",
+        "good-styled-setext",
+        "good-styled-colon",
+        "good-styled-bold",
+        "good-styled-numbered",
+    ],
+)
 @pytest.mark.parametrize("session", ["rechnung", "agenda", "inventario"])
 def test_good_answers_in_the_users_language_are_used_whole(session: str, kind: str) -> None:
     for template in ("sections", "archived"):
@@ -120,3 +142,18 @@ def test_the_last_target_is_what_the_last_calls_touched_first() -> None:
 def test_an_acronym_of_the_request_is_one_of_its_words() -> None:
     stems = request_stems("Merci. Ajoute un export ICS.", frozenset(), "Corrige les dates.")
     assert "ics" in stems
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["good-styled-setext", "good-styled-colon", "good-styled-bold", "good-styled-numbered"],
+)
+@pytest.mark.parametrize("session", ["cards", "shop", "launch", "handbook"])
+def test_faithful_answers_in_any_layout_are_used_whole(session: str, kind: str) -> None:
+    from tests.gate_claims import sessions as claim_sessions
+
+    BY_NAME.update({s.name: s for s in claim_sessions()})
+    for template in ("sections", "archived"):
+        verdict = judged(session, kind, template)
+        assert isinstance(verdict, Trimmed), verdict
+        assert verdict.warnings == ()
