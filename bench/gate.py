@@ -73,10 +73,11 @@ def answers(which: str) -> list[Answer]:
 
         found += claims_set()
     if which in ("claims", "languages", "all"):
+        from tests.gate_claims import sessions as claim_sessions
         from tests.gate_languages import languages_set
         from tests.gate_languages import sessions as language_sessions
 
-        BY_NAME.update({s.name: s for s in language_sessions()})
+        BY_NAME.update({s.name: s for s in [*claim_sessions(), *language_sessions()]})
         found += languages_set()
     return found
 
