@@ -8,9 +8,10 @@ Usage:
 Every answer of the set (`tests/gate_answers.py`, `tests/gate_heldout.py`: good and bad
 answers by kind on several sessions; `tests/gate_claims.py`: faithful summaries with one
 sentence made false, by kind, and the good answers they were made from;
-`tests/gate_languages.py`: the same in German, French and Spanish, part of `claims`) is
-served by the fake OpenAI-compatible server (`tests/fakes/fake_llm_server.py`) to the real app,
-in-process, with no fallback, on each path: `/compact` (`full`, the transcript prompt), a
+`tests/gate_languages.py`: the same in German, French and Spanish, and `tests/gate_edits.py`:
+an edit told the wrong way round, both part of `claims`) is served by the fake
+OpenAI-compatible server (`tests/fakes/fake_llm_server.py`) to the real app, in-process,
+with no fallback, on each path: `/compact` (`full`, the transcript prompt), a
 background job (`/compactions`), the `tail` strategy (its archive template, the session
 followed by one short round it keeps) and the digest path (two questions). An answer is
 accepted when the compaction used the LLM's text (an answer with one false sentence: when
@@ -74,11 +75,14 @@ def answers(which: str) -> list[Answer]:
         found += claims_set()
     if which in ("claims", "languages", "all"):
         from tests.gate_claims import sessions as claim_sessions
+        from tests.gate_edits import edits_set
+        from tests.gate_edits import sessions as edit_sessions
         from tests.gate_languages import languages_set
         from tests.gate_languages import sessions as language_sessions
 
-        BY_NAME.update({s.name: s for s in [*claim_sessions(), *language_sessions()]})
-        found += languages_set()
+        everyone = [*claim_sessions(), *language_sessions(), *edit_sessions()]
+        BY_NAME.update({s.name: s for s in everyone})
+        found += languages_set() + edits_set()
     return found
 
 

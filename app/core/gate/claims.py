@@ -15,6 +15,8 @@ the sentence asserts about the thing it names and compares it with the evidence
 - `status`: a status word (passes / fails, still, installed, never changed, kept,
   submitted) that disagrees with the evidence about the thing named at the time the
   sentence speaks of (`app.core.gate.status`).
+- `direction`: an edit told the other way round: stricter for names the edit took out,
+  looser for names it put in (`app.core.gate.direction`).
 - `attribution`: an error attributed to a file that no tool call and result share with it.
 - `number`: a number with its neighbour word ("exit code 127", "line 168", "14 failed",
   "port 8080") that no text of the history holds together.
@@ -30,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.gate.coverage import stem
+from app.core.gate.direction import direction_false
 from app.core.gate.ending import END_KEYS
 from app.core.gate.entities import Entity, HistoryText
 from app.core.gate.evidence import Evidence
@@ -40,7 +43,7 @@ from app.core.gate.status import ERROR_NAME, status_false
 
 # Sections that log calls and errors one by one: a present tense there tells of that call.
 LOG_KEYS = frozenset({"tool calls", "errors", "technical context"})
-RULES = ("instruction", "not_user", "status", "attribution", "number", "unasked")
+RULES = ("instruction", "not_user", "status", "direction", "attribution", "number", "unasked")
 # Words any sentence uses; they show nothing about whose words a claim repeats.
 _PLAIN_TEXT = (
     "agent assistant user users asked asks wants wanted requested said says told would like "
@@ -215,6 +218,8 @@ def false_claim(sentence: str, key: str, found: Sequence[Entity], facts: Facts) 
     log = key in LOG_KEYS
     if key != "goals" and status_false(sentence, low, found, facts.evidence, log):
         return "status"
+    if key != "goals" and direction_false(low, found, facts.evidence):
+        return "direction"
     if _misattributed(sentence, found, facts.evidence):
         return "attribution"
     if _numbers_false(low, facts.flat):
