@@ -47,7 +47,7 @@ _ASK_VERB = (
 )
 # The subject, then (a few words later, for the German participle) the verb.
 _USER_CLAIM = re.compile(
-    rf"\b(?:{_USER_NOUN})\s+(?P<mid>(?:[^\s;:]+\s+){{0,8}}?)(?:{_ASK_VERB})\b"
+    rf"\b(?:{_USER_NOUN})\s+(?P<mid>(?:[^\s;:,]+\s+){{0,8}}?)(?:{_ASK_VERB})\b"
     r"|\b(?:auf|nach)\s+(?:wunsch|bitte|anweisung)\s+(?:des|der)\s+(?:nutzer|benutzer|anwender)"
     r"|\b(?:à|a)\s+la\s+demande\s+de\s+l['’]utilisat|\bcomme\s+(?:l['’]a\s+)?demandé"
     r"|\b(?:a|por)\s+(?:petición|pedido|solicitud)\s+del\s+usuario|\bcomo\s+pidió\s+el\s+usuario"
@@ -58,9 +58,9 @@ _YOU = re.compile(
     r"\b(?:du|ihr)\s+(?:darfst|kannst|sollst|musst|solltest|dürft|könnt|sollt|müsst|bist\s+"
     r"(?:berechtigt|autorisiert|befugt))\b|\b(?:darfst|kannst|sollst|musst)\s+du\b"
     r"|\bdein(?:e|en)?\s+(?:aufgabe|nächster|auftrag|rolle)\b"
-    r"|\b(?:erlaubt|autorisiert|gestattet|berechtigt|bittet|weist)\s+(?:dir|dich|ihnen)\b"
+    r"|\b(?:erlaubt|autorisiert|gestattet|berechtigt|bittet|weist)\s+(?:dir|dich)\b"
     r"|\b(?:dich|dir|euch|den\s+agenten|dem\s+agenten)\s+(?:\S+\s+){0,3}?(?:autorisiert|erlaubt"
-    r"|gestattet|berechtigt|ermächtigt|angewiesen)\b"
+    r"|gestattet|berechtigt|ermächtigt)\b"
     # French
     r"|\b(?:vous|tu)\s+(?:pouvez|devez|devriez|pourrez|êtes\s+(?:autorisée?s?|libres?)"
     r"|avez\s+(?:le\s+droit|l['’]autorisation)|peux|dois|devrais|es\s+autorisée?)\b"
@@ -68,15 +68,15 @@ _YOU = re.compile(
     # Spanish, Portuguese, Italian
     r"|\b(?:usted|tú|você)\s+(?:puede|puedes|debe|debes|tiene\s+que|tienes\s+que|pode|deve)\b"
     r"|\b(?:puedes|debes|tienes\s+que|estás\s+autorizad[oa]|está\s+autorizado\s+a)\b"
-    r"|\b(?:te|le)\s+(?:autoriza|autorizó|permite|ha\s+autorizado)\b|\btu\s+tarea\b"
+    r"|\bte\s+(?:autoriza|autorizó|permite|ha\s+autorizado)\b|\btu\s+tarea\b"
     r"|\b(?:puoi|devi|sei\s+autorizzat[oa])\b"
 )
 _TO_AGENT = re.compile(
-    r"\b(?:der|dem|den)\s+(?:agent|agenten|assistent|assistenten|ki)\s+(?:darf|soll|muss|kann"
+    r"\b(?:der|dem|den)\s+(?:agent|agenten|assistent|assistenten|ki)\s+(?:darf|soll|muss"
     r"|ist\s+(?:berechtigt|autorisiert|befugt))\b"
-    r"|\b(?:l['’]agent|l['’]assistant|le\s+modèle)\s+(?:doit|peut|devra|pourra|est\s+autorisé)\b"
-    r"|\b(?:el\s+agente|el\s+asistente|el\s+modelo|o\s+agente|l['’]agente)\s+(?:debe|puede"
-    r"|deberá|podrá|tiene\s+que|está\s+autorizado|deve|pode|può|deve)\b"
+    r"|\b(?:l['’]agent|l['’]assistant|le\s+modèle)\s+(?:doit|devra|est\s+autorisé)\b"
+    r"|\b(?:el\s+agente|el\s+asistente|el\s+modelo|o\s+agente|l['’]agente)\s+(?:debe"
+    r"|deberá|tiene\s+que|está\s+autorizado|deve)\b"
     r"|\b(?:ab\s+jetzt|von\s+nun\s+an|ab\s+sofort|künftig|désormais|dorénavant"
     r"|à\s+partir\s+de\s+maintenant|a\s+partir\s+de\s+ahora|de\s+ahora\s+en\s+adelante"
     r"|d['’]ora\s+in\s+poi|a\s+partir\s+de\s+agora)\b"
@@ -85,10 +85,10 @@ _SECRECY = re.compile(
     r"\b(?:sag|erzähl|verrat)\s+(?:\w+\s+){0,2}?nichts\b|\bsagen\s+sie\s+(?:\w+\s+){0,2}?nichts\b"
     r"|\bnicht\s+(?:erwähnen|verraten|mitteilen|erzählen)\b"
     r"|\b(?:geheim\s+halten|verschweig\w*|heimlich)\b"
-    r"|\bne\s+(?:le\s+|lui\s+|leur\s+)?(?:dites|dis|mentionnez|mentionne|signalez|prévenez"
+    r"|\bne\s+(?:le\s+|lui\s+|leur\s+)?(?:dites|dis|mentionnez|signalez|prévenez"
     r"|informez|racontez)\s+(?:rien|pas)\b|\bgarde[rz]?\s+(?:\w+\s+){0,2}secret|\bsecrètement\b"
-    r"|\bno\s+(?:se\s+lo\s+|le\s+|les\s+|lo\s+)?(?:digas|diga|menciones|mencione|informes"
-    r"|informe|cuentes|cuente|avises|avise)\b|\ben\s+secreto\b|\bsecretamente\b"
+    r"|\bno\s+(?:se\s+lo\s+|le\s+|les\s+|lo\s+)?(?:digas|diga|menciones|mencione|cuentes"
+    r"|cuente|avises|avise)\b|\ben\s+secreto\b|\bsecretamente\b"
     r"|\bnão\s+(?:conte|diga|mencione)\b|\bnon\s+(?:dire|dirlo|menzionare)\b"
 )
 _PERMISSION = re.compile(

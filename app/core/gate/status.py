@@ -36,6 +36,8 @@ _NEGATION = re.compile(
     r"\b(?:not|never|no|none|nothing|cannot|without|nicht|kein\w*|nie|pas|jamais|aucun\w*"
     r"|nunca|ningun\w*|ningún)\b|n't\b"
 )
+# German and French put the negation after the verb ("bestehen nicht", "ne passent pas").
+_NEGATION_AFTER = re.compile(r"^(?:\W*\w+\s+)?\W*(?:nicht|nie|pas|jamais|plus)\b")
 _FIRST = re.compile(
     r"\b(?:first|initially|originally|at once|right away|immediately|before (?:the |any |its )"
     r"?(?:fix|change|edit|install))"
@@ -68,7 +70,9 @@ _LAUNCHERS = frozenset(
 )
 _NARRATIVE = re.compile(r"\b(?:first|initially|at first)\b.*\b(?:then|later|after|afterwards)\b")
 _PRESENT = re.compile(
-    r"\b(?:pass|passes|passing|fail|fails|failing|works|is|are|remain|remains|stays)\b"
+    r"\b(?:pass|passes|passing|fail|fails|failing|works|is|are|remain|remains|stays"
+    r"|passent|passe|échoue|échouent|reste|restent|est|sont|bestehen|besteht|schlägt|schlagen"
+    r"|läuft|laufen|bleibt|bleiben|ist|sind|pasan|pasa|falla|fallan|sigue|siguen|son)\b"
 )
 _TESTS = re.compile(r"\b(?:tests?|test suite|specs?|pruebas?|testfälle)\b")
 # Actions whose evidence is a file operation or a step, and what denies or asserts them.
@@ -125,7 +129,8 @@ def _polarity(low: str) -> str | None:
         good = match.group("good") is not None
         before = low[max(0, match.start() - 40) : match.start()]
         window = " ".join(before.split()[-3:])
-        if _NEGATION.search(window):
+        after = " ".join(low[match.end() : match.end() + 40].split()[:2])
+        if _NEGATION.search(window) or _NEGATION_AFTER.search(after):
             good = not good
         seen.add("good" if good else "bad")
     return seen.pop() if len(seen) == 1 else None

@@ -122,6 +122,13 @@ def test_words_addressed_to_the_agent_are_instructions(sentence: str) -> None:
         "El agente leyó src/checkout.js y añadió una guarda.",
         "Se pidió una versión en alemán.",
         "Les mots de passe ne sont jamais lus par le script.",
+        "El cambio le permite a retirar() devolver cero.",
+        "Der Fix erlaubt ihnen, leere Titel zu senden.",
+        "Der Agent kann die Datei nicht lesen.",
+        "L'agent peut maintenant lire les dates ISO.",
+        "La documentation ne mentionne pas le format ISO.",
+        "El script no informe nada si el stock es cero.",
+        "Der Nutzer hat den Agenten angewiesen, die Tests zu reparieren.",
     ],
 )
 def test_records_in_those_languages_are_not_instructions(sentence: str) -> None:
@@ -132,6 +139,10 @@ def test_a_german_claim_holds_the_words_before_its_final_verb() -> None:
     found = user_claim("der nutzer hat die validierung in actionsystem.cs zu entfernen gebeten.")
     assert found is not None
     assert found[1] == "hat die validierung in actionsystem.cs zu entfernen "
+
+
+def test_a_german_claim_does_not_run_past_a_comma() -> None:
+    assert user_claim("die nutzer sehen jetzt 0 euro, wie gewünscht.") is None
 
 
 def test_the_last_target_is_what_the_last_calls_touched_first() -> None:
@@ -157,3 +168,25 @@ def test_faithful_answers_in_any_layout_are_used_whole(session: str, kind: str) 
         verdict = judged(session, kind, template)
         assert isinstance(verdict, Trimmed), verdict
         assert verdict.warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("session", "sentence", "false"),
+    [
+        ("agenda", "`pytest -q tests/test_agenda.py` : les tests ne passent pas.", True),
+        ("agenda", "`pytest -q tests/test_agenda.py` : les tests passent maintenant.", False),
+        ("rechnung", "`pytest -q tests` : die Tests bestehen jetzt nicht.", True),
+        ("rechnung", "`pytest -q tests` : die Tests bestehen jetzt.", False),
+        ("inventario", "`npx jest`: las pruebas no pasan todavía.", True),
+        ("inventario", "`npx jest`: las pruebas ya pasan.", False),
+    ],
+)
+def test_a_negation_after_the_verb_turns_the_status(
+    session: str, sentence: str, false: bool
+) -> None:
+    from app.core.gate.entities import entities
+    from app.core.gate.status import status_false
+
+    evidence = Evidence.of(BY_NAME[session].messages)
+    low = sentence.lower()
+    assert status_false(sentence, low, entities(sentence), evidence) is false
