@@ -17,6 +17,7 @@ dashes, numbered prose), each answer's facts unchanged.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from tests.builders import assistant, system, tool_result, tool_use, user
@@ -537,7 +538,37 @@ def languages_set() -> list[Answer]:
             for change in mine:
                 body = changed(body, change)
             found.append(_answer(name, kind, body, mine[0]))
+    for name, lines in OTHER.items():
+        body = {t: [line] for t, line in zip(TITLES, lines, strict=True)}
+        found.append(replace(_answer(name, "other-session", body, None), good=False))
     return found + styled_set()
+
+
+# Summaries of another session of the same agent and project: the same files, another
+# task. Used whole they would send the agent to work it never did.
+OTHER: dict[str, list[str]] = {
+    "rechnung": [
+        "Einen Rabatt von 10 % für Stammkunden in `src/rechnung.py` einführen.",
+        "`src/rechnung.py`: rabatt() ergänzt; `tests/test_rabatt.py` neu geschrieben.",
+        "`pytest -q tests`: 11 passed.",
+        "Erledigt: der Rabatt wird vor der Mehrwertsteuer abgezogen.",
+        "Keine.",
+    ],
+    "agenda": [
+        "Ajouter les rappels par courriel dans `src/agenda.py`, une heure avant le rendez-vous.",
+        "`src/agenda.py` : envoyer_rappel() ajoutée ; `src/courriel.py` créé.",
+        "`pytest -q tests/test_agenda.py` : 14 passed.",
+        "Les rappels partent ; il reste à configurer le serveur SMTP.",
+        "Aucune.",
+    ],
+    "inventario": [
+        "Añadir alertas de stock bajo en `src/inventario.js` cuando quedan menos de 5 unidades.",
+        "`src/inventario.js`: alertaStockBajo() añadida; `src/alertas.js` creado.",
+        "`npx jest`: 9 passed.",
+        "Hecho: las alertas se envían por correo.",
+        "Ninguno.",
+    ],
+}
 
 
 STYLES = {

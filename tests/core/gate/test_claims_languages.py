@@ -190,3 +190,10 @@ def test_a_negation_after_the_verb_turns_the_status(
     evidence = Evidence.of(BY_NAME[session].messages)
     low = sentence.lower()
     assert status_false(sentence, low, entities(sentence), evidence) is false
+
+
+@pytest.mark.parametrize("session", ["rechnung", "agenda", "inventario"])
+def test_another_session_of_the_same_project_is_refused_whole(session: str) -> None:
+    for template in ("sections", "archived"):
+        verdict = judged(session, "other-session", template)
+        assert isinstance(verdict, SummarizerError), verdict
