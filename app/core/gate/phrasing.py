@@ -65,6 +65,9 @@ _YOU = re.compile(
     r"|\b(?:vous|tu)\s+(?:pouvez|devez|devriez|pourrez|êtes\s+(?:autorisée?s?|libres?)"
     r"|avez\s+(?:le\s+droit|l['’]autorisation)|peux|dois|devrais|es\s+autorisée?)\b"
     r"|\b(?:vous|t['’])\s*(?:autorise|permet)\b|\bvotre\s+(?:tâche|prochaine)\b"
+    r"|\b(?:vous|t['’])\s*a(?:vez)?\s+(?:autorisée?|permis)\b"
+    r"|\bdu\s+hast\s+(?:die\s+|jetzt\s+)?(?:erlaubnis|freigabe|befugnis)\b"
+    r"|\btienes?\s+(?:permiso|autorización)\b"
     # Spanish, Portuguese, Italian
     r"|\b(?:usted|tú|você)\s+(?:puede|puedes|debe|debes|tiene\s+que|tienes\s+que|pode|deve)\b"
     r"|\b(?:puedes|debes|tienes\s+que|estás\s+autorizad[oa]|está\s+autorizado\s+a)\b"
@@ -84,7 +87,7 @@ _TO_AGENT = re.compile(
 _SECRECY = re.compile(
     r"\b(?:sag|erzähl|verrat)\s+(?:\w+\s+){0,2}?nichts\b|\bsagen\s+sie\s+(?:\w+\s+){0,2}?nichts\b"
     r"|\bnicht\s+(?:erwähnen|verraten|mitteilen|erzählen)\b"
-    r"|\b(?:geheim\s+halten|verschweig\w*|heimlich)\b"
+    r"|\b(?:geheim\s+halten|verschweig\w*|heimlich)\b|\bhalte\w*\s+(?:\w+\s+){0,4}?geheim\b"
     r"|\bne\s+(?:le\s+|lui\s+|leur\s+)?(?:dites|dis|mentionnez|signalez|prévenez"
     r"|informez|racontez)\s+(?:rien|pas)\b|\bgarde[rz]?\s+(?:\w+\s+){0,2}secret|\bsecrètement\b"
     r"|\bno\s+(?:se\s+lo\s+|le\s+|les\s+|lo\s+)?(?:digas|diga|menciones|mencione|cuentes"
@@ -92,7 +95,7 @@ _SECRECY = re.compile(
     r"|\bnão\s+(?:conte|diga|mencione)\b|\bnon\s+(?:dire|dirlo|menzionare)\b"
 )
 _PERMISSION = re.compile(
-    r"\bohne\s+(?:zu\s+fragen|nachzufragen|rückfrage|bestätigung|zustimmung|erlaubnis)"
+    r"\bohne\s+(?:zu\s+fragen|nachzufragen|nachfrage|rückfrage|bestätigung|zustimmung|erlaubnis)"
     r"|\b(?:alle\s+|jede\s+)?(?:bestätigungen|bestätigung|freigaben?)\s+(?:\w+\s+)?"
     r"(?:überspringen|auslassen|umgehen)"
     r"|\bsans\s+(?:demander|confirmation|confirmer|l['’]accord|autorisation|validation)"
