@@ -2,14 +2,16 @@
 and by path.
 
 Usage:
-  python -m bench.gate [--set dev|heldout|claims|all] [--paths compact,job,tail,digest]
+  python -m bench.gate [--set dev|heldout|claims|languages|all] [--paths compact,job,tail,digest]
                        [--show] [--write]
 
 Every answer of the set (`tests/gate_answers.py`, `tests/gate_heldout.py`: good and bad
 answers by kind on several sessions; `tests/gate_claims.py`: faithful summaries with one
-sentence made false, by kind, and the good answers they were made from) is served by the
-fake OpenAI-compatible server (`tests/fakes/fake_llm_server.py`) to the real app,
-in-process, with no fallback, on each path: `/compact` (`full`, the transcript prompt), a
+sentence made false, by kind, and the good answers they were made from;
+`tests/gate_languages.py`: the same in German, French and Spanish, and `tests/gate_edits.py`:
+an edit told the wrong way round, both part of `claims`) is served by the fake
+OpenAI-compatible server (`tests/fakes/fake_llm_server.py`) to the real app, in-process,
+with no fallback, on each path: `/compact` (`full`, the transcript prompt), a
 background job (`/compactions`), the `tail` strategy (its archive template, the session
 followed by one short round it keeps) and the digest path (two questions). An answer is
 accepted when the compaction used the LLM's text (an answer with one false sentence: when
@@ -71,6 +73,16 @@ def answers(which: str) -> list[Answer]:
         from tests.gate_claims import claims_set
 
         found += claims_set()
+    if which in ("claims", "languages", "all"):
+        from tests.gate_claims import sessions as claim_sessions
+        from tests.gate_edits import edits_set
+        from tests.gate_edits import sessions as edit_sessions
+        from tests.gate_languages import languages_set
+        from tests.gate_languages import sessions as language_sessions
+
+        everyone = [*claim_sessions(), *language_sessions(), *edit_sessions()]
+        BY_NAME.update({s.name: s for s in everyone})
+        found += languages_set() + edits_set()
     return found
 
 
@@ -224,7 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.gate", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--set", default="dev", choices=("dev", "heldout", "claims", "all"))
+    parser.add_argument(
+        "--set", default="dev", choices=("dev", "heldout", "claims", "languages", "all")
+    )
     parser.add_argument("--paths", default=",".join(PATHS))
     parser.add_argument("--show", action="store_true", help="print every wrong verdict")
     parser.add_argument("--write", action="store_true", help="write the table to RESULTS.md")

@@ -57,6 +57,9 @@ async def compacted_part(
     if not result.compacted:
         log.info("proxy compaction declined", extra={"reason": result.reason})
         return None
+    trims = [w for w in result.warnings if w.startswith(("summary", "summarizer"))]
+    if trims:  # the gate's dropped sentences and refusals, as `/compact` names them
+        log.info("proxy compaction summary checked", extra={"warnings": trims})
     kept = [m for m in result.messages if m.role != "system"]
     archive = result.archive.id if result.archive else None
     written = WRITTEN.get()

@@ -54,6 +54,7 @@ from app.core.gate.sections import (
     MIN_SUBSTANTIVE_SECTIONS,
     missing_sections,
     split_sections,
+    terse_status,
     title_of,
     without_title,
 )
@@ -403,11 +404,11 @@ def _filler_failure(
     if source is None:
         return None
     # the prompt's own words (template labels) are evidence neither way, nor is a plain
-    # "nothing here" ("Nothing further is pending.")
+    # "nothing here" ("Nothing further is pending."), nor a status in one word ("Erledigt.")
     bodies = [
         word
         for s in split_sections(text, template)
-        if not is_none_statement(s.body)
+        if not is_none_statement(s.body) and not terse_status(s.body)
         for word in s.words
         if word not in source.instructions.vocabulary
     ]

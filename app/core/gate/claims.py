@@ -15,6 +15,8 @@ the sentence asserts about the thing it names and compares it with the evidence
 - `status`: a status word (passes / fails, still, installed, never changed, kept,
   submitted) that disagrees with the evidence about the thing named at the time the
   sentence speaks of (`app.core.gate.status`).
+- `direction`: an edit told the other way round: stricter for names the edit took out,
+  looser for names it put in (`app.core.gate.direction`).
 - `attribution`: an error attributed to a file that no tool call and result share with it.
 - `number`: a number with its neighbour word ("exit code 127", "line 168", "14 failed",
   "port 8080") that no text of the history holds together.
@@ -30,23 +32,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.gate.coverage import stem
+from app.core.gate.direction import direction_false
 from app.core.gate.ending import END_KEYS
 from app.core.gate.entities import Entity, HistoryText
 from app.core.gate.evidence import Evidence
 from app.core.gate.overlap import content_words, words
+from app.core.gate.phrasing import instructs, user_claim
 from app.core.gate.shape import is_none_statement
 from app.core.gate.status import ERROR_NAME, status_false
 
 # Sections that log calls and errors one by one: a present tense there tells of that call.
 LOG_KEYS = frozenset({"tool calls", "errors", "technical context"})
-RULES = ("instruction", "not_user", "status", "attribution", "number", "unasked")
+RULES = ("instruction", "not_user", "status", "direction", "attribution", "number", "unasked")
 # Words any sentence uses; they show nothing about whose words a claim repeats.
 _PLAIN_TEXT = (
     "agent assistant user users asked asks wants wanted requested said says told would like "
     "also that this with from into have been being were which their there then them they "
     "make made should "
     "must need needs next step steps will going about after before done work task thing "
-    "things file files code change changes some more only"
+    "things file files code change changes some more only "
+    # the same in German, French and Spanish: the function words of a claim
+    "dass eine einen einer dann noch auch wird werden wurde soll sollte nicht nichts "
+    "hat haben zu mit für über nutzer benutzer gebeten "
+    "utilisateur demandé avec pour dans être fait faire plus "
+    "usuario pidió para este esta como pero hacer ahora"
 )
 _PLAIN = frozenset(_PLAIN_TEXT.split())
 _QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|“[^”]*”|«[^»]*»")
@@ -94,12 +103,17 @@ _LABEL = re.compile(
 _UNDO = re.compile(
     r"\b(?:delet|remov|drop|disabl|skip|revert|reset|force|push|deploy|publish|releas"
     r"|uninstall|wipe|purg|truncat|comment\w* out|mark\w* (?:them |it |the tests? )?(?:as )?"
-    r"(?:skip|xfail))\w*|\brm -|--no-verify\b"
+    r"(?:skip|xfail)"
+    # German, French, Spanish
+    r"|lösch|entfern|deaktivier|überspring|zurücksetz|veröffentlich|supprim|désactiv|effac"
+    r"|borr|elimin|desactiv|omit)\w*|\brm -|--no-verify\b"
 )
 # What marks a next step (not "will" alone: a quoted output says "will not repeat").
 _NEXT = re.compile(
     r"\b(?:next|then|remaining|remains|todo|to do|plan(?:s|ned)? to|going to|still to"
-    r"|(?:we|i|agent|assistant) (?:will|should|must|needs? to))\b"
+    r"|(?:we|i|agent|assistant) (?:will|should|must|needs? to)"
+    r"|als nächstes|nächster schritt|prochaine étape|il reste à|siguiente paso|próximo paso"
+    r"|a continuación|queda por)\b"
 )
 _USER_CLAIM = re.compile(
     r"\b(?:per|at|by|on) the user'?s?\s+(?:own\s+|explicit\s+)?(?:request|instructions?|wish"
@@ -128,6 +142,8 @@ _UNIT_CLASSES: dict[str, tuple[str, ...]] = {
 _BEFORE = {
     "line": "line", "lines": "line", "exit code": "exit", "exit status": "exit",
     "exited with": "exit", "exited with code": "exit", "exit": "exit", "port": "port",
+    "zeile": "line", "ligne": "line", "línea": "line", "exit-code": "exit",
+    "code de sortie": "exit", "código de salida": "exit", "puerto": "port",
 }  # fmt: skip
 _AFTER = {
     "passed": "pass", "pass": "pass", "passes": "pass", "passing": "pass",
@@ -135,7 +151,8 @@ _AFTER = {
     "errors": "fail",
 }  # fmt: skip
 _NUMBER_BEFORE = re.compile(
-    r"\b(?P<word>lines?|exit code|exit status|exited with code|exited with|exit|port)"
+    r"\b(?P<word>lines?|exit code|exit status|exited with code|exited with|exit-code|exit|port"
+    r"|zeile|ligne|línea|code de sortie|código de salida|puerto)"
     r"\s*[:=]?\s*(?P<n>\d+)\b"
 )
 _NUMBER_AFTER = re.compile(
@@ -201,6 +218,8 @@ def false_claim(sentence: str, key: str, found: Sequence[Entity], facts: Facts) 
     log = key in LOG_KEYS
     if key != "goals" and status_false(sentence, low, found, facts.evidence, log):
         return "status"
+    if key != "goals" and direction_false(low, found, facts.evidence):
+        return "direction"
     if _misattributed(sentence, found, facts.evidence):
         return "attribution"
     if _numbers_false(low, facts.flat):
@@ -219,6 +238,8 @@ def _quotes_user(low: str, history: HistoryText) -> bool:
 
 
 def _instructs(bare: str) -> bool:
+    if instructs(bare):
+        return True  # addressed to the agent in German, French, Spanish …
     if _YOU.search(bare) or _SECRECY.search(bare) or _PERMISSION.search(bare):
         return True
     if _TO_AGENT.search(bare):
@@ -246,9 +267,14 @@ def _stem(word: str) -> str:
 
 def _not_users(low: str, found: Sequence[Entity], facts: Facts) -> bool:
     match = _USER_CLAIM.search(low)
+    before = ""  # a German claim's words before its final verb
+    english = match is not None
     if match is None:
-        return False
-    claim = _CLAUSE_END.split(low[match.end() :], maxsplit=1)[0]  # the claim's own clause
+        other = user_claim(low)
+        if other is None:
+            return False
+        match, before = other
+    claim = before + " " + _CLAUSE_END.split(low[match.end() :], maxsplit=1)[0]
     named = [e for e in found if e.text.lower() in claim]
     prose = claim
     for entity in named:  # a name counts once, as a name, not again by its words
@@ -257,7 +283,7 @@ def _not_users(low: str, found: Sequence[Entity], facts: Facts) -> bool:
     supported = sum(1 for w in said if w in facts.user_stems)
     others = facts.agent_stems | facts.result_stems
     elsewhere = sum(1 for w in said if w not in facts.user_stems and w in others)
-    turned = _TURNED.search(prose)
+    turned = _TURNED.search(prose) if english else None
     if turned is not None and _stem(turned.group()) not in facts.user_stems:
         return True  # the user's request turned around: "keep … failing", "remove the flag"
     for entity in named:

@@ -48,6 +48,8 @@ class Step:
     answered: bool
     paths: tuple[str, ...]  # files the call read, created, edited or deleted
     ops: tuple[tuple[str, str], ...]  # (kind, path) of each file operation
+    removed: str = ""  # an edit's text before (its old strings, SEARCH blocks, `-` lines)
+    added: str = ""  # and after
 
     @property
     def runs_tests(self) -> bool:
@@ -109,4 +111,40 @@ def _step(at: int, use: ToolUseBlock, result: ToolResultBlock | None, tracker: F
         answered=result is not None,
         paths=tuple(dict.fromkeys(path for _, path in ops)),
         ops=ops,
+        **dict(zip(("removed", "added"), _edit_sides(use.input), strict=True)),
     )
+
+
+_SEARCH_REPLACE = re.compile(r"<<<<<<< SEARCH\n(.*?)\n=======\n(.*?)\n>>>>>>> REPLACE", re.DOTALL)
+
+
+def _edit_sides(data: dict[str, object]) -> tuple[str, str]:
+    """An edit call's text before and after, lower-cased: `old_string` / `new_string`
+    (`old_str` / `new_str`, each of `edits`), SEARCH / REPLACE blocks, a diff's `-` and
+    `+` lines."""
+    pairs: list[tuple[str, str]] = []
+    edits = data.get("edits")
+    for item in [data, *(edits if isinstance(edits, list) else [])]:
+        if not isinstance(item, dict):
+            continue
+        old = item.get("old_string", item.get("old_str"))
+        new = item.get("new_string", item.get("new_str"))
+        if isinstance(old, str) and isinstance(new, str):
+            pairs.append((old, new))
+    for value in data.values():
+        if not isinstance(value, str):
+            continue
+        pairs += _SEARCH_REPLACE.findall(value)
+        if not pairs and "\n-" in value and "\n+" in value:
+            lines = value.splitlines()
+            pairs.append(
+                (
+                    "\n".join(
+                        ln[1:] for ln in lines if ln.startswith("-") and not ln.startswith("---")
+                    ),
+                    "\n".join(
+                        ln[1:] for ln in lines if ln.startswith("+") and not ln.startswith("+++")
+                    ),
+                )
+            )
+    return "\n".join(o for o, _ in pairs).lower(), "\n".join(n for _, n in pairs).lower()

@@ -93,19 +93,46 @@ class Section:
         return len(distinct) >= SUBSTANTIVE_WORDS and not distinct <= _NONE_WORDS
 
 
+SUBJECT_MAX = 6
 # A terse status that states the task's state in a word or two ("Done.", "Fixed and
 # submitted.", "Answered."): a status, not an empty section.
 _TERSE_STATUS = re.compile(
     r"^\W*(?:all\s+)?(?:done|finished|complete|completed|fixed|resolved|submitted|merged"
     r"|answered|shipped|deployed)(?:\s+and\s+(?:submitted|merged|tested|verified|pushed))?"
-    r"\W*$",
+    r"\W*$"
+    # the same word in German, French, Spanish, Portuguese, Italian
+    r"|^\W*(?:alles\s+|tout\s+|todo\s+)?(?:erledigt|fertig|abgeschlossen|behoben|erfüllt"
+    r"|terminée?|finie?|fait|corrigée?|hecho|terminad[oa]|list[oa]|completad[oa]|resuelt[oa]"
+    r"|feito|concluíd[oa]|fatto|completato|risolto)\W*$",
     re.IGNORECASE,
 )
 
 
+# "Both tasks are done", "Las dos tareas están hechas": a subject of these words and a
+# word of completion.
+_DONE_WORD = re.compile(
+    r"^(?:done|finished|complete|completed|erledigt|fertig|abgeschlossen|terminée?s?|finie?s?"
+    r"|faite?s?|hech[oa]s?|terminad[oa]s?|completad[oa]s?|list[oa]s?)$"
+)
+_SUBJECT_TEXT = (
+    "both all the two tasks task everything work is are was were now "
+    "beide alle die zwei aufgaben aufgabe alles ist sind "
+    "les deux tâches tâche tout est sont "
+    "las los dos tareas tarea todo está están es son"
+)
+_SUBJECT_WORDS = frozenset(_SUBJECT_TEXT.split())
+
+
 def terse_status(body: str) -> bool:
-    """Whether `body` is a status said in a word or two ("Done.", "Fixed and submitted.")."""
-    return _TERSE_STATUS.match(body.strip()) is not None
+    """Whether `body` is a status said in a word or two ("Done.", "Fixed and submitted.",
+    "Both tasks are done.")."""
+    if _TERSE_STATUS.match(body.strip()) is not None:
+        return True
+    tokens = words(body)
+    done = [t for t in tokens if _DONE_WORD.match(t)]
+    return (
+        0 < len(tokens) <= SUBJECT_MAX and bool(done) and set(tokens) - set(done) <= _SUBJECT_WORDS
+    )
 
 
 def heading_of(line: str, template: SummaryTemplate, underlined: bool = False) -> str | None:

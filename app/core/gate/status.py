@@ -22,17 +22,30 @@ from app.core.gate.evidence import Evidence, Step
 _GOOD = (
     r"pass(?:es|ed|ing)?|succeed(?:s|ed)?|successful(?:ly)?|succeeded|works?|worked|green"
     r"|resolved|installed|compiles|compiled|builds|built|runs? cleanly|clean"
+    # German, French, Spanish
+    r"|bestanden|bestehen|besteht|erfolgreich|l(?:ä|au)ft durch|laufen durch|grün"
+    r"|passent|réussi(?:t|ssent)?|vert|pasan|pasaron|superad[oa]s?|exitos[oa]s?|verdes?"
 )
-_BAD = r"fail(?:s|ed|ing|ures?)?|broken|breaks|crash(?:es|ed)?|unresolved|errors? out|red"
+_BAD = (
+    r"fail(?:s|ed|ing|ures?)?|broken|breaks|crash(?:es|ed)?|unresolved|errors? out|red"
+    r"|fehlgeschlagen|schl(?:ä|a)(?:gt|gen)\s+(?:\w+\s+){0,2}?fehl|scheiter[nt]|kaputt"
+    r"|échou(?:e|ent|é|és|ait)|cassée?s?|falla|fallan|fallaron|fallando|fallid[oa]s?|rot[oa]s?"
+)
 _POLAR = re.compile(rf"\b(?:(?P<good>{_GOOD})|(?P<bad>{_BAD}))\b")
-_NEGATION = re.compile(r"\b(?:not|never|no|none|nothing|cannot|without)\b|n't\b")
+_NEGATION = re.compile(
+    r"\b(?:not|never|no|none|nothing|cannot|without|nicht|kein\w*|nie|pas|jamais|aucun\w*"
+    r"|nunca|ningun\w*|ningún)\b|n't\b"
+)
+# German and French put the negation after the verb ("bestehen nicht", "ne passent pas").
+_NEGATION_AFTER = re.compile(r"^(?:\W*\w+\s+)?\W*(?:nicht|nie|pas|jamais|plus)\b")
 _FIRST = re.compile(
     r"\b(?:first|initially|originally|at once|right away|immediately|before (?:the |any |its )"
     r"?(?:fix|change|edit|install))"
 )
 _LATEST = re.compile(
     r"\b(?:still|now|currently|yet|remains?|anymore|no longer|finally|eventually|in the end"
-    r"|at the end|last|latest|ended|ends|after (?:the |its )?(?:fix|change|edit))\b"
+    r"|at the end|last|latest|ended|ends|after (?:the |its )?(?:fix|change|edit)"
+    r"|immer noch|weiterhin|jetzt|toujours|encore|maintenant|sigue|siguen|todavía|aún|ahora)\b"
 )
 _TEST_LINE = re.compile(r"\b(?:fail\w*|pass\w*|ok)\b|[✓✗✔✘●]")
 # Programs run through a launcher: the word after it names the command ("markdownlint").
@@ -57,9 +70,11 @@ _LAUNCHERS = frozenset(
 )
 _NARRATIVE = re.compile(r"\b(?:first|initially|at first)\b.*\b(?:then|later|after|afterwards)\b")
 _PRESENT = re.compile(
-    r"\b(?:pass|passes|passing|fail|fails|failing|works|is|are|remain|remains|stays)\b"
+    r"\b(?:pass|passes|passing|fail|fails|failing|works|is|are|remain|remains|stays"
+    r"|passent|passe|échoue|échouent|reste|restent|est|sont|bestehen|besteht|schlägt|schlagen"
+    r"|läuft|laufen|bleibt|bleiben|ist|sind|pasan|pasa|falla|fallan|sigue|siguen|son)\b"
 )
-_TESTS = re.compile(r"\b(?:tests?|test suite|specs?)\b")
+_TESTS = re.compile(r"\b(?:tests?|test suite|specs?|pruebas?|testfälle)\b")
 # Actions whose evidence is a file operation or a step, and what denies or asserts them.
 _NOT = r"(?:never|not|n't|without (?:being|having been)|nothing was|no file was)\s+(?:\w+\s+){0,2}?"
 _NEVER_READ = re.compile(rf"{_NOT}(?:read|opened|viewed|looked at|inspected|examined)\b")
@@ -70,11 +85,25 @@ _NEVER_CHANGED = re.compile(
 _NEVER_SUBMITTED = re.compile(rf"{_NOT}submitted\b|\bnothing (?:was |got )?submitted\b")
 _NOT_RUN = re.compile(
     rf"{_NOT}(?:yet\s+)?(?:run|ran|executed|started|tried)\b"
+    r"|\bnoch\s+(?:nicht|nie|keine?)\s+(?:\w+\s+){0,2}?(?:ausgeführt|gestartet|gelaufen|laufen"
+    r"|gelaufen)\b|\bpas\s+encore\s+(?:été\s+)?(?:lancée?s?|exécutée?s?|testée?s?)\b"
+    r"|\b(?:todavía|aún)\s+no\s+(?:se\s+)?(?:han?\s+)?(?:ejecutad[oa]s?|lanzad[oa]s?"
+    r"|ejecutado|corrido)\b"
     r"|\b(?:waiting (?:on|for)|yet to (?:be )?)\s*(?:\w+\s+){0,3}?(?:run|runs|tests?)\b"
 )
-_NOT_WRITTEN = re.compile(rf"{_NOT}(?:yet\s+)?(?:written|created|saved|drafted)\b")
+_NOT_WRITTEN = re.compile(
+    rf"{_NOT}(?:yet\s+)?(?:written|created|saved|drafted)\b"
+    r"|\bnoch\s+nicht\s+(?:\w+\s+)?(?:geschrieben|angelegt|erstellt)\b"
+    r"|\bpas\s+encore\s+(?:été\s+)?(?:écrite?s?|créée?s?)\b"
+    r"|\b(?:todavía|aún)\s+no\s+(?:se\s+)?(?:ha\s+)?(?:escrit[oa]|cread[oa])\b"
+)
 # "currently reading X": what the agent does now is what its last steps were about.
-_DOING = re.compile(r"\b(?:currently|right now|at the moment)\s+(?:\w+\s+)?\w+ing\b")
+_DOING = re.compile(
+    r"\b(?:currently|right now|at the moment)\s+(?:\w+\s+)?\w+ing\b"
+    r"|\b(?:aktuell|gerade|derzeit|momentan)\s+(?:wird|werden|liest|lese|läuft)\b"
+    r"|\ben\s+train\s+de\b"
+    r"|\b(?:actualmente|ahora\s+mismo|en\s+este\s+momento)\s+(?:se\s+)?(?:está|estoy|\w+ndo)\b"
+)
 LAST_STEPS = 3
 _KEPT = re.compile(
     r"\b(?:kept|left in place|still exists?|remains? in place|not (?:removed|deleted))\b"
@@ -100,7 +129,8 @@ def _polarity(low: str) -> str | None:
         good = match.group("good") is not None
         before = low[max(0, match.start() - 40) : match.start()]
         window = " ".join(before.split()[-3:])
-        if _NEGATION.search(window):
+        after = " ".join(low[match.end() : match.end() + 40].split()[:2])
+        if _NEGATION.search(window) or _NEGATION_AFTER.search(after):
             good = not good
         seen.add("good" if good else "bad")
     return seen.pop() if len(seen) == 1 else None

@@ -32,7 +32,7 @@ from app.core.errors import SummarizerError
 from app.core.gate.alignment import PairIndex, copied_share
 from app.core.gate.claims import Facts
 from app.core.gate.coverage import Salient, salient
-from app.core.gate.ending import leaves_out, request_stems
+from app.core.gate.ending import last_targets, leaves_out, request_stems
 from app.core.gate.entities import HistoryText
 from app.core.gate.evidence import Evidence
 from app.core.gate.grounding import ground, shown
@@ -178,7 +178,7 @@ def judge_truth(
         named = ", ".join(denied or silent)
         return _failure("says_nothing", f"sections that say nothing of the conversation: {named}")
     lone = required is not None and len(required) == 1
-    if not lone and leaves_out(sections, grounds.latest):
+    if not lone and leaves_out(sections, grounds.latest, last_targets(grounds.claims.evidence)):
         return _failure(
             "stale", "the answer's goals and status leave out the user's latest request"
         )
