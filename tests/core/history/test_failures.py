@@ -204,9 +204,9 @@ def _reference_error_line(text: str, is_error: bool | None = False, tool: str = 
     found = _reference_key_line(lines[: failures.CONTENT_STATUS_LINES] if content else lines)
     # A result that opens with its own statement of the failure is named by that line.
     opens = not content and (is_error or found is not None)
-    if opens and failures._opens_with_failure(lines[0]):
-        if found is None or not failures._STATES.match(found):
-            return lines[0]
+    named = found is not None and failures._STATES.match(found)
+    if opens and failures._opens_with_failure(lines[0]) and not named:
+        return lines[0]
     if found is not None:
         return found
     return lines[0] if is_error else None
