@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from bench.cli_relay import proxy_actions, relay, results_table
+from bench.cli_relay import npm_installed, proxy_actions, relay, results_table
 from bench.results import write_section
 from tests.fakes.provider import FakeProvider, Limits, Received, Text, ToolCall, answer
 from tests.proxy.live import serve_proxy
@@ -46,15 +46,6 @@ RULE = "Every summary of the parts ends with the words CORMORANT-LEDGER-7."
 TASK = f"Read each of the {FILES} files in parts/ with the Read tool, in order, then say Done."
 HEADING = "## Proxy: the real Claude Code CLI, CLAUDE.md after a compaction (bench.claude_code_cli)"
 PART = re.compile(r"part_(\d+)\.txt")
-
-
-def _install(into: Path) -> Path:
-    subprocess.run(
-        ["npm", "install", "--prefix", str(into), "--no-audit", "--no-fund", PACKAGE],
-        check=True,
-        capture_output=True,
-    )
-    return into / "node_modules" / ".bin" / "claude"
 
 
 def _work(root: Path) -> Path:
@@ -246,7 +237,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="claude-code-bench-") as scratch:
         root = Path(scratch)
-        claude = args.claude or _install(root / "npm")
+        claude = args.claude or npm_installed(PACKAGE, root / "npm", "claude")
         version = subprocess.run(
             [str(claude), "--version"], capture_output=True, text=True, check=True
         ).stdout.split()[0]

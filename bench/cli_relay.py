@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import http.client
 import re
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,6 +37,16 @@ class Answered:
     status: int
     compact: dict[str, str]  # the `x-compact-*` headers, names without the prefix
     error: bool
+
+
+def npm_installed(package: str, into: Path, command: str) -> Path:
+    """`package` installed from npm under `into`; the path of its `command`."""
+    subprocess.run(
+        ["npm", "install", "--prefix", str(into), "--no-audit", "--no-fund", package],
+        check=True,
+        capture_output=True,
+    )
+    return into / "node_modules" / ".bin" / command
 
 
 def is_error(status: int, body: bytes) -> bool:

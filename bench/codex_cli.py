@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 import orjson
 
+from bench.cli_relay import npm_installed
 from tests.fakes.provider import (
     FakeProvider,
     Limits,
@@ -48,15 +49,6 @@ TASK = f"Read each of the {FILES} files in parts/ with cat, in order, then say D
 # The project's rule in its AGENTS.md, which Codex sends in its instructions message: it must
 # reach the model in every request after a compaction too.
 RULE = "Never edit files under parts/; report values as hexadecimal (rule 7f3a)."
-
-
-def _install(into: Path) -> Path:
-    subprocess.run(
-        ["npm", "install", "--prefix", str(into), "--no-audit", "--no-fund", CODEX],
-        check=True,
-        capture_output=True,
-    )
-    return into / "node_modules" / ".bin" / "codex"
 
 
 def _repository(root: Path) -> Path:
@@ -188,7 +180,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="codex-bench-") as scratch:
         root = Path(scratch)
-        codex = args.codex or _install(root / "npm")
+        codex = args.codex or npm_installed(CODEX, root / "npm", "codex")
         for how in ("direct", "proxy", "provider_entry"):
             print(orjson.dumps(run(codex, root, how)).decode(), flush=True)
 

@@ -8,6 +8,7 @@ as: `app.core.proxy.bodies`)."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -21,6 +22,7 @@ from app.proxy.exchange import Exchange
 from app.service.compaction import CompactionService, CompactRequest
 
 log = logging.getLogger("context_compact.proxy")
+_RULE = re.compile(r"\[([a-z_]+)\]")  # a warning's rule: `summary: dropped [rule] …`
 
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 # The archives the compactions of this task wrote, when its caller collects them: one
@@ -58,8 +60,9 @@ async def compacted_part(
         log.info("proxy compaction declined", extra={"reason": result.reason})
         return None
     trims = [w for w in result.warnings if w.startswith(("summary", "summarizer"))]
-    if trims:  # the gate's dropped sentences and refusals, as `/compact` names them
-        log.info("proxy compaction summary checked", extra={"warnings": trims})
+    if trims:  # the gate's drops and refusals by rule: a log line holds no summary text
+        rules = [rule.group(1) if (rule := _RULE.search(w)) else "unnamed" for w in trims]
+        log.info("proxy compaction summary checked", extra={"rules": rules})
     kept = [m for m in result.messages if m.role != "system"]
     archive = result.archive.id if result.archive else None
     written = WRITTEN.get()

@@ -1,5 +1,6 @@
-"""A background compaction of the proxy names what the summary gate dropped or refused
-in its log, as `/compact` names it in `warnings`: the proxy has no response to carry it."""
+"""A background compaction of the proxy names the rules by which the summary gate dropped
+or refused text in its log, as `/compact` names them in `warnings` (the proxy has no
+response to carry them), never the text itself."""
 
 from __future__ import annotations
 
@@ -39,7 +40,9 @@ def test_the_gates_trims_and_refusals_are_logged(caplog: pytest.LogCaptureFixtur
     caplog.set_level(logging.INFO, logger="context_compact.proxy")
     run([DROPPED, REFUSED, "archive written"])
     [record] = [r for r in caplog.records if r.message == "proxy compaction summary checked"]
-    assert record.warnings == [DROPPED, REFUSED]  # type: ignore[attr-defined]
+    assert record.rules == ["instruction", "stale"]  # type: ignore[attr-defined]
+    # No summary text in a log line (docs/security.md).
+    assert "confirmations" not in str(record.__dict__)
 
 
 def test_a_compaction_the_gate_passed_whole_logs_nothing(caplog: pytest.LogCaptureFixture) -> None:
