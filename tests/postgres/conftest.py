@@ -156,6 +156,9 @@ class CuttableProxy:
             for sock in (source, sink):
                 with suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
+            # Each socket is the source of one pump: that pump closes it, also when the
+            # proxy closed before this connection was registered (no socket left to GC).
+            source.close()
 
 
 @pytest.fixture
