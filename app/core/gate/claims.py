@@ -304,14 +304,20 @@ def _misattributed(sentence: str, found: Sequence[Entity], evidence: Evidence) -
     ]
     if not names or not paths:
         return False
-    files = [p.rsplit("/", 1)[-1] for p in paths]
+    files = [_whole_name(p.rsplit("/", 1)[-1]) for p in paths]
     for name in names:
         steps = [s for s in evidence.steps if name in s.result]
         if not steps:
             continue
-        if not any(f in s.result or f in s.call for s in steps for f in files):
+        if not any(f.search(s.result) or f.search(s.call) for s in steps for f in files):
             return True
     return False
+
+
+def _whole_name(file: str) -> re.Pattern[str]:
+    """`file` as a whole name: after a path separator, a space or a quote, not inside a
+    longer one (`rechnung.py` is not `test_rechnung.py`, nor `rechnung.pyc`)."""
+    return re.compile(rf"(?<![\w.-]){re.escape(file)}(?![\w-]|\.\w)")
 
 
 def _numbers_false(low: str, flat: str) -> bool:

@@ -11,7 +11,10 @@ from app.core.gate.ending import last_targets, request_stems
 from app.core.gate.evidence import Evidence
 from app.core.gate.phrasing import instructs, user_claim
 from app.core.summary import Trimmed
+from tests.gate_answers import markdown
+from tests.gate_claims import ERRORS, Change, changed
 from tests.gate_judge import CHECKER, requests
+from tests.gate_languages import _bodies as languages_bodies
 from tests.gate_languages import languages_set, sessions
 from tests.gate_sessions import BY_NAME
 
@@ -204,3 +207,23 @@ def test_another_session_of_the_same_project_is_refused_whole(session: str) -> N
     for template in ("sections", "archived"):
         verdict = judged(session, "other-session", template)
         assert isinstance(verdict, SummarizerError), verdict
+
+
+@pytest.mark.parametrize(
+    ("sentence", "rule"),
+    [
+        # The failing test is tests/test_rechnung.py: the module it tests shares its name's
+        # end, not the failure.
+        ("Der AssertionError kam aus `src/rechnung.py`.", "attribution"),
+        ("Der AssertionError kam aus `tests/test_rechnung.py`.", None),
+    ],
+)
+def test_an_error_is_attributed_to_a_file_by_its_whole_name(
+    sentence: str, rule: str | None
+) -> None:
+    body = changed(languages_bodies("rechnung"), Change("added", ERRORS, None, sentence))
+    [request] = requests("rechnung", "sections")
+    verdict = CHECKER._judge(markdown(body), request)
+    assert isinstance(verdict, Trimmed), verdict
+    dropped = () if rule is None else (f"summary: dropped [{rule}] “{sentence}”",)
+    assert verdict.warnings == dropped
