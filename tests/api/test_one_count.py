@@ -20,16 +20,16 @@ pytestmark = pytest.mark.anyio
 # (`messages`, and the `request` handed back, which ends with a `Continue.` turn when the
 # compacted list ends with the summary's acknowledgement), by the fake summarizer.
 COUNTS = {
-    "anthropic_beta_fields": (9346, 2345, 2345),
-    "anthropic_cache_control": (16587, 4143, 4143),
-    "anthropic_images_user_words": (15409, 4535, 4535),
-    "anthropic_messages_tools": (7455, 2871, 2871),
-    "anthropic_pdf_document": (24710, 2874, 2874),
-    "anthropic_thinking_tool_loop": (13193, 3376, 3385),
-    "openai_chat_images_user_words": (10281, 3041, 3041),
-    "openai_chat_tools": (7325, 1881, 1881),
-    "openai_responses_images_user_words": (31157, 3438, 3438),
-    "openai_responses_tool_loop": (18366, 3342, 3349),
+    "anthropic_beta_fields": (9346, 2328, 2328),
+    "anthropic_cache_control": (16587, 4122, 4122),
+    "anthropic_images_user_words": (15409, 4518, 4518),
+    "anthropic_messages_tools": (7455, 2854, 2854),
+    "anthropic_pdf_document": (24710, 2856, 2856),
+    "anthropic_thinking_tool_loop": (13193, 3363, 3372),
+    "openai_chat_images_user_words": (10281, 3031, 3031),
+    "openai_chat_tools": (7325, 1867, 1867),
+    "openai_responses_images_user_words": (31157, 3424, 3424),
+    "openai_responses_tool_loop": (18366, 3325, 3332),
 }
 
 

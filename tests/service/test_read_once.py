@@ -92,4 +92,6 @@ async def test_each_result_is_searched_and_each_call_read_once_a_compaction(
     assert "FAILED tests/test_app.py::test_x" in (result.summary or "")
     kinds = {fact.kind: fact.text for fact in result.ledger}
     assert kinds["error"].startswith("bash `pytest -q`: FAILED tests/test_app.py::test_x")
-    assert kinds["file_read"] == "src/app.py"
+    # Read, then edited: listed once, with its change.
+    assert kinds["file_changed"].startswith("src/app.py (")
+    assert "file_read" not in kinds

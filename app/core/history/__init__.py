@@ -6,6 +6,7 @@ user's own words apart from the harness's text (`harness`, `own_words`), and rou
 from app.core.history.facts import (
     COMMANDS_LINE,
     EDITOR_TOOLS,
+    ERROR_LINE_CHARS,
     ExtractedFacts,
     command_item,
     cut_words,
@@ -13,7 +14,13 @@ from app.core.history.facts import (
     listed_commands,
     one_line,
 )
-from app.core.history.failures import CLEARED_PREFIX, FAILED_MARK, error_line, occurrences
+from app.core.history.failures import (
+    CLEARED_PREFIX,
+    FAILED_MARK,
+    KEY_LINE_SEPARATOR,
+    error_line,
+    occurrences,
+)
 from app.core.history.file_ops import (
     DEFAULT_VOCABULARY,
     FILE_KINDS,
@@ -31,8 +38,10 @@ __all__ = [
     "COMMANDS_LINE",
     "DEFAULT_VOCABULARY",
     "EDITOR_TOOLS",
+    "ERROR_LINE_CHARS",
     "FAILED_MARK",
     "FILE_KINDS",
+    "KEY_LINE_SEPARATOR",
     "PART_OPENING",
     "ExtractedFacts",
     "FileOp",

@@ -389,11 +389,16 @@ def guard_summary(
     return replace(report, text=f"{report.text}\n\n{CLOSING_MARK}{closing}")
 
 
-def _said_elsewhere(fact: Fact, listed: set[str], requests: Sequence[str]) -> bool:
-    """A command the summary lists whole, or an instruction that is part of a request the
-    ledger holds: either would be a second copy of the same words."""
+def _said_elsewhere(
+    fact: Fact, listed: set[str], requests: Sequence[str], changed: set[str]
+) -> bool:
+    """A command the summary lists whole, an instruction that is part of a request the
+    ledger holds, or a file read that the ledger lists as changed (its path is there, with
+    what was done to it): each would be a second copy of the same words."""
     if fact.kind == "command":
         return command_parts(fact.text)[0] in listed
+    if fact.kind == "file_read":
+        return fact.text in changed
     if fact.kind == "instruction":
         sentence = _normal(fact.text)
         return any(sentence in request for request in requests)
@@ -423,7 +428,8 @@ def _guard(
     # back): listing them again would spend the ledger's budget twice on the same facts.
     listed = set(listed_commands(body))
     requests = [_normal(f.text) for f in found if f.kind in ("goal", "request")]
-    facts = [f for f in found if not _said_elsewhere(f, listed, requests)]
+    changed = {f.key for f in found if f.kind == "file_changed"}
+    facts = [f for f in found if not _said_elsewhere(f, listed, requests, changed)]
     carried = tuple(
         (f, True) for f in found if f.kind == "command" and command_parts(f.text)[0] in listed
     )

@@ -1,14 +1,22 @@
 """Which facts the ledger keeps within its token budget.
 
-Order of value (`PRIORITY`), recent before old within a kind (among commands, those whose
-last run failed first, then the latest), with two guards so that one kind cannot take the
-whole budget (a long session's commands, a read-heavy one's paths):
+Order of value (`PRIORITY`), recent before old within a kind, with two guards so that one
+kind cannot take the whole budget (a long session's commands, a read-heavy one's paths).
+Among commands, those whose last run failed come first, then the cheapest with their
+program's group (`_Costs.share`: the arguments, and a share of the program's words, which
+a group line writes once), then the latest: each command is one fact of what was run, so
+the budget keeps the most of them when a long one (a database query, an inline script,
+which recall finds by its own words) does not push out several short ones; the latest
+commands are also those the summary lists whole and the recent messages still hold.
 
 - the user's requests are the task: they take their part first, up to `REQUEST_SHARE` of
   the budget (what the other floors leave), and when they need more than that the later
   requests are shortened (`request_fact`: own words first, then cut) rather than dropped,
   the latest ones least; only when even the shortest cut cannot hold them all do the
-  oldest later ones go (the first request never does, before any other fact);
+  oldest later ones go (the first request never does, before any other fact); and when
+  the budget cannot hold every fact, each later request is kept in its first
+  `REQUEST_CUTS[0]` characters, what it asked, and the rest of a long one (the details a
+  user pasted or spelled out) is left to recall rather than other facts whole;
 - then each of errors, paths and commands takes up to `FLOOR_SHARE` of the budget for its
   own facts, before any kind takes the rest;
 - commands are written grouped (`app.core.ledger.lines`): the runs of one program that
@@ -98,12 +106,19 @@ def fit(
     value. Token counts of joined lines are not exactly additive, so the rendered ledger is
     counted at the end and the facts picked last are given back while it is over."""
     facts = shortened_requests(facts, int(budget * REQUEST_SHARE), count)
+    if count(render_ledger(facts)) > budget:  # not every fact fits: requests at the longest cut
+        facts = [_cut_request(f, REQUEST_CUTS[0]) for f in facts]
     rank = {kind: i for i, kind in enumerate(PRIORITY)}
+    costs = _Costs(facts, count)
     order = sorted(
         range(len(facts)),
-        key=lambda i: (rank.get(facts[i].kind, len(PRIORITY)), not _failed(facts[i]), -i),
+        key=lambda i: (
+            rank.get(facts[i].kind, len(PRIORITY)),
+            not _failed(facts[i]),
+            costs.share(i) if facts[i].kind == "command" else 0,
+            -i,
+        ),
     )
-    costs = _Costs(facts, count)
     everything = Counter(f.kind for f in facts) + Counter(near_duplicates or {})
     used = count(LEDGER_HEADING) + count(dropped_line(sum(everything.values()), everything))
     picked: list[int] = []
@@ -212,6 +227,10 @@ class _Costs:
         self.count = count
         self.tagged: set[str] = set()
         self.programs: dict[str, list[list[str]]] = {}
+        # How many commands each program has: its group line's words, shared among them.
+        self.sizes = Counter(
+            parts[0] for f in facts if f.kind == "command" and (parts := program_of(f.text))
+        )
 
     def of(self, i: int) -> int:
         fact = self.facts[i]
@@ -225,6 +244,16 @@ class _Costs:
         if len(taken) == 1:  # the program's line becomes a group line
             joining = f"[{GROUP_TAG}] : {joining}"
         return self.count(joining) + tag
+
+    def share(self, i: int) -> float:
+        """What a command costs with its program's group: its arguments, and its part of
+        the program's words, which the group writes once."""
+        fact = self.facts[i]
+        parts = program_of(fact.text)
+        if parts is None:
+            return float(self.count(f"- {fact.text}") + 1)
+        own = self.count(f"{GROUP_SEPARATOR}{parts[1]}")
+        return own + (self.count(f"- [{GROUP_TAG}] {parts[0]}: ") + 1) / self.sizes[parts[0]]
 
     def take(self, i: int) -> None:
         fact = self.facts[i]

@@ -6,9 +6,14 @@ has its content replaced by a placeholder that names the call and what was remov
     [Old tool result cleared: read_file(path=src/app.py), 1,234 tokens]
 
 A result whose text states a failure (`app.core.history.failures`: a flagged result, or a test,
-build or program failure in ordinary output) keeps the line that states it, cut, after the
+build or program failure in ordinary output) keeps the line that states it after the
 figure, so the stub still says what failed (and a later compaction reads that line back
-as the result's error, `app.core.history.failures`):
+as the result's error, `app.core.history.failures`). That line is kept as a summary keeps
+an error's key line (`ERROR_LINE_CHARS`, `app.core.history.facts`): whole up to that
+bound, then cut with ` …`, each of its one or two key lines alike. A shorter bound of its
+own would make the stub lose what a summary of the same result keeps, and a harness that
+packs its explanation into the failure's line (Gemini CLI's `A secondary check by an LLM
+determined ...`) would lose the part that says what failed:
 
     [Old tool result cleared: bash(command=pytest -q), 880 tokens; failed: FAILED t.py::x - ...]
 
@@ -29,7 +34,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.compact_json import compact_json
-from app.core.history import CLEARED_PREFIX, FAILED_MARK, error_line
+from app.core.history import (
+    CLEARED_PREFIX,
+    ERROR_LINE_CHARS,
+    FAILED_MARK,
+    KEY_LINE_SEPARATOR,
+    error_line,
+    one_line,
+)
 from app.core.messages import Message, ToolResultBlock, ToolUseBlock, tool_result_text, tool_uses
 from app.core.provider import BOOKKEEPING
 from app.core.vocabulary import Format
@@ -37,7 +49,6 @@ from app.core.vocabulary import Format
 MARKER = "compacted_at"
 VALUE_CHARS = 60
 ARGUMENT_CHARS = 120
-FAILURE_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -58,8 +69,14 @@ class PrunePlan:
 
 
 def placeholder(use: ToolUseBlock, tokens: int, failure: str | None = None) -> str:
-    """The one-line stub of a cleared result; `failure`: the line stating its failure."""
-    stated = f"{FAILED_MARK}{_cut(' '.join(failure.split()), FAILURE_CHARS)}" if failure else ""
+    """The one-line stub of a cleared result; `failure`: the line stating its failure, one or
+    two key lines (`error_line`'s), each on one line whole up to `ERROR_LINE_CHARS`."""
+    stated = ""
+    if failure:
+        lines = (" ".join(part.split()) for part in failure.split(KEY_LINE_SEPARATOR))
+        stated = FAILED_MARK + KEY_LINE_SEPARATOR.join(
+            one_line(line, ERROR_LINE_CHARS) for line in lines
+        )
     return f"{CLEARED_PREFIX}{call_label(use)}, {tokens:,} tokens{stated}]"
 
 

@@ -201,7 +201,12 @@ def _reference_error_line(text: str, is_error: bool | None = False, tool: str = 
     if not lines:
         return "(no error text)" if is_error else None
     content = not is_error and failures.is_content_tool(tool)
-    found = _reference_key_line(lines[: failures.CONTENT_STATUS_LINES] if content else lines)
+    if content:  # a content tool's first lines only, a bare tag joined within them
+        lines = _reference_tags_joined(lines[: failures.CONTENT_STATUS_LINES + 1])
+        lines = lines[: failures.CONTENT_STATUS_LINES]
+    else:
+        lines = _reference_tags_joined(lines)
+    found = _reference_key_line(lines)
     # A result that opens with its own statement of the failure is named by that line.
     opens = not content and (is_error or found is not None)
     named = found is not None and failures._STATES.match(found)
@@ -210,6 +215,18 @@ def _reference_error_line(text: str, is_error: bool | None = False, tool: str = 
     if found is not None:
         return found
     return lines[0] if is_error else None
+
+
+def _reference_tags_joined(lines: list[str]) -> list[str]:
+    """A failure tag or keyword alone on its line (`<error>`, `Error:`) with the line after
+    it, which says what failed."""
+    out: list[str] = []
+    for line in lines:
+        if out and failures._BARE_TAG.match(out[-1]):
+            out[-1] += f" {line}"
+        else:
+            out.append(line)
+    return out
 
 
 def _reference_key_line(lines: list[str]) -> str | None:

@@ -685,3 +685,44 @@ def test_the_same_error_of_file_calls_stays_apart_each_with_its_path() -> None:
         "read_file `docs/a.md`: Error: File not found.",
         "read_file `docs/b.md`: Error: File not found.",
     ]
+
+
+def test_a_file_read_and_changed_is_listed_once_with_its_change() -> None:
+    # The changed file's line names the path and what was done to it; a read of it would
+    # be a second copy of the path. A file only read keeps its line.
+    messages = parse(
+        [
+            user("Fix the parser."),
+            assistant(tool_use("Read", "t1", file_path="src/parser.py")),
+            tool_result("t1", "def parse(): ..."),
+            assistant(tool_use("Read", "t2", file_path="src/lexer.py")),
+            tool_result("t2", "def lex(): ..."),
+            assistant(
+                tool_use("Edit", "t3", file_path="src/parser.py", old_string="a", new_string="b")
+            ),
+            tool_result("t3", "ok"),
+        ]
+    )
+    report = guard_summary("Fixed.", messages, 1500, words)
+    assert report.text == (
+        "Fixed.\n\n## Ledger\n- [file_changed] src/parser.py (edited)\n"
+        "- [file_read] src/lexer.py\n- [goal] Fix the parser."
+    )
+    # A read carried in an earlier ledger goes too once a later part changes the file.
+    first = parse([user("Look at the lexer."), assistant(tool_use("Read", "t1", file_path="a.py"))])
+    summary = guard_summary("Read.", first, 1500, words).text
+    assert "- [file_read] a.py" in summary
+    later = [
+        summary_message(summary),
+        *parse(
+            [
+                user("Now change it."),
+                assistant(tool_use("Write", "t2", file_path="a.py", content="x = 1")),
+                tool_result("t2", "ok"),
+            ]
+        ),
+    ]
+    final = guard_summary("Changed.", later, 1500, words).text
+    ledger = final.split("## Ledger\n", 1)[1]
+    assert "[file_read]" not in ledger
+    assert "a.py (" in ledger

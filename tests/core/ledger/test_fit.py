@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -232,13 +234,73 @@ def test_requests_beyond_their_share_are_shortened_not_dropped() -> None:
 
 
 def test_failed_commands_then_the_latest_are_kept_when_not_all_fit() -> None:
-    made = [Fact("command", f"cargo build --bin tool{i}") for i in range(30)]
-    made[3] = Fact("command", "cargo build --bin tool3 (failed)")
+    made = [Fact("command", f"cargo build --bin tool{i:02d}") for i in range(30)]
+    made[3] = Fact("command", "cargo build --bin tool03 (failed)")
     kept, _ = fit(made, 220, len)
     texts = [f.text for f in kept]
-    assert "cargo build --bin tool3 (failed)" in texts
+    assert "cargo build --bin tool03 (failed)" in texts
     assert "cargo build --bin tool29" in texts
-    assert "cargo build --bin tool1" not in texts
+    assert "cargo build --bin tool01" not in texts
+
+
+def room(kept: list[Fact], facts: list[Fact]) -> int:
+    """A budget for `kept` of `facts` by characters: their ledger, and the last line that
+    `fit` keeps room for (every fact left out, at its longest)."""
+    kinds = Counter(f.kind for f in facts)
+    return len(render_ledger(kept)) + len(dropped_line(len(facts), kinds))
+
+
+def test_short_commands_are_kept_before_a_long_one_that_would_take_their_room() -> None:
+    # Of commands that did not fail, the cheapest first, though the long one ran last: each
+    # is one fact of what was run, and a long query's words are what recall finds it by.
+    query = 'psql -c "SELECT id, name, created_at, updated_at FROM accounts WHERE ' + (
+        "status = 1 AND " * 4
+    )
+    short = [Fact("command", f"tool{i:02d} -v") for i in range(16)]
+    made = [*short, Fact("command", f'{query}1 = 1"')]
+    budget = room(short, made)
+    assert len(render_ledger(made[-1:])) < budget  # the query alone would fit
+    kept, tokens = fit(made, budget, len)
+    assert kept == short
+    assert tokens <= budget
+    # With room for all, all, in the order they ran.
+    kept, _ = fit(made, len(render_ledger(made)) + 60, len)
+    assert kept == made
+
+
+def test_a_programs_many_runs_share_its_words_so_they_count_as_cheap() -> None:
+    # Ten runs against one long database path cost their queries and a tenth of the path
+    # each; a later command about as long as a query and the path together costs all of it.
+    db = "~/Library/Containers/com.example.reader/Data/Documents/Library/Library-main.sqlite"
+    runs = [Fact("command", f'sqlite3 {db} "SELECT c{i} FROM t"') for i in range(10)]
+    alone = Fact("command", f"rsync -av {db} backup/reader-main-{'x' * 60}.sqlite")
+    facts = [*runs, alone]
+    budget = room(runs, facts)
+    kept, _ = fit(facts, budget, len)
+    assert kept == runs
+
+
+def test_when_not_every_fact_fits_later_requests_keep_their_first_characters() -> None:
+    long_ask = "Please rework the export so that " + "every column keeps its type " * 20
+    facts = [
+        Fact("goal", "Build the exporter."),
+        Fact("request", long_ask),
+        Fact("request", "Now the CSV part."),
+        *(Fact("command", f"tool{i:02d} --run") for i in range(60)),
+    ]
+    whole = len(render_ledger(facts))
+    # Room for every fact with the long request cut, not with it whole; the requests,
+    # whole, are within their share.
+    cut = [facts[0], _cut_request(facts[1], REQUEST_CUTS[0]), *facts[2:]]
+    budget = room(cut, facts)
+    assert budget < whole
+    assert len(render_ledger(facts[:3])) < budget * REQUEST_SHARE
+    kept, tokens = fit(facts, budget, len)
+    assert kept == cut
+    assert kept[1].text == f"{' '.join(long_ask.split())[: REQUEST_CUTS[0]].rstrip()} …"
+    assert tokens <= budget
+    # When every fact fits, the request stays whole.
+    assert fit(facts, whole + 60, len)[0] == facts
 
 
 def test_when_the_requests_cannot_all_stay_long_the_latest_do() -> None:

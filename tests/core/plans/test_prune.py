@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.history import ERROR_LINE_CHARS, KEY_LINE_SEPARATOR
 from app.core.history.failures import error_line
 from app.core.ledger.extract import extract_ledger
 from app.core.messages import ToolResultBlock, ToolUseBlock, tool_result_text
@@ -211,14 +212,56 @@ def test_a_cleared_result_that_stated_a_failure_keeps_it_in_its_stub() -> None:
     ]
 
 
-def test_the_failure_in_a_stub_is_cut_to_one_short_line() -> None:
+def test_the_failure_in_a_stub_is_kept_as_a_summary_keeps_an_error_line() -> None:
     use = ToolUseBlock(type="tool_use", id="t1", name="bash", input={"command": "make"})
+    # Whitespace collapsed, then whole up to the summary's bound for an error's key line.
     stub = placeholder(use, 900, "error:   " + "x" * 400)
-    assert (
-        stub
-        == f"[Old tool result cleared: bash(command=make), 900 tokens; failed: error: {'x' * 152}…]"
+    assert stub == (
+        f"[Old tool result cleared: bash(command=make), 900 tokens; failed: error: {'x' * 193} …]"
+    )
+    line = "error: " + "y" * (ERROR_LINE_CHARS - 7)
+    assert placeholder(use, 900, line).endswith(f"failed: {line}]")
+    # Each of two key lines alike.
+    two = f"HTTP/1.1 502 Bad Gateway{KEY_LINE_SEPARATOR}failed: {'z' * 300}"
+    assert placeholder(use, 900, two) == (
+        "[Old tool result cleared: bash(command=make), 900 tokens; failed: HTTP/1.1 502 Bad Gateway"
+        f" | failed: {'z' * 192} …]"
     )
     assert placeholder(use, 900) == "[Old tool result cleared: bash(command=make), 900 tokens]"
+
+
+# A harness that packs its explanation into the failure's one line, ahead of the tool's own
+# words (Gemini CLI's self-correcting edit): a synthetic result of that shape.
+EXPLAINED_FAILURE = (
+    "A secondary check by a reviewer determined that no changes were needed to satisfy the"
+    " request. Explanation: the text the edit looked for was not found because the section"
+    " it names was already rewritten earlier in this session, so nothing is left to change."
+    " Original error: Failed to edit, 0 occurrences found for old_string (- **`draft`**:"
+    " Writes a draft.\n- **`send`**: Sends it.). No edits made.\n"
+    + "Use the read tool to verify the file's current text before editing again.\n"
+    * 20
+)
+
+
+def test_a_stub_keeps_a_long_failure_line_as_far_as_a_summary_would() -> None:
+    history = [
+        user("Tidy the README."),
+        assistant(tool_use("replace", "t1", file_path="README.md", old_string="- draft")),
+        tool_result("t1", EXPLAINED_FAILURE, is_error=True),
+        assistant(tool_use("bash", "t2", command="ls")),
+        tool_result("t2", BIG),
+    ]
+    plan = plan_prune(parse(history), PruneRules(keep_recent=1), "anthropic", AT, words)
+    stub = tool_result_text(plan.messages[2].blocks()[0])  # type: ignore[arg-type]
+    first = EXPLAINED_FAILURE.split("\n", 1)[0]
+    assert stub == (
+        "[Old tool result cleared: replace(file_path=README.md, old_string=- draft),"
+        f" {words(EXPLAINED_FAILURE)} tokens; failed: {first[:ERROR_LINE_CHARS]} …]"
+    )
+    # The summary of the stub names the failure by the same words as that of the result.
+    errors = [f.text for f in extract_ledger(list(plan.messages)) if f.kind == "error"]
+    before = [f.text for f in extract_ledger(list(parse(history))) if f.kind == "error"]
+    assert errors == before == [f"replace `README.md`: {first[:ERROR_LINE_CHARS]} …"]
 
 
 def test_a_later_ledger_reads_the_failure_a_stub_kept_as_an_error() -> None:
