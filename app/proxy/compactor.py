@@ -14,7 +14,10 @@ limit: then its summaries and what came after it up to the cut are summarized to
 them): a fold merges summaries, it never reads the turns they stand for again. The
 service compacts (archive first, the ledger, restored files): the configured summarizer in
 the background, the extractive one when the request cannot wait, and in the background
-too for a standby: a head kept ready for a turn twice as large as the session's largest.
+too for a standby: a head kept ready for a turn twice as large as the session's largest
+(when that one summarizes the pinned messages or the head again, one that keeps them is
+kept beside it, for a large turn that fits with them: its first request reads them from
+the provider's cache).
 """
 
 from __future__ import annotations
@@ -73,9 +76,8 @@ class ProxyCompactor:
         self._sessions[session_id] = session
         while len(self._sessions) > self.policy.max_sessions:
             _, old = self._sessions.popitem(last=False)
-            for task in (old.running, old.spare):
-                if task is not None:
-                    task.cancel()
+            for task in old.tasks():
+                task.cancel()
         return session
 
     def head_for(self, ex: Exchange) -> list[JsonDict] | None:
@@ -138,19 +140,13 @@ class ProxyCompactor:
         now = forecast.stage(before)
         changed = False  # a head put in by this request
         if now == "over" or now == "splice" or forecast.foreseen(before, turns=1):
-            # The configured summarizer's head first; the standby when that one is not
-            # there or leaves the request over the limit, and below the limit only when no
-            # compaction by the configured summarizer runs (it may yet be ready in time).
-            options = [session.ready]
-            # A standby without the pinned messages only over it: below, the pin is kept.
-            spare = session.standby
-            if now == "over" or (session.running is None and not (spare and spare.unpinned)):
-                options.append(spare)
-            chosen = await self._chosen(ex, forecast, client, each(options))
+            over = now == "over"
+            options = session.candidates(over)
+            chosen = await self._chosen(ex, forecast, client, each(options), over)
             if chosen is not None and not forecast.worth(now, count.raw, chosen[2].raw):
                 # One not worth a cache break (begun long ago, it keeps too much): the next.
                 others = [o for o in options if o is not chosen[0]]
-                chosen = await self._chosen(ex, forecast, client, each(others))
+                chosen = await self._chosen(ex, forecast, client, each(others), over)
             if chosen is not None and forecast.worth(now, count.raw, chosen[2].raw):
                 session.head, sent, count = chosen
                 action, changed = "applied", True
@@ -205,16 +201,14 @@ class ProxyCompactor:
         session.head = head
         session.drop_older()
         tokens = self._forecast(ex, session).judged(count.raw)
-        spliced = self._within_breakpoints(ex, spliced)
-        return Planned(
-            ex.session_id, spliced, "retried", None, tokens, tokens, count.raw, head.cost
-        )
+        sent = self._within_breakpoints(ex, spliced)
+        return Planned(ex.session_id, sent, "retried", None, tokens, tokens, count.raw, head.cost)
 
     async def aclose(self) -> None:
         """Lets the background compactions finish for up to the policy's wait, then cancels
         the rest: a compaction's archive is written in a worker thread, which a cancelled
         task leaves running (the next start sweeps what it left half-written)."""
-        tasks = [t for s in self._sessions.values() for t in (s.running, s.spare) if t is not None]
+        tasks = [t for s in self._sessions.values() for t in s.tasks()]
         if tasks:
             await asyncio.wait(tasks, timeout=self.policy.wait_seconds)
         for task in tasks:
@@ -249,38 +243,42 @@ class ProxyCompactor:
         """A compaction of `client` begun in the background: by the configured summarizer,
         or for a standby (`Session`) by the extractive one."""
         base = session.head
-        service = self.immediate if standby else self.background
 
         async def run() -> Head | None:
             began = time.monotonic()
             try:
-                head = await self._compact(
-                    service, ex, client, base, None, later=True, spare=standby
-                )
+                if standby:
+                    return await self._standby(ex, session, client, base)
+                head = await self._compact(self.background, ex, client, base, None, later=True)
             except Exception:
                 log.exception("background compaction failed", extra={"session": ex.session_id})
                 return None
-            if not standby:  # the configured summarizer's time: the turns a compaction takes
-                session.pace.compaction_seconds = time.monotonic() - began
+            # The configured summarizer's time: the turns a compaction takes.
+            session.pace.compaction_seconds = time.monotonic() - began
             return head
 
-        def done(task: asyncio.Task[Head | None]) -> None:
-            if session.running is task:
-                session.running = None
-            if session.spare is task:
-                session.spare = None
-            if task.cancelled() or task.exception() is not None:
-                return
-            head = task.result()
-            if head is not None:
-                session.offer(head, standby)
-
         task = asyncio.create_task(run())
-        task.add_done_callback(done)
-        if standby:
-            session.spare, session.spare_from = task, len(client)
-        else:
-            session.running, session.running_from = task, len(client)
+        task.add_done_callback(lambda done: session.finished(done, standby))
+        session.began(task, standby, len(client))
+
+    async def _standby(
+        self, ex: Exchange, session: Session, client: list[JsonDict], base: Head | None
+    ) -> Head | None:
+        """A standby for `client` keeping the pinned messages or `base` as sent; when with
+        them its turn would not fit (`Forecast.crowded`), one that summarizes them too, the
+        kept one beside it for a large turn that fits with them (`Session.kept_standby`)."""
+        summary = session.made or int(self.policy.head_share * ex.limit)  # its guess
+        kept = await self._compact(self.immediate, ex, client, base, None, later=True, spare=True)
+        if kept is not None:
+            counted, forecast = await self._count(ex, client), self._forecast(ex, session)
+            lead = leading_system(client) if ex.format != "anthropic" else 0
+            pinned = counted.messages[lead : kept.pinned]
+            if not forecast.crowded_by(pinned, base, counted.fixed, summary):
+                return kept
+            session.offer_kept(kept)
+        return await self._compact(
+            self.immediate, ex, client, base, None, squeeze=True, later=True, spare=True
+        )
 
     async def _chosen(
         self,
@@ -288,21 +286,26 @@ class ProxyCompactor:
         forecast: Forecast,
         client: list[JsonDict],
         options: AsyncIterable[Head | None],
+        snug: bool = False,
     ) -> tuple[Head, list[JsonDict], Count] | None:
-        """The first of `options` that brings the request within the limit (the later ones
-        not even made), else the one that sends the least, with the messages it gives and
-        their count; None when none is for this history."""
-        best: tuple[Head, list[JsonDict], Count] | None = None
+        """The first of `options` that brings the request within the limit (`snug`, one
+        over it: below the splice mark first; past it the next turns need a head at once,
+        near the limit), the later ones not even made, else the one that sends the least,
+        with the messages it gives and their count; None when none is for this history."""
+        best = within = None
         async for head in options:
             spliced = head.splice(client) if head is not None else None
             if head is None or spliced is None:
                 continue
             count = await self._count(ex, spliced)
-            if forecast.judged(count.raw) <= ex.limit:
+            tokens = forecast.judged(count.raw)
+            if tokens <= (self.policy.marks.splice * ex.limit if snug else ex.limit):
                 return head, spliced, count
+            if within is None and tokens <= ex.limit:
+                within = (head, spliced, count)
             if best is None or count.raw < best[2].raw:
                 best = (head, spliced, count)
-        return best
+        return within or best
 
     async def _serves(self, ex: Exchange, session: Session, tokens: int) -> bool:
         """Whether the session's finished head serves as well as one begun now from this
@@ -361,9 +364,9 @@ class ProxyCompactor:
         summaries) up to a cut, compacted by `service`; `squeeze`: the pinned messages too;
         `later`: made in the background, for a later request (which is larger by the turns
         that come meanwhile, and follows the model's reading of `client`'s latest turn);
-        `spare`: a standby, which keeps room for the turn it is for and summarizes the pinned
-        messages and the head too when with them that turn would not fit (`unpinned`, put in
-        over the limit only)."""
+        `spare`: a standby, which keeps room for the turn it is for (with `squeeze`: one
+        that summarizes the pinned messages and the head too, put in over the limit only;
+        `_standby`)."""
         counted = await self._count(ex, client)
         counts = counts or counted.messages
         lead = leading_system(client) if ex.format != "anthropic" else 0
@@ -380,9 +383,6 @@ class ProxyCompactor:
         pin = forecast.judged(sum(counts[lead:pinned]))
         fold = head is not None and (squeeze or head.tokens > self.policy.fold_share * ex.limit)
         kept_head = head.tokens if head is not None and not fold else pin  # before the summary
-        if spare and kept_head and forecast.crowded(counted.fixed, kept_head, summary):
-            # A standby for a turn the pin or the head crowds out: all of it summarized.
-            squeeze, pinned, pin, kept_head, fold = True, lead, 0, 0, head is not None
         start = head.replaced if head is not None else pinned
         guess = kept_head + summary
         ahead = 0

@@ -115,7 +115,8 @@ class DiscardingCompactor(ProxyCompactor):
             if self._planning[session_id] <= 0:
                 del self._planning[session_id]
                 if session is not None:
-                    self._settle(session_id, session, (session.ready, session.standby))
+                    ready = (session.ready, session.standby, session.kept_standby)
+                    self._settle(session_id, session, ready)
 
     def _settle(self, session_id: str, session: Session, ready: Sequence[Head | None]) -> None:
         """Lets go of the session's heads but the one put in and those in `ready`."""

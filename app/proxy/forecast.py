@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.proxy import Pace, Stage, stage, standing_tokens
+from app.core.proxy import Head, Pace, Stage, stage, standing_tokens
 from app.proxy.exchange import Exchange, ProxyPolicy
 
 BYTES_PER_TOKEN_FLOOR = 2
@@ -152,3 +152,13 @@ class Forecast:
         least = int(self.policy.min_keep_share * self.limit)
         turn = self.surprise()
         return self.judged(fixed) + kept + summary + least + turn > self.limit
+
+    def crowded_by(
+        self, pinned: Sequence[int], head: Head | None, fixed: int, summary: int
+    ) -> bool:
+        """Whether a standby that keeps the previous `head` as sent (past the fold share,
+        the pinned messages alone, of `pinned` tokens each) is `crowded`: a summary of
+        `summary` tokens guessed."""
+        fold = head is None or head.tokens > self.policy.fold_share * self.limit
+        held = self.judged(sum(pinned)) if fold or head is None else head.tokens
+        return held > 0 and self.crowded(fixed, held, summary)

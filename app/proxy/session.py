@@ -23,6 +23,11 @@ class Session:
     # summarizer's compaction runs. `spare_from`: the messages of the request the last
     # standby began from.
     standby: Head | None = None
+    # Beside a standby that summarizes the pinned messages or the previous head again
+    # (`Head.unpinned`: they left no room for that turn), one that keeps them as sent and
+    # summarizes only the turns since: tried first, it goes in when the turn that came fits
+    # with it, and the request after it reads them from the provider's cache.
+    kept_standby: Head | None = None
     spare: asyncio.Task[Head | None] | None = None
     spare_from: int = 0
     ratio: float | None = None
@@ -58,6 +63,49 @@ class Session:
         elif not standby and _newer(head, self.ready):
             self.ready = head
 
+    def offer_kept(self, head: Head) -> None:
+        """A standby that keeps the pinned messages or the previous head (`kept_standby`),
+        kept as `offer` keeps one."""
+        if self.unsettled is not None:
+            self.unsettled.append(head)
+        if self.newer(head) and _newer(head, self.kept_standby):
+            self.kept_standby = head
+
+    def candidates(self, over: bool) -> list[Head | None]:
+        """The finished heads a request may put in, the first that fits chosen: the
+        configured summarizer's, then the standbys, the one keeping the most as sent first.
+        A standby goes in below the limit only when no compaction by the configured
+        summarizer runs (it may yet be ready in time), and never when it summarizes the
+        pinned messages or kept ones beside such a one: that pair is for a turn over it."""
+        if over:
+            return [self.ready, self.kept_standby, self.standby]
+        spare = self.standby
+        quiet = self.running is None and spare is not None and not spare.unpinned
+        return [self.ready, spare] if quiet else [self.ready]
+
+    def tasks(self) -> list[asyncio.Task[Head | None]]:
+        """Its compactions running in the background."""
+        return [task for task in (self.running, self.spare) if task is not None]
+
+    def began(self, task: asyncio.Task[Head | None], standby: bool, messages: int) -> None:
+        """A compaction begun in the background from a request of `messages` messages."""
+        if standby:
+            self.spare, self.spare_from = task, messages
+        else:
+            self.running, self.running_from = task, messages
+
+    def finished(self, task: asyncio.Task[Head | None], standby: bool) -> None:
+        """A background compaction ended: its head, if it made one, offered."""
+        if self.running is task:
+            self.running = None
+        if self.spare is task:
+            self.spare = None
+        if task.cancelled() or task.exception() is not None:
+            return
+        head = task.result()
+        if head is not None:
+            self.offer(head, standby)
+
     def drop_older(self) -> None:
         """After a head is put in: the finished heads and running compactions that could
         stand for no more than it are dropped."""
@@ -68,6 +116,8 @@ class Session:
             self.ready = None
         if self.standby is not None and not _newer(self.standby, head):
             self.standby = None
+        if self.kept_standby is not None and not _newer(self.kept_standby, head):
+            self.kept_standby = None
         if self.running is not None and self.running_from <= head.replaced:
             self.running.cancel()
             self.running = None

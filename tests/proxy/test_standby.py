@@ -1,6 +1,7 @@
 """The proxy's compactions against an agent's large turns: a standby head kept ready for a
 turn twice as large as the session's largest (the pinned messages or the previous head
-summarized again when they leave it no room), made by the
+summarized again when they leave it no room, with one beside it that keeps them as sent,
+for a large turn that fits with them below the splice mark), made by the
 extractive summarizer in the background beside the configured summarizer's compaction and
 put in over the limit only while that one runs; a request over the limit compacted at
 once, never left waiting for a compaction it began itself; a running compaction that could
@@ -18,9 +19,10 @@ import pytest
 from app.adapters.tokenizer import TiktokenTokenizer
 from app.core.model_table import ModelSpec
 from app.core.ports import SummaryRequest
-from app.core.proxy import Head
+from app.core.proxy import Head, make_head
 from app.core.summary import ExtractiveSummarizer
 from app.proxy.compactor import ProxyCompactor
+from app.proxy.counted import each
 from app.proxy.exchange import Exchange, ProxyPolicy
 from tests.builders import (
     FakeSummarizer,
@@ -130,12 +132,12 @@ async def _standby_beside_a_head(
     return head, session.standby, later
 
 
-async def _a_turn_of_six_tenths_takes_it(
-    compactor: ProxyCompactor, later: list[dict[str, Any]], standby: Head
+async def _a_large_turn_takes_it(
+    compactor: ProxyCompactor, later: list[dict[str, Any]], standby: Head, share: float = 0.6
 ) -> None:
-    """A turn of 0.6 of the limit after `later`: over the limit, `standby` goes in and the
-    request fits, without waiting."""
-    over = await compactor.plan(_exchange(_large_turn([*later, assistant("Done.")], 0.6)))
+    """A turn of `share` of the limit after `later`: over the limit, `standby` goes in and
+    the request fits, without waiting."""
+    over = await compactor.plan(_exchange(_large_turn([*later, assistant("Done.")], share)))
     assert over.action == "applied"
     assert (over.tokens_before or 0) > LIMIT >= (over.tokens_after or 0)
     assert compactor._sessions["s"].head is standby
@@ -302,7 +304,7 @@ async def test_a_standby_for_a_turn_the_pinned_messages_leave_no_room_for_summar
     assert standby.unpinned
     assert standby.pinned == 0
     assert later[0] not in standby.messages  # the first request, summarized with the rest
-    await _a_turn_of_six_tenths_takes_it(compactor, later, standby)
+    await _a_large_turn_takes_it(compactor, later, standby)
     await compactor.aclose()
 
 
@@ -317,7 +319,41 @@ async def test_a_standby_for_a_turn_the_previous_head_leaves_no_room_for_summari
     assert standby.unpinned
     assert standby.core[0] != head.core[0]  # the old summary summarized again, not kept
     assert all(m not in standby.core for m in head.core if m["role"] == "user")
-    await _a_turn_of_six_tenths_takes_it(compactor, later, standby)
+    await _a_large_turn_takes_it(compactor, later, standby)
+    await compactor.aclose()
+
+
+async def test_beside_a_standby_that_summarizes_the_previous_head_again_one_keeps_it_as_sent(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """A large turn that fits with the previous head (the request then below the splice
+    mark) puts in the standby that keeps that head, byte for byte, and summarizes only the
+    turns since: the request reads the head from the provider's cache. Twice the
+    session's largest turn would not fit with it: that one has the standby that summarizes
+    the head too (above), kept as before."""
+    compactor = _compactor(tokenizer, Blocked(), ProxyPolicy(wait_seconds=0.05, pin_share=0.0))
+    head, standby, later = await _standby_beside_a_head(compactor, _session(8), 0.4)
+    assert standby.unpinned
+    kept = compactor._sessions["s"].kept_standby
+    assert kept is not None
+    assert not kept.unpinned
+    await _a_large_turn_takes_it(compactor, later, kept, 0.5)
+    put_in = compactor._sessions["s"].head
+    assert put_in is kept
+    assert put_in.core[: len(head.core)] == head.core
+    assert put_in.replaced > head.replaced  # the turns since the head, summarized
+    await compactor.aclose()
+
+
+async def test_the_standby_that_keeps_the_previous_head_stays_out_past_the_splice_mark(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """With the kept head the request would pass the splice mark (the next turns would
+    need a head again at once, near the limit): the standby that summarizes it goes in."""
+    compactor = _compactor(tokenizer, Blocked(), ProxyPolicy(wait_seconds=0.05, pin_share=0.0))
+    _, standby, later = await _standby_beside_a_head(compactor, _session(8), 0.4)
+    assert compactor._sessions["s"].kept_standby is not None
+    await _a_large_turn_takes_it(compactor, later, standby, 0.6)
     await compactor.aclose()
 
 
@@ -340,4 +376,40 @@ async def test_a_standby_keeps_as_sent_no_more_than_leaves_room_for_the_turn_it_
     # Room for that turn, and for the growth foreseen before the standby is ready (up to
     # the splice mark, `Forecast.ahead`): a head kept for the target share (0.5) leaves less.
     assert count.raw + int(0.7 * LIMIT) <= LIMIT
+    await compactor.aclose()
+
+
+async def test_over_the_limit_a_head_that_leaves_the_request_below_the_splice_mark_goes_first(
+    tokenizer: TiktokenTokenizer,
+) -> None:
+    """Of the finished heads, over the limit, the first that brings the request below the
+    splice mark goes in, not the first that brings it just under the limit: with that one
+    the next turn needs a head again at once, near the limit. Without one below the mark,
+    the first within the limit."""
+    compactor = _compactor(tokenizer, Blocked(), QUICK_CLOSE)
+    client = _large_turn(_session(8), 0.4)
+    ex = _exchange(client)
+    forecast = compactor._forecast(ex, None)
+    summary = ({"role": "user", "content": "Summary of the earlier turns."},)
+
+    async def sent(replaced: int) -> int:
+        spliced = make_head(summary, client, replaced, 10).splice(client)
+        assert spliced is not None
+        return forecast.judged((await compactor._count(ex, spliced)).raw)
+
+    assert await sent(0) > LIMIT
+    sizes = {r: await sent(r) for r in range(2, len(client) - 2, 2)}
+    splice = 0.85 * LIMIT
+    snug = next(r for r, tokens in sizes.items() if splice < tokens <= LIMIT)
+    roomy = next(r for r, tokens in sizes.items() if tokens <= splice)
+    near, far = (make_head(summary, client, r, 10) for r in (snug, roomy))
+    first = await compactor._chosen(ex, forecast, client, each([near, far]), snug=True)
+    assert first is not None
+    assert first[0] is far
+    alone = await compactor._chosen(ex, forecast, client, each([near]), snug=True)
+    assert alone is not None
+    assert alone[0] is near
+    below = await compactor._chosen(ex, forecast, client, each([near, far]))
+    assert below is not None
+    assert below[0] is near  # below the limit, the first within it
     await compactor.aclose()
