@@ -595,13 +595,14 @@ async def test_a_later_compaction_s_head_carries_one_breakpoint_at_its_end(
         blocks = [{"type": "text", "text": last["content"], "cache_control": {"type": "ephemeral"}}]
         return [*messages[:-1], {**last, "content": blocks}]
 
-    actions = []
+    heads = 0  # put in, whether waited for or finished in the background (the machine's load
+    # decides which)
     async with client(app) as http:
         for last in range(12, 40, 2):
             messages = marked(long_session(last))
             answer = await http.post("/v1/messages", content=_anthropic(messages), headers=session)
-            actions.append(answer.headers["x-compact-action"])
-    assert actions.count("compacted") >= 3
+            heads += "x-compact-summarizer-calls" in answer.headers
+    assert heads >= 3, heads
     assert app.compactor is not None
     head = app.compactor._sessions[answer.headers["x-compact-session"]].head
     assert head is not None
