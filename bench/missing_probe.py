@@ -9,15 +9,13 @@ facts are not to be read while writing rules.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 from app.adapters.tokenizer import TiktokenTokenizer
+from bench.recall_probe import probe_arguments
 from bench.replay import in_process
 from bench.replay_driver import Conversation, _Loop, context_text
 from bench.replay_facts import KINDS, extract
@@ -34,15 +32,8 @@ async def run(conversation: Conversation, strategy: str, window: int) -> list[tu
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.missing_probe", description=__doc__)
-    parser.add_argument("file", type=Path)
-    parser.add_argument("strategy")
-    parser.add_argument("window", type=int)
-    args = parser.parse_args(argv)
-    data = json.loads(args.file.read_text(encoding="utf-8"))
-    name = args.file.name.rsplit(".", 2)[0]
-    conversation = Conversation(name, data["format"], data["messages"])
-    missing = asyncio.run(run(conversation, args.strategy, args.window))
+    conversation, strategy, window = probe_arguments("bench.missing_probe", __doc__, argv)
+    missing = asyncio.run(run(conversation, strategy, window))
     for kind, fact in missing:
         print(f"missing {kind}: {fact}")
     counts = Counter(kind for kind, _ in missing)

@@ -69,16 +69,24 @@ async def run(
         return await probe(service, conversation, strategy, window)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.recall_probe", description=__doc__)
+def probe_arguments(
+    prog: str, doc: str | None, argv: Sequence[str] | None
+) -> tuple[Conversation, str, int]:
+    """A probe's `FILE STRATEGY WINDOW`: the conversation of the file (`<name>.<shape>.json`
+    of a built corpus), the strategy and the window."""
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc)
     parser.add_argument("file", type=Path)
     parser.add_argument("strategy")
     parser.add_argument("window", type=int)
     args = parser.parse_args(argv)
     data = json.loads(args.file.read_text(encoding="utf-8"))
     name = args.file.name.rsplit(".", 2)[0]
-    conversation = Conversation(name, data["format"], data["messages"])
-    probed, misses = asyncio.run(run(conversation, args.strategy, args.window))
+    return Conversation(name, data["format"], data["messages"]), args.strategy, args.window
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    conversation, strategy, window = probe_arguments("bench.recall_probe", __doc__, argv)
+    probed, misses = asyncio.run(run(conversation, strategy, window))
     for kind, fact in misses:
         print(f"missed {kind}: {fact}")
     print(f"{probed} archived facts recalled, {len(misses)} missed")
