@@ -46,12 +46,16 @@ from app.core.messages import (
 from app.core.ports import Tokenizer
 from app.core.provider import (
     BOOKKEEPING,
+    FILE_PART_TYPES,
+    IMAGE_PART_TYPES,
+    MEDIA_PLACEHOLDER,
     PDF_PAGE_TOKENS,
     anthropic_image_tokens,
     decode_base64,
-    image_size_of_base64,
-    openai_image_tokens,
+    openai_file_part_tokens,
+    openai_image_part_tokens,
     pdf_tokens,
+    source_size,
 )
 
 MESSAGE_OVERHEAD = 3
@@ -60,11 +64,6 @@ MESSAGE_OVERHEAD = 3
 REPLY_PRIMING = 3
 """Tokens a request with messages costs once: every reply is primed with
 `<|start|>assistant<|message|>`."""
-MEDIA_PLACEHOLDER = "[media]"
-# OpenAI's image and file parts, kept as unknown blocks, cost what the provider bills them.
-IMAGE_PART_TYPES = frozenset({"image_url", "input_image"})
-FILE_PART_TYPES = frozenset({"file", "input_file"})
-MEDIA_PART_TYPES = IMAGE_PART_TYPES | FILE_PART_TYPES
 
 
 def _block_count_text(block: ContentBlock) -> tuple[str, int]:
@@ -81,13 +80,13 @@ def _block_count_text(block: ContentBlock) -> tuple[str, int]:
         text, extra = _result_text(block)
         return f"{block.tool_use_id}\n{text}", extra + MESSAGE_OVERHEAD
     if isinstance(block, ImageBlock):
-        return MEDIA_PLACEHOLDER, anthropic_image_tokens(_source_size(block.source))
+        return MEDIA_PLACEHOLDER, anthropic_image_tokens(source_size(block.source))
     if isinstance(block, DocumentBlock):
         return _document(block.source)
     if block.type in IMAGE_PART_TYPES:
-        return MEDIA_PLACEHOLDER, _openai_image(block.model_extra or {})
+        return MEDIA_PLACEHOLDER, openai_image_part_tokens(block.model_extra or {})
     if block.type in FILE_PART_TYPES:
-        return MEDIA_PLACEHOLDER, _openai_file(block.model_extra or {})
+        return MEDIA_PLACEHOLDER, openai_file_part_tokens(block.model_extra or {})
     data = block.model_dump(mode="json", exclude_unset=True)
     data.pop(BOOKKEEPING, None)
     return compact_json(data), 0
@@ -113,13 +112,6 @@ def _result_text(block: ToolResultBlock) -> tuple[str, int]:
     return "\n".join(t for t, _ in parts), sum(extra for _, extra in parts)
 
 
-def _source_size(source: Mapping[str, Any]) -> tuple[int, int] | None:
-    data = source.get("data")
-    if source.get("type") != "base64" or not isinstance(data, str):
-        return None
-    return image_size_of_base64(data)
-
-
 def _document(source: Mapping[str, Any]) -> tuple[str, int]:
     """A document's text (text or content sources), else its pages as a PDF."""
     kind, data = source.get("type"), source.get("data")
@@ -132,30 +124,6 @@ def _document(source: Mapping[str, Any]) -> tuple[str, int]:
     if kind == "base64" and isinstance(data, str):
         return MEDIA_PLACEHOLDER, pdf_tokens(decode_base64(data))
     return MEDIA_PLACEHOLDER, PDF_PAGE_TOKENS
-
-
-def _openai_image(part: Mapping[str, Any]) -> int:
-    """An `image_url` part (`{"image_url": {"url", "detail"}}`) or a Responses
-    `input_image` (`{"image_url": url, "detail"}`)."""
-    image = part.get("image_url")
-    url, detail = (
-        (image.get("url"), image.get("detail"))
-        if isinstance(image, dict)
-        else (
-            image,
-            part.get("detail"),
-        )
-    )
-    size = image_size_of_base64(url) if isinstance(url, str) and url.startswith("data:") else None
-    return openai_image_tokens(size, detail)
-
-
-def _openai_file(part: Mapping[str, Any]) -> int:
-    """A `file` part (`{"file": {"file_data"}}`) or a Responses `input_file`
-    (`{"file_data"}`): its pages, one when it is sent by id."""
-    file = part.get("file")
-    data = (file if isinstance(file, dict) else part).get("file_data")
-    return pdf_tokens(decode_base64(data)) if isinstance(data, str) else PDF_PAGE_TOKENS
 
 
 def count_text(message: Message) -> tuple[str, int]:

@@ -29,9 +29,9 @@ async def request_count(tokenizer: Tokenizer, ex: Exchange, messages: Sequence[J
     """Our count of `ex` with `messages` (tokenized in a worker thread)."""
     fixed = {k: ex.body.get(k) for k in ("system", "tools", "instructions") if ex.body.get(k)}
     fixed |= {"live": list(ex.live)} if ex.live else {}  # what the agent rebuilds each turn
-    texts = [ex.counted_json(m) for m in messages]
-    texts.append(orjson.dumps(fixed).decode() if fixed else "")
-    counts = await to_thread.run_sync(tokenizer.count_batch, texts)
+    read = [ex.counted_json(m) for m in messages]
+    read.append((orjson.dumps(fixed).decode() if fixed else "", 0))
+    counts = await _counted(tokenizer, read)
     return Count(counts[:-1], counts[-1])
 
 
@@ -40,8 +40,13 @@ async def message_counts(
 ) -> list[int]:
     """Our count of each of `messages` as `ex`'s dialect sends them (tokenized in a worker
     thread)."""
-    texts = [ex.counted_json(m) for m in messages]
-    return list(await to_thread.run_sync(tokenizer.count_batch, texts))
+    return await _counted(tokenizer, [ex.counted_json(m) for m in messages])
+
+
+async def _counted(tokenizer: Tokenizer, read: Sequence[tuple[str, int]]) -> list[int]:
+    """Each text's tokens (in a worker thread) and its media's."""
+    counts = await to_thread.run_sync(tokenizer.count_batch, [text for text, _ in read])
+    return [n + media for n, (_, media) in zip(counts, read, strict=True)]
 
 
 def since(count: Count, added: int) -> int:

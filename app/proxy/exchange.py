@@ -77,8 +77,9 @@ class Exchange:
             return replace(self, conversation=tuple(messages), live=live)
         return replace(self, body={**self.body, "messages": messages}, live=live)
 
-    def counted_json(self, message: JsonDict) -> str:
-        """What our count reads of one of its messages (`app.core.proxy.counted_json`)."""
+    def counted_json(self, message: JsonDict) -> tuple[str, int]:
+        """What our count reads of one of its messages, and its media's tokens
+        (`app.core.proxy.counted_json`)."""
         return counted_json(self.shape, message)
 
 

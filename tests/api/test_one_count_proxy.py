@@ -20,6 +20,7 @@ from app.proxy.compactor import ProxyCompactor
 from app.proxy.exchange import ProxyPolicy
 from app.service.metrics import NoMetrics
 from app.wiring.service import build_service
+from tests.media import b64, png
 from tests.proxy.fakes import FakeUpstream, Reply
 from tests.sdk_bodies import NAMES, body, headers
 from tests.sdk_bodies import path as path_of
@@ -33,6 +34,7 @@ PROBE = "probe-model"  # the body's own model, with a window small enough to be 
 NO_USAGE = Reply(chunks=(b'{"id": "msg_1"}',))  # no ratio learned: our count stays ours
 # The beta body asks the provider to compact its history: passed as sent, never counted.
 COUNTED = [n for n in NAMES if n != "anthropic_beta_fields"]
+SCREENSHOT = b64(png(1280, 800) + bytes(range(256)) * 1200)  # 300 KB of image data
 
 
 def _proxy(settings: Any, tokenizer: TiktokenTokenizer, model: str, window: int) -> ProxyApp:
@@ -105,3 +107,27 @@ async def test_a_resent_history_is_read_once_and_still_counts_as_count_says(
     await app.compactor.aclose()
     messages = len(first["messages"])
     assert seen == [(counted[0], messages), (counted[1], messages + 2)]
+
+
+async def test_a_screenshot_is_counted_by_the_proxy_as_an_image_not_as_its_base64(
+    client: httpx.AsyncClient, settings_for: Callable[..., Any], tokenizer: TiktokenTokenizer
+) -> None:
+    """A pasted screenshot's base64 is hundreds of thousands of tokens as text: counted so,
+    one image would have the proxy compact a short session at once."""
+    image = {"type": "base64", "media_type": "image/png", "data": SCREENSHOT}
+    question = {"type": "text", "text": "What is wrong here?"}
+    messages = [{"role": "user", "content": [{"type": "image", "source": image}, question]}]
+    sent = {"model": "claude-sonnet-4", "max_tokens": 1024, "messages": messages}
+    counted = (await client.post("/count", json=sent)).json()["token_count"]
+    app = _proxy(settings_for(), tokenizer, "claude-sonnet-4", 200_000)
+    transport = httpx.ASGITransport(app=app)
+    wire = {"x-api-key": "sk-test", "anthropic-version": "2023-06-01"}
+    async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as http:
+        answer = await http.post(
+            "/v1/messages", content=orjson.dumps({**sent, "model": PROBE}), headers=wire
+        )
+    assert app.compactor is not None
+    await app.compactor.aclose()
+    assert answer.headers["x-compact-action"] == "none"
+    assert int(answer.headers["x-compact-count-tokens"]) == counted
+    assert abs(int(answer.headers["x-compact-tokens-before"]) - counted) < 100

@@ -9,12 +9,17 @@ from app.core.provider.budget import OutputBudget, output_budget
 from app.core.provider.dialects import BOOKKEEPING, OpenAIForms, OpenAIMessage, to_anthropic
 from app.core.provider.formats import detect_format, dump_as, forms_for, parse_messages
 from app.core.provider.media import (
+    FILE_PART_TYPES,
+    IMAGE_PART_TYPES,
+    MEDIA_PLACEHOLDER,
     PDF_PAGE_TOKENS,
     anthropic_image_tokens,
     decode_base64,
-    image_size_of_base64,
-    openai_image_tokens,
+    media_tokens,
+    openai_file_part_tokens,
+    openai_image_part_tokens,
     pdf_tokens,
+    source_size,
 )
 from app.core.provider.model_names import closest_names, find_model
 from app.core.provider.request import ProviderRequest, hand_back
@@ -23,6 +28,9 @@ from app.core.provider.rules import Violation, violations
 
 __all__ = [
     "BOOKKEEPING",
+    "FILE_PART_TYPES",
+    "IMAGE_PART_TYPES",
+    "MEDIA_PLACEHOLDER",
     "PDF_PAGE_TOKENS",
     "OpenAIForms",
     "OpenAIMessage",
@@ -38,13 +46,15 @@ __all__ = [
     "find_model",
     "forms_for",
     "hand_back",
-    "image_size_of_base64",
+    "media_tokens",
     "message_to_responses",
-    "openai_image_tokens",
+    "openai_file_part_tokens",
+    "openai_image_part_tokens",
     "output_budget",
     "parse_messages",
     "pdf_tokens",
     "read_items",
+    "source_size",
     "to_anthropic",
     "violations",
 ]

@@ -22,7 +22,9 @@ import binascii
 import re
 import struct
 import zlib
+from collections.abc import Mapping
 from math import ceil
+from typing import Any
 
 ANTHROPIC_PIXELS_PER_TOKEN = 750
 ANTHROPIC_MAX_EDGE = 1568
@@ -173,3 +175,57 @@ def _streams(data: bytes) -> list[bytes]:
 def pdf_tokens(data: bytes | None) -> int:
     """What a PDF costs: `PDF_PAGE_TOKENS` per page (one page when unreadable)."""
     return PDF_PAGE_TOKENS * (pdf_pages(data) if data is not None else 1)
+
+
+MEDIA_PLACEHOLDER = "[media]"  # what a count reads for a media block's payload
+# OpenAI's image and file parts, in Chat Completions and Responses bodies.
+IMAGE_PART_TYPES = frozenset({"image_url", "input_image"})
+FILE_PART_TYPES = frozenset({"file", "input_file"})
+
+
+def source_size(source: Mapping[str, Any]) -> tuple[int, int] | None:
+    """The size of an Anthropic image `source` sent as base64 (None for a URL or a file)."""
+    data = source.get("data")
+    if source.get("type") != "base64" or not isinstance(data, str):
+        return None
+    return image_size_of_base64(data)
+
+
+def openai_image_part_tokens(part: Mapping[str, Any]) -> int:
+    """An `image_url` part (`{"image_url": {"url", "detail"}}`) or a Responses
+    `input_image` (`{"image_url": url, "detail"}`)."""
+    image = part.get("image_url")
+    if isinstance(image, Mapping):
+        url, detail = image.get("url"), image.get("detail")
+    else:
+        url, detail = image, part.get("detail")
+    size = image_size_of_base64(url) if isinstance(url, str) and url.startswith("data:") else None
+    return openai_image_tokens(size, detail)
+
+
+def openai_file_part_tokens(part: Mapping[str, Any]) -> int:
+    """A `file` part (`{"file": {"file_data"}}`) or a Responses `input_file`
+    (`{"file_data"}`): its pages, one when it is sent by id."""
+    file = part.get("file")
+    data = (file if isinstance(file, Mapping) else part).get("file_data")
+    return pdf_tokens(decode_base64(data)) if isinstance(data, str) else PDF_PAGE_TOKENS
+
+
+def media_tokens(block: Mapping[str, Any]) -> int | None:
+    """What a media block costs as its JSON says it (any dialect): an Anthropic `image`, a
+    `document` sent as a PDF (base64, a URL or a file), an OpenAI image or file part; None
+    for any other block (a document given as text costs its text)."""
+    kind = block.get("type")
+    source = block.get("source")
+    if kind == "image" and isinstance(source, Mapping):
+        return anthropic_image_tokens(source_size(source))
+    if kind == "document" and isinstance(source, Mapping):
+        if source.get("type") in ("text", "content"):
+            return None
+        data = source.get("data")
+        return pdf_tokens(decode_base64(data)) if isinstance(data, str) else PDF_PAGE_TOKENS
+    if kind in IMAGE_PART_TYPES:
+        return openai_image_part_tokens(block)
+    if kind == "input_file" or (kind == "file" and isinstance(block.get("file"), Mapping)):
+        return openai_file_part_tokens(block)
+    return None

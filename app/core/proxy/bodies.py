@@ -20,7 +20,13 @@ from typing import Any, Literal
 import orjson
 
 from app.core.messages import Message, dump_message
-from app.core.provider import BOOKKEEPING, message_to_responses, read_items
+from app.core.provider import (
+    BOOKKEEPING,
+    MEDIA_PLACEHOLDER,
+    media_tokens,
+    message_to_responses,
+    read_items,
+)
 
 Shape = Literal["messages", "input"]
 JsonDict = dict[str, Any]
@@ -57,10 +63,52 @@ def input_items(messages: Sequence[JsonDict]) -> list[JsonDict]:
     return [i for m in messages for i in message_to_responses(Message.model_validate(m))]
 
 
-def counted_json(shape: Shape, message: Mapping[str, Any]) -> str:
+# Where a message's JSON may hold a media block (`media_tokens`), read only then.
+_MEDIA_MARKS = (b'"image', b'"document"', b'"file"', b'"input_file"', b'"input_image"')
+_PAYLOAD_CHARS = 256  # a media block's strings past this are its payload (base64, data URLs)
+
+
+def counted_json(shape: Shape, message: Mapping[str, Any]) -> tuple[str, int]:
     """What our count reads of one message: its JSON, without the dialect's note of the
-    items it came from (which repeats its text for the trip back)."""
-    return orjson.dumps(_unnoted(message) if shape == "input" else message).decode()
+    items it came from (which repeats its text for the trip back), and the tokens of its
+    media. A media block's payload is left out of the JSON for what its provider bills it
+    (`media_tokens`): the tokens of a screenshot's base64 are a hundred times those."""
+    value = _unnoted(message) if shape == "input" else message
+    dumped = orjson.dumps(value)
+    if not any(mark in dumped for mark in _MEDIA_MARKS):
+        return dumped.decode(), 0
+    media: list[int] = []
+    return orjson.dumps(_without_media(value, media)).decode(), sum(media)
+
+
+def _without_media(message: Mapping[str, Any], media: list[int]) -> Mapping[str, Any]:
+    """`message` with its content's media blocks (a tool result's too) left out, their
+    tokens in `media`. Only content blocks are read: a call's arguments may say `"type":
+    "file"` of anything."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    blocks: list[Any] = []
+    for block in content:
+        tokens = media_tokens(block) if isinstance(block, Mapping) else None
+        if tokens is not None:
+            media.append(tokens)
+            blocks.append(_payload_left_out(block))
+        elif isinstance(block, Mapping) and isinstance(block.get("content"), list):
+            blocks.append(_without_media(block, media))
+        else:
+            blocks.append(block)
+    return {**message, "content": blocks}
+
+
+def _payload_left_out(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > _PAYLOAD_CHARS:
+        return MEDIA_PLACEHOLDER
+    if isinstance(value, Mapping):
+        return {k: _payload_left_out(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_payload_left_out(v) for v in value]
+    return value
 
 
 def _unnoted(value: Any) -> Any:
