@@ -36,7 +36,7 @@ SummaryMode = Annotated[
         "auto",
         description=(
             "what an LLM summarizer reads: `transcript` (the whole history, in chunks, each "
-            "tool result over 1200 characters as its beginning and end), "
+            "tool result and call argument over 1200 characters as its beginning and end), "
             "`digest` (the service's notes on it, within 30% of its tokens: for small local "
             "models), `auto` (digest for `openai` on a loopback address, else transcript)"
         ),

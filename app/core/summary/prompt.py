@@ -9,6 +9,7 @@ a new summary covers everything an earlier one did.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from app.core.compact_json import compact_json
 from app.core.history import error_line
@@ -151,21 +152,26 @@ def build_summary_prompt(
 # line of it. The agent has the files it read restored after a compaction, and the
 # service's ledger and facts are read from the whole messages, so nothing they keep is
 # lost; the summarizer reads each turn once, and the large tool results are most of it.
+# A tool call's long string arguments (a file written whole, a long script) are clipped
+# the same way: the file is on disk, the agent has those it read last restored, and the
+# ledger names the path and what was done to it.
 CLIP_CHARS = 1200
 CLIP_HEAD = 800
 CLIP_TAIL = 300
 
 
-def clipped(text: str, is_error: bool | None = False) -> str:
+def clipped(text: str, is_error: bool | None = False, output: bool = True) -> str:
     """`text`, its middle left out (with a note of how much) past `CLIP_CHARS`. When the
     line that names the result's failure (`error_line`) lies in the part left out, the
     note carries it: a test run's traceback or a build's first error sits mid-output as
-    often as at its end, and a summary that never saw it would tell the run as clean."""
+    often as at its end, and a summary that never saw it would tell the run as clean.
+    `output` False: a call's argument, which states no failure of its own (a test file
+    written whole names exceptions it expects)."""
     if len(text) <= CLIP_CHARS:
         return text
     left = len(text) - CLIP_HEAD - CLIP_TAIL
     note = f"\n[... {left} characters left out ...]\n"
-    failure = error_line(text, is_error)
+    failure = error_line(text, is_error) if output else None
     if failure and failure not in text[:CLIP_HEAD] and failure not in text[-CLIP_TAIL:]:
         failure = failure[: CLIP_HEAD // 2]
         note = f"\n[... {left} characters left out; among them: {failure} ...]\n"
@@ -180,7 +186,8 @@ def _block_transcript(block: ContentBlock, clip: bool = False) -> str:
     if isinstance(block, RedactedThinkingBlock):
         return "[redacted thinking]"
     if isinstance(block, ToolUseBlock):
-        return f"[tool call {block.name} id={block.id}] {compact_json(block.input)}"
+        arguments = _clipped_arguments(block.input) if clip else block.input
+        return f"[tool call {block.name} id={block.id}] {compact_json(arguments)}"
     if isinstance(block, ToolResultBlock):
         status = " (error)" if block.is_error else ""
         text = tool_result_text(block)
@@ -189,6 +196,17 @@ def _block_transcript(block: ContentBlock, clip: bool = False) -> str:
     if isinstance(block, ImageBlock):
         return "[image]"
     return f"[{block.type} block]"
+
+
+def _clipped_arguments(value: Any) -> Any:
+    """A call's arguments, each long string `clipped` (no failure looked for)."""
+    if isinstance(value, str):
+        return clipped(value, output=False)
+    if isinstance(value, dict):
+        return {key: _clipped_arguments(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clipped_arguments(item) for item in value]
+    return value
 
 
 # Where an answer has turned into a copy of the transcript (a small model re-typing the

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from app.core.compact_json import compact_json
 from app.core.summary.prompt import (
     ARCHIVED_HEADINGS,
     ARCHIVED_RULE,
@@ -73,3 +74,26 @@ def test_a_clipped_result_keeps_the_failure_line_it_would_leave_out_in_its_note(
     assert "among them" not in clipped("x" * 2000)
     tail_error = "ok\n" * 600 + "RuntimeError: boom"
     assert "among them" not in clipped(tail_error)
+
+
+def test_a_call_s_long_argument_reaches_an_llm_clipped_and_its_short_ones_whole() -> None:
+    from app.core.messages import Message
+    from app.core.summary.prompt import serialize_for_summary
+
+    # A test file written whole: the exception it expects is no failure of the call.
+    content = "x = 1\n" * 150 + "    raise AssertionError('expected')\n" + "y = 2\n" * 150
+    call = {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "Write",
+        "input": {"file_path": "tests/test_a.py", "content": content, "lines": [1, 2]},
+    }
+    messages = [Message.model_validate({"role": "assistant", "content": [call]})]
+    left = len(content) - 800 - 300
+    shown = content[:800] + f"\n[... {left} characters left out ...]\n" + content[-300:]
+    arguments = {"file_path": "tests/test_a.py", "content": shown, "lines": [1, 2]}
+    assert serialize_for_summary(messages, clip=True) == (
+        f"[assistant]\n[tool call Write id=t1] {compact_json(arguments)}"
+    )
+    # The summary check and the chunk sizes read the call whole.
+    assert content.replace("\n", "\\n") in serialize_for_summary(messages)
