@@ -15,10 +15,8 @@ them): a fold merges summaries, it never reads the turns they stand for again. T
 service compacts (archive first, the ledger, restored files): the configured summarizer in
 the background, the extractive one when the request cannot wait, and in the background
 too for a standby: a head kept ready for a turn twice as large as the session's largest
-(when that one summarizes the pinned messages or the head again, one that keeps them is
-kept beside it, for a large turn that fits with them: its first request reads them from
-the provider's cache).
-"""
+(one that summarizes the pinned messages or the head again has one beside it that keeps
+them, for a large turn that fits with them, whose first request reads them cached)."""
 
 from __future__ import annotations
 
@@ -152,8 +150,8 @@ class ProxyCompactor:
                 action, changed = "applied", True
                 now = forecast.stage(forecast.judged(count.raw))
         if now == "over":
-            counts = count.messages if sent is client else None
-            made = await self._made_now(ex, session, client, counts, await self._wait(session))
+            counted = count if sent is client else None
+            made = await self._made_now(ex, session, client, counted, await self._wait(session))
             if made is not None and made[2].raw < count.raw:
                 session.head, sent, count = made
                 action, changed = "compacted", True
@@ -268,16 +266,16 @@ class ProxyCompactor:
         them its turn would not fit (`Forecast.crowded`), one that summarizes them too, the
         kept one beside it for a large turn that fits with them (`Session.kept_standby`)."""
         summary = session.made or int(self.policy.head_share * ex.limit)  # its guess
-        kept = await self._compact(self.immediate, ex, client, base, None, later=True, spare=True)
+        counted, immediate = await self._count(ex, client), self.immediate
+        kept = await self._compact(immediate, ex, client, base, counted, later=True, spare=True)
         if kept is not None:
-            counted, forecast = await self._count(ex, client), self._forecast(ex, session)
             lead = leading_system(client) if ex.format != "anthropic" else 0
             pinned = counted.messages[lead : kept.pinned]
-            if not forecast.crowded_by(pinned, base, counted.fixed, summary):
+            if not self._forecast(ex, session).crowded_by(pinned, base, counted.fixed, summary):
                 return kept
             session.offer_kept(kept)
         return await self._compact(
-            self.immediate, ex, client, base, None, squeeze=True, later=True, spare=True
+            immediate, ex, client, base, counted, squeeze=True, later=True, spare=True
         )
 
     async def _chosen(
@@ -333,7 +331,7 @@ class ProxyCompactor:
         ex: Exchange,
         session: Session,
         client: list[JsonDict],
-        counts: list[int] | None,
+        counted: Count | None,
         head: Head | None = None,
     ) -> tuple[Head, list[JsonDict], Count] | None:
         """`head` (a finished compaction's) or one made at once, with the messages it gives
@@ -342,9 +340,9 @@ class ProxyCompactor:
         None when no head could be made."""
 
         async def heads() -> AsyncIterator[Head | None]:
-            yield head or await self._compact(self.immediate, ex, client, session.head, counts)
+            yield head or await self._compact(self.immediate, ex, client, session.head, counted)
             yield await self._compact(
-                self.immediate, ex, client, session.head, counts, squeeze=True
+                self.immediate, ex, client, session.head, counted, squeeze=True
             )
 
         return await self._chosen(ex, self._forecast(ex, session), client, heads())
@@ -355,20 +353,21 @@ class ProxyCompactor:
         ex: Exchange,
         client: list[JsonDict],
         head: Head | None,
-        counts: list[int] | None,
+        counted: Count | None,
         squeeze: bool = False,
         later: bool = False,
         spare: bool = False,
     ) -> Head | None:
-        """A new head for `client`: what follows `head` (past the fold share, with the head's
-        summaries) up to a cut, compacted by `service`; `squeeze`: the pinned messages too;
-        `later`: made in the background, for a later request (which is larger by the turns
-        that come meanwhile, and follows the model's reading of `client`'s latest turn);
+        """A new head for `client` (of our count `counted`, else counted here): what follows
+        `head` (past the fold share, with the head's summaries) up to a cut, compacted by
+        `service`; `squeeze`: the pinned messages too; `later`: made in the background, for
+        a later request (larger by the turns that come meanwhile, and following the model's
+        reading of `client`'s latest turn);
         `spare`: a standby, which keeps room for the turn it is for (with `squeeze`: one
         that summarizes the pinned messages and the head too, put in over the limit only;
         `_standby`)."""
-        counted = await self._count(ex, client)
-        counts = counts or counted.messages
+        counted = counted or await self._count(ex, client)
+        counts = counted.messages
         lead = leading_system(client) if ex.format != "anthropic" else 0
         session = self._sessions.get(ex.session_id)
         forecast = self._forecast(ex, session)

@@ -22,6 +22,7 @@ from anyio import to_thread
 from app.core.proxy import Head, JsonDict
 from app.core.sessions import Discards
 from app.proxy.compactor import ProxyCompactor
+from app.proxy.counted import Count
 from app.proxy.exchange import Exchange, Planned, ProxyPolicy
 from app.proxy.parts import WRITTEN
 from app.proxy.session import Session
@@ -81,7 +82,7 @@ class DiscardingCompactor(ProxyCompactor):
         ex: Exchange,
         client: list[JsonDict],
         head: Head | None,
-        counts: list[int] | None,
+        counted: Count | None,
         squeeze: bool = False,
         later: bool = False,
         spare: bool = False,
@@ -93,7 +94,7 @@ class DiscardingCompactor(ProxyCompactor):
         written: list[str] = []
         token = WRITTEN.set(written)
         try:
-            made = await super()._compact(service, ex, client, head, counts, squeeze, later, spare)
+            made = await super()._compact(service, ex, client, head, counted, squeeze, later, spare)
         except asyncio.CancelledError:
             for archive in written:
                 self._discard(ex.session_id, archive)
