@@ -49,12 +49,11 @@ from app.core.provider import (
     FILE_PART_TYPES,
     IMAGE_PART_TYPES,
     MEDIA_PLACEHOLDER,
-    PDF_PAGE_TOKENS,
     anthropic_image_tokens,
-    decode_base64,
+    document_text,
     openai_file_part_tokens,
     openai_image_part_tokens,
-    pdf_tokens,
+    pdf_source_tokens,
     source_size,
 )
 
@@ -114,16 +113,8 @@ def _result_text(block: ToolResultBlock) -> tuple[str, int]:
 
 def _document(source: Mapping[str, Any]) -> tuple[str, int]:
     """A document's text (text or content sources), else its pages as a PDF."""
-    kind, data = source.get("type"), source.get("data")
-    if kind == "text" and isinstance(data, str):
-        return data, 0
-    if kind == "content" and isinstance(content := source.get("content"), list):
-        blocks = [b for b in content if isinstance(b, dict)]
-        texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
-        return "\n".join(texts), 0
-    if kind == "base64" and isinstance(data, str):
-        return MEDIA_PLACEHOLDER, pdf_tokens(decode_base64(data))
-    return MEDIA_PLACEHOLDER, PDF_PAGE_TOKENS
+    text = document_text(source)
+    return (text, 0) if text is not None else (MEDIA_PLACEHOLDER, pdf_source_tokens(source))
 
 
 def count_text(message: Message) -> tuple[str, int]:

@@ -124,15 +124,16 @@ def _tokens(
     transcript = "\n\n".join(forms)
     if not transcript or transcript not in request.prompt:
         return tokenizer.count(f"{request.system}\n{request.prompt}"), wrote
-    whole = [m for m, form in zip(messages, forms, strict=True) if form == _whole(m)]
-    cut = [form for m, form in zip(messages, forms, strict=True) if form != _whole(m)]
+    whole: list[Message] = []
+    cut: list[str] = []
+    for message, form in zip(messages, forms, strict=True):
+        if form == serialize_for_summary([message]):
+            whole.append(message)
+        else:
+            cut.append(form)
     read = _counted(tokenizer, whole, known) + sum(tokenizer.count_batch(cut) if cut else [])
     frame = request.prompt.replace(transcript, "", 1)
     return read + tokenizer.count(f"{request.system}\n{frame}"), wrote
-
-
-def _whole(message: Message) -> str:
-    return serialize_for_summary([message])
 
 
 def _counted(tokenizer: Tokenizer, messages: Sequence[Message], known: Mapping[int, int]) -> int:

@@ -191,6 +191,27 @@ def source_size(source: Mapping[str, Any]) -> tuple[int, int] | None:
     return image_size_of_base64(data)
 
 
+def document_text(source: Mapping[str, Any]) -> str | None:
+    """An Anthropic document `source`'s text when it is sent as text or content blocks
+    (it costs its text), else None (a PDF)."""
+    kind, data = source.get("type"), source.get("data")
+    if kind == "text" and isinstance(data, str):
+        return data
+    if kind == "content" and isinstance(content := source.get("content"), list):
+        blocks = [b for b in content if isinstance(b, Mapping)]
+        return "\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
+    return None
+
+
+def pdf_source_tokens(source: Mapping[str, Any]) -> int:
+    """An Anthropic document `source` sent as a PDF: its pages when base64, one page when
+    sent by URL or file id."""
+    data = source.get("data")
+    if source.get("type") == "base64" and isinstance(data, str):
+        return pdf_tokens(decode_base64(data))
+    return PDF_PAGE_TOKENS
+
+
 def openai_image_part_tokens(part: Mapping[str, Any]) -> int:
     """An `image_url` part (`{"image_url": {"url", "detail"}}`) or a Responses
     `input_image` (`{"image_url": url, "detail"}`)."""
@@ -220,10 +241,7 @@ def media_tokens(block: Mapping[str, Any]) -> int | None:
     if kind == "image" and isinstance(source, Mapping):
         return anthropic_image_tokens(source_size(source))
     if kind == "document" and isinstance(source, Mapping):
-        if source.get("type") in ("text", "content"):
-            return None
-        data = source.get("data")
-        return pdf_tokens(decode_base64(data)) if isinstance(data, str) else PDF_PAGE_TOKENS
+        return None if document_text(source) is not None else pdf_source_tokens(source)
     if kind in IMAGE_PART_TYPES:
         return openai_image_part_tokens(block)
     if kind == "input_file" or (kind == "file" and isinstance(block.get("file"), Mapping)):

@@ -8,8 +8,8 @@ import os
 
 import orjson
 
-from app.core.provider import MEDIA_PLACEHOLDER, PDF_PAGE_TOKENS, anthropic_image_tokens
-from app.core.provider.media import openai_image_tokens
+from app.core.provider import MEDIA_PLACEHOLDER, anthropic_image_tokens
+from app.core.provider.media import PDF_PAGE_TOKENS, openai_image_tokens
 from app.core.proxy import counted_json
 from tests.media import b64, pdf, png
 
